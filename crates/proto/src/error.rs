@@ -1,0 +1,32 @@
+use std::fmt;
+
+/// An ERR packet from the server: the code decides what the engine does with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerError {
+    pub code: u16,
+    pub sql_state: String,
+    pub message: String,
+}
+
+impl fmt::Display for ServerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error {} ({}): {}", self.code, self.sql_state, self.message)
+    }
+}
+
+/// The bytes did not follow the protocol: a bug on one side, or not a MySQL server at all.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ProtoError {
+    #[error("malformed {what} packet: {detail}")]
+    Malformed { what: &'static str, detail: String },
+    #[error("unexpected packet 0x{first:02x} while {state}")]
+    Unexpected { first: u8, state: &'static str },
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+}
+
+impl ProtoError {
+    pub(crate) fn malformed(what: &'static str, detail: impl Into<String>) -> Self {
+        ProtoError::Malformed { what, detail: detail.into() }
+    }
+}

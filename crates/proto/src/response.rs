@@ -1,0 +1,306 @@
+//! Responses: OK, ERR, EOF, result sets (text and binary rows alike) and COM_STMT_PREPARE_OK.
+//!
+//! Both readers are fed one complete packet payload at a time and never look at row values:
+//! a row is counted and skipped. That is all sysbench's accounting needs (a statement that
+//! returned a result set is a read), and it keeps the hot path free of decoding work.
+
+use crate::codec::Reader;
+use crate::{ProtoError, ServerError, SERVER_MORE_RESULTS_EXISTS};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OkPacket {
+    pub affected_rows: u64,
+    pub last_insert_id: u64,
+    pub status: u16,
+    pub warnings: u16,
+}
+
+/// How one statement ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// No result set: BEGIN, COMMIT, DML, DDL.
+    Ok(OkPacket),
+    /// A result set with this many rows.
+    Rows(u64),
+    Err(ServerError),
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Feed the next packet.
+    More,
+    /// The packet just fed was a row (the caller may decode it, see [`text_row`]).
+    Row,
+    Done(Outcome),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum State {
+    First,
+    Columns(u64),
+    ColumnsEof,
+    Rows,
+}
+
+/// Reads the response to COM_QUERY or COM_STMT_EXECUTE.
+#[derive(Debug)]
+pub struct ResponseReader {
+    state: State,
+    rows: u64,
+    /// A result set seen before a final OK (multi-results): the statement still "read".
+    saw_rows: bool,
+}
+
+impl Default for ResponseReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ResponseReader {
+    pub fn new() -> Self {
+        ResponseReader { state: State::First, rows: 0, saw_rows: false }
+    }
+
+    pub fn on_packet(&mut self, p: &[u8]) -> Result<Step, ProtoError> {
+        let first = *p.first().ok_or_else(|| ProtoError::malformed("response", "empty packet"))?;
+        match self.state {
+            State::First => match first {
+                0x00 => {
+                    let ok = parse_ok(p)?;
+                    if ok.status & SERVER_MORE_RESULTS_EXISTS != 0 {
+                        return Ok(Step::More);
+                    }
+                    Ok(Step::Done(if self.saw_rows { Outcome::Rows(self.rows) } else { Outcome::Ok(ok) }))
+                }
+                0xff => Ok(Step::Done(Outcome::Err(parse_err(p)?))),
+                0xfb => Err(ProtoError::Unsupported("LOAD DATA LOCAL INFILE request".into())),
+                _ => {
+                    let n = Reader::new(p, "column count").lenenc_int()?;
+                    self.state = State::Columns(n);
+                    self.saw_rows = true;
+                    Ok(Step::More)
+                }
+            },
+            State::Columns(n) => {
+                self.state = if n > 1 { State::Columns(n - 1) } else { State::ColumnsEof };
+                Ok(Step::More)
+            }
+            State::ColumnsEof => {
+                if !is_eof(p) {
+                    return Err(ProtoError::Unexpected { first, state: "expecting EOF after column definitions" });
+                }
+                self.state = State::Rows;
+                Ok(Step::More)
+            }
+            State::Rows => {
+                if is_eof(p) {
+                    let status = parse_eof_status(p)?;
+                    if status & SERVER_MORE_RESULTS_EXISTS != 0 {
+                        self.state = State::First;
+                        return Ok(Step::More);
+                    }
+                    return Ok(Step::Done(Outcome::Rows(self.rows)));
+                }
+                if first == 0xff {
+                    return Ok(Step::Done(Outcome::Err(parse_err(p)?)));
+                }
+                self.rows += 1;
+                Ok(Step::Row)
+            }
+        }
+    }
+}
+
+/// A classic EOF packet: 0xfe and shorter than 9 bytes (a text row can start with 0xfe only
+/// when it carries a value of 16 MiB or more).
+fn is_eof(p: &[u8]) -> bool {
+    p[0] == 0xfe && p.len() < 9
+}
+
+fn parse_eof_status(p: &[u8]) -> Result<u16, ProtoError> {
+    let mut r = Reader::new(p, "EOF");
+    r.u8()?;
+    if r.is_empty() {
+        return Ok(0); // pre-4.1 EOF
+    }
+    r.u16()?; // warnings
+    r.u16()
+}
+
+pub fn parse_ok(p: &[u8]) -> Result<OkPacket, ProtoError> {
+    let mut r = Reader::new(p, "OK");
+    r.u8()?;
+    let affected_rows = r.lenenc_int()?;
+    let last_insert_id = r.lenenc_int()?;
+    let status = if r.remaining().len() >= 2 { r.u16()? } else { 0 };
+    let warnings = if r.remaining().len() >= 2 { r.u16()? } else { 0 };
+    Ok(OkPacket { affected_rows, last_insert_id, status, warnings })
+}
+
+pub fn parse_err(p: &[u8]) -> Result<ServerError, ProtoError> {
+    let mut r = Reader::new(p, "ERR");
+    r.u8()?;
+    let code = r.u16()?;
+    let mut sql_state = String::from("HY000");
+    if r.remaining().first() == Some(&b'#') {
+        r.u8()?;
+        sql_state = String::from_utf8_lossy(r.bytes(5)?).into_owned();
+    }
+    let message = String::from_utf8_lossy(r.rest()).into_owned();
+    Ok(ServerError { code, sql_state, message })
+}
+
+/// Decode a text-protocol row into strings (admin queries only: SHOW STATUS, versions).
+pub fn text_row(p: &[u8]) -> Result<Vec<Option<String>>, ProtoError> {
+    let mut r = Reader::new(p, "text row");
+    let mut out = Vec::new();
+    while !r.is_empty() {
+        out.push(r.lenenc_bytes()?.map(|b| String::from_utf8_lossy(b).into_owned()));
+    }
+    Ok(out)
+}
+
+/// COM_STMT_PREPARE_OK's header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrepareOk {
+    pub stmt_id: u32,
+    pub columns: u16,
+    pub params: u16,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum PState {
+    Header,
+    Defs { left: u32, eofs: u8 },
+}
+
+/// Reads the response to COM_STMT_PREPARE: header, parameter definitions (+EOF), column
+/// definitions (+EOF).
+#[derive(Debug)]
+pub struct PrepareReader {
+    state: PState,
+    ok: Option<PrepareOk>,
+}
+
+pub enum PrepareStep {
+    More,
+    Done(Result<PrepareOk, ServerError>),
+}
+
+impl Default for PrepareReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PrepareReader {
+    pub fn new() -> Self {
+        PrepareReader { state: PState::Header, ok: None }
+    }
+
+    pub fn on_packet(&mut self, p: &[u8]) -> Result<PrepareStep, ProtoError> {
+        match self.state {
+            PState::Header => {
+                let first = *p.first().ok_or_else(|| ProtoError::malformed("prepare", "empty packet"))?;
+                if first == 0xff {
+                    return Ok(PrepareStep::Done(Err(parse_err(p)?)));
+                }
+                if first != 0x00 {
+                    return Err(ProtoError::Unexpected { first, state: "reading COM_STMT_PREPARE_OK" });
+                }
+                let mut r = Reader::new(p, "COM_STMT_PREPARE_OK");
+                r.u8()?;
+                let stmt_id = r.u32()?;
+                let columns = r.u16()?;
+                let params = r.u16()?;
+                let ok = PrepareOk { stmt_id, columns, params };
+                self.ok = Some(ok);
+                // Each non-empty definition block is followed by one EOF packet.
+                let eofs = (columns > 0) as u8 + (params > 0) as u8;
+                let left = columns as u32 + params as u32 + eofs as u32;
+                self.state = PState::Defs { left, eofs };
+                Ok(if left == 0 { PrepareStep::Done(Ok(ok)) } else { PrepareStep::More })
+            }
+            PState::Defs { left, eofs } => {
+                let left = left - 1;
+                self.state = PState::Defs { left, eofs };
+                match (left, self.ok) {
+                    (0, Some(ok)) => Ok(PrepareStep::Done(Ok(ok))),
+                    _ => Ok(PrepareStep::More),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(r: &mut ResponseReader, packets: &[&[u8]]) -> Vec<Step> {
+        packets.iter().map(|p| r.on_packet(p).unwrap()).collect()
+    }
+
+    const EOF: &[u8] = &[0xfe, 0, 0, 2, 0];
+
+    #[test]
+    fn result_set_counts_rows_and_ends_at_eof() {
+        let mut r = ResponseReader::new();
+        let steps = feed(&mut r, &[&[1], b"coldef", EOF, &[0, 0, 1], &[0, 0, 2], EOF]);
+        assert_eq!(steps[3], Step::Row);
+        assert_eq!(steps.last().unwrap(), &Step::Done(Outcome::Rows(2)));
+    }
+
+    #[test]
+    fn ok_reports_affected_rows() {
+        let mut r = ResponseReader::new();
+        let s = r.on_packet(&[0, 1, 0, 2, 0, 0, 0]).unwrap();
+        assert_eq!(s, Step::Done(Outcome::Ok(OkPacket { affected_rows: 1, last_insert_id: 0, status: 2, warnings: 0 })));
+    }
+
+    #[test]
+    fn err_carries_code_state_and_message() {
+        let mut r = ResponseReader::new();
+        let mut p = vec![0xff];
+        p.extend_from_slice(&1213u16.to_le_bytes());
+        p.extend_from_slice(b"#40001Deadlock found");
+        match r.on_packet(&p).unwrap() {
+            Step::Done(Outcome::Err(e)) => {
+                assert_eq!((e.code, e.sql_state.as_str(), e.message.as_str()), (1213, "40001", "Deadlock found"))
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn multi_results_continue_until_the_last() {
+        let mut r = ResponseReader::new();
+        let more = [0xfe, 0, 0, SERVER_MORE_RESULTS_EXISTS as u8, 0];
+        let steps = feed(&mut r, &[&[1], b"c", EOF, &[0, 1], &more, &[0, 0, 0, 2, 0, 0, 0]]);
+        assert_eq!(steps.last().unwrap(), &Step::Done(Outcome::Rows(1)));
+    }
+
+    #[test]
+    fn prepare_skips_param_and_column_definitions() {
+        let mut r = PrepareReader::new();
+        let mut h = vec![0];
+        h.extend_from_slice(&9u32.to_le_bytes());
+        h.extend_from_slice(&1u16.to_le_bytes()); // 1 column
+        h.extend_from_slice(&2u16.to_le_bytes()); // 2 params
+        h.extend_from_slice(&[0, 0, 0]);
+        assert!(matches!(r.on_packet(&h).unwrap(), PrepareStep::More));
+        for _ in 0..4 {
+            assert!(matches!(r.on_packet(b"def").unwrap(), PrepareStep::More));
+        }
+        match r.on_packet(EOF).unwrap() {
+            PrepareStep::Done(Ok(ok)) => assert_eq!(ok, PrepareOk { stmt_id: 9, columns: 1, params: 2 }),
+            _ => panic!("prepare did not finish"),
+        }
+    }
+
+    #[test]
+    fn text_row_decodes_nulls() {
+        assert_eq!(text_row(&[2, b'h', b'i', 0xfb]).unwrap(), vec![Some("hi".into()), None]);
+    }
+}
