@@ -24,7 +24,10 @@ impl<'a> Reader<'a> {
 
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], ProtoError> {
         if self.buf.len() - self.pos < n {
-            return Err(ProtoError::malformed(self.what, format!("needs {n} more bytes at offset {}", self.pos)));
+            return Err(ProtoError::malformed(
+                self.what,
+                format!("needs {n} more bytes at offset {}", self.pos),
+            ));
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -59,14 +62,20 @@ impl<'a> Reader<'a> {
                 let b = self.bytes(8)?;
                 u64::from_le_bytes(b.try_into().expect("8 bytes"))
             }
-            0xff => return Err(ProtoError::malformed(self.what, "0xff is not a length-encoded integer")),
+            0xff => {
+                return Err(ProtoError::malformed(
+                    self.what,
+                    "0xff is not a length-encoded integer",
+                ))
+            }
             n => n as u64,
         };
         Ok(Some(v))
     }
 
     pub fn lenenc_int(&mut self) -> Result<u64, ProtoError> {
-        self.lenenc()?.ok_or_else(|| ProtoError::malformed(self.what, "unexpected NULL length"))
+        self.lenenc()?
+            .ok_or_else(|| ProtoError::malformed(self.what, "unexpected NULL length"))
     }
 
     /// Length-encoded string; `None` for SQL NULL.
@@ -85,7 +94,10 @@ impl<'a> Reader<'a> {
                 self.pos += i + 1;
                 Ok(&rest[..i])
             }
-            None => Err(ProtoError::malformed(self.what, "string is not NUL-terminated")),
+            None => Err(ProtoError::malformed(
+                self.what,
+                "string is not NUL-terminated",
+            )),
         }
     }
 
@@ -122,7 +134,16 @@ mod tests {
 
     #[test]
     fn lenenc_round_trips_every_width() {
-        for v in [0u64, 250, 251, 0xffff, 0x1_0000, 0xff_ffff, 0x100_0000, u64::MAX] {
+        for v in [
+            0u64,
+            250,
+            251,
+            0xffff,
+            0x1_0000,
+            0xff_ffff,
+            0x100_0000,
+            u64::MAX,
+        ] {
             let mut out = Vec::new();
             put_lenenc(&mut out, v);
             let mut r = Reader::new(&out, "test");

@@ -133,13 +133,20 @@ mod tests {
     #[test]
     fn execute_encodes_bitmap_types_and_values() {
         let mut out = Vec::new();
-        execute(&mut out, 7, &[Param::Int(5), Param::Str(b"ab"), Param::Null]);
+        execute(
+            &mut out,
+            7,
+            &[Param::Int(5), Param::Str(b"ab"), Param::Null],
+        );
         let payload = &out[4..];
         assert_eq!(payload[0], COM_STMT_EXECUTE);
         assert_eq!(&payload[1..5], &7u32.to_le_bytes());
         assert_eq!(payload[10], 0b100, "null bitmap marks the third parameter");
         assert_eq!(payload[11], 1);
-        assert_eq!(&payload[12..18], &[TYPE_LONG, 0, TYPE_STRING, 0, TYPE_NULL, 0]);
+        assert_eq!(
+            &payload[12..18],
+            &[TYPE_LONG, 0, TYPE_STRING, 0, TYPE_NULL, 0]
+        );
         assert_eq!(&payload[18..22], &5i32.to_le_bytes());
         assert_eq!(&payload[22..], &[2, b'a', b'b']);
     }
@@ -147,7 +154,11 @@ mod tests {
     #[test]
     fn interpolation_matches_sysbench_text_mode() {
         let mut out = Vec::new();
-        interpolate(&mut out, b"UPDATE sbtest3 SET c=? WHERE id=?", &[Param::Str(b"1-2"), Param::Int(4999)]);
+        interpolate(
+            &mut out,
+            b"UPDATE sbtest3 SET c=? WHERE id=?",
+            &[Param::Str(b"1-2"), Param::Int(4999)],
+        );
         assert_eq!(out, b"UPDATE sbtest3 SET c='1-2' WHERE id=4999");
     }
 }

@@ -10,7 +10,11 @@ pub struct ServerError {
 
 impl fmt::Display for ServerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "error {} ({}): {}", self.code, self.sql_state, self.message)
+        write!(
+            f,
+            "error {} ({}): {}",
+            self.code, self.sql_state, self.message
+        )
     }
 }
 
@@ -27,6 +31,9 @@ pub enum ProtoError {
 
 impl ProtoError {
     pub(crate) fn malformed(what: &'static str, detail: impl Into<String>) -> Self {
-        ProtoError::Malformed { what, detail: detail.into() }
+        ProtoError::Malformed {
+            what,
+            detail: detail.into(),
+        }
     }
 }

@@ -20,10 +20,15 @@ impl Handshake {
         let version = r.u8()?;
         if version == 0xff {
             // Refused before the handshake, e.g. "Too many connections" or "host blocked".
-            return Err(ProtoError::malformed("handshake", "server refused the connection"));
+            return Err(ProtoError::malformed(
+                "handshake",
+                "server refused the connection",
+            ));
         }
         if version != 10 {
-            return Err(ProtoError::Unsupported(format!("handshake protocol version {version}")));
+            return Err(ProtoError::Unsupported(format!(
+                "handshake protocol version {version}"
+            )));
         }
         let server_version = String::from_utf8_lossy(r.nul_str()?).into_owned();
         let connection_id = r.u32()?;
@@ -50,9 +55,17 @@ impl Handshake {
             }
         }
         if capabilities & caps::PROTOCOL_41 == 0 {
-            return Err(ProtoError::Unsupported("server without protocol 4.1".into()));
+            return Err(ProtoError::Unsupported(
+                "server without protocol 4.1".into(),
+            ));
         }
-        Ok(Handshake { server_version, connection_id, capabilities, nonce, auth_plugin })
+        Ok(Handshake {
+            server_version,
+            connection_id,
+            capabilities,
+            nonce,
+            auth_plugin,
+        })
     }
 }
 
@@ -97,7 +110,9 @@ pub fn parse_auth_switch(payload: &[u8]) -> Result<(String, Vec<u8>), ProtoError
     r.u8()?;
     if r.is_empty() {
         // Old-style switch to mysql_old_password: long dead, not supported.
-        return Err(ProtoError::Unsupported("mysql_old_password authentication".into()));
+        return Err(ProtoError::Unsupported(
+            "mysql_old_password authentication".into(),
+        ));
     }
     let plugin = String::from_utf8_lossy(r.nul_str()?).into_owned();
     let data = r.rest();

@@ -25,8 +25,11 @@ pub mod packet;
 mod response;
 
 pub use error::{ProtoError, ServerError};
-pub use handshake::{Handshake, HandshakeResponse};
-pub use response::{text_row, OkPacket, Outcome, PrepareOk, PrepareReader, PrepareStep, ResponseReader, Step};
+pub use handshake::{parse_auth_switch, Handshake, HandshakeResponse};
+pub use response::{
+    parse_err, parse_ok, text_row, OkPacket, Outcome, PrepareOk, PrepareReader, PrepareStep,
+    ResponseReader, Step,
+};
 
 /// Capability flags (protocol "Capabilities Flags" page).
 pub mod caps {

@@ -59,11 +59,17 @@ impl Default for ResponseReader {
 
 impl ResponseReader {
     pub fn new() -> Self {
-        ResponseReader { state: State::First, rows: 0, saw_rows: false }
+        ResponseReader {
+            state: State::First,
+            rows: 0,
+            saw_rows: false,
+        }
     }
 
     pub fn on_packet(&mut self, p: &[u8]) -> Result<Step, ProtoError> {
-        let first = *p.first().ok_or_else(|| ProtoError::malformed("response", "empty packet"))?;
+        let first = *p
+            .first()
+            .ok_or_else(|| ProtoError::malformed("response", "empty packet"))?;
         match self.state {
             State::First => match first {
                 0x00 => {
@@ -71,10 +77,16 @@ impl ResponseReader {
                     if ok.status & SERVER_MORE_RESULTS_EXISTS != 0 {
                         return Ok(Step::More);
                     }
-                    Ok(Step::Done(if self.saw_rows { Outcome::Rows(self.rows) } else { Outcome::Ok(ok) }))
+                    Ok(Step::Done(if self.saw_rows {
+                        Outcome::Rows(self.rows)
+                    } else {
+                        Outcome::Ok(ok)
+                    }))
                 }
                 0xff => Ok(Step::Done(Outcome::Err(parse_err(p)?))),
-                0xfb => Err(ProtoError::Unsupported("LOAD DATA LOCAL INFILE request".into())),
+                0xfb => Err(ProtoError::Unsupported(
+                    "LOAD DATA LOCAL INFILE request".into(),
+                )),
                 _ => {
                     let n = Reader::new(p, "column count").lenenc_int()?;
                     self.state = State::Columns(n);
@@ -83,12 +95,19 @@ impl ResponseReader {
                 }
             },
             State::Columns(n) => {
-                self.state = if n > 1 { State::Columns(n - 1) } else { State::ColumnsEof };
+                self.state = if n > 1 {
+                    State::Columns(n - 1)
+                } else {
+                    State::ColumnsEof
+                };
                 Ok(Step::More)
             }
             State::ColumnsEof => {
                 if !is_eof(p) {
-                    return Err(ProtoError::Unexpected { first, state: "expecting EOF after column definitions" });
+                    return Err(ProtoError::Unexpected {
+                        first,
+                        state: "expecting EOF after column definitions",
+                    });
                 }
                 self.state = State::Rows;
                 Ok(Step::More)
@@ -133,9 +152,22 @@ pub fn parse_ok(p: &[u8]) -> Result<OkPacket, ProtoError> {
     r.u8()?;
     let affected_rows = r.lenenc_int()?;
     let last_insert_id = r.lenenc_int()?;
-    let status = if r.remaining().len() >= 2 { r.u16()? } else { 0 };
-    let warnings = if r.remaining().len() >= 2 { r.u16()? } else { 0 };
-    Ok(OkPacket { affected_rows, last_insert_id, status, warnings })
+    let status = if r.remaining().len() >= 2 {
+        r.u16()?
+    } else {
+        0
+    };
+    let warnings = if r.remaining().len() >= 2 {
+        r.u16()?
+    } else {
+        0
+    };
+    Ok(OkPacket {
+        affected_rows,
+        last_insert_id,
+        status,
+        warnings,
+    })
 }
 
 pub fn parse_err(p: &[u8]) -> Result<ServerError, ProtoError> {
@@ -148,7 +180,11 @@ pub fn parse_err(p: &[u8]) -> Result<ServerError, ProtoError> {
         sql_state = String::from_utf8_lossy(r.bytes(5)?).into_owned();
     }
     let message = String::from_utf8_lossy(r.rest()).into_owned();
-    Ok(ServerError { code, sql_state, message })
+    Ok(ServerError {
+        code,
+        sql_state,
+        message,
+    })
 }
 
 /// Decode a text-protocol row into strings (admin queries only: SHOW STATUS, versions).
@@ -156,7 +192,10 @@ pub fn text_row(p: &[u8]) -> Result<Vec<Option<String>>, ProtoError> {
     let mut r = Reader::new(p, "text row");
     let mut out = Vec::new();
     while !r.is_empty() {
-        out.push(r.lenenc_bytes()?.map(|b| String::from_utf8_lossy(b).into_owned()));
+        out.push(
+            r.lenenc_bytes()?
+                .map(|b| String::from_utf8_lossy(b).into_owned()),
+        );
     }
     Ok(out)
 }
@@ -196,31 +235,47 @@ impl Default for PrepareReader {
 
 impl PrepareReader {
     pub fn new() -> Self {
-        PrepareReader { state: PState::Header, ok: None }
+        PrepareReader {
+            state: PState::Header,
+            ok: None,
+        }
     }
 
     pub fn on_packet(&mut self, p: &[u8]) -> Result<PrepareStep, ProtoError> {
         match self.state {
             PState::Header => {
-                let first = *p.first().ok_or_else(|| ProtoError::malformed("prepare", "empty packet"))?;
+                let first = *p
+                    .first()
+                    .ok_or_else(|| ProtoError::malformed("prepare", "empty packet"))?;
                 if first == 0xff {
                     return Ok(PrepareStep::Done(Err(parse_err(p)?)));
                 }
                 if first != 0x00 {
-                    return Err(ProtoError::Unexpected { first, state: "reading COM_STMT_PREPARE_OK" });
+                    return Err(ProtoError::Unexpected {
+                        first,
+                        state: "reading COM_STMT_PREPARE_OK",
+                    });
                 }
                 let mut r = Reader::new(p, "COM_STMT_PREPARE_OK");
                 r.u8()?;
                 let stmt_id = r.u32()?;
                 let columns = r.u16()?;
                 let params = r.u16()?;
-                let ok = PrepareOk { stmt_id, columns, params };
+                let ok = PrepareOk {
+                    stmt_id,
+                    columns,
+                    params,
+                };
                 self.ok = Some(ok);
                 // Each non-empty definition block is followed by one EOF packet.
                 let eofs = (columns > 0) as u8 + (params > 0) as u8;
                 let left = columns as u32 + params as u32 + eofs as u32;
                 self.state = PState::Defs { left, eofs };
-                Ok(if left == 0 { PrepareStep::Done(Ok(ok)) } else { PrepareStep::More })
+                Ok(if left == 0 {
+                    PrepareStep::Done(Ok(ok))
+                } else {
+                    PrepareStep::More
+                })
             }
             PState::Defs { left, eofs } => {
                 let left = left - 1;
@@ -256,7 +311,15 @@ mod tests {
     fn ok_reports_affected_rows() {
         let mut r = ResponseReader::new();
         let s = r.on_packet(&[0, 1, 0, 2, 0, 0, 0]).unwrap();
-        assert_eq!(s, Step::Done(Outcome::Ok(OkPacket { affected_rows: 1, last_insert_id: 0, status: 2, warnings: 0 })));
+        assert_eq!(
+            s,
+            Step::Done(Outcome::Ok(OkPacket {
+                affected_rows: 1,
+                last_insert_id: 0,
+                status: 2,
+                warnings: 0
+            }))
+        );
     }
 
     #[test]
@@ -267,7 +330,10 @@ mod tests {
         p.extend_from_slice(b"#40001Deadlock found");
         match r.on_packet(&p).unwrap() {
             Step::Done(Outcome::Err(e)) => {
-                assert_eq!((e.code, e.sql_state.as_str(), e.message.as_str()), (1213, "40001", "Deadlock found"))
+                assert_eq!(
+                    (e.code, e.sql_state.as_str(), e.message.as_str()),
+                    (1213, "40001", "Deadlock found")
+                )
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -277,7 +343,10 @@ mod tests {
     fn multi_results_continue_until_the_last() {
         let mut r = ResponseReader::new();
         let more = [0xfe, 0, 0, SERVER_MORE_RESULTS_EXISTS as u8, 0];
-        let steps = feed(&mut r, &[&[1], b"c", EOF, &[0, 1], &more, &[0, 0, 0, 2, 0, 0, 0]]);
+        let steps = feed(
+            &mut r,
+            &[&[1], b"c", EOF, &[0, 1], &more, &[0, 0, 0, 2, 0, 0, 0]],
+        );
         assert_eq!(steps.last().unwrap(), &Step::Done(Outcome::Rows(1)));
     }
 
@@ -294,13 +363,23 @@ mod tests {
             assert!(matches!(r.on_packet(b"def").unwrap(), PrepareStep::More));
         }
         match r.on_packet(EOF).unwrap() {
-            PrepareStep::Done(Ok(ok)) => assert_eq!(ok, PrepareOk { stmt_id: 9, columns: 1, params: 2 }),
+            PrepareStep::Done(Ok(ok)) => assert_eq!(
+                ok,
+                PrepareOk {
+                    stmt_id: 9,
+                    columns: 1,
+                    params: 2
+                }
+            ),
             _ => panic!("prepare did not finish"),
         }
     }
 
     #[test]
     fn text_row_decodes_nulls() {
-        assert_eq!(text_row(&[2, b'h', b'i', 0xfb]).unwrap(), vec![Some("hi".into()), None]);
+        assert_eq!(
+            text_row(&[2, b'h', b'i', 0xfb]).unwrap(),
+            vec![Some("hi".into()), None]
+        );
     }
 }

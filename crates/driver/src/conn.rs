@@ -1,0 +1,424 @@
+use std::io;
+
+use bakeoff_proto::command::{self, Param};
+use bakeoff_proto::packet::{self, HEADER, MAX_PAYLOAD};
+use bakeoff_proto::{
+    auth, caps, text_row, Handshake, HandshakeResponse, Outcome, PrepareOk, PrepareReader,
+    PrepareStep, ProtoError, ResponseReader, Step,
+};
+
+use crate::stream::Stream;
+use crate::{ConnectOptions, DriverError};
+
+const INITIAL_READ_BUF: usize = 16 * 1024;
+
+/// A server-side prepared statement on one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stmt {
+    pub id: u32,
+    pub params: u16,
+    pub columns: u16,
+}
+
+/// One open connection. Not shareable: one statement in flight at a time, as the protocol has.
+pub struct Conn {
+    stream: Stream,
+    endpoint: String,
+    /// Bytes read from the socket: `rbuf[start..end]` is not consumed yet; the packet handed
+    /// out last ends at `next`.
+    rbuf: Vec<u8>,
+    start: usize,
+    next: usize,
+    end: usize,
+    /// Reassembly buffer for payloads split over several frames (16 MiB+; rare).
+    big: Vec<u8>,
+    wbuf: Vec<u8>,
+    seq: u8,
+    server_version: String,
+    connection_id: u32,
+}
+
+impl Conn {
+    /// Connect and authenticate, bounded by `opts.connect_timeout`.
+    pub async fn connect(opts: &ConnectOptions) -> Result<Conn, DriverError> {
+        let endpoint = opts.endpoint.to_string();
+        match tokio::time::timeout(opts.connect_timeout, Self::connect_inner(opts, &endpoint)).await
+        {
+            Ok(r) => r,
+            Err(_) => Err(DriverError::ConnectTimeout {
+                endpoint,
+                secs: opts.connect_timeout.as_secs(),
+            }),
+        }
+    }
+
+    async fn connect_inner(opts: &ConnectOptions, endpoint: &str) -> Result<Conn, DriverError> {
+        let stream =
+            Stream::connect(&opts.endpoint)
+                .await
+                .map_err(|source| DriverError::Connect {
+                    endpoint: endpoint.to_string(),
+                    source,
+                })?;
+        let mut conn = Conn {
+            stream,
+            endpoint: endpoint.to_string(),
+            rbuf: vec![0; INITIAL_READ_BUF],
+            start: 0,
+            next: 0,
+            end: 0,
+            big: Vec::new(),
+            wbuf: Vec::with_capacity(1024),
+            seq: 0,
+            server_version: String::new(),
+            connection_id: 0,
+        };
+        conn.handshake(opts).await?;
+        Ok(conn)
+    }
+
+    async fn handshake(&mut self, opts: &ConnectOptions) -> Result<(), DriverError> {
+        let greeting = self.read_owned("handshake").await?;
+        if greeting.first() == Some(&0xff) {
+            let e = bakeoff_proto::parse_err(&greeting).map_err(|e| self.proto(e))?;
+            return Err(DriverError::Server(e));
+        }
+        let hs = Handshake::parse(&greeting).map_err(|e| self.proto(e))?;
+        self.server_version = hs.server_version.clone();
+        self.connection_id = hs.connection_id;
+        let password = opts.password.expose().as_bytes();
+        let mut plugin = hs.auth_plugin.clone();
+        let scramble = auth::scramble(&plugin, password, &hs.nonce).unwrap_or_else(|| {
+            // Unknown default plugin: answer as native; the server then switches us to the
+            // account's real plugin, which we may know.
+            plugin = auth::NATIVE.to_string();
+            auth::scramble(auth::NATIVE, password, &hs.nonce).unwrap_or_default()
+        });
+        let mut payload = Vec::with_capacity(128);
+        HandshakeResponse {
+            capabilities: caps::CLIENT & hs.capabilities | caps::PROTOCOL_41,
+            user: &opts.user,
+            auth_response: &scramble,
+            database: opts.database.as_deref(),
+            auth_plugin: &plugin,
+        }
+        .encode(&mut payload);
+        self.send_payload(&payload, "handshake").await?;
+        self.finish_auth(opts, &plugin).await
+    }
+
+    /// Follow the server through auth switches and caching_sha2's extra round trips.
+    async fn finish_auth(
+        &mut self,
+        opts: &ConnectOptions,
+        plugin: &str,
+    ) -> Result<(), DriverError> {
+        let user = opts.user.clone();
+        let password = opts.password.expose().as_bytes().to_vec();
+        let mut plugin = plugin.to_string();
+        for _ in 0..4 {
+            let p = self.read_owned("authentication").await?;
+            match p.first() {
+                Some(0x00) => return Ok(()),
+                Some(0xff) => {
+                    let e = bakeoff_proto::parse_err(&p).map_err(|e| self.proto(e))?;
+                    return Err(DriverError::Auth { user, reason: e.to_string() });
+                }
+                Some(0xfe) => {
+                    let (name, nonce) = bakeoff_proto::parse_auth_switch(&p).map_err(|e| self.proto(e))?;
+                    let resp = auth::scramble(&name, &password, &nonce).ok_or_else(|| DriverError::Auth {
+                        user: user.clone(),
+                        reason: format!("the account uses auth plugin '{name}', which bakeoff does not speak; use mysql_native_password, caching_sha2_password or unix_socket"),
+                    })?;
+                    plugin = name;
+                    self.send_payload(&resp, "authentication").await?;
+                }
+                Some(0x01) if plugin == auth::CACHING_SHA2 => match p.get(1) {
+                    Some(3) => continue, // fast auth succeeded; OK follows
+                    Some(4) if self.stream.is_unix() => {
+                        // Full authentication: a unix socket counts as a secure transport.
+                        let mut pw = password.clone();
+                        pw.push(0);
+                        self.send_payload(&pw, "authentication").await?;
+                    }
+                    _ => {
+                        return Err(DriverError::Auth {
+                            user,
+                            reason: "caching_sha2_password needs full authentication, which bakeoff does over a unix socket only; connect with --mysql-socket, or log in once with the mysql client to fill the server's cache".into(),
+                        })
+                    }
+                },
+                _ => {
+                    return Err(self.proto(ProtoError::Unexpected { first: p[0], state: "authenticating" }));
+                }
+            }
+        }
+        Err(DriverError::Auth {
+            user,
+            reason: "too many authentication round trips".into(),
+        })
+    }
+
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    pub fn connection_id(&self) -> u32 {
+        self.connection_id
+    }
+
+    /// Run a text statement; a server error is returned as [`Outcome::Err`].
+    pub async fn query(&mut self, sql: &str) -> Result<Outcome, DriverError> {
+        self.wbuf.clear();
+        command::query(&mut self.wbuf, sql.as_bytes());
+        self.send().await?;
+        self.read_outcome().await
+    }
+
+    /// Run a statement with `?` placeholders as text, the values substituted client-side
+    /// (`--db-ps-mode=disable`).
+    pub async fn query_with(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Outcome, DriverError> {
+        self.wbuf.clear();
+        let at = packet::begin(&mut self.wbuf);
+        self.wbuf.push(command::COM_QUERY);
+        command::interpolate(&mut self.wbuf, sql.as_bytes(), params);
+        packet::finish(&mut self.wbuf, at, 0);
+        self.send().await?;
+        self.read_outcome().await
+    }
+
+    /// Run an admin statement that must succeed; a server error becomes [`DriverError::Server`].
+    pub async fn exec(&mut self, sql: &str) -> Result<bakeoff_proto::OkPacket, DriverError> {
+        match self.query(sql).await? {
+            Outcome::Ok(ok) => Ok(ok),
+            Outcome::Rows(_) => Ok(Default::default()),
+            Outcome::Err(e) => Err(DriverError::Server(e)),
+        }
+    }
+
+    /// Run a query and decode all rows as text (admin use: SHOW STATUS, SELECT VERSION()).
+    pub async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DriverError> {
+        self.wbuf.clear();
+        command::query(&mut self.wbuf, sql.as_bytes());
+        self.send().await?;
+        let mut reader = ResponseReader::new();
+        let mut rows = Vec::new();
+        loop {
+            let at = self.read_packet("query").await?;
+            let p = self.packet(at);
+            match reader.on_packet(p).map_err(|e| self.proto(e))? {
+                Step::More => {}
+                Step::Row => rows.push(text_row(p).map_err(|e| self.proto(e))?),
+                Step::Done(Outcome::Err(e)) => return Err(DriverError::Server(e)),
+                Step::Done(_) => return Ok(rows),
+            }
+        }
+    }
+
+    /// Prepare a server-side statement; a server error becomes [`DriverError::Server`].
+    pub async fn prepare(&mut self, sql: &str) -> Result<Stmt, DriverError> {
+        self.wbuf.clear();
+        command::prepare(&mut self.wbuf, sql.as_bytes());
+        self.send().await?;
+        let mut reader = PrepareReader::new();
+        loop {
+            let at = self.read_packet("prepare").await?;
+            match reader
+                .on_packet(self.packet(at))
+                .map_err(|e| self.proto(e))?
+            {
+                PrepareStep::More => {}
+                PrepareStep::Done(Ok(PrepareOk {
+                    stmt_id,
+                    columns,
+                    params,
+                })) => {
+                    return Ok(Stmt {
+                        id: stmt_id,
+                        params,
+                        columns,
+                    })
+                }
+                PrepareStep::Done(Err(e)) => return Err(DriverError::Server(e)),
+            }
+        }
+    }
+
+    /// Execute a prepared statement; a server error is returned as [`Outcome::Err`].
+    pub async fn execute(
+        &mut self,
+        stmt: &Stmt,
+        params: &[Param<'_>],
+    ) -> Result<Outcome, DriverError> {
+        self.wbuf.clear();
+        command::execute(&mut self.wbuf, stmt.id, params);
+        self.send().await?;
+        self.read_outcome().await
+    }
+
+    /// Free a prepared statement (no response by protocol).
+    pub async fn close_stmt(&mut self, stmt: &Stmt) -> Result<(), DriverError> {
+        self.wbuf.clear();
+        command::close(&mut self.wbuf, stmt.id);
+        self.send().await
+    }
+
+    pub async fn ping(&mut self) -> Result<(), DriverError> {
+        self.wbuf.clear();
+        command::ping(&mut self.wbuf);
+        self.send().await?;
+        match self.read_outcome().await? {
+            Outcome::Err(e) => Err(DriverError::Server(e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Say goodbye politely; errors are irrelevant at this point.
+    pub async fn quit(mut self) {
+        self.wbuf.clear();
+        command::quit(&mut self.wbuf);
+        let _ = self.send().await;
+    }
+
+    async fn read_outcome(&mut self) -> Result<Outcome, DriverError> {
+        let mut reader = ResponseReader::new();
+        loop {
+            let at = self.read_packet("statement").await?;
+            match reader
+                .on_packet(self.packet(at))
+                .map_err(|e| self.proto(e))?
+            {
+                Step::More | Step::Row => {}
+                Step::Done(o) => return Ok(o),
+            }
+        }
+    }
+
+    async fn send(&mut self) -> Result<(), DriverError> {
+        self.seq = 1;
+        let r = self.stream.write_all(&self.wbuf).await;
+        r.map_err(|e| self.io("write", e))
+    }
+
+    /// Send one payload within the current exchange (connection phase).
+    async fn send_payload(&mut self, payload: &[u8], op: &'static str) -> Result<(), DriverError> {
+        self.wbuf.clear();
+        let at = packet::begin(&mut self.wbuf);
+        self.wbuf.extend_from_slice(payload);
+        self.seq = packet::finish(&mut self.wbuf, at, self.seq);
+        let r = self.stream.write_all(&self.wbuf).await;
+        r.map_err(|e| self.io(op, e))
+    }
+
+    async fn read_owned(&mut self, op: &'static str) -> Result<Vec<u8>, DriverError> {
+        let at = self.read_packet(op).await?;
+        Ok(self.packet(at).to_vec())
+    }
+
+    fn packet(&self, at: PacketAt) -> &[u8] {
+        match at {
+            PacketAt::Buf(s, e) => &self.rbuf[s..e],
+            PacketAt::Big => &self.big,
+        }
+    }
+
+    /// Read the next packet; the previous one is consumed.
+    async fn read_packet(&mut self, op: &'static str) -> Result<PacketAt, DriverError> {
+        self.start = self.next;
+        loop {
+            if let Some((len, seq)) = packet::header(&self.rbuf[self.start..self.end]) {
+                if len == MAX_PAYLOAD {
+                    return self.read_big(op).await;
+                }
+                if self.end - self.start >= HEADER + len {
+                    self.seq = seq.wrapping_add(1);
+                    let s = self.start + HEADER;
+                    self.next = s + len;
+                    return Ok(PacketAt::Buf(s, s + len));
+                }
+                self.fill(HEADER + len, op).await?;
+            } else {
+                self.fill(HEADER, op).await?;
+            }
+        }
+    }
+
+    /// Reassemble a payload split over frames of MAX_PAYLOAD bytes.
+    async fn read_big(&mut self, op: &'static str) -> Result<PacketAt, DriverError> {
+        self.big.clear();
+        loop {
+            let (len, seq) = loop {
+                match packet::header(&self.rbuf[self.start..self.end]) {
+                    Some(h) => break h,
+                    None => self.fill(HEADER, op).await?,
+                }
+            };
+            while self.end - self.start < HEADER + len {
+                self.fill(HEADER + len, op).await?;
+            }
+            let s = self.start + HEADER;
+            self.big.extend_from_slice(&self.rbuf[s..s + len]);
+            self.start = s + len;
+            self.next = self.start;
+            self.seq = seq.wrapping_add(1);
+            if len < MAX_PAYLOAD {
+                return Ok(PacketAt::Big);
+            }
+        }
+    }
+
+    /// Make `rbuf[start..]` hold at least `want` bytes, reading from the socket.
+    async fn fill(&mut self, want: usize, op: &'static str) -> Result<(), DriverError> {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.start + want > self.rbuf.len() || self.end == self.rbuf.len() {
+            self.rbuf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        // Everything before `start` is consumed, so `next` (never past `start` here) follows it.
+        self.next = self.start;
+        if want > self.rbuf.len() {
+            self.rbuf.resize(want.next_power_of_two(), 0);
+        }
+        let n = self
+            .stream
+            .read(&mut self.rbuf[self.end..])
+            .await
+            .map_err(|e| self.io(op, e))?;
+        if n == 0 {
+            return Err(self.io(
+                op,
+                io::Error::new(io::ErrorKind::UnexpectedEof, "server closed the connection"),
+            ));
+        }
+        self.end += n;
+        Ok(())
+    }
+
+    fn io(&self, op: &'static str, source: io::Error) -> DriverError {
+        DriverError::Io {
+            endpoint: self.endpoint.clone(),
+            op,
+            source,
+        }
+    }
+
+    fn proto(&self, source: ProtoError) -> DriverError {
+        DriverError::Proto {
+            endpoint: self.endpoint.clone(),
+            source,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum PacketAt {
+    Buf(usize, usize),
+    Big,
+}

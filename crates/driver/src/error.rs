@@ -1,0 +1,51 @@
+use std::io;
+
+use bakeoff_proto::{ProtoError, ServerError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// The socket failed or closed: the connection is gone and must be re-established.
+    #[error("connection to {endpoint} lost during {op}: {source}")]
+    Io {
+        endpoint: String,
+        op: &'static str,
+        source: io::Error,
+    },
+    #[error("could not connect to {endpoint}: {source}")]
+    Connect { endpoint: String, source: io::Error },
+    #[error("timed out connecting to {endpoint} after {secs} s")]
+    ConnectTimeout { endpoint: String, secs: u64 },
+    #[error("protocol error from {endpoint}: {source}")]
+    Proto {
+        endpoint: String,
+        source: ProtoError,
+    },
+    #[error("authentication as '{user}' failed: {reason}")]
+    Auth { user: String, reason: String },
+    /// An error answer to an admin call (connect, prepare, query_rows).
+    #[error("server {0}")]
+    Server(ServerError),
+}
+
+impl DriverError {
+    /// True when the connection is unusable and a reconnect is the remedy.
+    pub fn is_connection_lost(&self) -> bool {
+        matches!(self, DriverError::Io { .. })
+            || matches!(self, DriverError::Server(e) if is_lost_code(e.code))
+    }
+
+    /// The server error code, if the server answered with one.
+    pub fn server_code(&self) -> Option<u16> {
+        match self {
+            DriverError::Server(e) => Some(e.code),
+            _ => None,
+        }
+    }
+}
+
+/// Client error codes for a lost connection (CR_SERVER_GONE_ERROR, CR_SERVER_LOST,
+/// CR_TCP_CONNECTION, CR_SERVER_LOST_EXTENDED), and the server's shutdown codes
+/// (ER_SERVER_SHUTDOWN 1053, ER_CONNECTION_KILLED 1927 in MariaDB).
+pub fn is_lost_code(code: u16) -> bool {
+    matches!(code, 2006 | 2013 | 2011 | 2055 | 1053 | 1927)
+}

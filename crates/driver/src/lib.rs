@@ -1,0 +1,20 @@
+//! One MySQL/MariaDB connection: real socket I/O around the sans-IO `bakeoff-proto`.
+//!
+//! [`Conn`] owns its socket and two reusable buffers, so executing a prepared statement
+//! allocates nothing. Statement-level server errors come back as data
+//! ([`Outcome::Err`](bakeoff_proto::Outcome)) because during a measured run they are counted,
+//! not raised; [`DriverError`] is for what ends the connection or the call (I/O, protocol,
+//! authentication, a server error on an admin call).
+//!
+//! What it must not do: retry, sleep or reconnect on its own. Policy belongs to the engine.
+
+mod conn;
+mod error;
+mod options;
+mod stream;
+
+pub use bakeoff_proto::command::Param;
+pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
+pub use conn::{Conn, Stmt};
+pub use error::DriverError;
+pub use options::{ConnectOptions, Endpoint, Secret};

@@ -1,0 +1,33 @@
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("could not prepare the run directory {path}: {source}")]
+    RunDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{what} failed: {detail}")]
+    Spawn { what: String, detail: String },
+    #[error("initializing the datadir with {tool} failed (exit {status}):\n{log_tail}")]
+    Initialize {
+        tool: String,
+        status: String,
+        log_tail: String,
+    },
+    #[error("the server exited during startup ({status}); last lines of its error log {log}:\n{log_tail}")]
+    ExitedAtStart {
+        status: String,
+        log: PathBuf,
+        log_tail: String,
+    },
+    #[error("the server did not become ready within {secs} s (last attempt: {last}); last lines of its error log {log}:\n{log_tail}")]
+    NotReady {
+        secs: u64,
+        last: String,
+        log: PathBuf,
+        log_tail: String,
+    },
+}

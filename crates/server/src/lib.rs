@@ -1,0 +1,25 @@
+//! The server lab (minimal for now): start `mariadbd` in a throwaway datadir on loopback and a
+//! unix socket, wait until an authenticated `SELECT 1` works, stop it.
+//!
+//! Main types: [`ServerSpec`] (what to launch, validated plain data) -> [`Server`] (a running
+//! server; dropping it stops the server and removes its run directory).
+//!
+//! Promises kept here (see shared/reference/safety-and-reliability.md):
+//! - servers die with bakeoff: own process group, parent-death signal set by a spawner thread
+//!   that lives as long as the process (the signal follows the *thread* that forked);
+//! - mysqld never runs as root: as root, bakeoff starts it as the `mysql` user (or `nobody`);
+//! - hermetic: `--no-defaults`, a scrubbed environment, loopback only;
+//! - only directories bakeoff created and marked are ever deleted;
+//! - every wait is bounded; shutdown escalates SHUTDOWN -> SIGTERM -> SIGKILL.
+//!
+//! What it must not do: print, or exit the process.
+
+mod binary;
+mod error;
+mod launch;
+mod rundir;
+mod server;
+
+pub use binary::{find_server_binary, INSTALL_HINT};
+pub use error::ServerError;
+pub use server::{Server, ServerSpec};

@@ -1,0 +1,77 @@
+//! The throwaway directory a server lives in: datadir, socket, logs.
+//!
+//! Deletion is fenced: only a real directory (not a symlink) under the temp root that holds
+//! our marker file is ever removed.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::launch::RunAs;
+use crate::ServerError;
+
+const MARKER: &str = ".bakeoff-rundir";
+/// sun_path is 108 bytes; the socket path must fit with room to spare.
+const MAX_SOCKET_PATH: usize = 100;
+
+pub struct RunDir {
+    path: PathBuf,
+}
+
+impl RunDir {
+    pub fn create(run_as: Option<RunAs>) -> Result<RunDir, ServerError> {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = format!("bakeoff-{}-{n}", std::process::id());
+        let mut root = std::env::temp_dir();
+        if root.join(&name).join("mysqld.sock").as_os_str().len() > MAX_SOCKET_PATH {
+            root = PathBuf::from("/tmp");
+        }
+        let path = root.join(name);
+        let err = |source| ServerError::RunDir {
+            path: path.clone(),
+            source,
+        };
+        if path.exists() {
+            // Left over from a crashed bakeoff with the same pid: ours to clear only if marked.
+            RunDir { path: path.clone() }.remove();
+        }
+        fs::create_dir(&path).map_err(err)?;
+        fs::write(path.join(MARKER), format!("{}\n", std::process::id())).map_err(err)?;
+        if let Some(r) = run_as {
+            chown(&path, r).map_err(err)?;
+        }
+        Ok(RunDir { path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Remove the directory if it is still ours. Errors are ignored: nothing measured lives here.
+    pub fn remove(&self) {
+        let Ok(meta) = fs::symlink_metadata(&self.path) else {
+            return;
+        };
+        if !meta.is_dir() || !self.path.join(MARKER).is_file() {
+            return;
+        }
+        let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+fn chown(path: &Path, r: RunAs) -> std::io::Result<()> {
+    std::os::unix::fs::chown(path, Some(r.uid), Some(r.gid))
+}
+
+/// The last `n` lines of a log file, for error messages.
+pub fn tail(path: &Path, n: usize) -> String {
+    match fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(&bytes);
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(n)..].join("\n")
+        }
+        Err(e) => format!("(could not read {}: {e})", path.display()),
+    }
+}

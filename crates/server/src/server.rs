@@ -1,0 +1,384 @@
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
+
+use crate::binary::{find_install_db, find_server_binary};
+use crate::launch::{self, spawn_contained, unprivileged_user, RunAs};
+use crate::rundir::{tail, RunDir};
+use crate::ServerError;
+
+/// What to launch. Plain data; [`Server::start`] does the work.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// `None`: `mariadbd` (else `mysqld`) from PATH or /usr/sbin.
+    pub binary: Option<PathBuf>,
+    /// Extra server options, `name=value` or a bare `name` (dashes or underscores).
+    pub options: Vec<String>,
+    pub start_timeout: Duration,
+    pub stop_timeout: Duration,
+    /// The account and database created for the load (sysbench's defaults).
+    pub user: String,
+    pub database: String,
+}
+
+impl Default for ServerSpec {
+    fn default() -> Self {
+        ServerSpec {
+            binary: None,
+            options: Vec::new(),
+            start_timeout: Duration::from_secs(60),
+            stop_timeout: Duration::from_secs(30),
+            user: "sbtest".into(),
+            database: "sbtest".into(),
+        }
+    }
+}
+
+/// Options every lab server gets before the spec's own: sized for thousands of connections,
+/// each with a full set of prepared statements (sysbench's read_write needs 2 + 9 x tables).
+const LAB_DEFAULTS: &[&str] = &[
+    "max-connections=5000",
+    "max-prepared-stmt-count=1048576",
+    "innodb-buffer-pool-size=512M",
+    "skip-name-resolve",
+];
+
+/// A running server. Dropping it stops the server and removes its run directory.
+pub struct Server {
+    child: Option<Child>,
+    rundir: RunDir,
+    socket: PathBuf,
+    log: PathBuf,
+    port: u16,
+    user: String,
+    database: String,
+    password: Secret,
+    version: String,
+    stop_timeout: Duration,
+}
+
+impl Server {
+    pub fn start(spec: &ServerSpec) -> Result<Server, ServerError> {
+        let binary = match &spec.binary {
+            Some(b) => b.clone(),
+            None => find_server_binary()?,
+        };
+        let run_as = unprivileged_user();
+        let rundir = RunDir::create(run_as)?;
+        let dir = rundir.path().to_path_buf();
+        initialize(&binary, &dir, run_as)?;
+        let password = Secret::new(random_password());
+        let init = dir.join("init.sql");
+        write_private(&init, &init_sql(spec, &password), run_as)?;
+        let port = free_port()?;
+        let socket = dir.join("mysqld.sock");
+        let log = dir.join("error.log");
+        let mut cmd = Command::new(&binary);
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", dir.join("data").display()))
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("--port={port}"))
+            .arg("--bind-address=127.0.0.1")
+            .arg(format!("--log-error={}", log.display()))
+            .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
+            .arg(format!("--init-file={}", init.display()))
+            .args(
+                LAB_DEFAULTS
+                    .iter()
+                    .copied()
+                    .chain(spec.options.iter().map(String::as_str))
+                    .map(|o| format!("--{o}")),
+            );
+        scrub_env(&mut cmd);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let child = spawn_contained(cmd, run_as).map_err(|e| ServerError::Spawn {
+            what: binary.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        let mut server = Server {
+            child: Some(child),
+            rundir,
+            socket,
+            log,
+            port,
+            user: spec.user.clone(),
+            database: spec.database.clone(),
+            password,
+            version: String::new(),
+            stop_timeout: spec.stop_timeout,
+        };
+        server.version = server.wait_ready(spec.start_timeout)?;
+        Ok(server)
+    }
+
+    /// Unix socket connection as the load account, into the load database.
+    pub fn connect_options(&self) -> ConnectOptions {
+        let mut o = ConnectOptions::new(
+            Endpoint::Unix(self.socket.clone()),
+            &self.user,
+            self.password.expose(),
+        );
+        o.database = Some(self.database.clone());
+        o
+    }
+
+    /// The same over TCP on 127.0.0.1.
+    pub fn tcp_connect_options(&self) -> ConnectOptions {
+        let mut o = self.connect_options();
+        o.endpoint = Endpoint::Tcp {
+            host: "127.0.0.1".into(),
+            port: self.port,
+        };
+        o
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+    pub fn password(&self) -> &Secret {
+        &self.password
+    }
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+    pub fn error_log(&self) -> &Path {
+        &self.log
+    }
+
+    /// Ready means an authenticated `SELECT 1` answered, not that a pid file or socket exists.
+    fn wait_ready(&mut self, timeout: Duration) -> Result<String, ServerError> {
+        let rt = runtime();
+        let opts = ConnectOptions {
+            connect_timeout: Duration::from_secs(2),
+            ..self.connect_options()
+        };
+        let started = Instant::now();
+        let mut last = String::from("no attempt yet");
+        while started.elapsed() < timeout {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                return Err(ServerError::ExitedAtStart {
+                    status: status.to_string(),
+                    log: self.log.clone(),
+                    log_tail: tail(&self.log, 25),
+                });
+            }
+            match rt.block_on(probe(&opts)) {
+                Ok(version) => return Ok(version),
+                Err(e) => last = e,
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err(ServerError::NotReady {
+            secs: timeout.as_secs(),
+            last,
+            log: self.log.clone(),
+            log_tail: tail(&self.log, 25),
+        })
+    }
+
+    /// Stop: SQL SHUTDOWN, then SIGTERM, then SIGKILL, each with a bounded wait.
+    pub fn stop(mut self) {
+        self.stop_inner();
+    }
+
+    fn stop_inner(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if matches!(child.try_wait(), Ok(None)) {
+            let opts = ConnectOptions {
+                connect_timeout: Duration::from_secs(2),
+                ..self.connect_options()
+            };
+            let _ = runtime().block_on(async {
+                tokio::time::timeout(Duration::from_secs(5), async {
+                    let mut c = Conn::connect(&opts).await?;
+                    c.query("SHUTDOWN").await
+                })
+                .await
+            });
+            let steps = [
+                (None, self.stop_timeout),
+                (Some(libc::SIGTERM), Duration::from_secs(10)),
+                (Some(libc::SIGKILL), Duration::from_secs(10)),
+            ];
+            for (sig, wait) in steps {
+                if let Some(sig) = sig {
+                    launch::signal(&child, sig);
+                }
+                if wait_exit(&mut child, wait) {
+                    break;
+                }
+            }
+        }
+        let _ = child.wait();
+        self.rundir.remove();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop_inner();
+    }
+}
+
+async fn probe(opts: &ConnectOptions) -> Result<String, String> {
+    let mut c = Conn::connect(opts).await.map_err(|e| e.to_string())?;
+    let rows = c
+        .query_rows("SELECT 1, VERSION()")
+        .await
+        .map_err(|e| e.to_string())?;
+    let version = rows
+        .first()
+        .and_then(|r| r.get(1).cloned().flatten())
+        .unwrap_or_default();
+    c.quit().await;
+    Ok(version)
+}
+
+fn wait_exit(child: &mut Child, wait: Duration) -> bool {
+    let until = Instant::now() + wait;
+    while Instant::now() < until {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime builds")
+}
+
+fn initialize(binary: &Path, dir: &Path, run_as: Option<RunAs>) -> Result<(), ServerError> {
+    let tool = find_install_db(binary)?;
+    let log = dir.join("install.log");
+    let out = std::fs::File::create(&log).map_err(|source| ServerError::RunDir {
+        path: log.clone(),
+        source,
+    })?;
+    let err = out.try_clone().map_err(|source| ServerError::RunDir {
+        path: log.clone(),
+        source,
+    })?;
+    let mut cmd = Command::new(&tool);
+    cmd.arg("--no-defaults")
+        .arg(format!("--datadir={}", dir.join("data").display()))
+        .arg("--skip-test-db")
+        .arg("--auth-root-authentication-method=socket");
+    if let Some(basedir) = binary
+        .parent()
+        .and_then(|d| d.parent())
+        .filter(|d| d != &Path::new("/usr"))
+    {
+        cmd.arg(format!("--basedir={}", basedir.display()));
+    }
+    scrub_env(&mut cmd);
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    let what = tool.display().to_string();
+    let mut child = spawn_contained(cmd, run_as).map_err(|e| ServerError::Spawn {
+        what: what.clone(),
+        detail: e.to_string(),
+    })?;
+    let status = child.wait().map_err(|e| ServerError::Spawn {
+        what: what.clone(),
+        detail: e.to_string(),
+    })?;
+    if !status.success() {
+        return Err(ServerError::Initialize {
+            tool: what,
+            status: status.to_string(),
+            log_tail: tail(&log, 25),
+        });
+    }
+    Ok(())
+}
+
+/// Only what a server needs: the user's environment (MYSQL_HOME, LD_PRELOAD...) must not
+/// change a run.
+fn scrub_env(cmd: &mut Command) {
+    cmd.env_clear().env(
+        "PATH",
+        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    );
+    if let Ok(tz) = std::env::var("TZ") {
+        cmd.env("TZ", tz);
+    }
+}
+
+fn init_sql(spec: &ServerSpec, password: &Secret) -> String {
+    let (user, db, pw) = (&spec.user, &spec.database, password.expose());
+    let mut sql = format!("CREATE DATABASE IF NOT EXISTS `{db}`;\n");
+    for host in ["localhost", "127.0.0.1"] {
+        sql += &format!(
+            "CREATE USER IF NOT EXISTS '{user}'@'{host}' IDENTIFIED BY '{pw}';\n\
+             ALTER USER '{user}'@'{host}' IDENTIFIED BY '{pw}';\n\
+             GRANT ALL PRIVILEGES ON *.* TO '{user}'@'{host}' WITH GRANT OPTION;\n"
+        );
+    }
+    sql
+}
+
+fn write_private(path: &Path, text: &str, run_as: Option<RunAs>) -> Result<(), ServerError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let err = |source| ServerError::RunDir {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(err)?;
+    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(err)?;
+    if let Some(r) = run_as {
+        std::os::unix::fs::chown(path, Some(r.uid), Some(r.gid)).map_err(err)?;
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err)
+}
+
+/// Ask the kernel for a free loopback port. Another process could take it before the server
+/// binds it; the server then fails to start with a clear log line (issue 3 adds reservation).
+fn free_port() -> Result<u16, ServerError> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| ServerError::Spawn {
+        what: "finding a free port".into(),
+        detail: e.to_string(),
+    })?;
+    Ok(l.local_addr().map(|a| a.port()).unwrap_or(0))
+}
+
+/// A password for the throwaway account: random enough that nothing else on the machine can
+/// guess it, without pulling in an RNG crate.
+fn random_password() -> String {
+    let mut bytes = [0u8; 16];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let _ = std::io::Read::read_exact(&mut f, &mut bytes);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

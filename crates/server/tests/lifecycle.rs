@@ -1,0 +1,76 @@
+//! The launcher against a real mariadbd: ready means authenticated, stop leaves nothing behind.
+
+use bakeoff_driver::{Conn, Outcome};
+use bakeoff_server::{Server, ServerSpec};
+use bakeoff_testkit::rt;
+
+fn process_alive(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+#[test]
+fn starts_answers_over_socket_and_tcp_then_stops_cleanly() {
+    let server = Server::start(&ServerSpec::default())
+        .unwrap_or_else(|e| panic!("{e}\n\n{}", bakeoff_server::INSTALL_HINT));
+    assert!(server.version().contains("MariaDB") || !server.version().is_empty());
+    let pid = server.pid().expect("pid");
+    rt().block_on(async {
+        for opts in [server.connect_options(), server.tcp_connect_options()] {
+            let mut c = Conn::connect(&opts).await.unwrap();
+            let rows = c.query_rows("SELECT 1 + 1, DATABASE()").await.unwrap();
+            assert_eq!(
+                rows,
+                vec![vec![Some("2".to_string()), Some("sbtest".to_string())]]
+            );
+            let stmt = c.prepare("SELECT ? + 1").await.unwrap();
+            assert_eq!((stmt.params, stmt.columns), (1, 1));
+            let out = c
+                .execute(&stmt, &[bakeoff_driver::Param::Int(41)])
+                .await
+                .unwrap();
+            assert_eq!(out, Outcome::Rows(1));
+            match c.query("SELECT * FROM no_such_table").await.unwrap() {
+                Outcome::Err(e) => assert_eq!(e.code, 1146),
+                other => panic!("expected an error, got {other:?}"),
+            }
+        }
+    });
+    let dir = server.socket().parent().unwrap().to_path_buf();
+    server.stop();
+    assert!(
+        !process_alive(pid),
+        "mariadbd {pid} still running after stop"
+    );
+    assert!(!dir.exists(), "run directory {} left behind", dir.display());
+}
+
+#[test]
+fn a_server_that_cannot_start_reports_its_log() {
+    let spec = ServerSpec {
+        options: vec!["no-such-option=1".into()],
+        ..ServerSpec::default()
+    };
+    let err = Server::start(&spec)
+        .err()
+        .expect("an unknown option must stop the server");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("no-such-option"),
+        "error should quote the log: {msg}"
+    );
+}
+
+#[test]
+fn wrong_password_is_an_authentication_error() {
+    let server = bakeoff_testkit::server();
+    let mut opts = server.connect_options();
+    opts.password = bakeoff_driver::Secret::new("wrong");
+    let err = rt()
+        .block_on(Conn::connect(&opts))
+        .err()
+        .expect("must fail");
+    assert!(err.to_string().contains("Access denied"), "{err}");
+}
