@@ -27,6 +27,7 @@ impl RunDir {
         if root.join(&name).join("mysqld.sock").as_os_str().len() > MAX_SOCKET_PATH {
             root = PathBuf::from("/tmp");
         }
+        sweep_stale(&root);
         let path = root.join(name);
         let err = |source| ServerError::RunDir {
             path: path.clone(),
@@ -57,6 +58,30 @@ impl RunDir {
             return;
         }
         let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Remove run directories left by bakeoff processes that are gone (killed, or a test binary
+/// whose shared server died with it). Only marked directories of dead owners are touched.
+fn sweep_stale(root: &Path) {
+    let Ok(entries) = fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("bakeoff-"))
+            .and_then(|r| r.split('-').next())
+        else {
+            continue;
+        };
+        let Ok(pid) = owner.parse::<u32>() else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            RunDir { path: entry.path() }.remove();
+        }
     }
 }
 
