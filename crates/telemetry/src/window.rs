@@ -1,0 +1,248 @@
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::SbHistogram;
+
+/// Highest latency the HDR histogram resolves: one hour, in ns. Longer values are clamped
+/// (and still counted exactly in max and sum).
+const HDR_MAX_NS: u64 = 3_600_000_000_000;
+
+/// Everything recorded over one interval.
+#[derive(Clone)]
+pub struct Window {
+    pub events: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    /// Ignored errors (the event was restarted), by server error code.
+    pub errors_by_code: Vec<(u16, u64)>,
+    pub reconnects: u64,
+    pub latency_sum_ns: u64,
+    pub latency_min_ns: u64,
+    pub latency_max_ns: u64,
+    hdr: Histogram<u64>,
+    sb: SbHistogram,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Window {
+            events: 0,
+            reads: 0,
+            writes: 0,
+            others: 0,
+            errors_by_code: Vec::new(),
+            reconnects: 0,
+            latency_sum_ns: 0,
+            latency_min_ns: u64::MAX,
+            latency_max_ns: 0,
+            hdr: Histogram::new_with_bounds(1, HDR_MAX_NS, 3).expect("valid HDR bounds"),
+            sb: SbHistogram::default(),
+        }
+    }
+}
+
+impl Window {
+    pub fn record_event(&mut self, latency_ns: u64) {
+        self.events += 1;
+        self.latency_sum_ns += latency_ns;
+        self.latency_min_ns = self.latency_min_ns.min(latency_ns);
+        self.latency_max_ns = self.latency_max_ns.max(latency_ns);
+        self.hdr.saturating_record(latency_ns.max(1));
+        self.sb.record_ns(latency_ns);
+    }
+
+    pub fn record_statements(&mut self, reads: u64, writes: u64, others: u64) {
+        self.reads += reads;
+        self.writes += writes;
+        self.others += others;
+    }
+
+    pub fn record_error(&mut self, code: u16) {
+        match self.errors_by_code.iter_mut().find(|(c, _)| *c == code) {
+            Some((_, n)) => *n += 1,
+            None => self.errors_by_code.push((code, 1)),
+        }
+    }
+
+    pub fn errors(&self) -> u64 {
+        self.errors_by_code.iter().map(|(_, n)| n).sum()
+    }
+
+    pub fn queries(&self) -> u64 {
+        self.reads + self.writes + self.others
+    }
+
+    pub fn sb_histogram(&self) -> &SbHistogram {
+        &self.sb
+    }
+
+    pub fn add(&mut self, o: &Window) {
+        self.events += o.events;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.others += o.others;
+        for &(code, n) in &o.errors_by_code {
+            match self.errors_by_code.iter_mut().find(|(c, _)| *c == code) {
+                Some((_, m)) => *m += n,
+                None => self.errors_by_code.push((code, n)),
+            }
+        }
+        self.reconnects += o.reconnects;
+        self.latency_sum_ns += o.latency_sum_ns;
+        self.latency_min_ns = self.latency_min_ns.min(o.latency_min_ns);
+        self.latency_max_ns = self.latency_max_ns.max(o.latency_max_ns);
+        // Same bounds on both sides, so adding cannot fail.
+        let _ = self.hdr.add(&o.hdr);
+        self.sb.add(&o.sb);
+    }
+
+    pub fn reset(&mut self) {
+        let (hdr, sb) = (&mut self.hdr, &mut self.sb);
+        hdr.reset();
+        sb.reset();
+        self.events = 0;
+        self.reads = 0;
+        self.writes = 0;
+        self.others = 0;
+        self.errors_by_code.clear();
+        self.reconnects = 0;
+        self.latency_sum_ns = 0;
+        self.latency_min_ns = u64::MAX;
+        self.latency_max_ns = 0;
+    }
+
+    /// Rates over `secs` and latency figures, with sysbench's `percentile` beside the HDR ones.
+    pub fn summary(&self, secs: f64, percentile: f64) -> WindowSummary {
+        let per = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        let mut errors_by_code = self.errors_by_code.clone();
+        errors_by_code.sort_unstable();
+        WindowSummary {
+            seconds: secs,
+            events: self.events,
+            reads: self.reads,
+            writes: self.writes,
+            others: self.others,
+            queries: self.queries(),
+            errors: self.errors(),
+            reconnects: self.reconnects,
+            tps: per(self.events),
+            qps: per(self.queries()),
+            reads_per_sec: per(self.reads),
+            writes_per_sec: per(self.writes),
+            others_per_sec: per(self.others),
+            errors_per_sec: per(self.errors()),
+            reconnects_per_sec: per(self.reconnects),
+            errors_by_code,
+            latency: self.latency(percentile),
+        }
+    }
+
+    fn latency(&self, percentile: f64) -> LatencySummary {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let q = |p: f64| {
+            if self.events == 0 {
+                0.0
+            } else {
+                ms(self.hdr.value_at_quantile(p))
+            }
+        };
+        LatencySummary {
+            min_ms: if self.events == 0 {
+                0.0
+            } else {
+                ms(self.latency_min_ns)
+            },
+            avg_ms: if self.events == 0 {
+                0.0
+            } else {
+                ms(self.latency_sum_ns) / self.events as f64
+            },
+            max_ms: ms(self.latency_max_ns),
+            sum_ms: ms(self.latency_sum_ns),
+            p50_ms: q(0.50),
+            p90_ms: q(0.90),
+            p95_ms: q(0.95),
+            p99_ms: q(0.99),
+            p999_ms: q(0.999),
+            percentile,
+            sysbench_percentile_ms: self.sb.percentile_ms(percentile),
+        }
+    }
+}
+
+/// Latency figures in milliseconds. `p*_ms` come from the HDR histogram (3 significant
+/// digits); `sysbench_percentile_ms` is sysbench's own figure for `percentile`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LatencySummary {
+    pub min_ms: f64,
+    pub avg_ms: f64,
+    pub max_ms: f64,
+    pub sum_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub percentile: f64,
+    pub sysbench_percentile_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WindowSummary {
+    pub seconds: f64,
+    pub events: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    pub queries: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub reads_per_sec: f64,
+    pub writes_per_sec: f64,
+    pub others_per_sec: f64,
+    pub errors_per_sec: f64,
+    pub reconnects_per_sec: f64,
+    pub errors_by_code: Vec<(u16, u64)>,
+    pub latency: LatencySummary,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hdr_percentiles_are_exact_to_three_digits() {
+        let mut w = Window::default();
+        for i in 1..=10_000u64 {
+            w.record_event(i * 1_000); // 1 us .. 10 ms
+        }
+        let s = w.summary(1.0, 95.0);
+        assert!(
+            (s.latency.p99_ms - 9.9).abs() / 9.9 < 0.001,
+            "{}",
+            s.latency.p99_ms
+        );
+        assert!((s.latency.p50_ms - 5.0).abs() / 5.0 < 0.001);
+        assert_eq!(s.latency.max_ms, 10.0);
+        assert_eq!(s.tps, 10_000.0);
+    }
+
+    #[test]
+    fn merging_windows_adds_errors_per_code() {
+        let mut a = Window::default();
+        a.record_error(1213);
+        let mut b = Window::default();
+        b.record_error(1213);
+        b.record_error(1205);
+        a.add(&b);
+        assert_eq!(
+            a.summary(1.0, 95.0).errors_by_code,
+            vec![(1205, 1), (1213, 2)]
+        );
+        a.reset();
+        assert_eq!(a.errors(), 0);
+    }
+}
