@@ -16,5 +16,5 @@ mod stream;
 pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
 pub use conn::{Conn, Stmt};
-pub use error::DriverError;
+pub use error::{is_lost_code, DriverError};
 pub use options::{ConnectOptions, Endpoint, Secret};

@@ -1,0 +1,293 @@
+//! The dataset: `prepare` creates and loads the tables, `cleanup` drops them.
+//!
+//! Faster than sysbench's prepare by doing the same work in parallel: every table is cut into
+//! chunks of ids that a pool of connections loads concurrently (sysbench gives each thread
+//! whole tables), then the secondary indexes are built after the load, concurrently across
+//! tables. Rows are sysbench's: ids 1..table_size, k from the key distribution, c and pad
+//! digit strings, in ~512 KiB multi-row INSERTs.
+//!
+//! Safety: every table bakeoff creates is first recorded in the marker table
+//! `bakeoff_tables`; `cleanup` drops only recorded tables, never anything else.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use bakeoff_driver::{Conn, ConnectOptions, DriverError};
+
+use crate::strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
+use crate::{Rng, WorkloadKind, WorkloadSpec};
+
+pub const MARKER_TABLE: &str = "bakeoff_tables";
+const BATCH_BYTES: usize = 512 * 1024;
+const CHUNK_ROWS: u32 = 25_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("table '{0}' already exists; run `bakeoff cleanup` with the same options first, or use another --mysql-db")]
+    Exists(String),
+    #[error("{0}")]
+    Driver(#[from] DriverError),
+}
+
+/// Progress of prepare/cleanup, for the CLI to show (sysbench's messages).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    Creating(String),
+    Inserting { table: String, rows: u32 },
+    Loaded { rows: u64 },
+    Indexing(String),
+    Dropping(String),
+    LeftAlone(String),
+}
+
+/// The tables a workload uses and their CREATE TABLE text.
+pub fn tables(spec: &WorkloadSpec, threads: u32) -> Vec<(String, String)> {
+    let o = &spec.options;
+    if spec.kind == WorkloadKind::BulkInsert {
+        return (1..=threads.max(1))
+            .map(|i| {
+                let sql = format!(
+                    "CREATE TABLE IF NOT EXISTS sbtest{i} (\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id))"
+                );
+                (format!("sbtest{i}"), sql)
+            })
+            .collect();
+    }
+    (1..=o.tables)
+        .map(|i| {
+            let id = if o.auto_inc { "INTEGER NOT NULL AUTO_INCREMENT" } else { "INTEGER NOT NULL" };
+            let key = if o.secondary { "KEY xid (id)" } else { "PRIMARY KEY (id)" };
+            let sql = format!(
+                "CREATE TABLE sbtest{i}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) /*! ENGINE = {} */ {}",
+                o.storage_engine, o.table_options
+            );
+            (format!("sbtest{i}"), sql)
+        })
+        .collect()
+}
+
+/// Rows each table starts with: oltp_insert with --auto-inc=off starts empty (sysbench forces
+/// table_size=0 there), bulk_insert always does.
+fn initial_rows(spec: &WorkloadSpec) -> u32 {
+    match spec.kind {
+        WorkloadKind::BulkInsert => 0,
+        WorkloadKind::OltpInsert if !spec.options.auto_inc => 0,
+        _ => spec.options.table_size,
+    }
+}
+
+/// Create, load and index the tables with `parallel` connections.
+pub async fn prepare(
+    opts: &ConnectOptions,
+    spec: &WorkloadSpec,
+    threads: u32,
+    parallel: u32,
+    seed: u64,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<u64, DatasetError> {
+    let mut admin = Conn::connect(opts).await?;
+    admin
+        .exec(&format!(
+            "CREATE TABLE IF NOT EXISTS {MARKER_TABLE} (table_name VARCHAR(64) NOT NULL PRIMARY KEY, \
+             workload VARCHAR(64) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+        ))
+        .await?;
+    let tables = tables(spec, threads);
+    let bulk = spec.kind == WorkloadKind::BulkInsert;
+    for (name, create) in &tables {
+        if !bulk && table_exists(&mut admin, name).await? {
+            return Err(DatasetError::Exists(name.clone()));
+        }
+        progress(Progress::Creating(name.clone()));
+        // Recorded before it exists: a crash in between leaves a marker for a table that may
+        // be missing (harmless: cleanup uses IF EXISTS), never a table cleanup would not know.
+        admin
+            .exec(&format!(
+                "REPLACE INTO {MARKER_TABLE} (table_name, workload) VALUES ('{name}', '{}')",
+                spec.kind
+            ))
+            .await?;
+        admin.exec(create).await?;
+    }
+    let size = initial_rows(spec);
+    let mut jobs = VecDeque::new();
+    for t in 1..=tables.len() as u32 {
+        if size > 0 {
+            progress(Progress::Inserting {
+                table: format!("sbtest{t}"),
+                rows: size,
+            });
+        }
+        let mut start = 1;
+        while start <= size {
+            let end = (start + CHUNK_ROWS - 1).min(size);
+            jobs.push_back((t, start, end));
+            start = end + 1;
+        }
+    }
+    let jobs = Mutex::new(jobs);
+    let workers = (0..parallel.max(1))
+        .map(|w| load_worker(opts, spec, &jobs, seed.wrapping_add(w as u64 * 7919)));
+    let loaded: u64 = join_all(workers).await?.into_iter().sum();
+    progress(Progress::Loaded { rows: loaded });
+    if spec.options.create_secondary && !bulk {
+        let names: Mutex<VecDeque<u32>> = Mutex::new((1..=tables.len() as u32).collect());
+        let workers = (0..parallel.max(1)).map(|_| index_worker(opts, &names, progress));
+        join_all(workers).await?;
+    }
+    admin.quit().await;
+    Ok(loaded)
+}
+
+async fn load_worker(
+    opts: &ConnectOptions,
+    spec: &WorkloadSpec,
+    jobs: &Mutex<VecDeque<(u32, u32, u32)>>,
+    seed: u64,
+) -> Result<u64, DatasetError> {
+    let mut conn = Conn::connect(opts).await?;
+    let mut rng = Rng::seeded(seed);
+    let mut sql = Vec::with_capacity(BATCH_BYTES + 1024);
+    let (mut c, mut pad) = ([0u8; C_LEN], [0u8; PAD_LEN]);
+    let mut rows = 0u64;
+    loop {
+        let job = jobs.lock().map(|mut j| j.pop_front()).unwrap_or(None);
+        let Some((t, start, end)) = job else { break };
+        let prefix = format!("INSERT INTO sbtest{t}(id, k, c, pad) VALUES");
+        for id in start..=end {
+            if sql.is_empty() {
+                sql.extend_from_slice(prefix.as_bytes());
+            } else {
+                sql.push(b',');
+            }
+            let k = spec
+                .distribution
+                .sample(&mut rng, 1, spec.options.table_size);
+            fill_c(&mut rng, &mut c);
+            fill_pad(&mut rng, &mut pad);
+            push_row(&mut sql, id, k, &c, &pad);
+            if sql.len() >= BATCH_BYTES - 256 || id == end {
+                conn.exec(std::str::from_utf8(&sql).unwrap_or_default())
+                    .await?;
+                sql.clear();
+            }
+            rows += 1;
+        }
+    }
+    conn.quit().await;
+    Ok(rows)
+}
+
+fn push_row(out: &mut Vec<u8>, id: u32, k: u32, c: &[u8], pad: &[u8]) {
+    use std::io::Write;
+    let _ = write!(out, "({id}, {k}, '");
+    out.extend_from_slice(c);
+    out.extend_from_slice(b"', '");
+    out.extend_from_slice(pad);
+    out.extend_from_slice(b"')");
+}
+
+async fn index_worker(
+    opts: &ConnectOptions,
+    tables: &Mutex<VecDeque<u32>>,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(), DatasetError> {
+    let mut conn = Conn::connect(opts).await?;
+    loop {
+        let next = tables.lock().map(|mut q| q.pop_front()).unwrap_or(None);
+        let Some(t) = next else { break };
+        progress(Progress::Indexing(format!("sbtest{t}")));
+        conn.exec(&format!("CREATE INDEX k_{t} ON sbtest{t}(k)"))
+            .await?;
+    }
+    conn.quit().await;
+    Ok(())
+}
+
+/// Drop the tables recorded in the marker table, then the marker table itself. Tables bakeoff
+/// did not create are reported and left alone. Returns the dropped names.
+pub async fn cleanup(
+    opts: &ConnectOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Vec<String>, DatasetError> {
+    let mut conn = Conn::connect(opts).await?;
+    let mut dropped = Vec::new();
+    if table_exists(&mut conn, MARKER_TABLE).await? {
+        let rows = conn
+            .query_rows(&format!(
+                "SELECT table_name FROM {MARKER_TABLE} ORDER BY created_at, table_name"
+            ))
+            .await?;
+        for name in rows
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().flatten())
+        {
+            progress(Progress::Dropping(name.clone()));
+            conn.exec(&format!(
+                "DROP TABLE IF EXISTS `{}`",
+                name.replace('`', "``")
+            ))
+            .await?;
+            conn.exec(&format!(
+                "DELETE FROM {MARKER_TABLE} WHERE table_name = '{}'",
+                name.replace('\'', "''")
+            ))
+            .await?;
+            dropped.push(name);
+        }
+        conn.exec(&format!("DROP TABLE {MARKER_TABLE}")).await?;
+    }
+    let rest = conn
+        .query_rows("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'sbtest%' ORDER BY table_name")
+        .await?;
+    for name in rest
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+    {
+        progress(Progress::LeftAlone(name));
+    }
+    conn.quit().await;
+    Ok(dropped)
+}
+
+async fn table_exists(conn: &mut Conn, name: &str) -> Result<bool, DriverError> {
+    let rows = conn
+        .query_rows(&format!(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{name}'"
+        ))
+        .await?;
+    Ok(!rows.is_empty())
+}
+
+/// Await every future on this task, concurrently; the first error wins.
+async fn join_all<T, F: std::future::Future<Output = Result<T, DatasetError>>>(
+    futures: impl Iterator<Item = F>,
+) -> Result<Vec<T>, DatasetError> {
+    let set: Vec<_> = futures.map(Box::pin).collect();
+    let mut results: Vec<Option<Result<T, DatasetError>>> = (0..set.len()).map(|_| None).collect();
+    let mut set: Vec<_> = set.into_iter().map(Some).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, slot) in set.iter_mut().enumerate() {
+            if let Some(f) = slot {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(r) => {
+                        results[i] = Some(r);
+                        *slot = None;
+                    }
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    results
+        .into_iter()
+        .map(|r| r.expect("every future completed"))
+        .collect()
+}

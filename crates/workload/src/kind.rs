@@ -1,0 +1,221 @@
+//! Which workload, with which options: sysbench's scripts and oltp_common.lua's option set.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::Distribution;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    OltpReadWrite,
+    OltpReadOnly,
+    OltpWriteOnly,
+    OltpPointSelect,
+    OltpUpdateIndex,
+    OltpUpdateNonIndex,
+    OltpInsert,
+    OltpDelete,
+    SelectRandomPoints,
+    SelectRandomRanges,
+    BulkInsert,
+}
+
+use WorkloadKind::*;
+
+impl WorkloadKind {
+    pub const ALL: &'static [(WorkloadKind, &'static str)] = &[
+        (OltpReadWrite, "oltp_read_write"),
+        (OltpReadOnly, "oltp_read_only"),
+        (OltpWriteOnly, "oltp_write_only"),
+        (OltpPointSelect, "oltp_point_select"),
+        (OltpUpdateIndex, "oltp_update_index"),
+        (OltpUpdateNonIndex, "oltp_update_non_index"),
+        (OltpInsert, "oltp_insert"),
+        (OltpDelete, "oltp_delete"),
+        (SelectRandomPoints, "select_random_points"),
+        (SelectRandomRanges, "select_random_ranges"),
+        (BulkInsert, "bulk_insert"),
+    ];
+
+    pub fn name(self) -> &'static str {
+        WorkloadKind::ALL
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("?")
+    }
+
+    /// Whether BEGIN/COMMIT wrap the event (before --skip-trx).
+    pub fn transactional(self) -> bool {
+        matches!(self, OltpReadWrite | OltpReadOnly | OltpWriteOnly)
+    }
+}
+
+impl fmt::Display for WorkloadKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for WorkloadKind {
+    type Err = String;
+
+    /// Accepts 1.0 names, script paths (`/usr/share/sysbench/oltp_read_only.lua`) and the 0.5
+    /// script names used in published studies (`oltp.lua`, `select.lua`, ...).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let base = s.rsplit('/').next().unwrap_or(s);
+        let base = base.strip_suffix(".lua").unwrap_or(base);
+        if let Some((k, _)) = WorkloadKind::ALL.iter().find(|(_, n)| *n == base) {
+            return Ok(*k);
+        }
+        let legacy = match base {
+            "oltp" => Some(OltpReadWrite),
+            "select" | "oltp_simple" => Some(OltpPointSelect),
+            "update_index" => Some(OltpUpdateIndex),
+            "update_non_index" => Some(OltpUpdateNonIndex),
+            "insert" => Some(OltpInsert),
+            "delete" => Some(OltpDelete),
+            _ => None,
+        };
+        legacy.ok_or_else(|| {
+            let names: Vec<&str> = WorkloadKind::ALL.iter().map(|(_, n)| *n).collect();
+            format!(
+                "unknown workload '{s}'; expected one of: {}",
+                names.join(", ")
+            )
+        })
+    }
+}
+
+/// `--db-ps-mode`: server-side prepared statements (`auto`) or values substituted into text
+/// (`disable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PsMode {
+    Auto,
+    Disable,
+}
+
+/// oltp_common.lua's options, with sysbench's defaults.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OltpOptions {
+    pub tables: u32,
+    pub table_size: u32,
+    pub range_size: u32,
+    pub point_selects: u32,
+    pub simple_ranges: u32,
+    pub sum_ranges: u32,
+    pub order_ranges: u32,
+    pub distinct_ranges: u32,
+    pub index_updates: u32,
+    pub non_index_updates: u32,
+    pub delete_inserts: u32,
+    pub range_selects: bool,
+    pub auto_inc: bool,
+    pub skip_trx: bool,
+    pub secondary: bool,
+    pub create_secondary: bool,
+    pub storage_engine: String,
+    pub table_options: String,
+    pub random_points: u32,
+    pub number_of_ranges: u32,
+    pub delta: u32,
+    pub ps_mode: PsMode,
+}
+
+impl Default for OltpOptions {
+    fn default() -> Self {
+        OltpOptions {
+            tables: 1,
+            table_size: 10_000,
+            range_size: 100,
+            point_selects: 10,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            index_updates: 1,
+            non_index_updates: 1,
+            delete_inserts: 1,
+            range_selects: true,
+            auto_inc: true,
+            skip_trx: false,
+            secondary: false,
+            create_secondary: true,
+            storage_engine: "innodb".into(),
+            table_options: String::new(),
+            random_points: 10,
+            number_of_ranges: 10,
+            delta: 5,
+            ps_mode: PsMode::Auto,
+        }
+    }
+}
+
+/// A validated workload: kind, options and key distribution.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadSpec {
+    pub kind: WorkloadKind,
+    pub options: OltpOptions,
+    pub distribution: Distribution,
+}
+
+impl WorkloadSpec {
+    /// Checks sysbench would make, with the option named in the message.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = &self.options;
+        if o.tables == 0 {
+            return Err("--tables must be at least 1".into());
+        }
+        if o.table_size == 0 && !matches!(self.kind, OltpInsert | BulkInsert) {
+            return Err(format!("--table-size must be at least 1 for {}", self.kind));
+        }
+        if matches!(self.kind, SelectRandomPoints | SelectRandomRanges) && o.tables != 1 {
+            return Err(format!(
+                "{} works on one table only: use --tables=1",
+                self.kind
+            ));
+        }
+        if !o
+            .storage_engine
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(format!(
+                "--mysql-storage-engine '{}' is not an engine name",
+                o.storage_engine
+            ));
+        }
+        if self.kind == SelectRandomPoints && o.random_points == 0 {
+            return Err("--random-points must be at least 1".into());
+        }
+        if self.kind == SelectRandomRanges && o.number_of_ranges == 0 {
+            return Err("--number-of-ranges must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_paths_and_legacy_scripts_parse() {
+        assert_eq!("oltp_read_only".parse::<WorkloadKind>(), Ok(OltpReadOnly));
+        assert_eq!(
+            "/usr/share/sysbench/oltp_point_select.lua".parse::<WorkloadKind>(),
+            Ok(OltpPointSelect)
+        );
+        assert_eq!("oltp.lua".parse::<WorkloadKind>(), Ok(OltpReadWrite));
+        assert_eq!(
+            "/usr/share/doc/sysbench/tests/db/select.lua".parse::<WorkloadKind>(),
+            Ok(OltpPointSelect)
+        );
+        let err = "oltp_readonly".parse::<WorkloadKind>().unwrap_err();
+        assert!(err.contains("oltp_read_only"), "{err}");
+    }
+}

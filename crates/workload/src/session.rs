@@ -1,0 +1,466 @@
+//! One connection running one workload: its prepared statements, RNG and event body.
+
+use std::sync::Arc;
+
+use bakeoff_driver::{
+    is_lost_code, Conn, ConnectOptions, DriverError, Outcome, Param, ServerError, Stmt,
+};
+
+use crate::statements::{random_points_sql, random_ranges_sql, Kind, KINDS};
+use crate::strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
+use crate::{Distribution, PsMode, Rng, Unique, WorkloadKind, WorkloadSpec};
+
+/// sysbench's bulk-insert buffer size (db_driver.c BULK_PACKET_SIZE).
+const BULK_PACKET: usize = 512 * 1024;
+
+/// What all sessions of one run share.
+#[derive(Debug)]
+pub struct SessionContext {
+    pub connect: ConnectOptions,
+    pub spec: WorkloadSpec,
+    /// Number of sessions in the run (sysbench's --threads), for the per-thread key ranges of
+    /// select_random_* and the tables of bulk_insert.
+    pub threads: u32,
+    pub unique: Unique,
+}
+
+/// Statements by outcome, sysbench's way: a result set is a read, a statement that changed
+/// rows a write, anything else (BEGIN, COMMIT, an UPDATE that matched nothing) other.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StmtCounts {
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EventError {
+    /// The server refused a statement; the engine decides (restart the event or stop).
+    #[error("statement '{sql}' failed: {error}")]
+    Server { error: ServerError, sql: String },
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+}
+
+impl EventError {
+    pub fn is_connection_lost(&self) -> bool {
+        match self {
+            EventError::Driver(e) => e.is_connection_lost(),
+            EventError::Server { error, .. } => is_lost_code(error.code),
+        }
+    }
+}
+
+/// A statement as this session runs it: server-side prepared, or text with `?` substituted.
+struct Prepared {
+    sql: String,
+    stmt: Option<Stmt>,
+}
+
+/// How many statements of each group one event runs (oltp_common.lua's execute_* calls).
+#[derive(Debug, Clone, Copy, Default)]
+struct Plan {
+    trx: bool,
+    counts: [u32; KINDS],
+}
+
+impl Plan {
+    fn of(spec: &WorkloadSpec) -> Plan {
+        let o = &spec.options;
+        let mut p = Plan {
+            trx: spec.kind.transactional() && !o.skip_trx,
+            counts: [0; KINDS],
+        };
+        let reads = matches!(
+            spec.kind,
+            WorkloadKind::OltpReadWrite | WorkloadKind::OltpReadOnly
+        );
+        let writes = matches!(
+            spec.kind,
+            WorkloadKind::OltpReadWrite | WorkloadKind::OltpWriteOnly
+        );
+        let ranges = if o.range_selects { 1 } else { 0 };
+        let c = &mut p.counts;
+        if reads {
+            c[Kind::Point as usize] = o.point_selects;
+            c[Kind::Simple as usize] = o.simple_ranges * ranges;
+            c[Kind::Sum as usize] = o.sum_ranges * ranges;
+            c[Kind::Order as usize] = o.order_ranges * ranges;
+            c[Kind::Distinct as usize] = o.distinct_ranges * ranges;
+        }
+        if writes {
+            c[Kind::IndexUpdate as usize] = o.index_updates;
+            c[Kind::NonIndexUpdate as usize] = o.non_index_updates;
+            c[Kind::Delete as usize] = o.delete_inserts;
+            c[Kind::Insert as usize] = o.delete_inserts;
+        }
+        match spec.kind {
+            // oltp_point_select.lua forces one point select per event.
+            WorkloadKind::OltpPointSelect => c[Kind::Point as usize] = 1,
+            WorkloadKind::OltpUpdateIndex => c[Kind::IndexUpdate as usize] = o.index_updates,
+            WorkloadKind::OltpUpdateNonIndex => {
+                c[Kind::NonIndexUpdate as usize] = o.non_index_updates
+            }
+            WorkloadKind::OltpDelete => c[Kind::Delete as usize] = 1,
+            _ => {}
+        }
+        p
+    }
+}
+
+/// The random side of a session: generator, distribution and value buffers.
+struct Gen {
+    rng: Rng,
+    dist: Distribution,
+    c: [u8; C_LEN],
+    pad: [u8; PAD_LEN],
+    ints: Vec<i64>,
+}
+
+impl Gen {
+    fn id(&mut self, table_size: u32) -> i64 {
+        self.dist.sample(&mut self.rng, 1, table_size) as i64
+    }
+}
+
+pub struct Session {
+    conn: Conn,
+    ctx: Arc<SessionContext>,
+    tid: u32,
+    plan: Plan,
+    /// Per table (index table-1), per statement kind.
+    stmts: Vec<[Option<Prepared>; KINDS]>,
+    begin: Option<Prepared>,
+    commit: Option<Prepared>,
+    /// select_random_points / select_random_ranges statement.
+    special: Option<Prepared>,
+    gen: Gen,
+    bulk: Vec<u8>,
+    bulk_rows: u64,
+}
+
+impl Session {
+    /// Connect and prepare everything this workload's events need (sysbench's thread_init).
+    pub async fn open(
+        ctx: Arc<SessionContext>,
+        tid: u32,
+        seed: u64,
+    ) -> Result<Session, DriverError> {
+        let conn = Conn::connect(&ctx.connect).await?;
+        let plan = Plan::of(&ctx.spec);
+        let gen = Gen {
+            rng: Rng::seeded(seed),
+            dist: ctx.spec.distribution,
+            c: [0; C_LEN],
+            pad: [0; PAD_LEN],
+            ints: Vec::new(),
+        };
+        let mut s = Session {
+            conn,
+            ctx,
+            tid,
+            plan,
+            stmts: Vec::new(),
+            begin: None,
+            commit: None,
+            special: None,
+            gen,
+            bulk: Vec::new(),
+            bulk_rows: 0,
+        };
+        s.prepare_all().await?;
+        Ok(s)
+    }
+
+    /// After a lost connection: a new connection with every statement prepared again.
+    pub async fn reconnect(&mut self) -> Result<(), DriverError> {
+        self.conn = Conn::connect(&self.ctx.connect).await?;
+        self.prepare_all().await
+    }
+
+    pub fn connection_id(&self) -> u32 {
+        self.conn.connection_id()
+    }
+
+    async fn prepare_all(&mut self) -> Result<(), DriverError> {
+        let spec = &self.ctx.spec;
+        let ps = spec.options.ps_mode == PsMode::Auto;
+        let conn = &mut self.conn;
+        let mut stmts = Vec::with_capacity(spec.options.tables as usize);
+        for t in 1..=spec.options.tables {
+            let mut row: [Option<Prepared>; KINDS] = Default::default();
+            for k in Kind::ALL {
+                let text_insert = spec.kind == WorkloadKind::OltpInsert && k == Kind::Insert;
+                if self.plan.counts[k as usize] > 0 || text_insert {
+                    // oltp_insert.lua sends its INSERT as plain text, never prepared.
+                    row[k as usize] = Some(prepare(conn, k.sql(t), ps && !text_insert).await?);
+                }
+            }
+            stmts.push(row);
+        }
+        self.stmts = stmts;
+        if self.plan.trx {
+            self.begin = Some(prepare(conn, "BEGIN".into(), ps).await?);
+            self.commit = Some(prepare(conn, "COMMIT".into(), ps).await?);
+        }
+        self.special = match spec.kind {
+            WorkloadKind::SelectRandomPoints => {
+                Some(prepare(conn, random_points_sql(spec.options.random_points), ps).await?)
+            }
+            WorkloadKind::SelectRandomRanges => {
+                Some(prepare(conn, random_ranges_sql(spec.options.number_of_ranges), ps).await?)
+            }
+            _ => None,
+        };
+        Ok(())
+    }
+
+    /// One event (sysbench's event()): its statements, counted into `c` as they complete, so
+    /// statements before a failure stay counted as sysbench counts them.
+    pub async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        match self.ctx.spec.kind {
+            WorkloadKind::OltpInsert => self.insert_event(c).await,
+            WorkloadKind::SelectRandomPoints | WorkloadKind::SelectRandomRanges => {
+                self.random_event(c).await
+            }
+            WorkloadKind::BulkInsert => self.bulk_event(c).await,
+            _ => self.oltp_event(c).await,
+        }
+    }
+
+    async fn oltp_event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let o = &self.ctx.spec.options;
+        let (tables, size, range) = (o.tables, o.table_size, o.range_size as i64);
+        let counts = self.plan.counts;
+        if self.plan.trx {
+            run(&mut self.conn, self.begin.as_ref(), &[], c).await?;
+        }
+        for kind in [
+            Kind::Point,
+            Kind::Simple,
+            Kind::Sum,
+            Kind::Order,
+            Kind::Distinct,
+        ] {
+            let n = counts[kind as usize];
+            if n == 0 {
+                continue;
+            }
+            let t = self.gen.rng.uniform(1, tables);
+            for _ in 0..n {
+                let id = self.gen.id(size);
+                let params = [Param::Int(id), Param::Int(id + range - 1)];
+                let params = if kind == Kind::Point {
+                    &params[..1]
+                } else {
+                    &params[..]
+                };
+                run(
+                    &mut self.conn,
+                    self.stmts[t as usize - 1][kind as usize].as_ref(),
+                    params,
+                    c,
+                )
+                .await?;
+            }
+        }
+        if counts[Kind::IndexUpdate as usize] > 0 {
+            let t = self.gen.rng.uniform(1, tables);
+            for _ in 0..counts[Kind::IndexUpdate as usize] {
+                let id = self.gen.id(size);
+                run(
+                    &mut self.conn,
+                    self.stmts[t as usize - 1][Kind::IndexUpdate as usize].as_ref(),
+                    &[Param::Int(id)],
+                    c,
+                )
+                .await?;
+            }
+        }
+        if counts[Kind::NonIndexUpdate as usize] > 0 {
+            let t = self.gen.rng.uniform(1, tables);
+            for _ in 0..counts[Kind::NonIndexUpdate as usize] {
+                fill_c(&mut self.gen.rng, &mut self.gen.c);
+                let id = self.gen.id(size);
+                let stmt = self.stmts[t as usize - 1][Kind::NonIndexUpdate as usize].as_ref();
+                run(
+                    &mut self.conn,
+                    stmt,
+                    &[Param::Str(&self.gen.c), Param::Int(id)],
+                    c,
+                )
+                .await?;
+            }
+        }
+        if counts[Kind::Delete as usize] > 0 {
+            let t = self.gen.rng.uniform(1, tables);
+            for _ in 0..counts[Kind::Delete as usize] {
+                let id = self.gen.id(size);
+                let row = &self.stmts[t as usize - 1];
+                run(
+                    &mut self.conn,
+                    row[Kind::Delete as usize].as_ref(),
+                    &[Param::Int(id)],
+                    c,
+                )
+                .await?;
+                if self.ctx.spec.kind == WorkloadKind::OltpDelete {
+                    continue;
+                }
+                let k = self.gen.id(size);
+                fill_c(&mut self.gen.rng, &mut self.gen.c);
+                fill_pad(&mut self.gen.rng, &mut self.gen.pad);
+                let params = [
+                    Param::Int(id),
+                    Param::Int(k),
+                    Param::Str(&self.gen.c),
+                    Param::Str(&self.gen.pad),
+                ];
+                run(
+                    &mut self.conn,
+                    row[Kind::Insert as usize].as_ref(),
+                    &params,
+                    c,
+                )
+                .await?;
+            }
+        }
+        if self.plan.trx {
+            run(&mut self.conn, self.commit.as_ref(), &[], c).await?;
+        }
+        Ok(())
+    }
+
+    /// oltp_insert.lua: one text INSERT; id 0 lets AUTO_INCREMENT assign it, otherwise a
+    /// never-repeating id from sysbench.rand.unique() shifted into the signed range.
+    async fn insert_event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let o = &self.ctx.spec.options;
+        let t = self.gen.rng.uniform(1, o.tables);
+        let id = if o.auto_inc {
+            0
+        } else {
+            self.ctx.unique.next() as i64 - 2_147_483_648
+        };
+        let k = self.gen.id(o.table_size.max(1));
+        fill_c(&mut self.gen.rng, &mut self.gen.c);
+        fill_pad(&mut self.gen.rng, &mut self.gen.pad);
+        let params = [
+            Param::Int(id),
+            Param::Int(k),
+            Param::Str(&self.gen.c),
+            Param::Str(&self.gen.pad),
+        ];
+        run(
+            &mut self.conn,
+            self.stmts[t as usize - 1][Kind::Insert as usize].as_ref(),
+            &params,
+            c,
+        )
+        .await
+    }
+
+    /// select_random_points / select_random_ranges: values from this session's slice of the
+    /// key range (rlen = table_size / threads), so sessions do not overlap.
+    async fn random_event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let o = &self.ctx.spec.options;
+        let rlen = o.table_size as f64 / self.ctx.threads as f64;
+        let rmin = rlen * (self.tid % self.ctx.threads) as f64;
+        let (lo, hi) = (rmin as u32, (rmin + rlen) as u32);
+        let ranges = self.ctx.spec.kind == WorkloadKind::SelectRandomRanges;
+        let n = if ranges {
+            o.number_of_ranges
+        } else {
+            o.random_points
+        };
+        self.gen.ints.clear();
+        for _ in 0..n {
+            let v = self.gen.dist.sample(&mut self.gen.rng, lo, hi.max(lo)) as i64;
+            self.gen.ints.push(v);
+            if ranges {
+                self.gen.ints.push(v + o.delta as i64);
+            }
+        }
+        let params: Vec<Param<'_>> = self.gen.ints.iter().map(|&v| Param::Int(v)).collect();
+        run(&mut self.conn, self.special.as_ref(), &params, c).await
+    }
+
+    /// bulk_insert.lua: one row per event appended to a 512 KiB multi-row INSERT into this
+    /// session's own table; the statement is sent when the next row would not fit.
+    async fn bulk_event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        self.bulk_rows += 1;
+        let row = format!("({0},{0})", self.bulk_rows);
+        if !self.bulk.is_empty() && self.bulk.len() + row.len() + 1 > BULK_PACKET {
+            self.flush_bulk(c).await?;
+        }
+        if self.bulk.is_empty() {
+            self.bulk
+                .extend_from_slice(format!("INSERT INTO sbtest{} VALUES", self.tid + 1).as_bytes());
+        } else {
+            self.bulk.push(b',');
+        }
+        self.bulk.extend_from_slice(row.as_bytes());
+        Ok(())
+    }
+
+    async fn flush_bulk(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let sql = String::from_utf8_lossy(&std::mem::take(&mut self.bulk)).into_owned();
+        let outcome = self.conn.query(&sql).await?;
+        count(outcome, c).map_err(|error| EventError::Server {
+            error,
+            sql: truncate(&sql),
+        })
+    }
+
+    /// End of the run (sysbench's thread_done): send what bulk_insert still holds, then leave.
+    pub async fn finish(mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        if !self.bulk.is_empty() {
+            self.flush_bulk(c).await?;
+        }
+        self.conn.quit().await;
+        Ok(())
+    }
+}
+
+async fn prepare(conn: &mut Conn, sql: String, ps: bool) -> Result<Prepared, DriverError> {
+    let stmt = if ps {
+        Some(conn.prepare(&sql).await?)
+    } else {
+        None
+    };
+    Ok(Prepared { sql, stmt })
+}
+
+async fn run(
+    conn: &mut Conn,
+    p: Option<&Prepared>,
+    params: &[Param<'_>],
+    c: &mut StmtCounts,
+) -> Result<(), EventError> {
+    // Plan::of and prepare_all derive from the same counts, so a missing statement is a bug.
+    let p = p.expect("every statement an event runs was prepared for its plan");
+    let outcome = match &p.stmt {
+        Some(stmt) => conn.execute(stmt, params).await?,
+        None => conn.query_with(&p.sql, params).await?,
+    };
+    count(outcome, c).map_err(|error| EventError::Server {
+        error,
+        sql: p.sql.trim().to_string(),
+    })
+}
+
+fn count(o: Outcome, c: &mut StmtCounts) -> Result<(), ServerError> {
+    match o {
+        Outcome::Rows(_) => c.reads += 1,
+        Outcome::Ok(ok) if ok.affected_rows > 0 => c.writes += 1,
+        Outcome::Ok(_) => c.others += 1,
+        Outcome::Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+fn truncate(sql: &str) -> String {
+    match sql.char_indices().nth(120) {
+        Some((i, _)) => format!("{}...", &sql[..i]),
+        None => sql.to_string(),
+    }
+}
