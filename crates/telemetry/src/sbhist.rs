@@ -28,6 +28,12 @@ impl Default for SbHistogram {
     }
 }
 
+impl std::fmt::Debug for SbHistogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SbHistogram({} samples)", self.total)
+    }
+}
+
 impl SbHistogram {
     pub fn record_ns(&mut self, ns: u64) {
         let ms = ns as f64 / 1e6;

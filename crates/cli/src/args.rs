@@ -1,0 +1,209 @@
+//! The command line: sysbench 1.0's option names (after `legacy::normalize`), with sysbench's
+//! defaults, plus bakeoff's own options.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const ABOUT: &str = "Database bake-offs from one command: a sysbench-compatible load engine that stays out of the way.";
+
+const LONG_ABOUT: &str = "\
+Database bake-offs from one command: a sysbench-compatible load engine that stays out of the way.
+
+Without --mysql-host or --mysql-socket, `bakeoff run` starts its own MariaDB (mariadbd from
+Debian's mariadb-server) in a throwaway directory, loads the tables, runs, reports and stops it.
+
+sysbench command lines work unchanged after `bakeoff`, 1.0 and 0.5 alike:
+  bakeoff oltp_read_only --threads=8 --time=30 --report-interval=1 run
+  bakeoff --test=oltp.lua --num-threads=64 --oltp-tables-count=8 --max-time=120 run
+
+Examples:
+  bakeoff run oltp_point_select --threads=64 --time=30 --tables=4 --table-size=100000
+  bakeoff run oltp_read_write --mysql-socket=/run/mysqld/mysqld.sock --format=json
+  bakeoff prepare oltp_read_only --mysql-host=127.0.0.1 --tables=8 --table-size=1000000";
+
+#[derive(Debug, Parser)]
+#[command(name = "bakeoff", version, about = ABOUT, long_about = LONG_ABOUT)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create the tables and load them (parallel load; secondary index built after the load).
+    Prepare(LoadArgs),
+    /// Run a workload and report (on the embedded MariaDB unless a server is given).
+    Run(LoadArgs),
+    /// Drop the tables bakeoff created (recorded in bakeoff_tables), and nothing else.
+    Cleanup(LoadArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_update_index,
+    /// oltp_update_non_index, oltp_insert, oltp_delete, select_random_points,
+    /// select_random_ranges, bulk_insert (a sysbench script path or 0.5 name works too).
+    pub workload: String,
+    #[command(flatten)]
+    pub general: GeneralArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
+    #[command(flatten)]
+    pub mysql: MysqlArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// sysbench's text report (existing parsers keep working), plus HDR percentiles.
+    Text,
+    /// One JSON document: options, per-interval series, totals, percentiles, errors per code.
+    Json,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Run")]
+pub struct GeneralArgs {
+    /// Connections, each with one event in flight (sysbench's threads).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub threads: u32,
+    /// Seconds to run; 0 = no time limit.
+    #[arg(long, default_value_t = 10)]
+    pub time: u64,
+    /// Stop after this many events; 0 = no limit.
+    #[arg(long, default_value_t = 0)]
+    pub events: u64,
+    /// Events per second, Poisson arrivals; latency then counts from each event's intended
+    /// start. 0 = as fast as the connections go (closed loop).
+    #[arg(long, default_value_t = 0.0)]
+    pub rate: f64,
+    /// Print a line every N seconds; 0 = only the final report.
+    #[arg(long, default_value_t = 0)]
+    pub report_interval: u64,
+    /// Percentile in sysbench's report lines (1-100; 0 disables).
+    #[arg(long, default_value_t = 95.0)]
+    pub percentile: f64,
+    /// Print sysbench's latency histogram after the run.
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub histogram: bool,
+    /// Seconds (or N% of --time) an in-flight event may outlast the end before the run stops
+    /// waiting for it (sysbench's --forced-shutdown; "off" = 5 s).
+    #[arg(long, default_value = "off")]
+    pub forced_shutdown: String,
+    /// Key distribution: uniform, gaussian, special, pareto, zipfian. The default, special,
+    /// is sysbench 1.0.20's; sysbench master defaults to uniform.
+    #[arg(long, default_value = "special")]
+    pub rand_type: String,
+    /// Seed for the event generators; 0 = from the clock.
+    #[arg(long, default_value_t = 0)]
+    pub rand_seed: u64,
+    #[arg(long, default_value_t = 12, hide_short_help = true)]
+    pub rand_spec_iter: u32,
+    #[arg(long, default_value_t = 1.0, hide_short_help = true)]
+    pub rand_spec_pct: f64,
+    #[arg(long, default_value_t = 75.0, hide_short_help = true)]
+    pub rand_spec_res: f64,
+    #[arg(long, default_value_t = 0.2, hide_short_help = true)]
+    pub rand_pareto_h: f64,
+    #[arg(long, default_value_t = 0.8, hide_short_help = true)]
+    pub rand_zipfian_exp: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// OS threads driving the connections (default: the CPUs bakeoff may use, at most
+    /// --threads).
+    #[arg(long)]
+    pub client_threads: Option<u32>,
+    /// Connections used by prepare (default: CPUs, at least 2).
+    #[arg(long)]
+    pub prepare_threads: Option<u32>,
+    /// Embedded server: the mariadbd/mysqld binary (default: mariadbd from PATH or /usr/sbin).
+    #[arg(long)]
+    pub server_binary: Option<std::path::PathBuf>,
+    /// Embedded server: an extra server option, e.g. --server-option=innodb_buffer_pool_size=2G.
+    #[arg(long = "server-option")]
+    pub server_options: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "OLTP workload (sysbench's oltp_common.lua)")]
+pub struct OltpArgs {
+    #[arg(long, default_value_t = 1)]
+    pub tables: u32,
+    #[arg(long, default_value_t = 10_000)]
+    pub table_size: u32,
+    #[arg(long, default_value_t = 100)]
+    pub range_size: u32,
+    #[arg(long, default_value_t = 10)]
+    pub point_selects: u32,
+    #[arg(long, default_value_t = 1)]
+    pub simple_ranges: u32,
+    #[arg(long, default_value_t = 1)]
+    pub sum_ranges: u32,
+    #[arg(long, default_value_t = 1)]
+    pub order_ranges: u32,
+    #[arg(long, default_value_t = 1)]
+    pub distinct_ranges: u32,
+    #[arg(long, default_value_t = 1)]
+    pub index_updates: u32,
+    #[arg(long, default_value_t = 1)]
+    pub non_index_updates: u32,
+    #[arg(long, default_value_t = 1)]
+    pub delete_inserts: u32,
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub range_selects: bool,
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub auto_inc: bool,
+    /// No BEGIN/COMMIT: every statement autocommits.
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub skip_trx: bool,
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub secondary: bool,
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub create_secondary: bool,
+    #[arg(long, default_value_t = 10)]
+    pub random_points: u32,
+    #[arg(long, default_value_t = 10)]
+    pub number_of_ranges: u32,
+    #[arg(long, default_value_t = 5)]
+    pub delta: u32,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "MySQL/MariaDB connection")]
+pub struct MysqlArgs {
+    /// Server host (TCP); without it and --mysql-socket, bakeoff runs its embedded MariaDB.
+    #[arg(long)]
+    pub mysql_host: Option<String>,
+    #[arg(long, default_value_t = 3306)]
+    pub mysql_port: u16,
+    #[arg(long)]
+    pub mysql_socket: Option<std::path::PathBuf>,
+    #[arg(long, default_value = "sbtest")]
+    pub mysql_user: String,
+    /// Password (also read from BAKEOFF_MYSQL_PASSWORD, which other users cannot see in `ps`).
+    #[arg(
+        long,
+        env = "BAKEOFF_MYSQL_PASSWORD",
+        default_value = "",
+        hide_env_values = true
+    )]
+    pub mysql_password: String,
+    #[arg(long, default_value = "sbtest")]
+    pub mysql_db: String,
+    /// Server error codes that restart the event instead of stopping the run, or "all".
+    #[arg(long, default_value = "1213,1020,1205")]
+    pub mysql_ignore_errors: String,
+    #[arg(long, default_value = "innodb")]
+    pub mysql_storage_engine: String,
+    /// auto = server-side prepared statements; disable = values substituted into text.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "disable"])]
+    pub db_ps_mode: String,
+}
+
+/// sysbench's booleans: on/off, true/false, 1/0, yes/no.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(format!("'{s}' is not a boolean; use on or off")),
+    }
+}

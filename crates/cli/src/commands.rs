@@ -1,0 +1,429 @@
+//! prepare / run / cleanup: validated specs from the arguments, then the layers below.
+
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
+use bakeoff_engine::{IgnoreErrors, Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_server::{Server, ServerSpec};
+use bakeoff_workload::dataset::{self, Progress};
+use bakeoff_workload::{
+    Distribution, OltpOptions, PsMode, SessionContext, Unique, WorkloadKind, WorkloadSpec,
+};
+use serde::Serialize;
+
+use crate::args::{Format, LoadArgs};
+use crate::output;
+
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Set by the SIGINT handler; the engine polls it.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
+    let kind: WorkloadKind = a.workload.parse().map_err(anyhow::Error::msg)?;
+    let g = &a.general;
+    let o = &a.oltp;
+    let mut distribution = Distribution::new(
+        g.rand_type
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--rand-type: {e}"))?,
+    );
+    distribution.spec_iter = g.rand_spec_iter;
+    distribution.spec_pct = g.rand_spec_pct;
+    distribution.spec_res = g.rand_spec_res;
+    distribution.pareto_h = g.rand_pareto_h;
+    distribution.zipfian_exp = g.rand_zipfian_exp;
+    if !(0.0..1.0).contains(&g.rand_pareto_h) || g.rand_pareto_h == 0.0 {
+        bail!(
+            "--rand-pareto-h={} must be between 0 and 1 (exclusive)",
+            g.rand_pareto_h
+        );
+    }
+    if g.rand_zipfian_exp < 0.0 {
+        bail!(
+            "--rand-zipfian-exp={} must be at least 0",
+            g.rand_zipfian_exp
+        );
+    }
+    let options = OltpOptions {
+        tables: o.tables,
+        table_size: o.table_size,
+        range_size: o.range_size,
+        point_selects: o.point_selects,
+        simple_ranges: o.simple_ranges,
+        sum_ranges: o.sum_ranges,
+        order_ranges: o.order_ranges,
+        distinct_ranges: o.distinct_ranges,
+        index_updates: o.index_updates,
+        non_index_updates: o.non_index_updates,
+        delete_inserts: o.delete_inserts,
+        range_selects: o.range_selects,
+        auto_inc: o.auto_inc,
+        skip_trx: o.skip_trx,
+        secondary: o.secondary,
+        create_secondary: o.create_secondary,
+        storage_engine: a.mysql.mysql_storage_engine.clone(),
+        table_options: String::new(),
+        random_points: o.random_points,
+        number_of_ranges: o.number_of_ranges,
+        delta: o.delta,
+        ps_mode: if a.mysql.db_ps_mode == "disable" {
+            PsMode::Disable
+        } else {
+            PsMode::Auto
+        },
+    };
+    let spec = WorkloadSpec {
+        kind,
+        options,
+        distribution,
+    };
+    spec.validate().map_err(anyhow::Error::msg)?;
+    Ok(spec)
+}
+
+pub fn run_spec(a: &LoadArgs) -> Result<RunSpec> {
+    let g = &a.general;
+    if !(0.0..=100.0).contains(&g.percentile) {
+        bail!("--percentile={} must be between 0 and 100", g.percentile);
+    }
+    if g.rate < 0.0 || !g.rate.is_finite() {
+        bail!(
+            "--rate={} must be a positive number of events per second (0 = closed loop)",
+            g.rate
+        );
+    }
+    if g.time == 0 && g.events == 0 {
+        bail!("both --time and --events are 0: the run would never end; set one of them");
+    }
+    let time = (g.time > 0).then(|| Duration::from_secs(g.time));
+    let grace = forced_shutdown(&g.forced_shutdown, time)?;
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    let ignore_errors = parse_ignore_errors(&a.mysql.mysql_ignore_errors)?;
+    Ok(RunSpec {
+        connections: g.threads,
+        client_threads: g.client_threads.unwrap_or(cpus).clamp(1, g.threads),
+        time,
+        events: (g.events > 0).then_some(g.events),
+        rate: (g.rate > 0.0).then_some(g.rate),
+        tick: Duration::from_secs(g.report_interval.max(1)),
+        percentile: g.percentile,
+        ignore_errors,
+        grace,
+        seed: if g.rand_seed != 0 {
+            g.rand_seed
+        } else {
+            clock_seed()
+        },
+        queue_limit: 131_072,
+    })
+}
+
+fn forced_shutdown(v: &str, time: Option<Duration>) -> Result<Duration> {
+    if v == "off" || v == "0" {
+        return Ok(Duration::from_secs(5));
+    }
+    if let Some(pct) = v.strip_suffix('%') {
+        let pct: f64 = pct
+            .parse()
+            .with_context(|| format!("--forced-shutdown={v}: expected N or N%"))?;
+        let base = time.context("--forced-shutdown=N% needs --time")?;
+        return Ok(base.mul_f64(pct / 100.0));
+    }
+    let secs: f64 = v.parse().with_context(|| {
+        format!("--forced-shutdown={v}: expected off, seconds, or N% of --time")
+    })?;
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn parse_ignore_errors(v: &str) -> Result<IgnoreErrors> {
+    if v == "all" {
+        return Ok(IgnoreErrors::All);
+    }
+    let codes = v
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|c| c.trim().parse::<u16>().with_context(|| format!("--mysql-ignore-errors: '{c}' is not an error code (use numbers like 1213,1205 or \"all\")")))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(IgnoreErrors::Codes(codes))
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+/// The server to talk to: one given on the command line, or the embedded one.
+enum Target {
+    Given(ConnectOptions),
+    Embedded(Server),
+}
+
+impl Target {
+    fn connect_options(&self) -> ConnectOptions {
+        match self {
+            Target::Given(o) => o.clone(),
+            Target::Embedded(s) => s.connect_options(),
+        }
+    }
+}
+
+fn given_server(a: &LoadArgs) -> Option<ConnectOptions> {
+    let m = &a.mysql;
+    let endpoint = match (&m.mysql_socket, &m.mysql_host) {
+        (Some(sock), _) => Endpoint::Unix(sock.clone()),
+        (None, Some(host)) => Endpoint::Tcp {
+            host: host.clone(),
+            port: m.mysql_port,
+        },
+        (None, None) => return None,
+    };
+    let mut o = ConnectOptions::new(endpoint, &m.mysql_user, "");
+    o.password = Secret::new(m.mysql_password.clone());
+    Some(o.with_database(&m.mysql_db))
+}
+
+fn start_embedded(a: &LoadArgs) -> Result<Server> {
+    eprintln!("Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)...");
+    let spec = ServerSpec {
+        binary: a.general.server_binary.clone(),
+        options: a.general.server_options.clone(),
+        ..ServerSpec::default()
+    };
+    let server = Server::start(&spec).context("starting the embedded server")?;
+    eprintln!(
+        "Embedded server {} ready on {}",
+        server.version(),
+        server.socket().display()
+    );
+    Ok(server)
+}
+
+fn rt() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+fn print_progress(p: Progress) {
+    match p {
+        Progress::Creating(t) => println!("Creating table '{t}'..."),
+        Progress::Inserting { table, rows } => println!("Inserting {rows} records into '{table}'"),
+        Progress::Loaded { rows } => eprintln!("Loaded {rows} rows"),
+        Progress::Indexing(t) => println!("Creating a secondary index on '{t}'..."),
+        Progress::Dropping(t) => println!("Dropping table '{t}'..."),
+        Progress::LeftAlone(t) => println!("Leaving table '{t}' alone: bakeoff did not create it"),
+    }
+}
+
+fn prepare_threads(a: &LoadArgs) -> u32 {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    a.general.prepare_threads.unwrap_or(cpus.max(2))
+}
+
+pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
+    let spec = workload_spec(a)?;
+    let Some(opts) = given_server(a) else {
+        bail!("prepare needs a server that outlives this command: pass --mysql-socket or --mysql-host (`bakeoff run` without them prepares its embedded server itself)");
+    };
+    let started = std::time::Instant::now();
+    let rows = rt()?.block_on(dataset::prepare(
+        &opts,
+        &spec,
+        a.general.threads,
+        prepare_threads(a),
+        clock_seed(),
+        &print_progress,
+    ))?;
+    eprintln!(
+        "Prepared {} rows in {:.2} s",
+        rows,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
+    let Some(opts) = given_server(a) else {
+        bail!("cleanup needs a server: pass --mysql-socket or --mysql-host (the embedded server is removed after each run)");
+    };
+    rt()?.block_on(dataset::cleanup(&opts, &print_progress))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(a: &LoadArgs) -> Result<ExitCode> {
+    let spec = workload_spec(a)?;
+    let run_spec = run_spec(a)?;
+    let target = match given_server(a) {
+        Some(o) => Target::Given(o),
+        None => Target::Embedded(start_embedded(a)?),
+    };
+    if let Target::Embedded(_) = target {
+        let opts = target.connect_options();
+        let rows = rt()?.block_on(dataset::prepare(
+            &opts,
+            &spec,
+            a.general.threads,
+            prepare_threads(a),
+            run_spec.seed,
+            &|p| {
+                if let Progress::Loaded { rows } = p {
+                    eprintln!("Loaded {rows} rows into the embedded server");
+                }
+            },
+        ))?;
+        let _ = rows;
+    }
+    let text = a.general.format == Format::Text;
+    if text {
+        print_header(&spec, &run_spec);
+    }
+    let ctx = Arc::new(SessionContext {
+        connect: target.connect_options(),
+        spec: spec.clone(),
+        threads: run_spec.connections,
+        unique: Unique::new(run_spec.seed),
+    });
+    let mut printer = Printer {
+        text,
+        interval: a.general.report_interval > 0,
+        percentile: run_spec.percentile,
+        open_loop: run_spec.rate.is_some(),
+    };
+    let result = bakeoff_engine::run(ctx, &run_spec, &INTERRUPTED, &mut printer)?;
+    let server_version = match &target {
+        Target::Embedded(s) => Some(s.version().to_string()),
+        Target::Given(_) => None,
+    };
+    if text {
+        if a.general.histogram {
+            print!("{}", output::histogram(&result.histogram));
+        }
+        print!("{}", output::final_report(&result, run_spec.percentile));
+        print!("{}", output::extra_report(&result));
+    } else {
+        let doc = JsonReport {
+            bakeoff_version: env!("CARGO_PKG_VERSION"),
+            workload: &spec,
+            run: RunEcho::of(&run_spec),
+            server_version,
+            result: &result,
+        };
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    }
+    drop(target);
+    Ok(match &result.status {
+        RunStatus::Completed => ExitCode::SUCCESS,
+        RunStatus::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+        RunStatus::Failed(reason) => {
+            eprintln!("{reason}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    })
+}
+
+fn print_header(spec: &WorkloadSpec, r: &RunSpec) {
+    println!(
+        "bakeoff {} (sysbench 1.0.20 compatible)",
+        env!("CARGO_PKG_VERSION")
+    );
+    println!();
+    println!("Running the test with following options:");
+    println!("Number of threads: {}", r.connections);
+    if let Some(rate) = r.rate {
+        println!("Target transaction rate: {rate}/sec");
+    }
+    if r.tick.as_secs() > 0 {
+        println!(
+            "Report intermediate results every {} second(s)",
+            r.tick.as_secs()
+        );
+    }
+    println!(
+        "Initializing random number generator from seed ({}).",
+        r.seed
+    );
+    println!(
+        "Random distribution: {} (sysbench 1.0.20's default is special; master's is uniform)",
+        spec.distribution.kind
+    );
+    println!();
+    println!();
+    println!("Initializing worker threads...");
+    println!();
+}
+
+struct Printer {
+    text: bool,
+    interval: bool,
+    percentile: f64,
+    open_loop: bool,
+}
+
+impl Observer for Printer {
+    fn on_start(&mut self) {
+        if self.text {
+            println!("Threads started!");
+            println!();
+        }
+    }
+
+    fn on_tick(&mut self, t: &Tick) {
+        if self.text && self.interval {
+            println!(
+                "{}",
+                output::interval_line(t, self.percentile, self.open_loop)
+            );
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    bakeoff_version: &'static str,
+    workload: &'a WorkloadSpec,
+    run: RunEcho,
+    server_version: Option<String>,
+    result: &'a RunResult,
+}
+
+#[derive(Serialize)]
+struct RunEcho {
+    threads: u32,
+    client_threads: u32,
+    time_seconds: Option<u64>,
+    events: Option<u64>,
+    rate: Option<f64>,
+    tick_seconds: f64,
+    percentile: f64,
+    seed: u64,
+    ignore_errors: IgnoreErrors,
+}
+
+impl RunEcho {
+    fn of(r: &RunSpec) -> RunEcho {
+        RunEcho {
+            threads: r.connections,
+            client_threads: r.client_threads,
+            time_seconds: r.time.map(|t| t.as_secs()),
+            events: r.events,
+            rate: r.rate,
+            tick_seconds: r.tick.as_secs_f64(),
+            percentile: r.percentile,
+            seed: r.seed,
+            ignore_errors: r.ignore_errors.clone(),
+        }
+    }
+}

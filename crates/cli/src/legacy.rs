@@ -1,0 +1,212 @@
+//! sysbench command lines, old and new, turned into bakeoff's own argv before clap sees them.
+//!
+//! Accepted: `bakeoff run WORKLOAD --opt=v` (bakeoff order), `bakeoff --opt=v WORKLOAD run`
+//! (sysbench 1.0 order) and 0.4/0.5 lines such as `--test=oltp.lua --num-threads=64 run`.
+//! Option names take dashes or underscores; 0.5 names map to their 1.0 meaning
+//! (shared/reference/sysbench-behaviour.md section 5.1). Options that only 0.4's built-in test
+//! used are accepted and reported as ignored, so a published line runs unchanged.
+
+const COMMANDS: &[&str] = &["prepare", "run", "cleanup"];
+
+/// 0.4/0.5 option names and their 1.0 equivalents.
+const RENAMES: &[(&str, &str)] = &[
+    ("num-threads", "threads"),
+    ("max-time", "time"),
+    ("max-requests", "events"),
+    ("tx-rate", "rate"),
+    ("oltp-table-size", "table-size"),
+    ("oltp-tables-count", "tables"),
+    ("oltp-point-selects", "point-selects"),
+    ("oltp-simple-ranges", "simple-ranges"),
+    ("oltp-sum-ranges", "sum-ranges"),
+    ("oltp-order-ranges", "order-ranges"),
+    ("oltp-distinct-ranges", "distinct-ranges"),
+    ("oltp-index-updates", "index-updates"),
+    ("oltp-non-index-updates", "non-index-updates"),
+    ("oltp-delete-inserts", "delete-inserts"),
+    ("oltp-range-size", "range-size"),
+    ("oltp-range-selects", "range-selects"),
+    ("oltp-skip-trx", "skip-trx"),
+    ("oltp-auto-inc", "auto-inc"),
+    ("oltp-secondary", "secondary"),
+    ("oltp-create-secondary", "create-secondary"),
+    ("mysql-table-engine", "mysql-storage-engine"),
+    ("oltp-dist-type", "rand-type"),
+    ("oltp-dist-iter", "rand-spec-iter"),
+    ("oltp-dist-pct", "rand-spec-pct"),
+    ("oltp-dist-res", "rand-spec-res"),
+];
+
+/// Options with no effect in 1.0 semantics, and why.
+const IGNORED: &[(&str, &str)] = &[
+    (
+        "rand-init",
+        "1.0 always seeds from the clock unless --rand-seed is given",
+    ),
+    (
+        "oltp-test-mode",
+        "a sysbench 0.4 built-in test option; oltp.lua ignores it",
+    ),
+    (
+        "oltp-nontrx-mode",
+        "a sysbench 0.4 built-in test option; oltp.lua ignores it",
+    ),
+    ("oltp-reconnect-mode", "a sysbench 0.4 option"),
+    ("oltp-connect-delay", "a sysbench 0.4 option"),
+    ("oltp-user-delay-min", "a sysbench 0.4 option"),
+    ("oltp-user-delay-max", "a sysbench 0.4 option"),
+    ("db-driver", "bakeoff speaks MySQL/MariaDB"),
+];
+
+pub struct Normalized {
+    pub argv: Vec<String>,
+    /// Notes for the user about translated or ignored options (printed on stderr).
+    pub notes: Vec<String>,
+}
+
+/// Rewrite `args` (without the program name). Other subcommands pass through untouched.
+pub fn normalize(args: &[String]) -> Normalized {
+    let mut notes = Vec::new();
+    let command_at = args.iter().position(|a| COMMANDS.contains(&a.as_str()));
+    let Some(command_at) = command_at else {
+        return Normalized {
+            argv: args.to_vec(),
+            notes,
+        };
+    };
+    let mut workload: Option<String> = None;
+    let mut options = Vec::new();
+    let mut read_only: Option<bool> = None;
+    for (i, a) in args.iter().enumerate() {
+        if i == command_at {
+            continue;
+        }
+        let Some(opt) = a.strip_prefix("--") else {
+            if workload.is_none() {
+                workload = Some(a.clone());
+            } else {
+                options.push(a.clone());
+            }
+            continue;
+        };
+        let (name, value) = match opt.split_once('=') {
+            Some((n, v)) => (n.replace('_', "-"), Some(v.to_string())),
+            None => (opt.replace('_', "-"), None),
+        };
+        if name == "test" {
+            workload = value;
+            notes.push(
+                "--test is sysbench 0.5 syntax; bakeoff takes the workload as a positional name"
+                    .into(),
+            );
+            continue;
+        }
+        if name == "oltp-read-only" || name == "oltp-write-only" {
+            let on = value.as_deref().map(is_on).unwrap_or(true);
+            if on {
+                let w = if name == "oltp-read-only" {
+                    "oltp_read_only"
+                } else {
+                    "oltp_write_only"
+                };
+                notes.push(format!("--{name}=on: running {w}, as sysbench 1.0 does"));
+                read_only = Some(name == "oltp-read-only");
+            }
+            continue;
+        }
+        if let Some((_, why)) = IGNORED.iter().find(|(n, _)| *n == name) {
+            notes.push(format!("ignoring --{name}: {why}"));
+            continue;
+        }
+        let name = match RENAMES.iter().find(|(old, _)| *old == name) {
+            Some((old, new)) => {
+                notes.push(format!("--{old} is read as --{new}"));
+                new.to_string()
+            }
+            None => name,
+        };
+        options.push(match value {
+            Some(v) => format!("--{name}={v}"),
+            None => format!("--{name}"),
+        });
+    }
+    let mut workload = workload.unwrap_or_default();
+    if let Some(ro) = read_only {
+        if matches!(workload.rsplit('/').next(), Some("oltp.lua" | "oltp")) {
+            workload = if ro {
+                "oltp_read_only"
+            } else {
+                "oltp_write_only"
+            }
+            .into();
+        }
+    }
+    let mut argv = vec![args[command_at].clone()];
+    if !workload.is_empty() {
+        argv.push(workload);
+    }
+    argv.extend(options);
+    Normalized { argv, notes }
+}
+
+fn is_on(v: &str) -> bool {
+    matches!(v, "on" | "true" | "1" | "yes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(line: &str) -> Vec<String> {
+        normalize(
+            &line
+                .split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>(),
+        )
+        .argv
+    }
+
+    #[test]
+    fn the_published_05_line_becomes_a_10_run() {
+        let line = "--num-threads=64 --test=oltp.lua --oltp_tables_count=8 --oltp-table-size=1000000 --rand-init=on \
+            --report-interval=1 --rand-type=uniform --forced-shutdown=1 --max-time=120 --max-requests=0 \
+            --percentile=99 --oltp-point-selects=9 --oltp-simple-ranges=0 --oltp-sum-ranges=0 \
+            --oltp-order-ranges=0 --oltp-distinct-ranges=0 --oltp-skip-trx=on --oltp-test-mode=nontrx \
+            --oltp-read-only=off --oltp-index-updates=1 --oltp-non-index-updates=0 run";
+        let argv = norm(line);
+        assert_eq!(argv[..2], ["run", "oltp.lua"]);
+        for want in [
+            "--threads=64",
+            "--tables=8",
+            "--table-size=1000000",
+            "--time=120",
+            "--events=0",
+            "--point-selects=9",
+            "--skip-trx=on",
+            "--index-updates=1",
+            "--non-index-updates=0",
+        ] {
+            assert!(
+                argv.contains(&want.to_string()),
+                "missing {want} in {argv:?}"
+            );
+        }
+        assert!(!argv.iter().any(|a| a.contains("rand-init")
+            || a.contains("test-mode")
+            || a.contains("read-only")));
+    }
+
+    #[test]
+    fn sysbench_10_order_and_bakeoff_order_agree() {
+        assert_eq!(
+            norm("--threads=4 oltp_read_only run"),
+            norm("run oltp_read_only --threads=4")
+        );
+    }
+
+    #[test]
+    fn other_subcommands_pass_through() {
+        assert_eq!(norm("--help"), vec!["--help"]);
+    }
+}

@@ -1,0 +1,60 @@
+//! bakeoff: the only place that prints errors or picks exit codes
+//! (0 ok, 1 the run failed, 2 usage or environment error, 130 interrupted).
+
+mod args;
+mod commands;
+mod legacy;
+mod output;
+
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let normalized = legacy::normalize(&raw);
+    let cli = match args::Cli::try_parse_from(
+        std::iter::once("bakeoff".to_string()).chain(normalized.argv),
+    ) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(commands::EXIT_USAGE)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    for note in &normalized.notes {
+        eprintln!("note: {note}");
+    }
+    install_sigint();
+    let result = match &cli.command {
+        args::Command::Prepare(a) => commands::prepare(a),
+        args::Command::Run(a) => commands::run(a),
+        args::Command::Cleanup(a) => commands::cleanup(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("bakeoff: {e:#}");
+            ExitCode::from(commands::EXIT_USAGE)
+        }
+    }
+}
+
+/// First Ctrl-C: finish the run as interrupted (servers stop, results print). Second: leave now.
+fn install_sigint() {
+    extern "C" fn on_sigint(_: libc::c_int) {
+        if commands::INTERRUPTED.swap(true, Ordering::SeqCst) {
+            // SAFETY: _exit is async-signal-safe.
+            unsafe { libc::_exit(130) };
+        }
+    }
+    // SAFETY: the handler only touches an atomic and calls _exit, both async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
+    }
+}

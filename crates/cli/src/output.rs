@@ -1,0 +1,173 @@
+//! sysbench's text formats (shared/reference/sysbench-behaviour.md sections 3.3-3.5), so
+//! scripts that parse sysbench output parse bakeoff's, plus a clearly separate block of
+//! HDR percentiles that sysbench does not have.
+
+use std::fmt::Write;
+
+use bakeoff_engine::{RunResult, Tick};
+use bakeoff_telemetry::SbHistogram;
+
+/// `[ 10s ] thds: 8 tps: 512.30 qps: 10246.00 (r/w/o: ...) lat (ms,95%): 21.89 err/s: 0.00 reconn/s: 0.00`
+pub fn interval_line(t: &Tick, percentile: f64, open_loop: bool) -> String {
+    let w = &t.window;
+    let mut s = format!(
+        "[ {:.0}s ] thds: {} tps: {:4.2} qps: {:4.2} (r/w/o: {:4.2}/{:4.2}/{:4.2}) lat (ms,{}%): {:4.2} err/s: {:4.2} reconn/s: {:4.2}",
+        t.t,
+        t.threads,
+        w.tps,
+        w.qps,
+        w.reads_per_sec,
+        w.writes_per_sec,
+        w.others_per_sec,
+        percentile as u32,
+        w.latency.sysbench_percentile_ms,
+        w.errors_per_sec,
+        w.reconnects_per_sec
+    );
+    if open_loop {
+        let _ = write!(
+            s,
+            "\n[ {:.0}s ] queue length: {}, concurrency: {}",
+            t.t, t.queue_length, t.concurrency
+        );
+    }
+    s
+}
+
+pub fn final_report(r: &RunResult, percentile: f64) -> String {
+    let t = &r.total;
+    let secs = r.elapsed_seconds;
+    let per = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+    let mut s = String::new();
+    let _ = writeln!(s, "SQL statistics:");
+    let _ = writeln!(s, "    queries performed:");
+    let _ = writeln!(s, "        read:                            {}", t.reads);
+    let _ = writeln!(s, "        write:                           {}", t.writes);
+    let _ = writeln!(s, "        other:                           {}", t.others);
+    let _ = writeln!(s, "        total:                           {}", t.queries);
+    let _ = writeln!(
+        s,
+        "    transactions:                        {:<6} ({:.2} per sec.)",
+        t.events,
+        per(t.events)
+    );
+    let _ = writeln!(
+        s,
+        "    queries:                             {:<6} ({:.2} per sec.)",
+        t.queries,
+        per(t.queries)
+    );
+    let _ = writeln!(
+        s,
+        "    ignored errors:                      {:<6} ({:.2} per sec.)",
+        t.errors,
+        per(t.errors)
+    );
+    let _ = writeln!(
+        s,
+        "    reconnects:                          {:<6} ({:.2} per sec.)",
+        t.reconnects,
+        per(t.reconnects)
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(s, "General statistics:");
+    let _ = writeln!(s, "    total time:                          {:.4}s", secs);
+    let _ = writeln!(s, "    total number of events:              {}", t.events);
+    if r.unfinished_events > 0 {
+        let _ = writeln!(
+            s,
+            "    Number of unfinished transactions on forced shutdown: {}",
+            r.unfinished_events
+        );
+    }
+    let _ = writeln!(s);
+    let l = &t.latency;
+    let _ = writeln!(s, "Latency (ms):");
+    let _ = writeln!(s, "         min: {:>39.2}", l.min_ms);
+    let _ = writeln!(s, "         avg: {:>39.2}", l.avg_ms);
+    let _ = writeln!(s, "         max: {:>39.2}", l.max_ms);
+    if percentile > 0.0 {
+        let _ = writeln!(
+            s,
+            "        {:>3}th percentile: {:>27.2}",
+            percentile as u32, l.sysbench_percentile_ms
+        );
+    } else {
+        let _ = writeln!(s, "         percentile stats:               disabled");
+    }
+    let _ = writeln!(s, "         sum: {:>39.2}", l.sum_ms);
+    let _ = writeln!(s);
+    let (ev_avg, ev_sd) = mean_sd(r.connections.iter().map(|c| c.events as f64));
+    let (ex_avg, ex_sd) = mean_sd(r.connections.iter().map(|c| c.latency_sum_ns as f64 / 1e9));
+    let _ = writeln!(s, "Threads fairness:");
+    let _ = writeln!(
+        s,
+        "    events (avg/stddev):           {ev_avg:.4}/{ev_sd:3.2}"
+    );
+    let _ = writeln!(
+        s,
+        "    execution time (avg/stddev):   {ex_avg:.4}/{ex_sd:3.2}"
+    );
+    let _ = writeln!(s);
+    s
+}
+
+/// bakeoff's extra block: exact percentiles and errors per code. Starts with a line no
+/// sysbench parser matches.
+pub fn extra_report(r: &RunResult) -> String {
+    let l = &r.total.latency;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "bakeoff latency percentiles (ms, HDR histogram, 3 significant digits):"
+    );
+    let _ = writeln!(
+        s,
+        "    p50: {:.3}  p90: {:.3}  p95: {:.3}  p99: {:.3}  p99.9: {:.3}  max: {:.3}",
+        l.p50_ms, l.p90_ms, l.p95_ms, l.p99_ms, l.p999_ms, l.max_ms
+    );
+    if !r.total.errors_by_code.is_empty() {
+        let list: Vec<String> = r
+            .total
+            .errors_by_code
+            .iter()
+            .map(|(c, n)| format!("{c}: {n}"))
+            .collect();
+        let _ = writeln!(s, "    ignored errors by code: {}", list.join(", "));
+    }
+    s
+}
+
+/// sysbench's --histogram block.
+pub fn histogram(h: &SbHistogram) -> String {
+    let max = h.buckets().map(|(_, c)| c).max().unwrap_or(0).max(1);
+    let mut s = String::from("Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n");
+    for (v, c) in h.buckets() {
+        let stars = ((40.0 * c as f64 / max as f64) + 0.5) as usize;
+        let _ = writeln!(s, "{v:12.3} |{:<40} {c}", "*".repeat(stars));
+    }
+    s.push_str(" \n");
+    s
+}
+
+/// Population mean and standard deviation, as sysbench's fairness block uses.
+fn mean_sd(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    let n = values.clone().count() as f64;
+    if n == 0.0 {
+        return (0.0, 0.0);
+    }
+    let mean = values.clone().sum::<f64>() / n;
+    let var = values.map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fairness_uses_population_stddev() {
+        let (m, sd) = mean_sd([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0].into_iter());
+        assert_eq!((m, sd), (5.0, 2.0));
+    }
+}

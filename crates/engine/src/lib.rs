@@ -1,0 +1,149 @@
+//! The load engine.
+//!
+//! A few OS threads, each running a single-threaded async runtime that drives many
+//! connections ([`Session`](bakeoff_workload::Session)s), one event in flight per connection.
+//! That is what makes it lean: 1024 connections cost 1024 sockets and small state machines,
+//! not 1024 threads with their stacks and context switches.
+//!
+//! Two pacing models:
+//! - closed loop (default): each connection starts its next event when the last one ends;
+//!   latency is the event's service time, as sysbench measures it without `--rate`;
+//! - open loop (`rate`): Poisson arrivals queue up and free connections take them; latency is
+//!   measured from each event's *intended* start (its arrival), so a stalled server shows as
+//!   latency rather than silently lowering the offered load (coordinated omission). A queue
+//!   that outgrows its bound ends the run with a clear error instead of measuring the queue.
+//!
+//! The run never overruns its end by more than [`RunSpec::grace`]: after that, connections
+//! still waiting on the server are abandoned and their events counted as unfinished.
+//!
+//! What it must not do: print or exit. Ticks go to an [`Observer`]; the CLI prints.
+
+mod pacing;
+mod run;
+mod worker;
+
+use std::time::Duration;
+
+use bakeoff_telemetry::WindowSummary;
+use serde::Serialize;
+
+pub use run::run;
+
+/// Error codes that restart the event instead of stopping the run (`--mysql-ignore-errors`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum IgnoreErrors {
+    All,
+    Codes(Vec<u16>),
+}
+
+impl IgnoreErrors {
+    /// sysbench's default: deadlock, "record has changed since last read", lock wait timeout.
+    pub fn sysbench_default() -> Self {
+        IgnoreErrors::Codes(vec![1213, 1020, 1205])
+    }
+
+    pub fn contains(&self, code: u16) -> bool {
+        match self {
+            IgnoreErrors::All => true,
+            IgnoreErrors::Codes(c) => c.contains(&code),
+        }
+    }
+}
+
+/// How to run: validated plain data.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// Connections (sysbench's --threads).
+    pub connections: u32,
+    /// OS threads driving them.
+    pub client_threads: u32,
+    pub time: Option<Duration>,
+    pub events: Option<u64>,
+    /// Events per second, Poisson arrivals (open loop); `None` = closed loop.
+    pub rate: Option<f64>,
+    /// Tick length: per-interval lines and the JSON series.
+    pub tick: Duration,
+    pub percentile: f64,
+    pub ignore_errors: IgnoreErrors,
+    /// Longest the run may outlast its end while in-flight events finish.
+    pub grace: Duration,
+    pub seed: u64,
+    /// Most events that may wait for a connection in open loop before the run fails.
+    pub queue_limit: usize,
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec {
+            connections: 1,
+            client_threads: 1,
+            time: Some(Duration::from_secs(10)),
+            events: None,
+            rate: None,
+            tick: Duration::from_secs(1),
+            percentile: 95.0,
+            ignore_errors: IgnoreErrors::sysbench_default(),
+            grace: Duration::from_secs(5),
+            seed: 0,
+            queue_limit: 131_072,
+        }
+    }
+}
+
+/// One interval of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tick {
+    /// Seconds since the start, at the end of this interval.
+    pub t: f64,
+    /// Connections still running.
+    pub threads: u32,
+    /// Open loop: events waiting for a connection, and events in flight.
+    pub queue_length: u64,
+    pub concurrency: u64,
+    #[serde(flatten)]
+    pub window: WindowSummary,
+}
+
+/// Per-connection totals, for sysbench's "threads fairness".
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct ConnTotals {
+    pub events: u64,
+    pub latency_sum_ns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
+pub enum RunStatus {
+    Completed,
+    Interrupted,
+    /// A statement failed with an error that is not ignored, or the rate could not be held.
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub status: RunStatus,
+    pub elapsed_seconds: f64,
+    pub total: WindowSummary,
+    pub ticks: Vec<Tick>,
+    pub connections: Vec<ConnTotals>,
+    /// Events still in flight when the grace period ran out.
+    pub unfinished_events: u64,
+    #[serde(skip)]
+    pub histogram: bakeoff_telemetry::SbHistogram,
+}
+
+/// Receives each tick as it closes (the CLI prints it; a study stores it).
+pub trait Observer {
+    fn on_tick(&mut self, _tick: &Tick) {}
+    /// All connections are open and prepared; the clock starts now.
+    fn on_start(&mut self) {}
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("could not open connection {tid}: {reason}")]
+    Init { tid: u32, reason: String },
+    #[error("a client thread failed: {0}")]
+    Thread(String),
+}

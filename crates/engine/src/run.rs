@@ -1,0 +1,164 @@
+//! The coordinator: starts the client threads, opens the clock once every connection is
+//! ready, closes a tick every `spec.tick`, ends the run and enforces the grace period.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bakeoff_telemetry::Window;
+use bakeoff_workload::SessionContext;
+use tokio::sync::watch;
+
+use crate::worker::{Recorder, Shared, Worker};
+use crate::{ConnTotals, EngineError, Observer, RunResult, RunSpec, RunStatus, Tick};
+
+/// Run the workload as `spec` says. `interrupt` is set by the caller (Ctrl-C): the run then
+/// stops starting events, lets in-flight ones finish within the grace period, and reports
+/// what it measured with status `Interrupted`.
+pub fn run(
+    ctx: Arc<SessionContext>,
+    spec: &RunSpec,
+    interrupt: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<RunResult, EngineError> {
+    let spec = Arc::new(spec.clone());
+    let shared = Arc::new(Shared::default());
+    let threads = spec.client_threads.clamp(1, spec.connections.max(1));
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (start_tx, start_rx) = watch::channel(None);
+    let mut recorders = Vec::new();
+    let mut handles: Vec<JoinHandle<()>> = Vec::new();
+    for index in 0..threads {
+        let tids: Vec<u32> = (index..spec.connections)
+            .step_by(threads as usize)
+            .collect();
+        let rec = Arc::new(Mutex::new(Recorder {
+            window: Window::default(),
+            conns: vec![ConnTotals::default(); tids.len()],
+        }));
+        recorders.push(rec.clone());
+        let worker = Worker {
+            ctx: ctx.clone(),
+            spec: spec.clone(),
+            shared: shared.clone(),
+            rec,
+            tids,
+            index,
+        };
+        let (ready, start) = (ready_tx.clone(), start_rx.clone());
+        let h = std::thread::Builder::new()
+            .name(format!("bakeoff-client-{index}"))
+            .spawn(move || worker.run(ready, start))
+            .map_err(|e| EngineError::Thread(e.to_string()))?;
+        handles.push(h);
+    }
+    drop(ready_tx);
+    for _ in 0..threads {
+        let r = ready_rx.recv().unwrap_or_else(|_| {
+            Err(EngineError::Thread(
+                "a client thread exited while connecting".into(),
+            ))
+        });
+        if let Err(e) = r {
+            shared.stop.store(true, Ordering::SeqCst);
+            drop(start_tx); // wakes threads still waiting for the start, which then return
+            return Err(e);
+        }
+    }
+    let started = Instant::now();
+    let _ = shared.end.set(spec.time.map(|t| started + t));
+    observer.on_start();
+    let _ = start_tx.send(Some(started));
+    coordinate(
+        &spec, &shared, &recorders, &handles, started, interrupt, observer,
+    )
+}
+
+fn coordinate(
+    spec: &RunSpec,
+    shared: &Shared,
+    recorders: &[Arc<Mutex<Recorder>>],
+    handles: &[JoinHandle<()>],
+    started: Instant,
+    interrupt: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<RunResult, EngineError> {
+    let mut total = Window::default();
+    let mut tick = Window::default();
+    let mut ticks = Vec::new();
+    let mut last_tick = started;
+    let mut next_tick = started + spec.tick;
+    let mut interrupted = false;
+    let mut stopping_since: Option<Instant> = None;
+    loop {
+        std::thread::sleep(
+            Duration::from_millis(5).min(next_tick.saturating_duration_since(Instant::now())),
+        );
+        let now = Instant::now();
+        if interrupt.load(Ordering::Relaxed) && !shared.stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            shared.stop.store(true, Ordering::SeqCst);
+        }
+        let ended = shared.stop.load(Ordering::Relaxed)
+            || matches!(shared.end.get(), Some(Some(e)) if now >= *e);
+        if ended && stopping_since.is_none() {
+            stopping_since = Some(now);
+        }
+        let done = handles.iter().all(|h| h.is_finished());
+        if now >= next_tick && !done && !ended {
+            drain(recorders, &mut tick);
+            let secs = (now - last_tick).as_secs_f64();
+            let t = Tick {
+                t: (now - started).as_secs_f64(),
+                threads: shared.running.load(Ordering::Relaxed),
+                queue_length: shared.queued.load(Ordering::Relaxed),
+                concurrency: shared.in_flight.load(Ordering::Relaxed),
+                window: tick.summary(secs, spec.percentile),
+            };
+            observer.on_tick(&t);
+            ticks.push(t);
+            total.add(&tick);
+            tick.reset();
+            last_tick = now;
+            next_tick += spec.tick;
+        }
+        let out_of_grace = stopping_since.is_some_and(|s| now - s >= spec.grace);
+        if done || out_of_grace {
+            break;
+        }
+    }
+    let elapsed = started.elapsed();
+    drain(recorders, &mut total);
+    let mut connections = Vec::new();
+    for r in recorders {
+        if let Ok(r) = r.lock() {
+            connections.extend_from_slice(&r.conns);
+        }
+    }
+    let status = match (shared.failure.get(), interrupted) {
+        (Some(reason), _) => RunStatus::Failed(reason.clone()),
+        (None, true) => RunStatus::Interrupted,
+        (None, false) => RunStatus::Completed,
+    };
+    // A thread stuck past the grace period is abandoned (its server stopped answering); it
+    // holds only a socket and ends with the process.
+    Ok(RunResult {
+        status,
+        elapsed_seconds: elapsed.as_secs_f64(),
+        total: total.summary(elapsed.as_secs_f64(), spec.percentile),
+        ticks,
+        connections,
+        unfinished_events: shared.in_flight.load(Ordering::Relaxed),
+        histogram: total.sb_histogram().clone(),
+    })
+}
+
+fn drain(recorders: &[Arc<Mutex<Recorder>>], into: &mut Window) {
+    for r in recorders {
+        if let Ok(mut r) = r.lock() {
+            into.add(&r.window);
+            r.window.reset();
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! One client thread: a single-threaded runtime driving its share of the connections.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use bakeoff_telemetry::Window;
+use bakeoff_workload::{EventError, Session, SessionContext, StmtCounts};
+use tokio::sync::{watch, Notify};
+
+use crate::pacing::Arrivals;
+use crate::{ConnTotals, EngineError, RunSpec};
+
+/// State all client threads and the coordinator share. Touched a few times per event.
+#[derive(Default)]
+pub(crate) struct Shared {
+    pub stop: AtomicBool,
+    pub events_started: AtomicU64,
+    pub in_flight: AtomicU64,
+    pub queued: AtomicU64,
+    pub running: AtomicU32,
+    pub failure: OnceLock<String>,
+    /// Measurement ends here (start + --time), once started.
+    pub end: OnceLock<Option<Instant>>,
+}
+
+impl Shared {
+    pub fn fail(&self, reason: String) {
+        let _ = self.failure.set(reason);
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    fn over(&self, now: Instant) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || matches!(self.end.get(), Some(Some(end)) if now >= *end)
+    }
+}
+
+/// What one client thread recorded since the coordinator last looked, and per-connection totals.
+pub(crate) struct Recorder {
+    pub window: Window,
+    pub conns: Vec<ConnTotals>,
+}
+
+pub(crate) struct Worker {
+    pub ctx: Arc<SessionContext>,
+    pub spec: Arc<RunSpec>,
+    pub shared: Arc<Shared>,
+    pub rec: Arc<Mutex<Recorder>>,
+    pub tids: Vec<u32>,
+    pub index: u32,
+}
+
+/// Events waiting for a connection (open loop), local to one client thread.
+#[derive(Default)]
+struct Queue {
+    q: RefCell<VecDeque<Instant>>,
+    notify: Notify,
+}
+
+impl Worker {
+    pub fn run(
+        self,
+        ready: mpsc::Sender<Result<(), EngineError>>,
+        mut start: watch::Receiver<Option<Instant>>,
+    ) {
+        let rt = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => {
+                let _ = ready.send(Err(EngineError::Thread(e.to_string())));
+                return;
+            }
+        };
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&rt, async move {
+            let sessions = match self.open_sessions().await {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = ready.send(Err(e));
+                    return;
+                }
+            };
+            let _ = ready.send(Ok(()));
+            let Ok(started) = start
+                .wait_for(|s| s.is_some())
+                .await
+                .map(|s| s.unwrap_or_else(Instant::now))
+            else {
+                return; // coordinator gave up before the start
+            };
+            let this = Rc::new(self);
+            let queue = Rc::new(Queue::default());
+            if let Some(rate) = this.spec.rate {
+                tokio::task::spawn_local(generate(this.clone(), queue.clone(), rate, started));
+            }
+            let tasks: Vec<_> = sessions
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    tokio::task::spawn_local(connection(this.clone(), queue.clone(), s, i))
+                })
+                .collect();
+            for t in tasks {
+                let _ = t.await;
+            }
+        });
+    }
+
+    /// Connect and prepare every session of this thread concurrently (sysbench's thread_init).
+    async fn open_sessions(&self) -> Result<Vec<Session>, EngineError> {
+        let opens: Vec<_> = self
+            .tids
+            .iter()
+            .map(|&tid| {
+                let ctx = self.ctx.clone();
+                let seed = self
+                    .spec
+                    .seed
+                    .wrapping_mul(0x9e37_79b9)
+                    .wrapping_add(tid as u64);
+                tokio::task::spawn_local(async move { (tid, Session::open(ctx, tid, seed).await) })
+            })
+            .collect();
+        let mut sessions = Vec::with_capacity(opens.len());
+        for o in opens {
+            match o.await {
+                Ok((_, Ok(s))) => sessions.push(s),
+                Ok((tid, Err(e))) => {
+                    return Err(EngineError::Init {
+                        tid,
+                        reason: e.to_string(),
+                    })
+                }
+                Err(e) => return Err(EngineError::Thread(e.to_string())),
+            }
+        }
+        Ok(sessions)
+    }
+}
+
+/// Open loop: this thread's share of the arrivals, queued for its connections.
+async fn generate(w: Rc<Worker>, queue: Rc<Queue>, rate: f64, started: Instant) {
+    let threads = w.spec.client_threads.max(1);
+    let mut arrivals = Arrivals::new(
+        rate / threads as f64,
+        started,
+        w.spec.seed ^ (0xa5a5 + w.index as u64),
+    );
+    let limit = (w.spec.queue_limit / threads as usize).max(1);
+    loop {
+        let at = arrivals.next();
+        if at > Instant::now() {
+            tokio::time::sleep_until(at.into()).await;
+        }
+        if w.shared.over(at) {
+            break;
+        }
+        if queue.q.borrow().len() >= limit {
+            w.shared.fail(format!(
+                "the event queue is full ({} events waiting): the server or the {} connections cannot keep up with --rate={rate}; lower --rate or raise --threads",
+                w.spec.queue_limit, w.spec.connections
+            ));
+            break;
+        }
+        queue.q.borrow_mut().push_back(at);
+        w.shared.queued.fetch_add(1, Ordering::Relaxed);
+        queue.notify.notify_one();
+    }
+    queue.notify.notify_waiters();
+}
+
+/// The next event's intended start: now (closed loop) or the oldest arrival (open loop).
+async fn next_start(w: &Worker, queue: &Queue) -> Option<Instant> {
+    if w.spec.rate.is_none() {
+        let now = Instant::now();
+        return (!w.shared.over(now)).then_some(now);
+    }
+    loop {
+        let notified = queue.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Some(t) = queue.q.borrow_mut().pop_front() {
+            w.shared.queued.fetch_sub(1, Ordering::Relaxed);
+            return Some(t);
+        }
+        if w.shared.over(Instant::now()) {
+            return None;
+        }
+        // Wake at least every 100 ms to notice the end of the run.
+        let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
+    }
+}
+
+/// One connection's loop. Latency runs from the intended start to the end of the event,
+/// restarts after ignorable errors and reconnects included (sysbench keeps the timer running
+/// across restarts too).
+async fn connection(w: Rc<Worker>, queue: Rc<Queue>, mut s: Session, i: usize) {
+    w.shared.running.fetch_add(1, Ordering::Relaxed);
+    while let Some(intended) = next_start(&w, &queue).await {
+        if let Some(max) = w.spec.events {
+            if w.shared.events_started.fetch_add(1, Ordering::Relaxed) >= max {
+                break;
+            }
+        }
+        w.shared.in_flight.fetch_add(1, Ordering::Relaxed);
+        let mut counts = StmtCounts::default();
+        let ok = event_with_restarts(&w, &mut s, &mut counts).await;
+        let latency = intended.elapsed().as_nanos() as u64;
+        w.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if !ok {
+            record_statements(&w, counts);
+            break;
+        }
+        // One lock per event: the coordinator takes it once per tick, so it is uncontended.
+        if let Ok(mut r) = w.rec.lock() {
+            r.window
+                .record_statements(counts.reads, counts.writes, counts.others);
+            r.window.record_event(latency);
+            let c = &mut r.conns[i];
+            c.events += 1;
+            c.latency_sum_ns += latency;
+        }
+    }
+    let mut c = StmtCounts::default();
+    if let Err(e) = s.finish(&mut c).await {
+        w.shared.fail(format!("FATAL: {e}"));
+    }
+    record_statements(&w, c);
+    w.shared.running.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// Run one event to success. Ignorable server errors restart it with fresh values; a lost
+/// connection is re-established (with backoff) and re-prepared, then the event restarts.
+/// Returns false when the run must stop (fatal error, or the run ended while reconnecting).
+async fn event_with_restarts(w: &Worker, s: &mut Session, counts: &mut StmtCounts) -> bool {
+    loop {
+        let result = s.event(counts).await;
+        let err = match result {
+            Ok(()) => return true,
+            Err(e) => e,
+        };
+        if err.is_connection_lost() {
+            if let Ok(mut r) = w.rec.lock() {
+                r.window.reconnects += 1;
+            }
+            if !reconnect(w, s).await {
+                return false;
+            }
+            continue;
+        }
+        match &err {
+            EventError::Server { error, .. } if w.spec.ignore_errors.contains(error.code) => {
+                if let Ok(mut r) = w.rec.lock() {
+                    r.window.record_error(error.code);
+                }
+                if w.shared.stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+            }
+            _ => {
+                w.shared.fail(format!("FATAL: {err}"));
+                return false;
+            }
+        }
+    }
+}
+
+async fn reconnect(w: &Worker, s: &mut Session) -> bool {
+    let mut backoff = Duration::from_millis(1);
+    loop {
+        if w.shared.over(Instant::now()) {
+            return false;
+        }
+        match s.reconnect().await {
+            Ok(()) => return true,
+            Err(_) => {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+fn record_statements(w: &Worker, c: StmtCounts) {
+    if c != StmtCounts::default() {
+        if let Ok(mut r) = w.rec.lock() {
+            r.window.record_statements(c.reads, c.writes, c.others);
+        }
+    }
+}
