@@ -121,6 +121,18 @@ impl Gen {
     fn id(&mut self, table_size: u32) -> i64 {
         self.dist.sample(&mut self.rng, 1, table_size) as i64
     }
+
+    /// A fresh sysbench row for `INSERT ... (id, k, c, pad)`: new c and pad digit strings.
+    fn row(&mut self, id: i64, k: i64) -> [Param<'_>; 4] {
+        fill_c(&mut self.rng, &mut self.c);
+        fill_pad(&mut self.rng, &mut self.pad);
+        [
+            Param::Int(id),
+            Param::Int(k),
+            Param::Str(&self.c),
+            Param::Str(&self.pad),
+        ]
+    }
 }
 
 pub struct Session {
@@ -308,14 +320,7 @@ impl Session {
                     continue;
                 }
                 let k = self.gen.id(size);
-                fill_c(&mut self.gen.rng, &mut self.gen.c);
-                fill_pad(&mut self.gen.rng, &mut self.gen.pad);
-                let params = [
-                    Param::Int(id),
-                    Param::Int(k),
-                    Param::Str(&self.gen.c),
-                    Param::Str(&self.gen.pad),
-                ];
+                let params = self.gen.row(id, k);
                 run(
                     &mut self.conn,
                     row[Kind::Insert as usize].as_ref(),
@@ -342,14 +347,7 @@ impl Session {
             self.ctx.unique.next() as i64 - 2_147_483_648
         };
         let k = self.gen.id(o.table_size.max(1));
-        fill_c(&mut self.gen.rng, &mut self.gen.c);
-        fill_pad(&mut self.gen.rng, &mut self.gen.pad);
-        let params = [
-            Param::Int(id),
-            Param::Int(k),
-            Param::Str(&self.gen.c),
-            Param::Str(&self.gen.pad),
-        ];
+        let params = self.gen.row(id, k);
         run(
             &mut self.conn,
             self.stmts[t as usize - 1][Kind::Insert as usize].as_ref(),
