@@ -272,7 +272,7 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     };
     if let Target::Embedded(_) = target {
         let opts = target.connect_options();
-        let rows = rt()?.block_on(dataset::prepare(
+        rt()?.block_on(dataset::prepare(
             &opts,
             &spec,
             a.general.threads,
@@ -284,7 +284,6 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
                 }
             },
         ))?;
-        let _ = rows;
     }
     let text = a.general.format == Format::Text;
     if text {

@@ -98,9 +98,9 @@ impl Window {
     }
 
     pub fn reset(&mut self) {
-        let (hdr, sb) = (&mut self.hdr, &mut self.sb);
-        hdr.reset();
-        sb.reset();
+        // In place: the HDR counts array is ~270 KB, not worth reallocating every tick.
+        self.hdr.reset();
+        self.sb.reset();
         self.events = 0;
         self.reads = 0;
         self.writes = 0;

@@ -259,7 +259,8 @@ async fn table_exists(conn: &mut Conn, name: &str) -> Result<bool, DriverError> 
     Ok(!rows.is_empty())
 }
 
-/// Await every future on this task, concurrently; the first error wins.
+/// Await every future on this task, concurrently. All run to the end (a failed loader does
+/// not cancel the others); the first error in worker order is returned.
 async fn join_all<T, F: std::future::Future<Output = Result<T, DatasetError>>>(
     futures: impl Iterator<Item = F>,
 ) -> Result<Vec<T>, DatasetError> {

@@ -114,7 +114,8 @@ struct Gen {
     dist: Distribution,
     c: [u8; C_LEN],
     pad: [u8; PAD_LEN],
-    ints: Vec<i64>,
+    /// select_random_*'s parameters, reused so an event allocates nothing.
+    ints: Vec<Param<'static>>,
 }
 
 impl Gen {
@@ -373,30 +374,36 @@ impl Session {
         self.gen.ints.clear();
         for _ in 0..n {
             let v = self.gen.dist.sample(&mut self.gen.rng, lo, hi.max(lo)) as i64;
-            self.gen.ints.push(v);
+            self.gen.ints.push(Param::Int(v));
             if ranges {
-                self.gen.ints.push(v + o.delta as i64);
+                self.gen.ints.push(Param::Int(v + o.delta as i64));
             }
         }
-        let params: Vec<Param<'_>> = self.gen.ints.iter().map(|&v| Param::Int(v)).collect();
-        run(&mut self.conn, self.special.as_ref(), &params, c).await
+        let params = &self.gen.ints;
+        run(&mut self.conn, self.special.as_ref(), params, c).await
     }
 
     /// bulk_insert.lua: one row per event appended to a 512 KiB multi-row INSERT into this
     /// session's own table; the statement is sent when the next row would not fit.
     async fn bulk_event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        use std::io::Write;
         self.bulk_rows += 1;
-        let row = format!("({0},{0})", self.bulk_rows);
-        if !self.bulk.is_empty() && self.bulk.len() + row.len() + 1 > BULK_PACKET {
+        // The row on the stack: bulk_insert's events are rows, so this is the hot path.
+        let mut buf = [0u8; 48];
+        let len = {
+            let mut w = &mut buf[..];
+            let _ = write!(w, "({0},{0})", self.bulk_rows);
+            48 - w.len()
+        };
+        if !self.bulk.is_empty() && self.bulk.len() + len + 1 > BULK_PACKET {
             self.flush_bulk(c).await?;
         }
         if self.bulk.is_empty() {
-            self.bulk
-                .extend_from_slice(format!("INSERT INTO sbtest{} VALUES", self.tid + 1).as_bytes());
+            let _ = write!(self.bulk, "INSERT INTO sbtest{} VALUES", self.tid + 1);
         } else {
             self.bulk.push(b',');
         }
-        self.bulk.extend_from_slice(row.as_bytes());
+        self.bulk.extend_from_slice(&buf[..len]);
         Ok(())
     }
 
