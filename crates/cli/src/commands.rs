@@ -325,7 +325,13 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     drop(target);
     Ok(match &result.status {
         RunStatus::Completed => ExitCode::SUCCESS,
-        RunStatus::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+        RunStatus::Interrupted => {
+            eprintln!(
+                "Interrupted: the figures above cover the {:.1} s measured before Ctrl-C, not the requested run.",
+                result.elapsed_seconds
+            );
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
         RunStatus::Failed(reason) => {
             eprintln!("{reason}");
             ExitCode::from(EXIT_FAILED)

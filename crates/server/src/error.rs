@@ -17,13 +17,15 @@ pub enum ServerError {
         status: String,
         log_tail: String,
     },
-    #[error("the server exited during startup ({status}); last lines of its error log {log}:\n{log_tail}")]
+    #[error(
+        "the server exited during startup ({status}); last lines of its error log:\n{log_tail}"
+    )]
     ExitedAtStart {
         status: String,
         log: PathBuf,
         log_tail: String,
     },
-    #[error("the server did not become ready within {secs} s (last attempt: {last}); last lines of its error log {log}:\n{log_tail}")]
+    #[error("the server did not become ready within {secs} s (last attempt: {last}); last lines of its error log:\n{log_tail}")]
     NotReady {
         secs: u64,
         last: String,
