@@ -112,6 +112,10 @@ pub struct GeneralArgs {
     /// --threads).
     #[arg(long)]
     pub client_threads: Option<u32>,
+    /// Scheduling policy of the client threads: batch (SCHED_BATCH: responses do not preempt
+    /// the server on a shared machine, so the client costs less CPU per query) or normal.
+    #[arg(long, default_value = "batch", value_parser = ["batch", "normal"])]
+    pub client_sched: String,
     /// Connections used by prepare (default: CPUs, at least 2).
     #[arg(long)]
     pub prepare_threads: Option<u32>,

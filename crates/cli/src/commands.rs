@@ -124,6 +124,7 @@ pub fn run_spec(a: &LoadArgs) -> Result<RunSpec> {
             clock_seed()
         },
         queue_limit: 131_072,
+        batch_scheduling: g.client_sched == "batch",
     })
 }
 
@@ -415,6 +416,7 @@ struct RunEcho {
     percentile: f64,
     seed: u64,
     ignore_errors: IgnoreErrors,
+    client_sched: &'static str,
 }
 
 impl RunEcho {
@@ -429,6 +431,11 @@ impl RunEcho {
             percentile: r.percentile,
             seed: r.seed,
             ignore_errors: r.ignore_errors.clone(),
+            client_sched: if r.batch_scheduling {
+                "batch"
+            } else {
+                "normal"
+            },
         }
     }
 }

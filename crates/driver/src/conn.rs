@@ -159,6 +159,18 @@ impl Conn {
         })
     }
 
+    /// Switch to blocking socket I/O, for a thread that drives this one connection and
+    /// nothing else (see `stream.rs`).
+    pub fn into_blocking(mut self) -> Result<Conn, DriverError> {
+        let stream = self.stream;
+        self.stream = stream.into_blocking().map_err(|source| DriverError::Io {
+            endpoint: self.endpoint.clone(),
+            op: "switching to blocking I/O",
+            source,
+        })?;
+        Ok(self)
+    }
+
     pub fn server_version(&self) -> &str {
         &self.server_version
     }

@@ -74,3 +74,32 @@ fn wrong_password_is_an_authentication_error() {
         .expect("must fail");
     assert!(err.to_string().contains("Access denied"), "{err}");
 }
+
+#[test]
+fn a_blocking_connection_runs_statements_and_sees_the_server_go() {
+    let server = bakeoff_testkit::server();
+    rt().block_on(async {
+        let c = Conn::connect(&server.connect_options()).await.unwrap();
+        let mut c = c.into_blocking().unwrap();
+        let stmt = c.prepare("SELECT ?, REPEAT('x', 100000)").await.unwrap();
+        for i in 0..50 {
+            assert_eq!(
+                c.execute(&stmt, &[bakeoff_driver::Param::Int(i)])
+                    .await
+                    .unwrap(),
+                Outcome::Rows(1)
+            );
+        }
+        // The server closing the connection is a lost connection, not a hang.
+        let id = c.connection_id();
+        let mut admin = Conn::connect(&server.connect_options()).await.unwrap();
+        admin.exec(&format!("KILL {id}")).await.unwrap();
+        let err = c.query("SELECT 1").await;
+        let lost = match err {
+            Err(e) => e.is_connection_lost(),
+            Ok(Outcome::Err(e)) => bakeoff_driver::is_lost_code(e.code),
+            Ok(other) => panic!("a killed connection answered {other:?}"),
+        };
+        assert!(lost, "a killed connection must read as lost");
+    });
+}

@@ -150,6 +150,8 @@ pub struct Session {
     gen: Gen,
     bulk: Vec<u8>,
     bulk_rows: u64,
+    /// Blocking socket I/O: this session is the only one on its thread (closed loop).
+    blocking: bool,
 }
 
 impl Session {
@@ -158,8 +160,9 @@ impl Session {
         ctx: Arc<SessionContext>,
         tid: u32,
         seed: u64,
+        blocking: bool,
     ) -> Result<Session, DriverError> {
-        let conn = Conn::connect(&ctx.connect).await?;
+        let conn = connect(&ctx.connect, blocking).await?;
         let plan = Plan::of(&ctx.spec);
         let gen = Gen {
             rng: Rng::seeded(seed),
@@ -180,6 +183,7 @@ impl Session {
             gen,
             bulk: Vec::new(),
             bulk_rows: 0,
+            blocking,
         };
         s.prepare_all().await?;
         Ok(s)
@@ -187,7 +191,7 @@ impl Session {
 
     /// After a lost connection: a new connection with every statement prepared again.
     pub async fn reconnect(&mut self) -> Result<(), DriverError> {
-        self.conn = Conn::connect(&self.ctx.connect).await?;
+        self.conn = connect(&self.ctx.connect, self.blocking).await?;
         self.prepare_all().await
     }
 
@@ -423,6 +427,15 @@ impl Session {
         }
         self.conn.quit().await;
         Ok(())
+    }
+}
+
+async fn connect(opts: &ConnectOptions, blocking: bool) -> Result<Conn, DriverError> {
+    let conn = Conn::connect(opts).await?;
+    if blocking {
+        conn.into_blocking()
+    } else {
+        Ok(conn)
     }
 }
 

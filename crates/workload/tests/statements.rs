@@ -62,7 +62,9 @@ fn per_event(kind: WorkloadKind, name: &str) -> ([f64; 6], StmtCounts) {
             threads: 1,
             unique: Unique::new(1),
         });
-        let mut session = Session::open(ctx, 0, 42).await.expect("open session");
+        let mut session = Session::open(ctx, 0, 42, false)
+            .await
+            .expect("open session");
         let mut admin = connect(&opts).await;
         let before = counters(&mut admin).await;
         let mut c = StmtCounts::default();
