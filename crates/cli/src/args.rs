@@ -18,7 +18,10 @@ sysbench command lines work unchanged after `bakeoff`, 1.0 and 0.5 alike:
 Examples:
   bakeoff run oltp_point_select --threads=64 --time=30 --tables=4 --table-size=100000
   bakeoff run oltp_read_write --mysql-socket=/run/mysqld/mysqld.sock --format=json
-  bakeoff prepare oltp_read_only --mysql-host=127.0.0.1 --tables=8 --table-size=1000000";
+  bakeoff prepare oltp_read_only --mysql-host=127.0.0.1 --tables=8 --table-size=1000000
+
+Fixed work, mysqlslap's way (1000 connections x 50 events, 50 times; min/avg/max seconds):
+  bakeoff run oltp_point_select --concurrency=1000 --events-per-connection=50 --iterations=50";
 
 #[derive(Debug, Parser)]
 #[command(name = "bakeoff", version, about = ABOUT, long_about = LONG_ABOUT)]
@@ -62,12 +65,14 @@ pub enum Format {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Run")]
 pub struct GeneralArgs {
-    /// Connections, each with one event in flight (sysbench's threads).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    /// Connections, each with one event in flight (sysbench's threads; mysqlslap's
+    /// --concurrency).
+    #[arg(long, visible_alias = "concurrency", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub threads: u32,
-    /// Seconds to run; 0 = no time limit.
-    #[arg(long, default_value_t = 10)]
-    pub time: u64,
+    /// Seconds to run; 0 = no time limit. [default: 10; with --iterations: no limit, and a
+    /// given value caps each iteration]
+    #[arg(long)]
+    pub time: Option<u64>,
     /// Stop after this many events; 0 = no limit.
     #[arg(long, default_value_t = 0)]
     pub events: u64,
@@ -75,6 +80,15 @@ pub struct GeneralArgs {
     /// start. 0 = as fast as the connections go (closed loop).
     #[arg(long, default_value_t = 0.0)]
     pub rate: f64,
+    /// Fixed work, mysqlslap's way: run the whole job this many times, each connection running
+    /// --events-per-connection events, and report seconds per iteration (min/avg/max; the
+    /// clock includes connecting, as mysqlslap's does).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iterations: Option<u32>,
+    /// Fixed work: events each connection runs per iteration [default: 1]. Implies
+    /// --iterations=1 when that is not given.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub events_per_connection: Option<u64>,
     /// Print a line every N seconds; 0 = only the final report.
     #[arg(long, default_value_t = 0)]
     pub report_interval: u64,

@@ -99,10 +99,12 @@ pub fn run_spec(a: &LoadArgs) -> Result<RunSpec> {
             g.rate
         );
     }
-    if g.time == 0 && g.events == 0 {
+    let fixed = fixed_work(g)?;
+    let time_secs = g.time.unwrap_or(if fixed.is_some() { 0 } else { 10 });
+    if time_secs == 0 && g.events == 0 && fixed.is_none() {
         bail!("both --time and --events are 0: the run would never end; set one of them");
     }
-    let time = (g.time > 0).then(|| Duration::from_secs(g.time));
+    let time = (time_secs > 0).then(|| Duration::from_secs(time_secs));
     let grace = forced_shutdown(&g.forced_shutdown, time)?;
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
@@ -113,6 +115,7 @@ pub fn run_spec(a: &LoadArgs) -> Result<RunSpec> {
         client_threads: g.client_threads.unwrap_or(cpus).clamp(1, g.threads),
         time,
         events: (g.events > 0).then_some(g.events),
+        events_per_connection: fixed.map(|(_, n)| n),
         rate: (g.rate > 0.0).then_some(g.rate),
         tick: Duration::from_secs(g.report_interval.max(1)),
         percentile: g.percentile,
@@ -126,6 +129,23 @@ pub fn run_spec(a: &LoadArgs) -> Result<RunSpec> {
         queue_limit: 131_072,
         batch_scheduling: g.client_sched == "batch",
     })
+}
+
+/// (iterations, events per connection) when fixed work was asked for.
+pub fn fixed_work(g: &crate::args::GeneralArgs) -> Result<Option<(u32, u64)>> {
+    if g.iterations.is_none() && g.events_per_connection.is_none() {
+        return Ok(None);
+    }
+    if g.events > 0 {
+        bail!("--events={} counts events of the whole run; with --iterations use --events-per-connection (each connection's share of one iteration)", g.events);
+    }
+    if g.rate > 0.0 {
+        bail!("--rate paces an open-ended run; fixed work (--iterations, --events-per-connection) runs each connection's events back to back: drop one of them");
+    }
+    Ok(Some((
+        g.iterations.unwrap_or(1),
+        g.events_per_connection.unwrap_or(1),
+    )))
 }
 
 fn forced_shutdown(v: &str, time: Option<Duration>) -> Result<Duration> {
@@ -165,12 +185,20 @@ fn clock_seed() -> u64 {
 }
 
 /// The server to talk to: one given on the command line, or the embedded one.
-enum Target {
+pub(crate) enum Target {
     Given(ConnectOptions),
     Embedded(Server),
 }
 
 impl Target {
+    /// Known for the embedded server; a given server's version is not asked for yet.
+    pub(crate) fn server_version(&self) -> Option<String> {
+        match self {
+            Target::Embedded(s) => Some(s.version().to_string()),
+            Target::Given(_) => None,
+        }
+    }
+
     fn connect_options(&self) -> ConnectOptions {
         match self {
             Target::Given(o) => o.clone(),
@@ -286,27 +314,38 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             },
         ))?;
     }
-    let text = a.general.format == Format::Text;
-    if text {
-        print_header(&spec, &run_spec);
-    }
     let ctx = Arc::new(SessionContext {
         connect: target.connect_options(),
         spec: spec.clone(),
         threads: run_spec.connections,
         unique: Unique::new(run_spec.seed),
     });
+    let code = match fixed_work(&a.general)? {
+        Some((iterations, _)) => crate::slap::run(a, &spec, &run_spec, iterations, ctx, &target)?,
+        None => run_timed(a, &spec, &run_spec, ctx, &target)?,
+    };
+    drop(target); // stops the embedded server, after everything measured is printed
+    Ok(code)
+}
+
+fn run_timed(
+    a: &LoadArgs,
+    spec: &WorkloadSpec,
+    run_spec: &RunSpec,
+    ctx: Arc<SessionContext>,
+    target: &Target,
+) -> Result<ExitCode> {
+    let text = a.general.format == Format::Text;
+    if text {
+        print_header(spec, run_spec);
+    }
     let mut printer = Printer {
         text,
         interval: a.general.report_interval > 0,
         percentile: run_spec.percentile,
         open_loop: run_spec.rate.is_some(),
     };
-    let result = bakeoff_engine::run(ctx, &run_spec, &INTERRUPTED, &mut printer)?;
-    let server_version = match &target {
-        Target::Embedded(s) => Some(s.version().to_string()),
-        Target::Given(_) => None,
-    };
+    let result = bakeoff_engine::run(ctx, run_spec, &INTERRUPTED, &mut printer)?;
     if text {
         if a.general.histogram {
             print!("{}", output::histogram(&result.histogram));
@@ -316,20 +355,23 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     } else {
         let doc = JsonReport {
             bakeoff_version: env!("CARGO_PKG_VERSION"),
-            workload: &spec,
-            run: RunEcho::of(&run_spec),
-            server_version,
+            workload: spec,
+            run: RunEcho::of(run_spec),
+            server_version: target.server_version(),
             result: &result,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
     }
-    drop(target);
-    Ok(match &result.status {
+    Ok(exit_code(&result.status, result.elapsed_seconds))
+}
+
+/// 0 completed, 130 interrupted, 1 failed; says on stderr what the figures cover.
+pub(crate) fn exit_code(status: &RunStatus, measured_seconds: f64) -> ExitCode {
+    match status {
         RunStatus::Completed => ExitCode::SUCCESS,
         RunStatus::Interrupted => {
             eprintln!(
-                "Interrupted: the figures above cover the {:.1} s measured before Ctrl-C, not the requested run.",
-                result.elapsed_seconds
+                "Interrupted: the figures above cover the {measured_seconds:.1} s measured before Ctrl-C, not the requested run."
             );
             ExitCode::from(EXIT_INTERRUPTED)
         }
@@ -337,10 +379,10 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             eprintln!("{reason}");
             ExitCode::from(EXIT_FAILED)
         }
-    })
+    }
 }
 
-fn print_header(spec: &WorkloadSpec, r: &RunSpec) {
+pub(crate) fn print_header(spec: &WorkloadSpec, r: &RunSpec) {
     println!(
         "bakeoff {} (sysbench 1.0.20 compatible)",
         env!("CARGO_PKG_VERSION")
@@ -371,7 +413,7 @@ fn print_header(spec: &WorkloadSpec, r: &RunSpec) {
     println!();
 }
 
-struct Printer {
+pub(crate) struct Printer {
     text: bool,
     interval: bool,
     percentile: f64,
@@ -406,11 +448,12 @@ struct JsonReport<'a> {
 }
 
 #[derive(Serialize)]
-struct RunEcho {
+pub(crate) struct RunEcho {
     threads: u32,
     client_threads: u32,
     time_seconds: Option<u64>,
     events: Option<u64>,
+    events_per_connection: Option<u64>,
     rate: Option<f64>,
     tick_seconds: f64,
     percentile: f64,
@@ -420,12 +463,13 @@ struct RunEcho {
 }
 
 impl RunEcho {
-    fn of(r: &RunSpec) -> RunEcho {
+    pub(crate) fn of(r: &RunSpec) -> RunEcho {
         RunEcho {
             threads: r.connections,
             client_threads: r.client_threads,
             time_seconds: r.time.map(|t| t.as_secs()),
             events: r.events,
+            events_per_connection: r.events_per_connection,
             rate: r.rate,
             tick_seconds: r.tick.as_secs_f64(),
             percentile: r.percentile,

@@ -5,6 +5,7 @@ mod args;
 mod commands;
 mod legacy;
 mod output;
+mod slap;
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;

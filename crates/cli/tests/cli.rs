@@ -54,6 +54,18 @@ fn bad_options_are_usage_errors_that_name_the_option() {
             "--mysql-ignore-errors",
         ),
         (vec!["prepare", "oltp_read_only"], "--mysql-socket"),
+        (
+            vec!["run", "oltp_read_only", "--iterations=2", "--events=5"],
+            "--events-per-connection",
+        ),
+        (
+            vec!["run", "oltp_read_only", "--iterations=2", "--rate=10"],
+            "--rate",
+        ),
+        (
+            vec!["run", "oltp_read_only", "--iterations=0"],
+            "--iterations",
+        ),
     ] {
         let o = bakeoff(&args, None);
         let (_, err) = text(&o);
@@ -232,4 +244,83 @@ fn a_statement_error_stops_the_run_naming_the_statement() {
     let (_, err) = text(&o);
     assert_ne!(o.status.code(), Some(0));
     assert!(err.contains("sbtest1") && err.contains("1146"), "{err}");
+}
+
+#[test]
+fn fixed_work_runs_exactly_n_events_per_connection_and_reports_as_mysqlslap() {
+    let d = db("slap");
+    let common = ["oltp_read_only", "--tables=1", "--table-size=500"];
+    let o = bakeoff(&[&["prepare"][..], &common[..]].concat(), Some(&d));
+    assert!(o.status.success(), "{:?}", text(&o));
+    let fixed = [
+        "--concurrency=7",
+        "--events-per-connection=3",
+        "--iterations=4",
+    ];
+    let o = bakeoff(
+        &[
+            &["run"][..],
+            &common[..],
+            &fixed[..],
+            &["--format=json"][..],
+        ]
+        .concat(),
+        Some(&d),
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("stdout is one JSON document");
+    let its = v["fixed_work"]["iterations"]
+        .as_array()
+        .expect("iterations");
+    assert_eq!(its.len(), 4);
+    for it in its {
+        assert_eq!(it["events"], 21, "7 connections x 3 events: {it}");
+        // oltp_read_only: 10 point selects + 4 ranges (reads) + BEGIN/COMMIT (other).
+        assert_eq!(it["statements"], 21 * 16, "{it}");
+        assert!(it["seconds"].as_f64().unwrap() >= it["setup_seconds"].as_f64().unwrap());
+    }
+    for run in v["runs"].as_array().unwrap() {
+        let per_conn: Vec<u64> = run["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["events"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            per_conn,
+            vec![3; 7],
+            "each connection runs exactly its share"
+        );
+    }
+    assert_eq!(v["fixed_work"]["status"], "completed");
+
+    let o = bakeoff(&[&["run"][..], &common[..], &fixed[..]].concat(), Some(&d));
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let field = |label: &str| -> f64 {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no '{label}' line in:\n{out}"));
+        line.rsplit(':')
+            .next()
+            .unwrap()
+            .trim()
+            .trim_end_matches(" seconds")
+            .parse()
+            .unwrap()
+    };
+    let (avg, min, max) = (
+        field("Average number of seconds to run all queries"),
+        field("Minimum number of seconds to run all queries"),
+        field("Maximum number of seconds to run all queries"),
+    );
+    assert!(min > 0.0 && min <= avg && avg <= max, "{min} {avg} {max}");
+    assert_eq!(field("Number of clients running queries"), 7.0);
+    assert_eq!(field("Average number of queries per client"), 48.0);
+    assert!(
+        out.starts_with("Benchmark\n"),
+        "mysqlslap's block comes first:\n{out}"
+    );
 }

@@ -18,6 +18,7 @@
 //!
 //! What it must not do: print or exit. Ticks go to an [`Observer`]; the CLI prints.
 
+mod fixed;
 mod pacing;
 mod run;
 mod sched;
@@ -28,6 +29,7 @@ use std::time::Duration;
 use bakeoff_telemetry::WindowSummary;
 use serde::Serialize;
 
+pub use fixed::{run_iterations, FixedWork, Iteration};
 pub use run::run;
 
 /// Error codes that restart the event instead of stopping the run (`--mysql-ignore-errors`).
@@ -60,6 +62,8 @@ pub struct RunSpec {
     pub client_threads: u32,
     pub time: Option<Duration>,
     pub events: Option<u64>,
+    /// Each connection stops after this many events (fixed work, as mysqlslap's clients).
+    pub events_per_connection: Option<u64>,
     /// Events per second, Poisson arrivals (open loop); `None` = closed loop.
     pub rate: Option<f64>,
     /// Tick length: per-interval lines and the JSON series.
@@ -85,6 +89,7 @@ impl Default for RunSpec {
             client_threads: 1,
             time: Some(Duration::from_secs(10)),
             events: None,
+            events_per_connection: None,
             rate: None,
             tick: Duration::from_secs(1),
             percentile: 95.0,
@@ -130,6 +135,8 @@ pub enum RunStatus {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
     pub status: RunStatus,
+    /// Connecting and preparing statements, before the clock started.
+    pub setup_seconds: f64,
     pub elapsed_seconds: f64,
     pub total: WindowSummary,
     pub ticks: Vec<Tick>,
@@ -145,6 +152,8 @@ pub trait Observer {
     fn on_tick(&mut self, _tick: &Tick) {}
     /// All connections are open and prepared; the clock starts now.
     fn on_start(&mut self) {}
+    /// Fixed work: iteration `index` (from 0) finished.
+    fn on_iteration(&mut self, _index: usize, _it: &Iteration) {}
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -22,6 +22,7 @@ pub fn run(
     interrupt: &AtomicBool,
     observer: &mut dyn Observer,
 ) -> Result<RunResult, EngineError> {
+    let entered = Instant::now();
     let spec = Arc::new(spec.clone());
     let shared = Arc::new(Shared::default());
     let threads = spec.client_threads.clamp(1, spec.connections.max(1));
@@ -70,9 +71,11 @@ pub fn run(
     let _ = shared.end.set(spec.time.map(|t| started + t));
     observer.on_start();
     let _ = start_tx.send(Some(started));
-    coordinate(
+    let mut result = coordinate(
         &spec, &shared, &recorders, &handles, started, interrupt, observer,
-    )
+    )?;
+    result.setup_seconds = (started - entered).as_secs_f64();
+    Ok(result)
 }
 
 fn coordinate(
@@ -145,6 +148,7 @@ fn coordinate(
     // holds only a socket and ends with the process.
     Ok(RunResult {
         status,
+        setup_seconds: 0.0,
         elapsed_seconds: elapsed.as_secs_f64(),
         total: total.summary(elapsed.as_secs_f64(), spec.percentile),
         ticks,

@@ -217,7 +217,12 @@ async fn next_start(w: &Worker, queue: &Queue) -> Option<Instant> {
 /// across restarts too).
 async fn connection(w: Rc<Worker>, queue: Rc<Queue>, mut s: Session, i: usize) {
     w.shared.running.fetch_add(1, Ordering::Relaxed);
+    let mut done = 0u64;
     while let Some(intended) = next_start(&w, &queue).await {
+        if w.spec.events_per_connection.is_some_and(|n| done >= n) {
+            break;
+        }
+        done += 1;
         if let Some(max) = w.spec.events {
             if w.shared.events_started.fetch_add(1, Ordering::Relaxed) >= max {
                 break;
