@@ -11,6 +11,7 @@ use crate::launch::RunAs;
 use crate::ServerError;
 
 const MARKER: &str = ".bakeoff-rundir";
+const TMP: &str = "tmp";
 /// sun_path is 108 bytes; the socket path must fit with room to spare.
 const MAX_SOCKET_PATH: usize = 100;
 
@@ -39,14 +40,23 @@ impl RunDir {
         }
         fs::create_dir(&path).map_err(err)?;
         fs::write(path.join(MARKER), format!("{}\n", std::process::id())).map_err(err)?;
+        // The server's own tmpdir: a starting mariadbd deletes every `#sql*` file in its tmpdir,
+        // so in a shared /tmp one server's start destroys another's bootstrap temp tables.
+        fs::create_dir(path.join(TMP)).map_err(err)?;
         if let Some(r) = run_as {
             chown(&path, r).map_err(err)?;
+            chown(&path.join(TMP), r).map_err(err)?;
         }
         Ok(RunDir { path })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The server's private tmpdir (see `create`).
+    pub fn tmp(&self) -> PathBuf {
+        self.path.join(TMP)
     }
 
     /// Remove the directory if it is still ours. Errors are ignored: nothing measured lives here.
@@ -99,4 +109,22 @@ pub fn tail(path: &Path, n: usize) -> String {
         }
         Err(e) => format!("(could not read {}: {e})", path.display()),
     }
+}
+
+/// The lines that say what went wrong (`ERROR`, `[Warning]`), then the last `n` lines: an
+/// installer's log ends in pages of generic advice that bury its one real error line.
+pub fn error_lines_and_tail(path: &Path, n: usize) -> String {
+    let Ok(bytes) = fs::read(path) else {
+        return tail(path, n);
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("ERROR") || l.contains("[Warning]"))
+        .take(10)
+        .collect();
+    if errors.is_empty() {
+        return tail(path, n);
+    }
+    format!("{}\n...\n{}", errors.join("\n"), tail(path, n))
 }

@@ -7,7 +7,7 @@ use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
 
 use crate::binary::{find_install_db, find_server_binary};
 use crate::launch::{self, spawn_contained, unprivileged_user, RunAs};
-use crate::rundir::{tail, RunDir};
+use crate::rundir::{error_lines_and_tail, tail, RunDir};
 use crate::ServerError;
 
 /// What to launch. Plain data; [`Server::start`] does the work.
@@ -69,7 +69,7 @@ impl Server {
         let run_as = unprivileged_user();
         let rundir = RunDir::create(run_as)?;
         let dir = rundir.path().to_path_buf();
-        initialize(&binary, &dir, run_as)?;
+        initialize(&binary, &dir, &rundir.tmp(), run_as)?;
         let password = Secret::new(random_password());
         let init = dir.join("init.sql");
         write_private(&init, &init_sql(spec, &password), run_as)?;
@@ -84,6 +84,7 @@ impl Server {
             .arg("--bind-address=127.0.0.1")
             .arg(format!("--log-error={}", log.display()))
             .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
+            .arg(format!("--tmpdir={}", rundir.tmp().display()))
             .arg(format!("--init-file={}", init.display()))
             .args(
                 LAB_DEFAULTS
@@ -275,7 +276,12 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a current-thread runtime builds")
 }
 
-fn initialize(binary: &Path, dir: &Path, run_as: Option<RunAs>) -> Result<(), ServerError> {
+fn initialize(
+    binary: &Path,
+    dir: &Path,
+    tmp: &Path,
+    run_as: Option<RunAs>,
+) -> Result<(), ServerError> {
     let tool = find_install_db(binary)?;
     let log = dir.join("install.log");
     let out = std::fs::File::create(&log).map_err(|source| ServerError::RunDir {
@@ -290,7 +296,9 @@ fn initialize(binary: &Path, dir: &Path, run_as: Option<RunAs>) -> Result<(), Se
     cmd.arg("--no-defaults")
         .arg(format!("--datadir={}", dir.join("data").display()))
         .arg("--skip-test-db")
-        .arg("--auth-root-authentication-method=socket");
+        .arg("--auth-root-authentication-method=socket")
+        // Passed through to the bootstrap server (see RunDir::create for why it is private).
+        .arg(format!("--tmpdir={}", tmp.display()));
     if let Some(basedir) = binary
         .parent()
         .and_then(|d| d.parent())
@@ -313,7 +321,7 @@ fn initialize(binary: &Path, dir: &Path, run_as: Option<RunAs>) -> Result<(), Se
         return Err(ServerError::Initialize {
             tool: what,
             status: status.to_string(),
-            log_tail: tail(&log, 25),
+            log_tail: error_lines_and_tail(&log, 25),
         });
     }
     Ok(())
