@@ -130,7 +130,7 @@ pub struct GeneralArgs {
     /// the server on a shared machine, so the client costs less CPU per query) or normal.
     #[arg(long, default_value = "batch", value_parser = ["batch", "normal"])]
     pub client_sched: String,
-    /// Connections used by prepare (default: CPUs, at least 2).
+    /// Connections used by prepare (default: two per CPU, at least 4).
     #[arg(long)]
     pub prepare_threads: Option<u32>,
     /// Embedded server: the mariadbd/mysqld binary (default: mariadbd from PATH or /usr/sbin).

@@ -37,6 +37,7 @@ pub mod caps {
     pub const FOUND_ROWS: u32 = 2;
     pub const LONG_FLAG: u32 = 4;
     pub const CONNECT_WITH_DB: u32 = 8;
+    pub const LOCAL_FILES: u32 = 0x80;
     pub const PROTOCOL_41: u32 = 0x200;
     pub const TRANSACTIONS: u32 = 0x2000;
     pub const SECURE_CONNECTION: u32 = 0x8000;
@@ -50,7 +51,10 @@ pub mod caps {
     /// What bakeoff asks for. Like sysbench (drv_mysql.c) it does not set FOUND_ROWS, so an
     /// UPDATE's affected rows are rows actually changed, which decides write vs other.
     /// DEPRECATE_EOF stays off: classic EOF packets are understood by every server version.
+    /// LOCAL_FILES lets `prepare` stream rows with LOAD DATA LOCAL; the driver answers a file
+    /// request only to its own `load_local`, with data from memory, never a file.
     pub const CLIENT: u32 = LONG_PASSWORD
+        | LOCAL_FILES
         | LONG_FLAG
         | PROTOCOL_41
         | TRANSACTIONS

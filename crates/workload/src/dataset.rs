@@ -4,15 +4,20 @@
 //! chunks of ids that a pool of connections loads concurrently (sysbench gives each thread
 //! whole tables), then the secondary indexes are built after the load, concurrently across
 //! tables. Rows are sysbench's: ids 1..table_size, k from the key distribution, c and pad
-//! digit strings, in ~512 KiB multi-row INSERTs.
+//! digit strings. They travel as LOAD DATA LOCAL (no SQL for the server to parse per row:
+//! 0.35-0.45 s per 100k-row table against 0.7-0.95 s as INSERTs, measured here with the
+//! mariadb client), or, when the server does not allow local infile, as sysbench's ~512 KiB
+//! multi-row INSERTs. Each chunk's rows come from its own seed, so the data does not depend on
+//! which connection loaded it.
 //!
 //! Safety: every table bakeoff creates is first recorded in the marker table
 //! `bakeoff_tables`; `cleanup` drops only recorded tables, never anything else.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use bakeoff_driver::{Conn, ConnectOptions, DriverError};
+use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome};
 
 use crate::strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
 use crate::{Rng, WorkloadKind, WorkloadSpec};
@@ -20,6 +25,10 @@ use crate::{Rng, WorkloadKind, WorkloadSpec};
 pub const MARKER_TABLE: &str = "bakeoff_tables";
 const BATCH_BYTES: usize = 512 * 1024;
 const CHUNK_ROWS: u32 = 25_000;
+/// "Local infile is not allowed": MariaDB 10.5+'s ER_LOAD_INFILE_CAPABILITY_DISABLED (4166,
+/// seen from 10.11 with local-infile=0), the older ER_NOT_ALLOWED_COMMAND (1148), MySQL 8's
+/// ER_CLIENT_LOCAL_FILES_DISABLED (3948).
+const LOCAL_INFILE_REFUSED: [u16; 3] = [4166, 1148, 3948];
 
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
@@ -126,8 +135,8 @@ pub async fn prepare(
         }
     }
     let jobs = Mutex::new(jobs);
-    let workers = (0..parallel.max(1))
-        .map(|w| load_worker(opts, spec, &jobs, seed.wrapping_add(w as u64 * 7919)));
+    let local = AtomicBool::new(true);
+    let workers = (0..parallel.max(1)).map(|_| load_worker(opts, spec, &jobs, seed, &local));
     let loaded: u64 = join_all(workers).await?.into_iter().sum();
     progress(Progress::Loaded { rows: loaded });
     if spec.options.create_secondary && !bulk {
@@ -139,43 +148,113 @@ pub async fn prepare(
     Ok(loaded)
 }
 
+/// One chunk of one table: ids `start..=end` of `sbtest{table}`.
+#[derive(Debug, Clone, Copy)]
+struct Chunk {
+    table: u32,
+    start: u32,
+    end: u32,
+}
+
 async fn load_worker(
     opts: &ConnectOptions,
     spec: &WorkloadSpec,
     jobs: &Mutex<VecDeque<(u32, u32, u32)>>,
     seed: u64,
+    local: &AtomicBool,
 ) -> Result<u64, DatasetError> {
     let mut conn = Conn::connect(opts).await?;
-    let mut rng = Rng::seeded(seed);
-    let mut sql = Vec::with_capacity(BATCH_BYTES + 1024);
-    let (mut c, mut pad) = ([0u8; C_LEN], [0u8; PAD_LEN]);
+    let mut buf = Vec::with_capacity(BATCH_BYTES + 1024);
     let mut rows = 0u64;
     loop {
         let job = jobs.lock().map(|mut j| j.pop_front()).unwrap_or(None);
-        let Some((t, start, end)) = job else { break };
-        let prefix = format!("INSERT INTO sbtest{t}(id, k, c, pad) VALUES");
-        for id in start..=end {
-            if sql.is_empty() {
-                sql.extend_from_slice(prefix.as_bytes());
-            } else {
-                sql.push(b',');
-            }
-            let k = spec
-                .distribution
-                .sample(&mut rng, 1, spec.options.table_size);
-            fill_c(&mut rng, &mut c);
-            fill_pad(&mut rng, &mut pad);
-            push_row(&mut sql, id, k, &c, &pad);
-            if sql.len() >= BATCH_BYTES - 256 || id == end {
-                conn.exec(std::str::from_utf8(&sql).unwrap_or_default())
-                    .await?;
-                sql.clear();
-            }
-            rows += 1;
+        let Some((table, start, end)) = job else {
+            break;
+        };
+        let chunk = Chunk { table, start, end };
+        if !(local.load(Ordering::Relaxed)
+            && load_local(&mut conn, spec, seed, chunk, &mut buf).await?)
+        {
+            local.store(false, Ordering::Relaxed);
+            insert(&mut conn, spec, seed, chunk, &mut buf).await?;
         }
+        rows += u64::from(end - start + 1);
     }
     conn.quit().await;
     Ok(rows)
+}
+
+/// Every row of `chunk`, generated from the chunk's own seed.
+fn rows(spec: &WorkloadSpec, seed: u64, chunk: Chunk, mut f: impl FnMut(u32, u32, &[u8], &[u8])) {
+    let mut rng = Rng::seeded(seed ^ (u64::from(chunk.table) << 32 | u64::from(chunk.start)));
+    let (mut c, mut pad) = ([0u8; C_LEN], [0u8; PAD_LEN]);
+    for id in chunk.start..=chunk.end {
+        let k = spec
+            .distribution
+            .sample(&mut rng, 1, spec.options.table_size);
+        fill_c(&mut rng, &mut c);
+        fill_pad(&mut rng, &mut pad);
+        f(id, k, &c, &pad);
+    }
+}
+
+/// Load `chunk` as tab-separated rows; false when the server does not allow local infile.
+async fn load_local(
+    conn: &mut Conn,
+    spec: &WorkloadSpec,
+    seed: u64,
+    chunk: Chunk,
+    buf: &mut Vec<u8>,
+) -> Result<bool, DatasetError> {
+    use std::io::Write;
+    buf.clear();
+    rows(spec, seed, chunk, |id, k, c, pad| {
+        let _ = write!(buf, "{id}\t{k}\t");
+        buf.extend_from_slice(c);
+        buf.push(b'\t');
+        buf.extend_from_slice(pad);
+        buf.push(b'\n');
+    });
+    let t = chunk.table;
+    let sql =
+        format!("LOAD DATA LOCAL INFILE 'bakeoff-sbtest{t}' INTO TABLE sbtest{t} (id, k, c, pad)");
+    match conn.load_local(&sql, buf).await? {
+        Outcome::Err(e) if LOCAL_INFILE_REFUSED.contains(&e.code) => Ok(false),
+        Outcome::Err(e) => Err(DriverError::Server(e).into()),
+        _ => Ok(true),
+    }
+}
+
+/// Load `chunk` as sysbench does: multi-row INSERTs of about 512 KiB.
+async fn insert(
+    conn: &mut Conn,
+    spec: &WorkloadSpec,
+    seed: u64,
+    chunk: Chunk,
+    buf: &mut Vec<u8>,
+) -> Result<(), DatasetError> {
+    let prefix = format!("INSERT INTO sbtest{}(id, k, c, pad) VALUES", chunk.table);
+    let mut batches = Vec::new();
+    buf.clear();
+    rows(spec, seed, chunk, |id, k, c, pad| {
+        if buf.is_empty() {
+            buf.extend_from_slice(prefix.as_bytes());
+        } else {
+            buf.push(b',');
+        }
+        push_row(buf, id, k, c, pad);
+        if buf.len() >= BATCH_BYTES - 256 {
+            batches.push(std::mem::take(buf));
+        }
+    });
+    if !buf.is_empty() {
+        batches.push(std::mem::take(buf));
+    }
+    for sql in batches {
+        conn.exec(std::str::from_utf8(&sql).unwrap_or_default())
+            .await?;
+    }
+    Ok(())
 }
 
 fn push_row(out: &mut Vec<u8>, id: u32, k: u32, c: &[u8], pad: &[u8]) {

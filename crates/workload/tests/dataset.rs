@@ -1,0 +1,72 @@
+//! prepare's two ways of loading rows give the same tables: LOAD DATA LOCAL where the server
+//! allows it, sysbench's multi-row INSERTs where it does not.
+
+use bakeoff_driver::{Conn, ConnectOptions};
+use bakeoff_server::{Server, ServerSpec, INSTALL_HINT};
+use bakeoff_testkit::{connect, global_status, rt, schema};
+use bakeoff_workload::dataset;
+use bakeoff_workload::{Distribution, OltpOptions, RandType, WorkloadKind, WorkloadSpec};
+
+fn spec() -> WorkloadSpec {
+    WorkloadSpec {
+        kind: WorkloadKind::OltpReadOnly,
+        options: OltpOptions {
+            tables: 2,
+            // Two chunks per table (25k + 5k ids): chunk seeding must not depend on which
+            // connection loads which chunk.
+            table_size: 30_000,
+            ..OltpOptions::default()
+        },
+        distribution: Distribution::new(RandType::Uniform),
+    }
+}
+
+/// Per table: rows, sum of k, and a checksum of every column of every row.
+async fn fingerprint(c: &mut Conn) -> Vec<Vec<Option<String>>> {
+    let mut out = Vec::new();
+    for t in 1..=2 {
+        let sql = format!(
+            "SELECT COUNT(*), SUM(k), SUM(CRC32(CONCAT_WS(',', id, k, c, pad))) FROM sbtest{t}"
+        );
+        out.extend(c.query_rows(&sql).await.expect("fingerprint"));
+    }
+    out
+}
+
+async fn load(opts: &ConnectOptions) -> (Vec<Vec<Option<String>>>, u64, u64) {
+    let mut c = connect(opts).await;
+    let (load0, insert0) = (
+        global_status(&mut c, "Com_load").await,
+        global_status(&mut c, "Com_insert").await,
+    );
+    dataset::prepare(opts, &spec(), 1, 3, 42, &|_| {})
+        .await
+        .expect("prepare");
+    let loads = global_status(&mut c, "Com_load").await - load0;
+    let inserts = global_status(&mut c, "Com_insert").await - insert0;
+    (fingerprint(&mut c).await, loads, inserts)
+}
+
+#[test]
+fn load_data_local_and_the_insert_fallback_give_identical_tables() {
+    let fast = schema("load_local");
+    let (rows_local, loads, _) = rt().block_on(load(&fast));
+    assert_eq!(loads, 4, "one LOAD DATA per chunk, two chunks per table");
+
+    let no_local = Server::start(&ServerSpec {
+        options: vec!["local-infile=0".into()],
+        ..ServerSpec::default()
+    })
+    .unwrap_or_else(|e| panic!("could not start a second MariaDB: {e}\n\nTo fix: {INSTALL_HINT}"));
+    let (rows_insert, loads, inserts) = rt().block_on(load(&no_local.connect_options()));
+    // The server counts refused statements too: each of the 3 connections may try once
+    // before the first refusal is seen, never again after it.
+    assert!(
+        (1..=3).contains(&loads),
+        "{loads} refused LOAD DATA attempts"
+    );
+    assert!(inserts > 0, "the fallback inserted the rows");
+
+    assert_eq!(rows_local[0][0].as_deref(), Some("30000"));
+    assert_eq!(rows_local, rows_insert, "same rows either way");
+}
