@@ -109,7 +109,14 @@ fn coordinate(
             stopping_since = Some(now);
         }
         let done = handles.iter().all(|h| h.is_finished());
-        if now >= next_tick && !done && !ended {
+        // The interval that ends at --time is still reported, as sysbench does ([ 10s ] of a
+        // 10 s run); an interval cut short by an interrupt or failure is not.
+        let tick_due = now >= next_tick
+            && match shared.end.get() {
+                Some(Some(end)) => next_tick <= *end && !shared.stop.load(Ordering::Relaxed),
+                _ => !done && !ended,
+            };
+        if tick_due {
             drain(recorders, &mut tick);
             let secs = (now - last_tick).as_secs_f64();
             let t = Tick {
