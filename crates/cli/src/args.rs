@@ -1,6 +1,7 @@
 //! The command line: sysbench 1.0's option names (after `legacy::normalize`), with sysbench's
 //! defaults, plus bakeoff's own options.
 
+use bakeoff_server::variant::{Allocator, CpuList, NumaPolicy, Setting, Variant};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const ABOUT: &str = "Database bake-offs from one command: a sysbench-compatible load engine that stays out of the way.";
@@ -136,9 +137,45 @@ pub struct GeneralArgs {
     /// Embedded server: the mariadbd/mysqld binary (default: mariadbd from PATH or /usr/sbin).
     #[arg(long)]
     pub server_binary: Option<std::path::PathBuf>,
-    /// Embedded server: an extra server option, e.g. --server-option=innodb_buffer_pool_size=2G.
+    /// Embedded server: an extra server option, e.g. --server-option=innodb_buffer_pool_size=2G
+    /// (passed as is; --set also checks the running value).
     #[arg(long = "server-option")]
     pub server_options: Vec<String>,
+    #[command(flatten)]
+    pub variant: VariantArgs,
+}
+
+/// How the embedded server is set up; each axis is verified on the running process.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Server variant (embedded server; each one verified after start)")]
+pub struct VariantArgs {
+    /// Memory allocator preloaded into the server: glibc, jemalloc, tcmalloc, mimalloc, or a
+    /// path to a .so (checked in /proc/PID/maps: a failed preload is otherwise silent).
+    #[arg(long, default_value = "glibc")]
+    pub allocator: Allocator,
+    /// CPUs the server may run on, as taskset takes them: 0, 0-1, 0,2 (checked in
+    /// Cpus_allowed_list).
+    #[arg(long)]
+    pub cpus: Option<CpuList>,
+    /// NUMA memory policy: default, interleave=NODES, bind=NODES, preferred=NODE or localalloc
+    /// (NODES like 0-1, or all), as numactl sets it (checked in /proc/PID/numa_maps).
+    #[arg(long, default_value = "default")]
+    pub numa: NumaPolicy,
+    /// A server variable for the run, checked against the running value (the server may lower
+    /// some quietly); repeatable: --set innodb_thread_concurrency=8 --set max_connections=2000
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub settings: Vec<Setting>,
+}
+
+impl VariantArgs {
+    pub fn variant(&self) -> Variant {
+        Variant {
+            allocator: self.allocator.clone(),
+            cpus: self.cpus.clone(),
+            numa: self.numa.clone(),
+            settings: self.settings.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Args)]

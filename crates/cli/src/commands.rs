@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
 use bakeoff_engine::{IgnoreErrors, Observer, RunResult, RunSpec, RunStatus, Tick};
-use bakeoff_server::{Server, ServerSpec};
+use bakeoff_server::{Check, Server, ServerSpec, Variant};
 use bakeoff_workload::dataset::{self, Progress};
 use bakeoff_workload::{
     Distribution, OltpOptions, PsMode, SessionContext, Unique, WorkloadKind, WorkloadSpec,
@@ -191,6 +191,21 @@ pub(crate) enum Target {
 }
 
 impl Target {
+    fn variant_problems(&self) -> Option<String> {
+        match self {
+            Target::Embedded(s) => s.variant_problems(),
+            Target::Given(_) => None,
+        }
+    }
+
+    /// The embedded server's verified variant axes.
+    pub(crate) fn checks(&self) -> Vec<Check> {
+        match self {
+            Target::Embedded(s) => s.checks().to_vec(),
+            Target::Given(_) => Vec::new(),
+        }
+    }
+
     /// Known for the embedded server; a given server's version is not asked for yet.
     pub(crate) fn server_version(&self) -> Option<String> {
         match self {
@@ -227,14 +242,19 @@ fn start_embedded(a: &LoadArgs) -> Result<Server> {
     let spec = ServerSpec {
         binary: a.general.server_binary.clone(),
         options: a.general.server_options.clone(),
+        variant: a.general.variant.variant(),
         ..ServerSpec::default()
     };
     let server = Server::start(&spec).context("starting the embedded server")?;
     eprintln!(
-        "Embedded server {} ready on {}",
+        "Embedded server {} ready on {} ({})",
         server.version(),
-        server.socket().display()
+        server.socket().display(),
+        spec.variant
     );
+    for c in server.checks() {
+        eprintln!("{}", output::check_line(c));
+    }
     Ok(server)
 }
 
@@ -298,9 +318,19 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
     let run_spec = run_spec(a)?;
     let target = match given_server(a) {
-        Some(o) => Target::Given(o),
+        Some(o) => {
+            if a.general.variant.variant() != Variant::default() {
+                bail!("--allocator, --cpus, --numa and --set set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
+            }
+            Target::Given(o)
+        }
         None => Target::Embedded(start_embedded(a)?),
     };
+    if let Some(problems) = target.variant_problems() {
+        // Fail closed: numbers from a variant that did not take effect would be mislabelled.
+        eprintln!("The server variant did not take effect, so nothing was measured:\n{problems}");
+        return Ok(ExitCode::from(EXIT_FAILED));
+    }
     if let Target::Embedded(_) = target {
         let opts = target.connect_options();
         rt()?.block_on(dataset::prepare(
@@ -360,6 +390,7 @@ fn run_timed(
             workload: spec,
             run: RunEcho::of(run_spec),
             server_version: target.server_version(),
+            server_checks: target.checks(),
             result: &result,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -446,6 +477,8 @@ struct JsonReport<'a> {
     workload: &'a WorkloadSpec,
     run: RunEcho,
     server_version: Option<String>,
+    /// Each axis of the embedded server's variant: asked for, seen on the process, ok.
+    server_checks: Vec<Check>,
     result: &'a RunResult,
 }
 

@@ -171,3 +171,18 @@ mod tests {
         assert_eq!((m, sd), (5.0, 2.0));
     }
 }
+
+/// One verified axis of the server variant, for stderr at start.
+pub fn check_line(c: &bakeoff_server::Check) -> String {
+    let mut s = format!(
+        "    {:<9} {:<28} {} {}",
+        c.axis,
+        c.wanted,
+        if c.ok { "ok:" } else { "NOT IN EFFECT:" },
+        c.seen
+    );
+    if let Some(n) = &c.note {
+        s.push_str(&format!(" ({n})"));
+    }
+    s
+}

@@ -36,6 +36,7 @@ pub fn run(
             workload: spec,
             run: RunEcho::of(run_spec),
             server_version: target.server_version(),
+            server_checks: target.checks(),
             fixed_work: &fw,
             summary: Summary::of(&fw),
             runs: &fw.runs,
@@ -163,6 +164,7 @@ struct JsonReport<'a> {
     workload: &'a WorkloadSpec,
     run: RunEcho,
     server_version: Option<String>,
+    server_checks: Vec<bakeoff_server::Check>,
     fixed_work: &'a FixedWork,
     summary: Summary,
     /// Each iteration's full run (totals, latency percentiles, per-connection counts).

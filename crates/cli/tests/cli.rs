@@ -66,6 +66,28 @@ fn bad_options_are_usage_errors_that_name_the_option() {
             vec!["run", "oltp_read_only", "--iterations=0"],
             "--iterations",
         ),
+        (vec!["run", "oltp_read_only", "--cpus=0-x"], "--cpus"),
+        (
+            vec!["run", "oltp_read_only", "--numa=spread"],
+            "interleave=NODES",
+        ),
+        (
+            vec!["run", "oltp_read_only", "--allocator=hoard"],
+            "jemalloc",
+        ),
+        (
+            vec!["run", "oltp_read_only", "--set=max_connections"],
+            "name=value",
+        ),
+        (
+            vec![
+                "run",
+                "oltp_read_only",
+                "--allocator=jemalloc",
+                "--mysql-socket=/tmp/x.sock",
+            ],
+            "embedded server",
+        ),
     ] {
         let o = bakeoff(&args, None);
         let (_, err) = text(&o);
@@ -324,4 +346,26 @@ fn fixed_work_runs_exactly_n_events_per_connection_and_reports_as_mysqlslap() {
         out.starts_with("Benchmark\n"),
         "mysqlslap's block comes first:\n{out}"
     );
+}
+
+#[test]
+fn a_variant_that_did_not_take_effect_measures_nothing_and_says_why() {
+    // The embedded server: MariaDB 10.6+ accepts innodb_thread_concurrency and ignores it.
+    let o = bakeoff(
+        &[
+            "run",
+            "oltp_point_select",
+            "--table-size=100",
+            "--time=1",
+            "--set=innodb_thread_concurrency=8",
+        ],
+        None,
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("did not take effect") && err.contains("innodb_thread_concurrency"),
+        "{err}"
+    );
+    assert!(!out.contains("transactions:"), "nothing measured: {out}");
 }

@@ -4,6 +4,9 @@ use std::path::PathBuf;
 pub enum ServerError {
     #[error("{0}")]
     NotFound(String),
+    /// The variant cannot be set up here (allocator missing, CPUs or nodes not available).
+    #[error("{0}")]
+    Variant(String),
     #[error("could not prepare the run directory {path}: {source}")]
     RunDir {
         path: PathBuf,

@@ -61,15 +61,47 @@ fn spawner() -> &'static Mutex<Sender<Job>> {
     })
 }
 
+/// Where the child runs and allocates: a CPU set (taskset) and a NUMA memory policy (numactl),
+/// both set between fork and exec so they hold from the server's first instruction.
+#[derive(Default)]
+pub struct Placement {
+    pub cpus: Option<libc::cpu_set_t>,
+    pub numa: Option<(i32, [u64; 16])>,
+}
+
+impl Placement {
+    pub fn of(v: &crate::variant::Variant) -> Placement {
+        let cpus = v.cpus.as_ref().map(|list| {
+            // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.
+            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+            for c in list.iter() {
+                // SAFETY: CpuList keeps numbers below 1024, the set's size, so the index is in
+                // bounds.
+                unsafe { libc::CPU_SET(c as usize, &mut set) };
+            }
+            set
+        });
+        Placement {
+            cpus,
+            numa: v.numa.syscall_args(),
+        }
+    }
+}
+
 /// Spawn `cmd` in its own process group, as `run_as` when given, killed if bakeoff dies.
-pub fn spawn_contained(mut cmd: Command, run_as: Option<RunAs>) -> io::Result<Child> {
+pub fn spawn_contained(
+    mut cmd: Command,
+    run_as: Option<RunAs>,
+    placement: Placement,
+) -> io::Result<Child> {
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // Own process group: a Ctrl-C in the terminal reaches bakeoff only, which then stops the
     // server in order instead of the server dying mid-run.
     cmd.process_group(0);
     // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-    // functions (setgroups, setgid, setuid, prctl, getppid, _exit via return).
+    // functions (setgroups, setgid, setuid, prctl, getppid, sched_setaffinity,
+    // set_mempolicy); the CPU set and node mask were built before the fork.
     unsafe {
         cmd.pre_exec(move || {
             if let Some(r) = run_as {
@@ -86,6 +118,14 @@ pub fn spawn_contained(mut cmd: Command, run_as: Option<RunAs>) -> io::Result<Ch
             }
             if libc::getppid() != parent {
                 return Err(io::Error::other("bakeoff exited while starting the server"));
+            }
+            if let Some(set) = &placement.cpus {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            if let Some((mode, mask)) = &placement.numa {
+                crate::variant::apply_numa(*mode, mask)?;
             }
             Ok(())
         });

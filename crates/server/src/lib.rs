@@ -1,8 +1,10 @@
-//! The server lab (minimal for now): start `mariadbd` in a throwaway datadir on loopback and a
-//! unix socket, wait until an authenticated `SELECT 1` works, stop it.
+//! The server lab: start `mariadbd` in a throwaway datadir on loopback and a unix socket as a
+//! [`Variant`] (allocator, CPUs, NUMA policy, settings), wait until an authenticated `SELECT 1`
+//! works, verify that the variant took effect, stop it.
 //!
 //! Main types: [`ServerSpec`] (what to launch, validated plain data) -> [`Server`] (a running
-//! server; dropping it stops the server and removes its run directory).
+//! server; dropping it stops the server and removes its run directory; [`Server::checks`]
+//! says, per axis of the variant, what was asked and what the process really has).
 //!
 //! Promises kept here (see shared/reference/safety-and-reliability.md):
 //! - servers die with bakeoff: own process group, parent-death signal set by a spawner thread
@@ -19,7 +21,9 @@ mod error;
 mod launch;
 mod rundir;
 mod server;
+pub mod variant;
 
 pub use binary::{find_server_binary, INSTALL_HINT};
 pub use error::ServerError;
 pub use server::{Server, ServerSpec};
+pub use variant::{Check, Variant};

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
 
 use crate::binary::{find_install_db, find_server_binary};
-use crate::launch::{self, spawn_contained, unprivileged_user, RunAs};
+use crate::launch::{self, spawn_contained, unprivileged_user, Placement, RunAs};
 use crate::rundir::{error_lines_and_tail, tail, RunDir};
+use crate::variant::{self, Check, Variant};
 use crate::ServerError;
 
 /// What to launch. Plain data; [`Server::start`] does the work.
@@ -22,6 +23,8 @@ pub struct ServerSpec {
     /// The account and database created for the load (sysbench's defaults).
     pub user: String,
     pub database: String,
+    /// Allocator, CPUs, NUMA policy and settings, verified after start.
+    pub variant: Variant,
 }
 
 impl Default for ServerSpec {
@@ -33,6 +36,7 @@ impl Default for ServerSpec {
             stop_timeout: Duration::from_secs(30),
             user: "sbtest".into(),
             database: "sbtest".into(),
+            variant: Variant::default(),
         }
     }
 }
@@ -58,6 +62,7 @@ pub struct Server {
     password: Secret,
     version: String,
     stop_timeout: Duration,
+    checks: Vec<Check>,
 }
 
 impl Server {
@@ -66,6 +71,8 @@ impl Server {
             Some(b) => b.clone(),
             None => find_server_binary()?,
         };
+        // Before anything is created: a variant that cannot be set up here is a usage error.
+        let library = variant::preflight(&spec.variant).map_err(ServerError::Variant)?;
         let run_as = unprivileged_user();
         let rundir = RunDir::create(run_as)?;
         let dir = rundir.path().to_path_buf();
@@ -90,14 +97,25 @@ impl Server {
                 LAB_DEFAULTS
                     .iter()
                     .copied()
-                    .chain(spec.options.iter().map(String::as_str))
+                    .map(str::to_string)
+                    .chain(spec.options.iter().cloned())
+                    .chain(
+                        spec.variant
+                            .settings
+                            .iter()
+                            .map(|s| format!("{}={}", s.name, s.value)),
+                    )
                     .map(|o| format!("--{o}")),
             );
         scrub_env(&mut cmd);
+        if let Some(lib) = &library {
+            cmd.env("LD_PRELOAD", &lib.path);
+        }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        let child = spawn_contained(cmd, run_as).map_err(|e| ServerError::Spawn {
+        let placement = Placement::of(&spec.variant);
+        let child = spawn_contained(cmd, run_as, placement).map_err(|e| ServerError::Spawn {
             what: binary.display().to_string(),
             detail: e.to_string(),
         })?;
@@ -112,9 +130,46 @@ impl Server {
             password,
             version: String::new(),
             stop_timeout: spec.stop_timeout,
+            checks: Vec::new(),
         };
         server.version = server.wait_ready(spec.start_timeout)?;
+        server.checks = server.verify(&spec.variant, library.as_ref());
         Ok(server)
+    }
+
+    /// Each axis of the variant: what was asked for and what the running process has.
+    pub fn checks(&self) -> &[Check] {
+        &self.checks
+    }
+
+    /// Why the variant did not take effect, if it did not (one line per failed axis).
+    pub fn variant_problems(&self) -> Option<String> {
+        let failed: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| {
+                format!(
+                    "{} {}: {}",
+                    c.axis,
+                    c.wanted,
+                    c.note.as_deref().unwrap_or("not in effect")
+                )
+            })
+            .collect();
+        (!failed.is_empty()).then(|| failed.join("\n"))
+    }
+
+    fn verify(&self, v: &Variant, library: Option<&variant::Library>) -> Vec<Check> {
+        let mut checks = match self.pid() {
+            Some(pid) => variant::check_process(pid, v, library),
+            None => Vec::new(),
+        };
+        if !v.settings.is_empty() {
+            let opts = self.connect_options();
+            checks.extend(runtime().block_on(check_settings(&opts, &v.settings)));
+        }
+        checks
     }
 
     /// Unix socket connection as the load account, into the load database.
@@ -258,6 +313,52 @@ async fn probe(opts: &ConnectOptions) -> Result<String, String> {
     Ok(version)
 }
 
+/// Each setting against its running global value (the server may quietly lower a value, as
+/// max_connections under a low file limit).
+async fn check_settings(opts: &ConnectOptions, settings: &[variant::Setting]) -> Vec<Check> {
+    let mut conn = Conn::connect(opts).await;
+    let mut checks = Vec::new();
+    for s in settings {
+        let seen = match &mut conn {
+            Ok(c) => c
+                .query_rows(&format!("SELECT @@GLOBAL.{}", s.name))
+                .await
+                .map_err(|e| e.to_string())
+                .map(|rows| {
+                    rows.first()
+                        .and_then(|r| r.first().cloned().flatten())
+                        .unwrap_or_else(|| "NULL".into())
+                }),
+            Err(e) => Err(e.to_string()),
+        };
+        let (seen, ok, note) = match seen {
+            Ok(v) => {
+                let ok = variant::same_value(&s.value, &v);
+                let note = (!ok).then(|| format!("the server runs with {}={v}", s.name));
+                (v, ok, note)
+            }
+            Err(e) if e.contains("1193") => (
+                String::new(),
+                false,
+                Some(format!("the server has no variable {}: it took the option at start and ignores it (removed in this version?); options that are not variables go in --server-option", s.name)),
+            ),
+            Err(e) => (
+                String::new(),
+                false,
+                Some(format!("cannot read it back: {e}")),
+            ),
+        };
+        checks.push(Check {
+            axis: "setting".into(),
+            wanted: format!("{}={}", s.name, s.value),
+            seen,
+            ok,
+            note,
+        });
+    }
+    checks
+}
+
 fn wait_exit(child: &mut Child, wait: Duration) -> bool {
     let until = Instant::now() + wait;
     while Instant::now() < until {
@@ -309,10 +410,11 @@ fn initialize(
     scrub_env(&mut cmd);
     cmd.stdin(Stdio::null()).stdout(out).stderr(err);
     let what = tool.display().to_string();
-    let mut child = spawn_contained(cmd, run_as).map_err(|e| ServerError::Spawn {
-        what: what.clone(),
-        detail: e.to_string(),
-    })?;
+    let mut child =
+        spawn_contained(cmd, run_as, Placement::default()).map_err(|e| ServerError::Spawn {
+            what: what.clone(),
+            detail: e.to_string(),
+        })?;
     let status = child.wait().map_err(|e| ServerError::Spawn {
         what: what.clone(),
         detail: e.to_string(),
