@@ -39,6 +39,16 @@ pub enum Command {
     Run(LoadArgs),
     /// Drop the tables bakeoff created (recorded in bakeoff_tables), and nothing else.
     Cleanup(LoadArgs),
+    /// Start a server variant of your own to work against.
+    #[command(subcommand)]
+    Server(ServerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServerCommand {
+    /// Start a server (throwaway datadir, loopback), verify its variant, print how to connect,
+    /// and keep it running until Ctrl-C.
+    Start(EmbeddedArgs),
 }
 
 #[derive(Debug, Args)]
@@ -134,11 +144,19 @@ pub struct GeneralArgs {
     /// Connections used by prepare (default: two per CPU, at least 4).
     #[arg(long)]
     pub prepare_threads: Option<u32>,
-    /// Embedded server: the mariadbd/mysqld binary (default: mariadbd from PATH or /usr/sbin).
+    #[command(flatten)]
+    pub embedded: EmbeddedArgs,
+}
+
+/// The server bakeoff starts itself when no --mysql-host/--mysql-socket is given.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Embedded server")]
+pub struct EmbeddedArgs {
+    /// The mariadbd/mysqld binary (default: mariadbd from PATH or /usr/sbin).
     #[arg(long)]
     pub server_binary: Option<std::path::PathBuf>,
-    /// Embedded server: an extra server option, e.g. --server-option=innodb_buffer_pool_size=2G
-    /// (passed as is; --set also checks the running value).
+    /// An extra server option, e.g. --server-option=innodb_buffer_pool_size=2G (passed as is;
+    /// --set also checks the running value).
     #[arg(long = "server-option")]
     pub server_options: Vec<String>,
     #[command(flatten)]
@@ -162,7 +180,7 @@ pub struct VariantArgs {
     #[arg(long, default_value = "default")]
     pub numa: NumaPolicy,
     /// A server variable for the run, checked against the running value (the server may lower
-    /// some quietly); repeatable: --set innodb_thread_concurrency=8 --set max_connections=2000
+    /// some quietly); repeatable: --set innodb_adaptive_hash_index=OFF --set max_connections=2000
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub settings: Vec<Setting>,
 }

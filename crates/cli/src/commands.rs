@@ -15,7 +15,7 @@ use bakeoff_workload::{
 };
 use serde::Serialize;
 
-use crate::args::{Format, LoadArgs};
+use crate::args::{EmbeddedArgs, Format, LoadArgs};
 use crate::output;
 
 pub const EXIT_FAILED: u8 = 1;
@@ -237,12 +237,11 @@ fn given_server(a: &LoadArgs) -> Option<ConnectOptions> {
     Some(o.with_database(&m.mysql_db))
 }
 
-fn start_embedded(a: &LoadArgs) -> Result<Server> {
-    eprintln!("Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)...");
+pub(crate) fn start_embedded(e: &EmbeddedArgs) -> Result<Server> {
     let spec = ServerSpec {
-        binary: a.general.server_binary.clone(),
-        options: a.general.server_options.clone(),
-        variant: a.general.variant.variant(),
+        binary: e.server_binary.clone(),
+        options: e.server_options.clone(),
+        variant: e.variant.variant(),
         ..ServerSpec::default()
     };
     let server = Server::start(&spec).context("starting the embedded server")?;
@@ -319,12 +318,15 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let run_spec = run_spec(a)?;
     let target = match given_server(a) {
         Some(o) => {
-            if a.general.variant.variant() != Variant::default() {
+            if a.general.embedded.variant.variant() != Variant::default() {
                 bail!("--allocator, --cpus, --numa and --set set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
             }
             Target::Given(o)
         }
-        None => Target::Embedded(start_embedded(a)?),
+        None => {
+            eprintln!("Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)...");
+            Target::Embedded(start_embedded(&a.general.embedded)?)
+        }
     };
     if let Some(problems) = target.variant_problems() {
         // Fail closed: numbers from a variant that did not take effect would be mislabelled.

@@ -5,6 +5,7 @@ mod args;
 mod commands;
 mod legacy;
 mod output;
+mod serve;
 mod slap;
 
 use std::process::ExitCode;
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         args::Command::Prepare(a) => commands::prepare(a),
         args::Command::Run(a) => commands::run(a),
         args::Command::Cleanup(a) => commands::cleanup(a),
+        args::Command::Server(args::ServerCommand::Start(e)) => serve::start(e),
     };
     match result {
         Ok(code) => code,

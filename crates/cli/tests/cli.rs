@@ -369,3 +369,68 @@ fn a_variant_that_did_not_take_effect_measures_nothing_and_says_why() {
     );
     assert!(!out.contains("transactions:"), "nothing measured: {out}");
 }
+
+#[test]
+fn server_start_serves_until_ctrl_c_then_stops_and_cleans_up() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args([
+            "server",
+            "start",
+            "--allocator=jemalloc",
+            "--set=max_connections=77",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bakeoff server start");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut socket, mut cnf, mut pid) = (String::new(), String::new(), 0u32);
+    for line in lines.by_ref() {
+        let line = line.expect("stdout");
+        if let Some(v) = line.trim().strip_prefix("socket:") {
+            socket = v.trim().to_string();
+        }
+        if let Some(v) = line.trim().strip_prefix("credentials:") {
+            cnf = v.split_whitespace().next().unwrap().to_string();
+        }
+        if let Some(rest) = line.split("(pid ").nth(1) {
+            pid = rest.trim_end_matches(").").parse().unwrap();
+        }
+        if line.starts_with("Ctrl-C") {
+            break;
+        }
+    }
+    assert!(
+        !socket.is_empty() && !cnf.is_empty() && pid > 0,
+        "connection details printed"
+    );
+    let text = std::fs::read_to_string(&cnf).expect("client file");
+    let password = text
+        .lines()
+        .find_map(|l| l.strip_prefix("password="))
+        .unwrap();
+    let mut opts =
+        bakeoff_driver::ConnectOptions::new(Endpoint::Unix(socket.into()), "sbtest", password);
+    opts.database = Some("sbtest".into());
+    let max = rt().block_on(async {
+        let mut c = connect(&opts).await;
+        c.query_rows("SELECT @@max_connections").await.unwrap()[0][0]
+            .clone()
+            .unwrap()
+    });
+    assert_eq!(max, "77");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "server {pid} stopped"
+    );
+    assert!(
+        !std::path::Path::new(&cnf).exists(),
+        "its directory removed"
+    );
+}

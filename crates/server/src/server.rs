@@ -137,6 +137,32 @@ impl Server {
         Ok(server)
     }
 
+    /// A `[client]` option file (mode 0600, in the run directory) for the load account, so a
+    /// user can connect (`mariadb --defaults-file=F`) without the password on a command line.
+    pub fn write_client_file(&self) -> Result<PathBuf, ServerError> {
+        let path = self.rundir.path().join("client.cnf");
+        let text = format!(
+            "[client]\nuser={}\npassword={}\nsocket={}\ndatabase={}\n",
+            self.user,
+            self.password.expose(),
+            self.socket.display(),
+            self.database
+        );
+        write_private(&path, &text, None)?;
+        Ok(path)
+    }
+
+    /// The last `n` lines of the error log (the run directory goes when the server stops).
+    pub fn error_log_tail(&self, n: usize) -> String {
+        tail(&self.log, n)
+    }
+
+    /// The exit status, if the server process has ended on its own.
+    pub fn exited(&mut self) -> Option<String> {
+        let child = self.child.as_mut()?;
+        child.try_wait().ok().flatten().map(|s| s.to_string())
+    }
+
     /// Each axis of the variant: what was asked for and what the running process has.
     pub fn checks(&self) -> &[Check] {
         &self.checks
