@@ -1,14 +1,16 @@
 //! prepare / run / cleanup: validated specs from the arguments, then the layers below.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
+use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
 use bakeoff_engine::{IgnoreErrors, Observer, RunResult, RunSpec, RunStatus, Tick};
 use bakeoff_server::{Check, Server, ServerSpec, Variant};
+use bakeoff_telemetry::Sampler;
 use bakeoff_workload::dataset::{self, Progress};
 use bakeoff_workload::{
     Distribution, OltpOptions, PsMode, SessionContext, Unique, WorkloadKind, WorkloadSpec,
@@ -198,6 +200,27 @@ impl Target {
         }
     }
 
+    /// SHOW GLOBAL VARIABLES now (empty when the server does not answer).
+    pub(crate) fn variables(&self) -> BTreeMap<String, String> {
+        let opts = self.connect_options();
+        let Ok(rt) = rt() else {
+            return BTreeMap::new();
+        };
+        rt.block_on(async {
+            let mut c = Conn::connect(&opts).await.ok()?;
+            let rows = c.query_rows("SHOW GLOBAL VARIABLES").await.ok()?;
+            c.quit().await;
+            Some(
+                rows.into_iter()
+                    .filter_map(|r| {
+                        Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default()))
+                    })
+                    .collect(),
+            )
+        })
+        .unwrap_or_default()
+    }
+
     /// The embedded server's verified variant axes.
     pub(crate) fn checks(&self) -> Vec<Check> {
         match self {
@@ -379,13 +402,23 @@ fn run_timed(
         percentile: run_spec.percentile,
         open_loop: run_spec.rate.is_some(),
     };
-    let result = bakeoff_engine::run(ctx, run_spec, &INTERRUPTED, &mut printer)?;
+    let mut sampler = sampler(run_spec, target);
+    let result = bakeoff_engine::run_sampled(
+        ctx,
+        run_spec,
+        &INTERRUPTED,
+        &mut printer,
+        Some(&mut sampler),
+    )?;
     if text {
         if a.general.histogram {
             print!("{}", output::histogram(&result.histogram));
         }
         print!("{}", output::final_report(&result, run_spec.percentile));
         print!("{}", output::extra_report(&result));
+        if let Some(t) = &result.telemetry {
+            print!("{}", output::telemetry_report(t, run_spec.client_threads));
+        }
     } else {
         let doc = JsonReport {
             bakeoff_version: env!("CARGO_PKG_VERSION"),
@@ -393,11 +426,29 @@ fn run_timed(
             run: RunEcho::of(run_spec),
             server_version: target.server_version(),
             server_checks: target.checks(),
+            server_variables: target.variables(),
             result: &result,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
     }
     Ok(exit_code(&result.status, result.elapsed_seconds))
+}
+
+/// Samples the embedded server's process (a given server's pid is not known, so only its
+/// status counters), the host and bakeoff itself, at every tick.
+fn sampler(run_spec: &RunSpec, target: &Target) -> Sampler {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    let pid = match target {
+        Target::Embedded(s) => s.pid(),
+        Target::Given(_) => None,
+    };
+    Sampler::new(
+        pid,
+        Some(target.connect_options()),
+        run_spec.client_threads.min(cpus),
+    )
 }
 
 /// 0 completed, 130 interrupted, 1 failed; says on stderr what the figures cover.
@@ -481,6 +532,8 @@ struct JsonReport<'a> {
     server_version: Option<String>,
     /// Each axis of the embedded server's variant: asked for, seen on the process, ok.
     server_checks: Vec<Check>,
+    /// SHOW GLOBAL VARIABLES at the start of the run.
+    server_variables: BTreeMap<String, String>,
     result: &'a RunResult,
 }
 

@@ -186,3 +186,67 @@ pub fn check_line(c: &bakeoff_server::Check) -> String {
     }
     s
 }
+
+/// The server process, host and client over the whole run (bakeoff's addition to the report).
+pub fn telemetry_report(t: &bakeoff_telemetry::Telemetry, client_threads: u32) -> String {
+    let mut s = String::from("bakeoff telemetry (whole run):\n");
+    if let Some(sv) = &t.server {
+        let _ = writeln!(
+            s,
+            "    server CPU: {:.2} us/event (user {:.2} s, sys {:.2} s); context switches: {:.2}/event",
+            t.server_cpu_us_per_event.unwrap_or(0.0),
+            sv.cpu_user_seconds,
+            sv.cpu_sys_seconds,
+            t.context_switches_per_event.unwrap_or(0.0)
+        );
+        let _ = writeln!(
+            s,
+            "    server memory: RSS {} ({} during the run), VSZ {} ({}), {} threads",
+            bytes(sv.rss_bytes as f64),
+            signed_bytes(sv.rss_growth_bytes),
+            bytes(sv.vsz_bytes as f64),
+            signed_bytes(sv.vsz_growth_bytes),
+            sv.threads
+        );
+    }
+    let h = &t.host;
+    let _ = writeln!(
+        s,
+        "    host CPU: user {:.0}%, sys {:.0}%, iowait {:.0}%, idle {:.0}%, steal {:.0}%",
+        h.user * 100.0,
+        h.sys * 100.0,
+        h.iowait * 100.0,
+        h.idle * 100.0,
+        h.steal * 100.0
+    );
+    let _ = writeln!(
+        s,
+        "    client CPU: {:.2} s, {:.0}% of the CPU its {} thread(s) may use",
+        t.client_cpu_seconds,
+        t.client_cpu_share * 100.0,
+        client_threads
+    );
+    if t.client_bound {
+        let _ = writeln!(
+            s,
+            "    warning: the client was CPU-bound, so these figures may measure the client, not the server; give it more CPUs (--client-threads) or run it on another machine"
+        );
+    }
+    s
+}
+
+/// 1536 -> "1.5 KiB"; binary units, as free(1) and top print memory.
+fn bytes(b: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b.abs();
+    let mut u = 0;
+    while v >= 1024.0 && u < units.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", units[u])
+}
+
+fn signed_bytes(b: i64) -> String {
+    format!("{}{}", if b < 0 { "-" } else { "+" }, bytes(b as f64))
+}

@@ -434,3 +434,64 @@ fn server_start_serves_until_ctrl_c_then_stops_and_cleans_up() {
         "its directory removed"
     );
 }
+
+#[test]
+fn a_run_samples_the_server_process_and_its_counters_every_tick() {
+    let o = bakeoff(
+        &[
+            "run",
+            "oltp_point_select",
+            "--table-size=1000",
+            "--threads=4",
+            "--time=2",
+            "--allocator=jemalloc",
+            "--format=json",
+        ],
+        None,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let checks = v["server_checks"].as_array().unwrap();
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["axis"] == "allocator" && c["ok"] == true),
+        "{checks:?}"
+    );
+    let r = &v["result"];
+    let t = &r["telemetry"];
+    // The server's own count of SELECTs over the run equals the reads the engine counted.
+    assert_eq!(t["status"]["Com_select"], r["total"]["reads"], "{t}");
+    let server = &t["server"];
+    assert!(
+        server["cpu_user_seconds"].as_f64().unwrap() + server["cpu_sys_seconds"].as_f64().unwrap()
+            > 0.0
+    );
+    assert!(server["rss_bytes"].as_u64().unwrap() > 10 << 20, "{server}");
+    assert!(
+        server["voluntary_context_switches"].as_u64().unwrap() > 0,
+        "{server}"
+    );
+    assert!(t["server_cpu_us_per_event"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        t["client_bound"], false,
+        "4 connections cannot saturate the client"
+    );
+    for tick in r["ticks"].as_array().unwrap() {
+        assert!(
+            tick["telemetry"]["server"]["threads"].as_u64().unwrap() > 4,
+            "{tick}"
+        );
+        assert!(
+            tick["telemetry"]["status"]["Threads_running"]
+                .as_i64()
+                .unwrap()
+                >= 1
+        );
+    }
+    assert!(v["server_variables"]["version"]
+        .as_str()
+        .unwrap()
+        .contains("MariaDB"));
+}

@@ -26,11 +26,11 @@ mod worker;
 
 use std::time::Duration;
 
-use bakeoff_telemetry::WindowSummary;
+use bakeoff_telemetry::{Telemetry, WindowSummary};
 use serde::Serialize;
 
 pub use fixed::{run_iterations, FixedWork, Iteration};
-pub use run::run;
+pub use run::{run, run_sampled};
 
 /// Error codes that restart the event instead of stopping the run (`--mysql-ignore-errors`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -114,6 +114,9 @@ pub struct Tick {
     pub concurrency: u64,
     #[serde(flatten)]
     pub window: WindowSummary,
+    /// The server process, host and client over this interval, when a sampler ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<Telemetry>,
 }
 
 /// Per-connection totals, for sysbench's "threads fairness".
@@ -139,6 +142,8 @@ pub struct RunResult {
     pub setup_seconds: f64,
     pub elapsed_seconds: f64,
     pub total: WindowSummary,
+    /// The server process, host and client over the whole measured span.
+    pub telemetry: Option<Telemetry>,
     pub ticks: Vec<Tick>,
     pub connections: Vec<ConnTotals>,
     /// Events still in flight when the grace period ran out.

@@ -6,7 +6,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use bakeoff_telemetry::Window;
+use bakeoff_telemetry::{Sampler, Window};
 use bakeoff_workload::SessionContext;
 use tokio::sync::watch;
 
@@ -21,6 +21,18 @@ pub fn run(
     spec: &RunSpec,
     interrupt: &AtomicBool,
     observer: &mut dyn Observer,
+) -> Result<RunResult, EngineError> {
+    run_sampled(ctx, spec, interrupt, observer, None)
+}
+
+/// [`run`], with `sampler` read at the start, at every tick and at the end: the server
+/// process, the host and the client over the same intervals as the load's own figures.
+pub fn run_sampled(
+    ctx: Arc<SessionContext>,
+    spec: &RunSpec,
+    interrupt: &AtomicBool,
+    observer: &mut dyn Observer,
+    mut sampler: Option<&mut Sampler>,
 ) -> Result<RunResult, EngineError> {
     let entered = Instant::now();
     let spec = Arc::new(spec.clone());
@@ -67,12 +79,15 @@ pub fn run(
             return Err(e);
         }
     }
+    if let Some(s) = sampler.as_deref_mut() {
+        s.begin();
+    }
     let started = Instant::now();
     let _ = shared.end.set(spec.time.map(|t| started + t));
     observer.on_start();
     let _ = start_tx.send(Some(started));
     let mut result = coordinate(
-        &spec, &shared, &recorders, &handles, started, interrupt, observer,
+        &spec, &shared, &recorders, &handles, started, interrupt, observer, sampler,
     )?;
     result.setup_seconds = (started - entered).as_secs_f64();
     Ok(result)
@@ -86,6 +101,7 @@ fn coordinate(
     started: Instant,
     interrupt: &AtomicBool,
     observer: &mut dyn Observer,
+    mut sampler: Option<&mut Sampler>,
 ) -> Result<RunResult, EngineError> {
     let mut total = Window::default();
     let mut tick = Window::default();
@@ -119,12 +135,16 @@ fn coordinate(
         if tick_due {
             drain(recorders, &mut tick);
             let secs = (now - last_tick).as_secs_f64();
+            let window = tick.summary(secs, spec.percentile);
             let t = Tick {
                 t: (now - started).as_secs_f64(),
                 threads: shared.running.load(Ordering::Relaxed),
                 queue_length: shared.queued.load(Ordering::Relaxed),
                 concurrency: shared.in_flight.load(Ordering::Relaxed),
-                window: tick.summary(secs, spec.percentile),
+                telemetry: sampler
+                    .as_deref_mut()
+                    .and_then(|s| s.tick(secs, window.events)),
+                window,
             };
             observer.on_tick(&t);
             ticks.push(t);
@@ -140,6 +160,8 @@ fn coordinate(
     }
     let elapsed = started.elapsed();
     drain(recorders, &mut total);
+    let summary = total.summary(elapsed.as_secs_f64(), spec.percentile);
+    let telemetry = sampler.and_then(|s| s.total(elapsed.as_secs_f64(), summary.events));
     let mut connections = Vec::new();
     for r in recorders {
         if let Ok(r) = r.lock() {
@@ -157,7 +179,8 @@ fn coordinate(
         status,
         setup_seconds: 0.0,
         elapsed_seconds: elapsed.as_secs_f64(),
-        total: total.summary(elapsed.as_secs_f64(), spec.percentile),
+        total: summary,
+        telemetry,
         ticks,
         connections,
         unfinished_events: shared.in_flight.load(Ordering::Relaxed),

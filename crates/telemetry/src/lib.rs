@@ -7,11 +7,18 @@
 //!   histogram (3 significant digits, 1 ns - 1 h) for p50...p99.9.
 //! - [`LatencySummary`] / [`WindowSummary`]: plain data for reports and JSON.
 //!
-//! A worker thread owns its windows; the engine merges them once per tick. Nothing here locks,
-//! allocates per event, prints or knows about connections.
+//! - [`Sampler`] / [`Telemetry`]: the server process (CPU, memory, threads, context
+//!   switches), the host's CPU and the client's own CPU over an interval, from /proc, plus
+//!   SHOW GLOBAL STATUS deltas; derived server CPU per event and the client-bound flag.
+//!
+//! A worker thread owns its windows; the engine merges them once per tick. Nothing in the
+//! recording path locks, allocates per event, prints or knows about connections; only the
+//! sampler reads /proc and opens one connection of its own, once per tick.
 
+mod sampler;
 mod sbhist;
 mod window;
 
+pub use sampler::{HostSample, Sampler, ServerSample, Telemetry};
 pub use sbhist::SbHistogram;
 pub use window::{LatencySummary, Window, WindowSummary};

@@ -1,0 +1,193 @@
+//! Samplers: what the server process, the host and the client did over an interval, read
+//! from /proc and from the server's SHOW GLOBAL STATUS. The only part of this crate that
+//! touches the file system or a connection.
+
+mod procfs;
+mod status;
+
+use std::collections::BTreeMap;
+
+use bakeoff_driver::ConnectOptions;
+use serde::Serialize;
+
+use procfs::{own_cpu_seconds, read_host, read_process, HostReading, ProcReading};
+use status::{StatusReader, GAUGES};
+
+/// The server process over one interval.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ServerSample {
+    pub cpu_user_seconds: f64,
+    pub cpu_sys_seconds: f64,
+    /// At the end of the interval.
+    pub rss_bytes: u64,
+    pub vsz_bytes: u64,
+    pub threads: u64,
+    /// Growth over the interval (negative when memory was returned).
+    pub rss_growth_bytes: i64,
+    pub vsz_growth_bytes: i64,
+    pub voluntary_context_switches: u64,
+    pub involuntary_context_switches: u64,
+    /// Resident bytes per NUMA node at the end (machines with more than one node).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa_node_bytes: Option<BTreeMap<u32, u64>>,
+}
+
+/// Shares of all CPU time on the host over the interval.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HostSample {
+    pub user: f64,
+    pub sys: f64,
+    pub iowait: f64,
+    pub idle: f64,
+    pub steal: f64,
+}
+
+/// Everything sampled over one interval (a Tick, or the whole run).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Telemetry {
+    pub seconds: f64,
+    /// None when the server is not a local process bakeoff knows (a remote server).
+    pub server: Option<ServerSample>,
+    pub host: HostSample,
+    /// CPU seconds bakeoff itself used, and that as a share of the CPUs its client threads
+    /// may use.
+    pub client_cpu_seconds: f64,
+    pub client_cpu_share: f64,
+    /// The client used >= 90% of the CPU it may use: the figures may measure the client.
+    pub client_bound: bool,
+    /// SHOW GLOBAL STATUS: deltas of Com_*, Innodb_rows_*, Handler_*, buffer pool reads
+    /// (nonzero ones), values of Threads_running and Threads_connected.
+    pub status: BTreeMap<String, i64>,
+    pub server_cpu_us_per_event: Option<f64>,
+    pub context_switches_per_event: Option<f64>,
+}
+
+#[derive(Clone)]
+struct Reading {
+    server: Option<ProcReading>,
+    host: HostReading,
+    client: f64,
+    status: Option<BTreeMap<String, i64>>,
+}
+
+/// Samples a server process (by pid), the host and this process.
+pub struct Sampler {
+    pid: Option<u32>,
+    numa: bool,
+    status: Option<StatusReader>,
+    client_cpus: f64,
+    first: Option<Reading>,
+    last: Option<Reading>,
+}
+
+impl Sampler {
+    /// `pid`: the server process when it runs here; `status`: how to read its status;
+    /// `client_cpus`: how many CPUs the client's threads can use at most.
+    pub fn new(pid: Option<u32>, status: Option<ConnectOptions>, client_cpus: u32) -> Sampler {
+        let nodes = std::fs::read_to_string("/sys/devices/system/node/online").unwrap_or_default();
+        Sampler {
+            pid,
+            // Walking numa_maps costs the server page-table locks; on one node it says nothing
+            // that RSS does not.
+            numa: nodes.trim() != "0",
+            status: status.and_then(StatusReader::new),
+            client_cpus: f64::from(client_cpus.max(1)),
+            first: None,
+            last: None,
+        }
+    }
+
+    fn read(&mut self) -> Reading {
+        Reading {
+            server: self.pid.and_then(|p| read_process(p, self.numa)),
+            host: read_host(),
+            client: own_cpu_seconds(),
+            status: self.status.as_mut().and_then(StatusReader::read),
+        }
+    }
+
+    /// Start of the measured span.
+    pub fn begin(&mut self) {
+        let r = self.read();
+        self.first = Some(r.clone());
+        self.last = Some(r);
+    }
+
+    /// The interval since the last call (or `begin`).
+    pub fn tick(&mut self, seconds: f64, events: u64) -> Option<Telemetry> {
+        let now = self.read();
+        let before = self.last.replace(now.clone())?;
+        Some(self.delta(&before, &now, seconds, events))
+    }
+
+    /// The whole span since `begin`, read now.
+    pub fn total(&mut self, seconds: f64, events: u64) -> Option<Telemetry> {
+        let now = self.read();
+        let first = self.first.clone()?;
+        self.last = Some(now.clone());
+        Some(self.delta(&first, &now, seconds, events))
+    }
+
+    fn delta(&self, a: &Reading, b: &Reading, seconds: f64, events: u64) -> Telemetry {
+        let server = match (&a.server, &b.server) {
+            (Some(x), Some(y)) => Some(ServerSample {
+                cpu_user_seconds: (y.user_s - x.user_s).max(0.0),
+                cpu_sys_seconds: (y.sys_s - x.sys_s).max(0.0),
+                rss_bytes: y.rss_bytes,
+                vsz_bytes: y.vsz_bytes,
+                threads: y.threads,
+                rss_growth_bytes: y.rss_bytes as i64 - x.rss_bytes as i64,
+                vsz_growth_bytes: y.vsz_bytes as i64 - x.vsz_bytes as i64,
+                voluntary_context_switches: y.voluntary.saturating_sub(x.voluntary),
+                involuntary_context_switches: y.involuntary.saturating_sub(x.involuntary),
+                numa_node_bytes: y.numa_bytes.clone(),
+            }),
+            _ => None,
+        };
+        let h = |f: fn(&HostReading) -> f64| f(&b.host) - f(&a.host);
+        let host_total = h(|r| r.user + r.sys + r.iowait + r.idle + r.steal).max(1e-9);
+        let client = (b.client - a.client).max(0.0);
+        let client_share = client / (seconds.max(1e-9) * self.client_cpus);
+        let per_event = |v: f64| (events > 0).then(|| v / events as f64);
+        Telemetry {
+            seconds,
+            host: HostSample {
+                user: h(|r| r.user) / host_total,
+                sys: h(|r| r.sys) / host_total,
+                iowait: h(|r| r.iowait) / host_total,
+                idle: h(|r| r.idle) / host_total,
+                steal: h(|r| r.steal) / host_total,
+            },
+            client_cpu_seconds: client,
+            client_cpu_share: client_share,
+            client_bound: client_share >= 0.9,
+            status: status_delta(a.status.as_ref(), b.status.as_ref()),
+            server_cpu_us_per_event: server
+                .as_ref()
+                .and_then(|s| per_event((s.cpu_user_seconds + s.cpu_sys_seconds) * 1e6)),
+            context_switches_per_event: server.as_ref().and_then(|s| {
+                per_event((s.voluntary_context_switches + s.involuntary_context_switches) as f64)
+            }),
+            server,
+        }
+    }
+}
+
+fn status_delta(
+    a: Option<&BTreeMap<String, i64>>,
+    b: Option<&BTreeMap<String, i64>>,
+) -> BTreeMap<String, i64> {
+    let (Some(a), Some(b)) = (a, b) else {
+        return BTreeMap::new();
+    };
+    b.iter()
+        .filter_map(|(k, v)| {
+            let d = if GAUGES.contains(&k.as_str()) {
+                *v
+            } else {
+                v - a.get(k).copied().unwrap_or(0)
+            };
+            (d != 0).then(|| (k.clone(), d))
+        })
+        .collect()
+}

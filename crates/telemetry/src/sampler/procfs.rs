@@ -1,0 +1,153 @@
+//! Raw counters from /proc: a process (the server), the host's CPU time, our own CPU time.
+
+use std::collections::BTreeMap;
+
+/// Clock ticks per second for /proc/*/stat times, bytes per page for its rss field.
+fn clk_tck() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).max(1) as f64
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(1) as u64
+}
+
+/// One reading of a process's counters.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ProcReading {
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub threads: u64,
+    pub vsz_bytes: u64,
+    pub rss_bytes: u64,
+    pub voluntary: u64,
+    pub involuntary: u64,
+    /// Bytes per NUMA node, when asked for (it walks the page tables, so not by default).
+    pub numa_bytes: Option<BTreeMap<u32, u64>>,
+}
+
+/// None when the process is gone.
+pub(crate) fn read_process(pid: u32, numa: bool) -> Option<ProcReading> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    let f: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let (voluntary, involuntary) = context_switches(pid);
+    Some(ProcReading {
+        user_s: num(11) as f64 / clk_tck(),
+        sys_s: num(12) as f64 / clk_tck(),
+        threads: num(17),
+        vsz_bytes: num(20),
+        rss_bytes: num(21) * page_size(),
+        voluntary,
+        involuntary,
+        numa_bytes: numa.then(|| numa_bytes(pid)).flatten(),
+    })
+}
+
+/// Context switches of all the process's threads (/proc/PID/status counts only the main
+/// thread's), voluntary and involuntary. Threads that ended take their counts with them.
+fn context_switches(pid: u32) -> (u64, u64) {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return (0, 0);
+    };
+    let mut sum = (0, 0);
+    for t in tasks.flatten() {
+        let Ok(status) = std::fs::read_to_string(t.path().join("status")) else {
+            continue;
+        };
+        for line in status.lines() {
+            let num = |v: &str| v.trim().parse::<u64>().unwrap_or(0);
+            if let Some(v) = line.strip_prefix("voluntary_ctxt_switches:") {
+                sum.0 += num(v);
+            } else if let Some(v) = line.strip_prefix("nonvoluntary_ctxt_switches:") {
+                sum.1 += num(v);
+            }
+        }
+    }
+    sum
+}
+
+/// Sum of `N<node>=<pages>` times the mapping's page size over /proc/PID/numa_maps.
+fn numa_bytes(pid: u32) -> Option<BTreeMap<u32, u64>> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/numa_maps")).ok()?;
+    let mut out = BTreeMap::new();
+    for line in maps.lines() {
+        let kb = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("kernelpagesize_kB="))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(4);
+        for w in line.split_whitespace() {
+            let Some((node, pages)) = w.strip_prefix('N').and_then(|r| r.split_once('=')) else {
+                continue;
+            };
+            if let (Ok(node), Ok(pages)) = (node.parse::<u32>(), pages.parse::<u64>()) {
+                *out.entry(node).or_insert(0) += pages * kb * 1024;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The host's CPU time by kind, seconds since boot (first line of /proc/stat).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct HostReading {
+    pub user: f64,
+    pub sys: f64,
+    pub iowait: f64,
+    pub idle: f64,
+    pub steal: f64,
+}
+
+pub(crate) fn read_host() -> HostReading {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let v: Vec<f64> = stat
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse::<f64>().unwrap_or(0.0) / clk_tck())
+        .collect();
+    let g = |i: usize| v.get(i).copied().unwrap_or(0.0);
+    // user nice system idle iowait irq softirq steal guest guest_nice (guest is in user)
+    HostReading {
+        user: g(0) + g(1),
+        sys: g(2) + g(5) + g(6),
+        idle: g(3),
+        iowait: g(4),
+        steal: g(7),
+    }
+}
+
+/// CPU seconds (user + system) this process has used, all threads.
+pub(crate) fn own_cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a rusage struct.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_own_process_reads_back_sensibly() {
+        let r = read_process(std::process::id(), true).expect("our own /proc entry");
+        assert!(
+            r.threads >= 1 && r.rss_bytes > 0 && r.vsz_bytes >= r.rss_bytes,
+            "{r:?}"
+        );
+        let nodes = r
+            .numa_bytes
+            .expect("numa_maps is readable for our own process");
+        assert!(nodes.values().sum::<u64>() > 0, "{nodes:?}");
+        let h = read_host();
+        assert!(h.user + h.sys + h.idle > 0.0);
+    }
+}
