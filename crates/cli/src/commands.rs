@@ -421,12 +421,7 @@ fn run_timed(
         }
     } else {
         let doc = JsonReport {
-            bakeoff_version: env!("CARGO_PKG_VERSION"),
-            workload: spec,
-            run: RunEcho::of(run_spec),
-            server_version: target.server_version(),
-            server_checks: target.checks(),
-            server_variables: target.variables(),
+            header: JsonHeader::new(spec, run_spec, target),
             result: &result,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -524,8 +519,10 @@ impl Observer for Printer {
     }
 }
 
+/// What every JSON document starts with: the tool, the workload, the run's options and the
+/// server it ran against.
 #[derive(Serialize)]
-struct JsonReport<'a> {
+pub(crate) struct JsonHeader<'a> {
     bakeoff_version: &'static str,
     workload: &'a WorkloadSpec,
     run: RunEcho,
@@ -534,6 +531,25 @@ struct JsonReport<'a> {
     server_checks: Vec<Check>,
     /// SHOW GLOBAL VARIABLES at the start of the run.
     server_variables: BTreeMap<String, String>,
+}
+
+impl<'a> JsonHeader<'a> {
+    pub(crate) fn new(spec: &'a WorkloadSpec, run_spec: &RunSpec, target: &Target) -> Self {
+        JsonHeader {
+            bakeoff_version: env!("CARGO_PKG_VERSION"),
+            workload: spec,
+            run: RunEcho::of(run_spec),
+            server_version: target.server_version(),
+            server_checks: target.checks(),
+            server_variables: target.variables(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    #[serde(flatten)]
+    header: JsonHeader<'a>,
     result: &'a RunResult,
 }
 

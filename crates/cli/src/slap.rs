@@ -12,7 +12,7 @@ use bakeoff_workload::{SessionContext, WorkloadSpec};
 use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
-use crate::commands::{exit_code, RunEcho, Target, INTERRUPTED};
+use crate::commands::{exit_code, JsonHeader, Target, INTERRUPTED};
 
 pub fn run(
     a: &LoadArgs,
@@ -32,11 +32,7 @@ pub fn run(
         print!("{}", report(&fw));
     } else {
         let doc = JsonReport {
-            bakeoff_version: env!("CARGO_PKG_VERSION"),
-            workload: spec,
-            run: RunEcho::of(run_spec),
-            server_version: target.server_version(),
-            server_checks: target.checks(),
+            header: JsonHeader::new(spec, run_spec, target),
             fixed_work: &fw,
             summary: Summary::of(&fw),
             runs: &fw.runs,
@@ -160,11 +156,8 @@ impl Summary {
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
-    bakeoff_version: &'static str,
-    workload: &'a WorkloadSpec,
-    run: RunEcho,
-    server_version: Option<String>,
-    server_checks: Vec<bakeoff_server::Check>,
+    #[serde(flatten)]
+    header: JsonHeader<'a>,
     fixed_work: &'a FixedWork,
     summary: Summary,
     /// Each iteration's full run (totals, latency percentiles, per-connection counts).
