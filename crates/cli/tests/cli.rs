@@ -495,3 +495,49 @@ fn a_run_samples_the_server_process_and_its_counters_every_tick() {
         .unwrap()
         .contains("MariaDB"));
 }
+
+#[test]
+fn a_hung_server_cannot_hold_the_run_past_its_grace_period() {
+    let d = db("hang");
+    let o = bakeoff(&["prepare", "oltp_point_select", "--tables=1", "--table-size=100"], Some(&d));
+    assert!(o.status.success(), "{:?}", text(&o));
+    // A write lock held by another session: every SELECT of the run waits on it, as on a
+    // server that stopped answering.
+    let mut opts = server().connect_options();
+    opts.database = Some(d.clone());
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        rt().block_on(async {
+            let mut c = connect(&opts).await;
+            c.exec("LOCK TABLES sbtest1 WRITE").await.expect("lock");
+            locked_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+            c.exec("UNLOCK TABLES").await.expect("unlock");
+        })
+    });
+    locked_rx.recv().unwrap();
+    let started = std::time::Instant::now();
+    let o = bakeoff(
+        &[
+            "run",
+            "oltp_point_select",
+            "--tables=1",
+            "--table-size=100",
+            "--threads=3",
+            "--time=2",
+            "--forced-shutdown=1",
+            "--format=json",
+        ],
+        Some(&d),
+    );
+    let took = started.elapsed();
+    release_tx.send(()).unwrap();
+    holder.join().unwrap();
+    let (out, err) = text(&o);
+    // --time=2 plus the 1 s grace, plus start-up and slack for a loaded machine.
+    assert!(took < std::time::Duration::from_secs(8), "took {took:?}: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON even after a hang");
+    assert_eq!(v["result"]["unfinished_events"], 3, "the 3 stuck events are reported");
+    assert_eq!(v["result"]["total"]["events"], 0);
+}
