@@ -193,6 +193,18 @@ pub(crate) enum Target {
 }
 
 impl Target {
+    /// Why the embedded server is gone, if it exited on its own.
+    fn died(&mut self) -> Option<String> {
+        let Target::Embedded(s) = self else {
+            return None;
+        };
+        let status = s.exited()?;
+        Some(format!(
+            "The embedded server exited during the run ({status}), so the figures above end with it; last lines of its error log:\n{}",
+            s.error_log_tail(15)
+        ))
+    }
+
     fn variant_problems(&self) -> Option<String> {
         match self {
             Target::Embedded(s) => s.variant_problems(),
@@ -339,7 +351,7 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
 pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
     let run_spec = run_spec(a)?;
-    let target = match given_server(a) {
+    let mut target = match given_server(a) {
         Some(o) => {
             if a.general.embedded.variant.variant() != Variant::default() {
                 bail!("--allocator, --cpus, --numa and --set set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
@@ -381,6 +393,11 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         Some((iterations, _)) => crate::slap::run(a, &spec, &run_spec, iterations, ctx, &target)?,
         None => run_timed(a, &spec, &run_spec, ctx, &target)?,
     };
+    if let Some(death) = target.died() {
+        // The report above stays: it is what was measured, up to the crash.
+        eprintln!("{death}");
+        return Ok(ExitCode::from(EXIT_FAILED));
+    }
     drop(target); // stops the embedded server, after everything measured is printed
     Ok(code)
 }

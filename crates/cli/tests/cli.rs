@@ -499,7 +499,15 @@ fn a_run_samples_the_server_process_and_its_counters_every_tick() {
 #[test]
 fn a_hung_server_cannot_hold_the_run_past_its_grace_period() {
     let d = db("hang");
-    let o = bakeoff(&["prepare", "oltp_point_select", "--tables=1", "--table-size=100"], Some(&d));
+    let o = bakeoff(
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--tables=1",
+            "--table-size=100",
+        ],
+        Some(&d),
+    );
     assert!(o.status.success(), "{:?}", text(&o));
     // A write lock held by another session: every SELECT of the run waits on it, as on a
     // server that stopped answering.
@@ -536,8 +544,81 @@ fn a_hung_server_cannot_hold_the_run_past_its_grace_period() {
     holder.join().unwrap();
     let (out, err) = text(&o);
     // --time=2 plus the 1 s grace, plus start-up and slack for a loaded machine.
-    assert!(took < std::time::Duration::from_secs(8), "took {took:?}: {err}");
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "took {took:?}: {err}"
+    );
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON even after a hang");
-    assert_eq!(v["result"]["unfinished_events"], 3, "the 3 stuck events are reported");
+    assert_eq!(
+        v["result"]["unfinished_events"], 3,
+        "the 3 stuck events are reported"
+    );
     assert_eq!(v["result"]["total"]["events"], 0);
+}
+
+/// Children of `pid`, from every thread's list (servers are forked by a spawner thread).
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if let Ok(list) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(
+                list.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn a_server_killed_mid_run_fails_the_run_after_reporting_what_was_measured() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let started = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args([
+            "run",
+            "oltp_point_select",
+            "--table-size=1000",
+            "--threads=4",
+            "--time=4",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bakeoff run");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while stdout.read_line(&mut line).unwrap() > 0 && !line.contains("Threads started") {
+        line.clear();
+    }
+    let servers: Vec<u32> = children(child.id())
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "mariadbd")
+        })
+        .collect();
+    assert_eq!(servers.len(), 1, "one embedded server");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: a process of our own test's child tree.
+    unsafe { libc::kill(servers[0] as i32, libc::SIGKILL) };
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("exited during the run"), "{err}");
+    assert!(
+        out.contains("transactions:"),
+        "what was measured is reported: {out}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "ended on time"
+    );
+    assert!(!std::path::Path::new(&format!("/proc/{}", servers[0])).exists());
 }

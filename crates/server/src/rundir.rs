@@ -71,6 +71,14 @@ impl RunDir {
     }
 }
 
+/// A run directory goes with its owner, on every path: a start that fails half-way (datadir
+/// initialized, server never ready) leaves nothing behind either.
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
 /// Remove run directories left by bakeoff processes that are gone (killed, or a test binary
 /// whose shared server died with it). Only marked directories of dead owners are touched.
 fn sweep_stale(root: &Path) {

@@ -293,15 +293,25 @@ impl Server {
                 connect_timeout: Duration::from_secs(2),
                 ..self.connect_options()
             };
-            let _ = runtime().block_on(async {
+            let asked = runtime().block_on(async {
                 tokio::time::timeout(Duration::from_secs(5), async {
                     let mut c = Conn::connect(&opts).await?;
                     c.query("SHUTDOWN").await
                 })
                 .await
             });
+            // Only a server that took the SHUTDOWN is worth the long wait; one we cannot reach
+            // (never ready, wedged) goes straight to SIGTERM.
+            let shutting_down = matches!(asked, Ok(Ok(_)));
             let steps = [
-                (None, self.stop_timeout),
+                (
+                    None,
+                    if shutting_down {
+                        self.stop_timeout
+                    } else {
+                        Duration::ZERO
+                    },
+                ),
                 (Some(libc::SIGTERM), Duration::from_secs(10)),
                 (Some(libc::SIGKILL), Duration::from_secs(10)),
             ];

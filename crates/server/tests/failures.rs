@@ -1,0 +1,123 @@
+//! Servers that fail to start, each way the reliability rules name: the error says why (with
+//! the server's own log lines) and nothing is left behind, no process and no directory.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bakeoff_server::{Server, ServerError, ServerSpec};
+
+/// One failing start at a time, so "nothing new left behind" is about that start alone.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn our_run_dirs() -> Vec<String> {
+    let prefix = format!("bakeoff-{}-", std::process::id());
+    let mut dirs: Vec<String> = std::fs::read_dir("/tmp")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn mariadbd_children() -> Vec<u32> {
+    let me = std::process::id();
+    let mut out = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{me}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if let Ok(list) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(
+                list.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok())
+                    .filter(|p| {
+                        std::fs::read_to_string(format!("/proc/{p}/comm"))
+                            .is_ok_and(|c| c.trim() == "mariadbd")
+                    }),
+            );
+        }
+    }
+    out
+}
+
+/// Start `spec`, expecting failure; returns the error after checking nothing was left.
+fn failing_start(spec: ServerSpec) -> ServerError {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dirs = our_run_dirs();
+    let err = match Server::start(&spec) {
+        Err(e) => e,
+        Ok(s) => panic!(
+            "started with {:?} on {}",
+            spec.options,
+            s.socket().display()
+        ),
+    };
+    assert_eq!(
+        our_run_dirs(),
+        dirs,
+        "run directory left behind after: {err}"
+    );
+    assert!(
+        mariadbd_children().is_empty(),
+        "server process left behind after: {err}"
+    );
+    err
+}
+
+#[test]
+fn an_unknown_option_is_quoted_from_the_server_log() {
+    let err = failing_start(ServerSpec {
+        options: vec!["no-such-option=1".into()],
+        ..ServerSpec::default()
+    });
+    assert!(matches!(err, ServerError::ExitedAtStart { .. }), "{err}");
+    assert!(err.to_string().contains("no-such-option"), "{err}");
+}
+
+#[test]
+fn a_port_already_taken_says_so() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    // A later --port wins over the one bakeoff chose: the server must meet the taken port.
+    let err = failing_start(ServerSpec {
+        options: vec![format!("port={port}")],
+        ..ServerSpec::default()
+    });
+    let msg = err.to_string();
+    assert!(
+        msg.contains("Address already in use") || msg.contains("Bind on TCP/IP port"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_server_that_never_becomes_ready_is_stopped_at_the_timeout() {
+    // Listening on another socket: up and running, but never reachable where bakeoff looks.
+    let elsewhere = std::env::temp_dir().join(format!(
+        "bakeoff-test-elsewhere-{}.sock",
+        std::process::id()
+    ));
+    let started = Instant::now();
+    let err = failing_start(ServerSpec {
+        options: vec![
+            format!("socket={}", elsewhere.display()),
+            "skip-networking".into(),
+        ],
+        start_timeout: Duration::from_secs(4),
+        ..ServerSpec::default()
+    });
+    assert!(
+        matches!(err, ServerError::NotReady { secs: 4, .. }),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "bounded: {:?}",
+        started.elapsed()
+    );
+    let _ = std::fs::remove_file(&elsewhere);
+}
