@@ -39,6 +39,10 @@ pub enum Command {
     Run(LoadArgs),
     /// Drop the tables bakeoff created (recorded in bakeoff_tables), and nothing else.
     Cleanup(LoadArgs),
+    /// Load the tables into the buffer pool: every row through the primary key and the
+    /// secondary index (sysbench 1.0's prewarm; master calls it warmup).
+    #[command(visible_alias = "warmup")]
+    Prewarm(LoadArgs),
     /// Start a server variant of your own to work against.
     #[command(subcommand)]
     Server(ServerCommand),
@@ -91,6 +95,13 @@ pub struct GeneralArgs {
     /// start. 0 = as fast as the connections go (closed loop).
     #[arg(long, default_value_t = 0.0)]
     pub rate: f64,
+    /// Seconds of load before measuring starts (statistics reset after them; sysbench master's
+    /// --warmup-time). The run then lasts --time more.
+    #[arg(long, default_value_t = 0)]
+    pub warmup_time: u64,
+    /// Before the run, read every table into the buffer pool (as `bakeoff prewarm`).
+    #[arg(long)]
+    pub prewarm: bool,
     /// Fixed work, mysqlslap's way: run the whole job this many times, each connection running
     /// --events-per-connection events, and report seconds per iteration (min/avg/max; the
     /// clock includes connecting, as mysqlslap's does).

@@ -117,6 +117,7 @@ pub fn run_spec(a: &LoadArgs) -> Result<RunSpec> {
         client_threads: g.client_threads.unwrap_or(cpus).clamp(1, g.threads),
         time,
         events: (g.events > 0).then_some(g.events),
+        warmup: Duration::from_secs(g.warmup_time),
         events_per_connection: fixed.map(|(_, n)| n),
         rate: (g.rate > 0.0).then_some(g.rate),
         tick: Duration::from_secs(g.report_interval.max(1)),
@@ -140,6 +141,9 @@ pub fn fixed_work(g: &crate::args::GeneralArgs) -> Result<Option<(u32, u64)>> {
     }
     if g.events > 0 {
         bail!("--events={} counts events of the whole run; with --iterations use --events-per-connection (each connection's share of one iteration)", g.events);
+    }
+    if g.warmup_time > 0 {
+        bail!("--warmup-time={} warms an open-ended run; for fixed work, add a first iteration and ignore it, or prewarm with --prewarm", g.warmup_time);
     }
     if g.rate > 0.0 {
         bail!("--rate paces an open-ended run; fixed work (--iterations, --events-per-connection) runs each connection's events back to back: drop one of them");
@@ -304,6 +308,7 @@ fn print_progress(p: Progress) {
         Progress::Inserting { table, rows } => println!("Inserting {rows} records into '{table}'"),
         Progress::Loaded { rows } => eprintln!("Loaded {rows} rows"),
         Progress::Indexing(t) => println!("Creating a secondary index on '{t}'..."),
+        Progress::Prewarming(t) => println!("Prewarming table {t}"),
         Progress::Dropping(t) => println!("Dropping table '{t}'..."),
         Progress::LeftAlone(t) => println!("Leaving table '{t}' alone: bakeoff did not create it"),
     }
@@ -337,6 +342,21 @@ pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
         rows,
         started.elapsed().as_secs_f64()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn prewarm(a: &LoadArgs) -> Result<ExitCode> {
+    let spec = workload_spec(a)?;
+    let Some(opts) = given_server(a) else {
+        bail!("prewarm needs a server: pass --mysql-socket or --mysql-host (for the embedded server use `bakeoff run --prewarm`)");
+    };
+    rt()?.block_on(dataset::prewarm(
+        &opts,
+        &spec,
+        a.general.threads,
+        prepare_threads(a),
+        &print_progress,
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -382,6 +402,16 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
                 }
             },
         ))?;
+    }
+    if a.general.prewarm {
+        let tables = rt()?.block_on(dataset::prewarm(
+            &target.connect_options(),
+            &spec,
+            a.general.threads,
+            prepare_threads(a),
+            &|_| {},
+        ))?;
+        eprintln!("Prewarmed {tables} table(s): primary key and secondary index read into the buffer pool");
     }
     let ctx = Arc::new(SessionContext {
         connect: target.connect_options(),
@@ -491,6 +521,9 @@ pub(crate) fn print_header(spec: &WorkloadSpec, r: &RunSpec) {
     if let Some(rate) = r.rate {
         println!("Target transaction rate: {rate}/sec");
     }
+    if !r.warmup.is_zero() {
+        println!("Warmup time: {}s", r.warmup.as_secs());
+    }
     if r.tick.as_secs() > 0 {
         println!(
             "Report intermediate results every {} second(s)",
@@ -575,6 +608,7 @@ pub(crate) struct RunEcho {
     threads: u32,
     client_threads: u32,
     time_seconds: Option<u64>,
+    warmup_seconds: u64,
     events: Option<u64>,
     events_per_connection: Option<u64>,
     rate: Option<f64>,
@@ -591,6 +625,7 @@ impl RunEcho {
             threads: r.connections,
             client_threads: r.client_threads,
             time_seconds: r.time.map(|t| t.as_secs()),
+            warmup_seconds: r.warmup.as_secs(),
             events: r.events,
             events_per_connection: r.events_per_connection,
             rate: r.rate,

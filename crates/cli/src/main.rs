@@ -37,6 +37,7 @@ fn main() -> ExitCode {
         args::Command::Prepare(a) => commands::prepare(a),
         args::Command::Run(a) => commands::run(a),
         args::Command::Cleanup(a) => commands::cleanup(a),
+        args::Command::Prewarm(a) => commands::prewarm(a),
         args::Command::Server(args::ServerCommand::Start(e)) => serve::start(e),
     };
     match result {

@@ -62,6 +62,9 @@ pub struct RunSpec {
     pub client_threads: u32,
     pub time: Option<Duration>,
     pub events: Option<u64>,
+    /// Load before measuring: statistics (and the events limit) start from zero after it,
+    /// and the run lasts `time` more.
+    pub warmup: Duration,
     /// Each connection stops after this many events (fixed work, as mysqlslap's clients).
     pub events_per_connection: Option<u64>,
     /// Events per second, Poisson arrivals (open loop); `None` = closed loop.
@@ -89,6 +92,7 @@ impl Default for RunSpec {
             client_threads: 1,
             time: Some(Duration::from_secs(10)),
             events: None,
+            warmup: Duration::ZERO,
             events_per_connection: None,
             rate: None,
             tick: Duration::from_secs(1),
@@ -155,8 +159,11 @@ pub struct RunResult {
 /// Receives each tick as it closes (the CLI prints it; a study stores it).
 pub trait Observer {
     fn on_tick(&mut self, _tick: &Tick) {}
-    /// All connections are open and prepared; the clock starts now.
+    /// All connections are open and prepared; the load starts now (the clock too, unless
+    /// there is a warmup).
     fn on_start(&mut self) {}
+    /// The warmup is over: statistics start from zero now.
+    fn on_measure(&mut self) {}
     /// Fixed work: iteration `index` (from 0) finished.
     fn on_iteration(&mut self, _index: usize, _it: &Iteration) {}
 }

@@ -32,7 +32,7 @@ pub fn run_sampled(
     spec: &RunSpec,
     interrupt: &AtomicBool,
     observer: &mut dyn Observer,
-    mut sampler: Option<&mut Sampler>,
+    sampler: Option<&mut Sampler>,
 ) -> Result<RunResult, EngineError> {
     let entered = Instant::now();
     let spec = Arc::new(spec.clone());
@@ -79,11 +79,8 @@ pub fn run_sampled(
             return Err(e);
         }
     }
-    if let Some(s) = sampler.as_deref_mut() {
-        s.begin();
-    }
     let started = Instant::now();
-    let _ = shared.end.set(spec.time.map(|t| started + t));
+    let _ = shared.end.set(spec.time.map(|t| started + spec.warmup + t));
     observer.on_start();
     let _ = start_tx.send(Some(started));
     let mut result = coordinate(
@@ -106,6 +103,14 @@ fn coordinate(
     let mut total = Window::default();
     let mut tick = Window::default();
     let mut ticks = Vec::new();
+    // Warmup: the load runs, nothing is recorded; then statistics start from zero.
+    let mut measuring = spec.warmup.is_zero();
+    let mut started = started;
+    if measuring {
+        if let Some(s) = sampler.as_deref_mut() {
+            s.begin();
+        }
+    }
     let mut last_tick = started;
     let mut next_tick = started + spec.tick;
     let mut interrupted = false;
@@ -124,10 +129,28 @@ fn coordinate(
         if ended && stopping_since.is_none() {
             stopping_since = Some(now);
         }
+        if !measuring && now >= started + spec.warmup {
+            // The measured span starts at the boundary itself, so ticks line up with the end.
+            let boundary = started + spec.warmup;
+            // Sample first, then drop what was recorded: the two cannot be atomic, and this
+            // order leaves only the sampler's reply time (~0.5 ms of events) between them.
+            if let Some(s) = sampler.as_deref_mut() {
+                s.begin();
+            }
+            drain(recorders, &mut Window::default());
+            reset_connections(recorders);
+            shared.events_started.store(0, Ordering::SeqCst);
+            observer.on_measure();
+            measuring = true;
+            started = boundary;
+            last_tick = boundary;
+            next_tick = boundary + spec.tick;
+        }
         let done = handles.iter().all(|h| h.is_finished());
         // The interval that ends at --time is still reported, as sysbench does ([ 10s ] of a
         // 10 s run); an interval cut short by an interrupt or failure is not.
-        let tick_due = now >= next_tick
+        let tick_due = measuring
+            && now >= next_tick
             && match shared.end.get() {
                 Some(Some(end)) => next_tick <= *end && !shared.stop.load(Ordering::Relaxed),
                 _ => !done && !ended,
@@ -186,6 +209,14 @@ fn coordinate(
         unfinished_events: shared.in_flight.load(Ordering::Relaxed),
         histogram: total.sb_histogram().clone(),
     })
+}
+
+fn reset_connections(recorders: &[Arc<Mutex<Recorder>>]) {
+    for r in recorders {
+        if let Ok(mut r) = r.lock() {
+            r.conns.iter_mut().for_each(|c| *c = ConnTotals::default());
+        }
+    }
 }
 
 fn drain(recorders: &[Arc<Mutex<Recorder>>], into: &mut Window) {

@@ -252,7 +252,12 @@ async fn connection(w: Rc<Worker>, queue: Rc<Queue>, mut s: Session, i: usize) {
         w.shared.fail(format!("FATAL: {e}"));
     }
     record_statements(&w, c);
-    w.shared.running.fetch_sub(1, Ordering::Relaxed);
+    // A connection that ran to the end of --time still counts for the interval ending then
+    // (sysbench's last line shows all its threads); one that stopped early does not.
+    let time_up = matches!(w.shared.end.get(), Some(Some(end)) if Instant::now() >= *end);
+    if !time_up {
+        w.shared.running.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Run one event to success. Ignorable server errors restart it with fresh values; a lost
