@@ -32,7 +32,7 @@ pub fn run_sampled(
     spec: &RunSpec,
     interrupt: &AtomicBool,
     observer: &mut dyn Observer,
-    sampler: Option<&mut Sampler>,
+    mut sampler: Option<&mut Sampler>,
 ) -> Result<RunResult, EngineError> {
     let entered = Instant::now();
     let spec = Arc::new(spec.clone());
@@ -79,6 +79,13 @@ pub fn run_sampled(
             return Err(e);
         }
     }
+    // Without a warmup the sampler starts before the load is released, so the server's
+    // counters and the engine's cover exactly the same events.
+    if spec.warmup.is_zero() {
+        if let Some(s) = sampler.as_deref_mut() {
+            s.begin();
+        }
+    }
     let started = Instant::now();
     let _ = shared.end.set(spec.time.map(|t| started + spec.warmup + t));
     observer.on_start();
@@ -106,11 +113,6 @@ fn coordinate(
     // Warmup: the load runs, nothing is recorded; then statistics start from zero.
     let mut measuring = spec.warmup.is_zero();
     let mut started = started;
-    if measuring {
-        if let Some(s) = sampler.as_deref_mut() {
-            s.begin();
-        }
-    }
     let mut last_tick = started;
     let mut next_tick = started + spec.tick;
     let mut interrupted = false;
