@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
 use bakeoff_engine::{IgnoreErrors, Observer, RunResult, RunSpec, RunStatus, Tick};
-use bakeoff_server::{Check, Server, ServerSpec, Variant};
+use bakeoff_server::{preflight, Check, Server, ServerSpec, Variant};
 use bakeoff_telemetry::Sampler;
 use bakeoff_workload::dataset::{self, Progress};
 use bakeoff_workload::{
@@ -197,6 +197,28 @@ pub(crate) enum Target {
 }
 
 impl Target {
+    /// Refuse a run the server cannot take: servers lower max_connections quietly when their
+    /// file limit is low, and the run would then fail on its last connections.
+    fn check_connections(&self, wanted: u32) -> Result<()> {
+        let opts = self.connect_options();
+        let max = rt()?.block_on(async {
+            let mut c = Conn::connect(&opts).await.ok()?;
+            let rows = c.query_rows("SELECT @@max_connections").await.ok()?;
+            rows.first()?.first()?.as_ref()?.parse::<u32>().ok()
+        });
+        match max {
+            Some(max) if max < wanted + 2 => bail!(
+                "--threads={wanted}: the server allows {max} connections (max_connections); {}",
+                match self {
+                    Target::Embedded(_) => format!("add --set max_connections={}", wanted + 100),
+                    Target::Given(_) =>
+                        "raise max_connections on the server, or use fewer --threads".into(),
+                }
+            ),
+            _ => Ok(()),
+        }
+    }
+
     /// Why the embedded server is gone, if it exited on its own.
     fn died(&mut self) -> Option<String> {
         let Target::Embedded(s) = self else {
@@ -371,6 +393,9 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
 pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
     let run_spec = run_spec(a)?;
+    // Each connection is a file; the runtime and the server's own needs come on top.
+    preflight::raise_open_files(u64::from(run_spec.connections) + 256)
+        .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
     let mut target = match given_server(a) {
         Some(o) => {
             if a.general.embedded.variant.variant() != Variant::default() {
@@ -379,10 +404,15 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             Target::Given(o)
         }
         None => {
+            // ~300 bytes a row with its indexes, as sysbench's tables measure in InnoDB.
+            let rows = u64::from(spec.options.tables) * u64::from(spec.options.table_size);
+            preflight::check_space(&std::env::temp_dir(), rows * 300)
+                .map_err(anyhow::Error::msg)?;
             eprintln!("Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)...");
             Target::Embedded(start_embedded(&a.general.embedded)?)
         }
     };
+    target.check_connections(run_spec.connections)?;
     if let Some(problems) = target.variant_problems() {
         // Fail closed: numbers from a variant that did not take effect would be mislabelled.
         eprintln!("The server variant did not take effect, so nothing was measured:\n{problems}");

@@ -688,3 +688,25 @@ fn warmup_events_are_not_measured_and_prewarm_reads_every_table() {
         "the warmup is not in the measured time"
     );
 }
+
+#[test]
+fn more_connections_than_the_server_allows_is_refused_before_the_run() {
+    let o = bakeoff(
+        &[
+            "run",
+            "oltp_point_select",
+            "--table-size=100",
+            "--threads=20",
+            "--time=1",
+            "--set=max_connections=10",
+        ],
+        None,
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("max_connections") && err.contains("--set max_connections=120"),
+        "{err}"
+    );
+    assert!(!out.contains("transactions:"));
+}
