@@ -1,7 +1,7 @@
 //! The command line: sysbench 1.0's option names (after `legacy::normalize`), with sysbench's
 //! defaults, plus bakeoff's own options.
 
-use bakeoff_server::variant::{Allocator, CpuList, NumaPolicy, Setting, Variant};
+use bakeoff_server::variant::{self, Allocator, Setting, Variant};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const ABOUT: &str = "Database bake-offs from one command: a sysbench-compatible load engine that stays out of the way.";
@@ -183,13 +183,18 @@ pub struct VariantArgs {
     #[arg(long, default_value = "glibc")]
     pub allocator: Allocator,
     /// CPUs the server may run on, as taskset takes them: 0, 0-1, 0,2 (checked in
-    /// Cpus_allowed_list).
+    /// Cpus_allowed_list). With --instances, one list per instance separated by '/': 0-3/4-7.
     #[arg(long)]
-    pub cpus: Option<CpuList>,
+    pub cpus: Option<String>,
     /// NUMA memory policy: default, interleave=NODES, bind=NODES, preferred=NODE or localalloc
-    /// (NODES like 0-1, or all), as numactl sets it (checked in /proc/PID/numa_maps).
+    /// (NODES like 0-1, or all), as numactl sets it (checked in /proc/PID/numa_maps). With
+    /// --instances, one per instance separated by '/', or bind=each (instance i on node i).
     #[arg(long, default_value = "default")]
-    pub numa: NumaPolicy,
+    pub numa: String,
+    /// Servers of this variant, the connections spread over them round-robin and the results
+    /// added up (the one-instance-per-NUMA-node study); each gets its own copy of the tables.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub instances: u32,
     /// A server variable for the run, checked against the running value (the server may lower
     /// some quietly); repeatable: --set innodb_adaptive_hash_index=OFF --set max_connections=2000
     #[arg(long = "set", value_name = "NAME=VALUE")]
@@ -197,13 +202,23 @@ pub struct VariantArgs {
 }
 
 impl VariantArgs {
-    pub fn variant(&self) -> Variant {
-        Variant {
+    /// One variant per instance; the error names the option at fault.
+    pub fn variants(&self) -> Result<Vec<Variant>, String> {
+        let base = Variant {
             allocator: self.allocator.clone(),
-            cpus: self.cpus.clone(),
-            numa: self.numa.clone(),
             settings: self.settings.clone(),
-        }
+            ..Variant::default()
+        };
+        variant::instance_variants(&base, self.instances, self.cpus.as_deref(), &self.numa)
+    }
+
+    /// Whether anything differs from a plain default server.
+    pub fn is_default(&self) -> bool {
+        self.allocator == Allocator::Glibc
+            && self.cpus.is_none()
+            && self.numa == "default"
+            && self.settings.is_empty()
+            && self.instances == 1
     }
 }
 

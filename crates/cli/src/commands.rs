@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
+use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
 use bakeoff_engine::{IgnoreErrors, Observer, RunResult, RunSpec, RunStatus, Tick};
-use bakeoff_server::{preflight, Check, Server, ServerSpec, Variant};
+use bakeoff_server::preflight;
 use bakeoff_telemetry::Sampler;
 use bakeoff_workload::dataset::{self, Progress};
 use bakeoff_workload::{
@@ -17,8 +17,9 @@ use bakeoff_workload::{
 };
 use serde::Serialize;
 
-use crate::args::{EmbeddedArgs, Format, LoadArgs};
+use crate::args::{Format, LoadArgs};
 use crate::output;
+use crate::target::{start_embedded, InstanceCheck, Target};
 
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
@@ -191,98 +192,6 @@ fn clock_seed() -> u64 {
 }
 
 /// The server to talk to: one given on the command line, or the embedded one.
-pub(crate) enum Target {
-    Given(ConnectOptions),
-    Embedded(Server),
-}
-
-impl Target {
-    /// Refuse a run the server cannot take: servers lower max_connections quietly when their
-    /// file limit is low, and the run would then fail on its last connections.
-    fn check_connections(&self, wanted: u32) -> Result<()> {
-        let opts = self.connect_options();
-        let max = rt()?.block_on(async {
-            let mut c = Conn::connect(&opts).await.ok()?;
-            let rows = c.query_rows("SELECT @@max_connections").await.ok()?;
-            rows.first()?.first()?.as_ref()?.parse::<u32>().ok()
-        });
-        match max {
-            Some(max) if max < wanted + 2 => bail!(
-                "--threads={wanted}: the server allows {max} connections (max_connections); {}",
-                match self {
-                    Target::Embedded(_) => format!("add --set max_connections={}", wanted + 100),
-                    Target::Given(_) =>
-                        "raise max_connections on the server, or use fewer --threads".into(),
-                }
-            ),
-            _ => Ok(()),
-        }
-    }
-
-    /// Why the embedded server is gone, if it exited on its own.
-    fn died(&mut self) -> Option<String> {
-        let Target::Embedded(s) = self else {
-            return None;
-        };
-        let status = s.exited()?;
-        Some(format!(
-            "The embedded server exited during the run ({status}), so the figures above end with it; last lines of its error log:\n{}",
-            s.error_log_tail(15)
-        ))
-    }
-
-    fn variant_problems(&self) -> Option<String> {
-        match self {
-            Target::Embedded(s) => s.variant_problems(),
-            Target::Given(_) => None,
-        }
-    }
-
-    /// SHOW GLOBAL VARIABLES now (empty when the server does not answer).
-    pub(crate) fn variables(&self) -> BTreeMap<String, String> {
-        let opts = self.connect_options();
-        let Ok(rt) = rt() else {
-            return BTreeMap::new();
-        };
-        rt.block_on(async {
-            let mut c = Conn::connect(&opts).await.ok()?;
-            let rows = c.query_rows("SHOW GLOBAL VARIABLES").await.ok()?;
-            c.quit().await;
-            Some(
-                rows.into_iter()
-                    .filter_map(|r| {
-                        Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default()))
-                    })
-                    .collect(),
-            )
-        })
-        .unwrap_or_default()
-    }
-
-    /// The embedded server's verified variant axes.
-    pub(crate) fn checks(&self) -> Vec<Check> {
-        match self {
-            Target::Embedded(s) => s.checks().to_vec(),
-            Target::Given(_) => Vec::new(),
-        }
-    }
-
-    /// Known for the embedded server; a given server's version is not asked for yet.
-    pub(crate) fn server_version(&self) -> Option<String> {
-        match self {
-            Target::Embedded(s) => Some(s.version().to_string()),
-            Target::Given(_) => None,
-        }
-    }
-
-    fn connect_options(&self) -> ConnectOptions {
-        match self {
-            Target::Given(o) => o.clone(),
-            Target::Embedded(s) => s.connect_options(),
-        }
-    }
-}
-
 fn given_server(a: &LoadArgs) -> Option<ConnectOptions> {
     let m = &a.mysql;
     let endpoint = match (&m.mysql_socket, &m.mysql_host) {
@@ -298,27 +207,7 @@ fn given_server(a: &LoadArgs) -> Option<ConnectOptions> {
     Some(o.with_database(&m.mysql_db))
 }
 
-pub(crate) fn start_embedded(e: &EmbeddedArgs) -> Result<Server> {
-    let spec = ServerSpec {
-        binary: e.server_binary.clone(),
-        options: e.server_options.clone(),
-        variant: e.variant.variant(),
-        ..ServerSpec::default()
-    };
-    let server = Server::start(&spec).context("starting the embedded server")?;
-    eprintln!(
-        "Embedded server {} ready on {} ({})",
-        server.version(),
-        server.socket().display(),
-        spec.variant
-    );
-    for c in server.checks() {
-        eprintln!("{}", output::check_line(c));
-    }
-    Ok(server)
-}
-
-fn rt() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn rt() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?)
@@ -398,8 +287,8 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
     let mut target = match given_server(a) {
         Some(o) => {
-            if a.general.embedded.variant.variant() != Variant::default() {
-                bail!("--allocator, --cpus, --numa and --set set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
+            if !a.general.embedded.variant.is_default() {
+                bail!("--allocator, --cpus, --numa, --set and --instances set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
             }
             Target::Given(o)
         }
@@ -418,33 +307,37 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         eprintln!("The server variant did not take effect, so nothing was measured:\n{problems}");
         return Ok(ExitCode::from(EXIT_FAILED));
     }
-    if let Target::Embedded(_) = target {
-        let opts = target.connect_options();
-        rt()?.block_on(dataset::prepare(
-            &opts,
-            &spec,
-            a.general.threads,
-            prepare_threads(a),
-            run_spec.seed,
-            &|p| {
-                if let Progress::Loaded { rows } = p {
-                    eprintln!("Loaded {rows} rows into the embedded server");
-                }
-            },
-        ))?;
+    if target.is_embedded() {
+        // The same seed everywhere: every instance holds the same rows.
+        for opts in target.endpoints() {
+            rt()?.block_on(dataset::prepare(
+                &opts,
+                &spec,
+                a.general.threads,
+                prepare_threads(a),
+                run_spec.seed,
+                &|p| {
+                    if let Progress::Loaded { rows } = p {
+                        eprintln!("Loaded {rows} rows into the embedded server");
+                    }
+                },
+            ))?;
+        }
     }
     if a.general.prewarm {
-        let tables = rt()?.block_on(dataset::prewarm(
-            &target.connect_options(),
-            &spec,
-            a.general.threads,
-            prepare_threads(a),
-            &|_| {},
-        ))?;
-        eprintln!("Prewarmed {tables} table(s): primary key and secondary index read into the buffer pool");
+        for opts in target.endpoints() {
+            let tables = rt()?.block_on(dataset::prewarm(
+                &opts,
+                &spec,
+                a.general.threads,
+                prepare_threads(a),
+                &|_| {},
+            ))?;
+            eprintln!("Prewarmed {tables} table(s): primary key and secondary index read into the buffer pool");
+        }
     }
     let ctx = Arc::new(SessionContext {
-        connect: target.connect_options(),
+        endpoints: target.endpoints(),
         spec: spec.clone(),
         threads: run_spec.connections,
         unique: Unique::new(run_spec.seed),
@@ -512,15 +405,7 @@ fn sampler(run_spec: &RunSpec, target: &Target) -> Sampler {
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1);
-    let pid = match target {
-        Target::Embedded(s) => s.pid(),
-        Target::Given(_) => None,
-    };
-    Sampler::new(
-        pid,
-        Some(target.connect_options()),
-        run_spec.client_threads.min(cpus),
-    )
+    Sampler::new(target.sample_targets(), run_spec.client_threads.min(cpus))
 }
 
 /// 0 completed, 130 interrupted, 1 failed; says on stderr what the figures cover.
@@ -607,8 +492,8 @@ pub(crate) struct JsonHeader<'a> {
     workload: &'a WorkloadSpec,
     run: RunEcho,
     server_version: Option<String>,
-    /// Each axis of the embedded server's variant: asked for, seen on the process, ok.
-    server_checks: Vec<Check>,
+    /// Each axis of each embedded server's variant: asked for, seen on the process, ok.
+    server_checks: Vec<InstanceCheck>,
     /// SHOW GLOBAL VARIABLES at the start of the run.
     server_variables: BTreeMap<String, String>,
 }

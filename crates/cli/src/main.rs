@@ -7,6 +7,7 @@ mod legacy;
 mod output;
 mod serve;
 mod slap;
+mod target;
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;

@@ -8,10 +8,16 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::args::EmbeddedArgs;
-use crate::commands::{start_embedded, EXIT_FAILED, INTERRUPTED};
+use crate::commands::{EXIT_FAILED, INTERRUPTED};
+use crate::target::start_embedded;
 
 pub fn start(e: &EmbeddedArgs) -> Result<ExitCode> {
-    let mut server = start_embedded(e)?;
+    if e.variant.instances > 1 {
+        anyhow::bail!("--instances: `server start` runs one server; start one per terminal, or use `bakeoff run --instances`");
+    }
+    let Some(mut server) = start_embedded(e)?.pop() else {
+        anyhow::bail!("no server started");
+    };
     if let Some(problems) = server.variant_problems() {
         eprintln!("The variant did not take effect; stopping the server:\n{problems}");
         return Ok(ExitCode::from(EXIT_FAILED));

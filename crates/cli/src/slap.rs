@@ -12,7 +12,8 @@ use bakeoff_workload::{SessionContext, WorkloadSpec};
 use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
-use crate::commands::{exit_code, JsonHeader, Target, INTERRUPTED};
+use crate::commands::{exit_code, JsonHeader, INTERRUPTED};
+use crate::target::Target;
 
 pub fn run(
     a: &LoadArgs,

@@ -710,3 +710,45 @@ fn more_connections_than_the_server_allows_is_refused_before_the_run() {
     );
     assert!(!out.contains("transactions:"));
 }
+
+#[test]
+fn instances_each_get_their_own_cpu_and_the_load_adds_up_over_them() {
+    let o = bakeoff(
+        &[
+            "run",
+            "oltp_point_select",
+            "--table-size=500",
+            "--threads=4",
+            "--time=1",
+            "--instances=2",
+            "--cpus=0/1",
+            "--format=json",
+        ],
+        None,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cpus: Vec<(u64, String)> = v["server_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["axis"] == "cpus" && c["ok"] == true)
+        .map(|c| {
+            (
+                c["instance"].as_u64().unwrap(),
+                c["seen"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(cpus, vec![(1, "0".into()), (2, "1".into())]);
+    let r = &v["result"];
+    // Both servers' SELECT counters, added up, equal the engine's reads.
+    assert_eq!(r["telemetry"]["status"]["Com_select"], r["total"]["reads"]);
+    let o = bakeoff(
+        &["run", "oltp_point_select", "--instances=2", "--cpus=0/1/0"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--instances=2"), "{}", text(&o).1);
+}

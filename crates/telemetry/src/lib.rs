@@ -19,6 +19,6 @@ mod sampler;
 mod sbhist;
 mod window;
 
-pub use sampler::{HostSample, Sampler, ServerSample, Telemetry};
+pub use sampler::{HostSample, SampleTarget, Sampler, ServerSample, Telemetry};
 pub use sbhist::SbHistogram;
 pub use window::{LatencySummary, Window, WindowSummary};

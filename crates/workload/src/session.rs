@@ -16,12 +16,21 @@ const BULK_PACKET: usize = 512 * 1024;
 /// What all sessions of one run share.
 #[derive(Debug)]
 pub struct SessionContext {
-    pub connect: ConnectOptions,
+    /// The servers to connect to; session `tid` uses `endpoints[tid % len]` (one entry, or
+    /// one per instance when the load is spread over several servers).
+    pub endpoints: Vec<ConnectOptions>,
     pub spec: WorkloadSpec,
     /// Number of sessions in the run (sysbench's --threads), for the per-thread key ranges of
     /// select_random_* and the tables of bulk_insert.
     pub threads: u32,
     pub unique: Unique,
+}
+
+impl SessionContext {
+    /// The server session `tid` connects to.
+    pub fn endpoint(&self, tid: u32) -> &ConnectOptions {
+        &self.endpoints[tid as usize % self.endpoints.len().max(1)]
+    }
 }
 
 /// Statements by outcome, sysbench's way: a result set is a read, a statement that changed
@@ -162,7 +171,7 @@ impl Session {
         seed: u64,
         blocking: bool,
     ) -> Result<Session, DriverError> {
-        let conn = connect(&ctx.connect, blocking).await?;
+        let conn = connect(ctx.endpoint(tid), blocking).await?;
         let plan = Plan::of(&ctx.spec);
         let gen = Gen {
             rng: Rng::seeded(seed),
@@ -191,7 +200,7 @@ impl Session {
 
     /// After a lost connection: a new connection with every statement prepared again.
     pub async fn reconnect(&mut self) -> Result<(), DriverError> {
-        self.conn = connect(&self.ctx.connect, self.blocking).await?;
+        self.conn = connect(self.ctx.endpoint(self.tid), self.blocking).await?;
         self.prepare_all().await
     }
 
@@ -480,5 +489,29 @@ fn truncate(sql: &str) -> String {
     match sql.char_indices().nth(120) {
         Some((i, _)) => format!("{}...", &sql[..i]),
         None => sql.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_are_spread_over_the_endpoints_round_robin() {
+        let e = |p: &str| ConnectOptions::new(bakeoff_driver::Endpoint::Unix(p.into()), "u", "");
+        let ctx = SessionContext {
+            endpoints: vec![e("/a"), e("/b")],
+            spec: WorkloadSpec {
+                kind: WorkloadKind::OltpPointSelect,
+                options: Default::default(),
+                distribution: Distribution::new(crate::RandType::Uniform),
+            },
+            threads: 4,
+            unique: Unique::new(1),
+        };
+        let seen: Vec<String> = (0..4)
+            .map(|t| ctx.endpoint(t).endpoint.to_string())
+            .collect();
+        assert_eq!(seen, ["unix:/a", "unix:/b", "unix:/a", "unix:/b"]);
     }
 }

@@ -57,7 +57,7 @@ fn per_event(kind: WorkloadKind, name: &str) -> ([f64; 6], StmtCounts) {
             .await
             .expect("prepare");
         let ctx = Arc::new(SessionContext {
-            connect: opts.clone(),
+            endpoints: vec![opts.clone()],
             spec: spec.clone(),
             threads: 1,
             unique: Unique::new(1),

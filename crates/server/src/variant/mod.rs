@@ -4,6 +4,7 @@
 
 mod allocator;
 mod cpus;
+mod instances;
 mod numa;
 mod verify;
 
@@ -11,6 +12,7 @@ use std::fmt;
 
 pub use allocator::{Allocator, Library};
 pub use cpus::CpuList;
+pub use instances::expand as instance_variants;
 pub use numa::{online_nodes, NumaPolicy};
 pub use verify::{same_value, Check};
 

@@ -70,27 +70,42 @@ struct Reading {
     status: Option<BTreeMap<String, i64>>,
 }
 
-/// Samples a server process (by pid), the host and this process.
+/// One server to sample: its process when it runs here, and how to read its status.
+pub struct SampleTarget {
+    pub pid: Option<u32>,
+    pub status: Option<ConnectOptions>,
+}
+
+/// Samples the server processes (summed when the load is spread over several instances), the
+/// host and this process.
 pub struct Sampler {
-    pid: Option<u32>,
+    pids: Vec<u32>,
     numa: bool,
-    status: Option<StatusReader>,
+    status: Vec<StatusReader>,
     client_cpus: f64,
     first: Option<Reading>,
     last: Option<Reading>,
 }
 
 impl Sampler {
-    /// `pid`: the server process when it runs here; `status`: how to read its status;
     /// `client_cpus`: how many CPUs the client's threads can use at most.
-    pub fn new(pid: Option<u32>, status: Option<ConnectOptions>, client_cpus: u32) -> Sampler {
+    pub fn new(targets: Vec<SampleTarget>, client_cpus: u32) -> Sampler {
         let nodes = std::fs::read_to_string("/sys/devices/system/node/online").unwrap_or_default();
+        let pids: Vec<u32> = targets.iter().filter_map(|t| t.pid).collect();
         Sampler {
-            pid,
+            // Every server's process, or none: a partial sum would read as a smaller server.
+            pids: if pids.len() == targets.len() {
+                pids
+            } else {
+                Vec::new()
+            },
             // Walking numa_maps costs the server page-table locks; on one node it says nothing
             // that RSS does not.
             numa: nodes.trim() != "0",
-            status: status.and_then(StatusReader::new),
+            status: targets
+                .into_iter()
+                .filter_map(|t| t.status.and_then(StatusReader::new))
+                .collect(),
             client_cpus: f64::from(client_cpus.max(1)),
             first: None,
             last: None,
@@ -98,11 +113,28 @@ impl Sampler {
     }
 
     fn read(&mut self) -> Reading {
+        let servers: Option<Vec<ProcReading>> = self
+            .pids
+            .iter()
+            .map(|&p| read_process(p, self.numa))
+            .collect();
+        // A server that did not answer this time leaves the whole reading without status,
+        // rather than a sum that looks like a drop.
+        let mut status: Option<BTreeMap<String, i64>> =
+            (!self.status.is_empty()).then(BTreeMap::new);
+        for reader in &mut self.status {
+            let (Some(m), Some(total)) = (reader.read(), status.as_mut()) else {
+                status = None;
+                break;
+            };
+            m.into_iter()
+                .for_each(|(k, v)| *total.entry(k).or_insert(0) += v);
+        }
         Reading {
-            server: self.pid.and_then(|p| read_process(p, self.numa)),
+            server: servers.filter(|s| !s.is_empty()).map(|s| sum(&s)),
             host: read_host(),
             client: own_cpu_seconds(),
-            status: self.status.as_mut().and_then(StatusReader::read),
+            status,
         }
     }
 
@@ -171,6 +203,26 @@ impl Sampler {
             server,
         }
     }
+}
+
+fn sum(readings: &[ProcReading]) -> ProcReading {
+    let mut total = ProcReading::default();
+    for r in readings {
+        total.user_s += r.user_s;
+        total.sys_s += r.sys_s;
+        total.threads += r.threads;
+        total.vsz_bytes += r.vsz_bytes;
+        total.rss_bytes += r.rss_bytes;
+        total.voluntary += r.voluntary;
+        total.involuntary += r.involuntary;
+        if let Some(nodes) = &r.numa_bytes {
+            let t = total.numa_bytes.get_or_insert_with(BTreeMap::new);
+            nodes
+                .iter()
+                .for_each(|(n, b)| *t.entry(*n).or_insert(0) += b);
+        }
+    }
+    total
 }
 
 fn status_delta(

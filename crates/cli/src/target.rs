@@ -1,0 +1,188 @@
+//! What a run talks to: a server the user gave, or the embedded server(s) bakeoff started
+//! (several when a variant asks for instances; the load is spread over them round-robin).
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Context, Result};
+use bakeoff_driver::{Conn, ConnectOptions};
+use bakeoff_server::{Check, Server, ServerSpec};
+use bakeoff_telemetry::SampleTarget;
+use serde::Serialize;
+
+use crate::args::EmbeddedArgs;
+use crate::commands::rt;
+use crate::output;
+
+pub(crate) enum Target {
+    Given(ConnectOptions),
+    Embedded(Vec<Server>),
+}
+
+/// A verified axis, with the instance it belongs to.
+#[derive(Serialize)]
+pub(crate) struct InstanceCheck {
+    instance: usize,
+    #[serde(flatten)]
+    check: Check,
+}
+
+/// Start every instance of the variant the options describe, printing each one's checks.
+pub(crate) fn start_embedded(e: &EmbeddedArgs) -> Result<Vec<Server>> {
+    let variants = e.variant.variants().map_err(anyhow::Error::msg)?;
+    let mut servers = Vec::new();
+    for (i, variant) in variants.into_iter().enumerate() {
+        let spec = ServerSpec {
+            binary: e.server_binary.clone(),
+            options: e.server_options.clone(),
+            variant,
+            ..ServerSpec::default()
+        };
+        let server =
+            Server::start(&spec).with_context(|| format!("starting embedded server {}", i + 1))?;
+        eprintln!(
+            "Embedded server {}{} ready on {} ({})",
+            server.version(),
+            if e.variant.instances > 1 {
+                format!(" #{}", i + 1)
+            } else {
+                String::new()
+            },
+            server.socket().display(),
+            spec.variant
+        );
+        for c in server.checks() {
+            eprintln!("{}", output::check_line(c));
+        }
+        servers.push(server);
+    }
+    Ok(servers)
+}
+
+impl Target {
+    /// One per server; session `tid` uses `endpoints[tid % len]`.
+    pub(crate) fn endpoints(&self) -> Vec<ConnectOptions> {
+        match self {
+            Target::Given(o) => vec![o.clone()],
+            Target::Embedded(s) => s.iter().map(Server::connect_options).collect(),
+        }
+    }
+
+    pub(crate) fn is_embedded(&self) -> bool {
+        matches!(self, Target::Embedded(_))
+    }
+
+    pub(crate) fn sample_targets(&self) -> Vec<SampleTarget> {
+        match self {
+            Target::Given(o) => vec![SampleTarget {
+                pid: None,
+                status: Some(o.clone()),
+            }],
+            Target::Embedded(s) => s
+                .iter()
+                .map(|s| SampleTarget {
+                    pid: s.pid(),
+                    status: Some(s.connect_options()),
+                })
+                .collect(),
+        }
+    }
+
+    /// Refuse a run a server cannot take: servers lower max_connections quietly when their
+    /// file limit is low, and the run would then fail on its last connections.
+    pub(crate) fn check_connections(&self, wanted: u32) -> Result<()> {
+        let endpoints = self.endpoints();
+        let per_server = wanted.div_ceil(endpoints.len() as u32);
+        for opts in &endpoints {
+            let max = rt()?.block_on(async {
+                let mut c = Conn::connect(opts).await.ok()?;
+                let rows = c.query_rows("SELECT @@max_connections").await.ok()?;
+                rows.first()?.first()?.as_ref()?.parse::<u32>().ok()
+            });
+            if let Some(max) = max.filter(|m| *m < per_server + 2) {
+                bail!(
+                    "--threads={wanted}: the server allows {max} connections (max_connections); {}",
+                    if self.is_embedded() {
+                        format!("add --set max_connections={}", per_server + 100)
+                    } else {
+                        "raise max_connections on the server, or use fewer --threads".into()
+                    }
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Why an embedded server is gone, if one exited on its own.
+    pub(crate) fn died(&mut self) -> Option<String> {
+        let Target::Embedded(servers) = self else {
+            return None;
+        };
+        servers.iter_mut().find_map(|s| {
+            let status = s.exited()?;
+            Some(format!(
+                "The embedded server on {} exited during the run ({status}), so the figures above end with it; last lines of its error log:\n{}",
+                s.socket().display(),
+                s.error_log_tail(15)
+            ))
+        })
+    }
+
+    pub(crate) fn variant_problems(&self) -> Option<String> {
+        let Target::Embedded(servers) = self else {
+            return None;
+        };
+        let problems: Vec<String> = servers
+            .iter()
+            .filter_map(Server::variant_problems)
+            .collect();
+        (!problems.is_empty()).then(|| problems.join("\n"))
+    }
+
+    /// SHOW GLOBAL VARIABLES of the (first) server now; empty when it does not answer.
+    pub(crate) fn variables(&self) -> BTreeMap<String, String> {
+        let Some(opts) = self.endpoints().into_iter().next() else {
+            return BTreeMap::new();
+        };
+        let Ok(rt) = rt() else {
+            return BTreeMap::new();
+        };
+        rt.block_on(async {
+            let mut c = Conn::connect(&opts).await.ok()?;
+            let rows = c.query_rows("SHOW GLOBAL VARIABLES").await.ok()?;
+            c.quit().await;
+            Some(
+                rows.into_iter()
+                    .filter_map(|r| {
+                        Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default()))
+                    })
+                    .collect(),
+            )
+        })
+        .unwrap_or_default()
+    }
+
+    /// Every embedded server's verified variant axes.
+    pub(crate) fn checks(&self) -> Vec<InstanceCheck> {
+        match self {
+            Target::Embedded(s) => s
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| {
+                    s.checks().iter().map(move |c| InstanceCheck {
+                        instance: i + 1,
+                        check: c.clone(),
+                    })
+                })
+                .collect(),
+            Target::Given(_) => Vec::new(),
+        }
+    }
+
+    /// Known for the embedded server; a given server's version is not asked for yet.
+    pub(crate) fn server_version(&self) -> Option<String> {
+        match self {
+            Target::Embedded(s) => s.first().map(|s| s.version().to_string()),
+            Target::Given(_) => None,
+        }
+    }
+}
