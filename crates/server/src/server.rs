@@ -76,7 +76,8 @@ impl Server {
         let run_as = unprivileged_user();
         let rundir = RunDir::create(run_as)?;
         let dir = rundir.path().to_path_buf();
-        initialize(&binary, &dir, &rundir.tmp(), run_as)?;
+        let flavor = flavor(&binary);
+        initialize(flavor, &binary, &dir, &rundir.tmp(), run_as)?;
         let password = Secret::new(random_password());
         let init = dir.join("init.sql");
         write_private(&init, &init_sql(spec, &password), run_as)?;
@@ -92,6 +93,8 @@ impl Server {
             .arg(format!("--log-error={}", log.display()))
             .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
             .arg(format!("--tmpdir={}", rundir.tmp().display()))
+            // MySQL's X plugin listens on 33060 by default: two servers would collide.
+            .args((flavor == Flavor::MySql).then_some("--mysqlx=OFF"))
             .arg(format!("--init-file={}", init.display()))
             .args(
                 LAB_DEFAULTS
@@ -414,12 +417,13 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn initialize(
+    flavor: Flavor,
     binary: &Path,
     dir: &Path,
     tmp: &Path,
     run_as: Option<RunAs>,
 ) -> Result<(), ServerError> {
-    let tool = find_install_db(binary)?;
+    let (tool, args) = init_command(flavor, binary, dir, tmp)?;
     let log = dir.join("install.log");
     let out = std::fs::File::create(&log).map_err(|source| ServerError::RunDir {
         path: log.clone(),
@@ -430,19 +434,7 @@ fn initialize(
         source,
     })?;
     let mut cmd = Command::new(&tool);
-    cmd.arg("--no-defaults")
-        .arg(format!("--datadir={}", dir.join("data").display()))
-        .arg("--skip-test-db")
-        .arg("--auth-root-authentication-method=socket")
-        // Passed through to the bootstrap server (see RunDir::create for why it is private).
-        .arg(format!("--tmpdir={}", tmp.display()));
-    if let Some(basedir) = binary
-        .parent()
-        .and_then(|d| d.parent())
-        .filter(|d| d != &Path::new("/usr"))
-    {
-        cmd.arg(format!("--basedir={}", basedir.display()));
-    }
+    cmd.args(&args);
     scrub_env(&mut cmd);
     cmd.stdin(Stdio::null()).stdout(out).stderr(err);
     let what = tool.display().to_string();
@@ -463,6 +455,72 @@ fn initialize(
         });
     }
     Ok(())
+}
+
+/// Which server family a binary belongs to: they initialize datadirs differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    MariaDb,
+    MySql,
+}
+
+/// From `binary --version` ("mysqld  Ver 8.0.36 ... (MySQL Community Server - GPL)" vs
+/// "mariadbd  Ver 15.1 Distrib 10.11.19-MariaDB"); MariaDB when it cannot tell.
+pub(crate) fn flavor(binary: &Path) -> Flavor {
+    let out = Command::new(binary).arg("--version").output();
+    let text = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    flavor_of(&text)
+}
+
+fn flavor_of(version: &str) -> Flavor {
+    if version.contains("MariaDB") || !version.contains("MySQL") {
+        Flavor::MariaDb
+    } else {
+        Flavor::MySql
+    }
+}
+
+/// The program and arguments that initialize a datadir for `binary`: MariaDB's
+/// mariadb-install-db, or MySQL's own `mysqld --initialize-insecure` (root without a password,
+/// reachable only through the socket of a server nobody else can reach before the init file
+/// has created the load account).
+fn init_command(
+    flavor: Flavor,
+    binary: &Path,
+    dir: &Path,
+    tmp: &Path,
+) -> Result<(PathBuf, Vec<String>), ServerError> {
+    let datadir = format!("--datadir={}", dir.join("data").display());
+    // Private tmpdir: see RunDir::create.
+    let tmpdir = format!("--tmpdir={}", tmp.display());
+    if flavor == Flavor::MySql {
+        let args = vec![
+            "--no-defaults".into(),
+            "--initialize-insecure".into(),
+            datadir,
+            tmpdir,
+        ];
+        return Ok((binary.to_path_buf(), args));
+    }
+    let tool = find_install_db(binary)?;
+    let mut args = vec![
+        "--no-defaults".into(),
+        datadir,
+        "--skip-test-db".into(),
+        "--auth-root-authentication-method=socket".into(),
+        // Passed through to the bootstrap server.
+        tmpdir,
+    ];
+    if let Some(basedir) = binary
+        .parent()
+        .and_then(|d| d.parent())
+        .filter(|d| d != &Path::new("/usr"))
+    {
+        args.push(format!("--basedir={}", basedir.display()));
+    }
+    Ok((tool, args))
 }
 
 /// Only what a server needs: the user's environment (MYSQL_HOME, LD_PRELOAD...) must not
@@ -527,4 +585,40 @@ fn random_password() -> String {
         let _ = std::io::Read::read_exact(&mut f, &mut bytes);
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_family_is_read_from_the_version_line() {
+        assert_eq!(
+            flavor_of("mariadbd  Ver 15.1 Distrib 10.11.19-MariaDB, for debian-linux-gnu"),
+            Flavor::MariaDb
+        );
+        assert_eq!(
+            flavor_of(
+                "/usr/sbin/mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)"
+            ),
+            Flavor::MySql
+        );
+        assert_eq!(flavor_of(""), Flavor::MariaDb);
+    }
+
+    #[test]
+    fn mysql_initializes_with_its_own_binary_and_no_root_password() {
+        let (tool, args) = init_command(
+            Flavor::MySql,
+            Path::new("/opt/mysql-8.0/bin/mysqld"),
+            Path::new("/tmp/bakeoff-1-0"),
+            Path::new("/tmp/bakeoff-1-0/tmp"),
+        )
+        .unwrap();
+        assert_eq!(tool, Path::new("/opt/mysql-8.0/bin/mysqld"));
+        assert_eq!(
+            args.join(" "),
+            "--no-defaults --initialize-insecure --datadir=/tmp/bakeoff-1-0/data --tmpdir=/tmp/bakeoff-1-0/tmp"
+        );
+    }
 }
