@@ -46,6 +46,19 @@ pub enum Command {
     /// Start a server variant of your own to work against.
     #[command(subcommand)]
     Server(ServerCommand),
+    /// Studies: a whole bake-off declared in one TOML file.
+    #[command(subcommand)]
+    Study(StudyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StudyCommand {
+    /// Validate a study file and print its expanded matrix and an estimated duration; every
+    /// problem at once, each as FILE:LINE:COLUMN.
+    Check {
+        /// The study file (TOML).
+        file: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,6 +7,7 @@ mod legacy;
 mod output;
 mod serve;
 mod slap;
+mod study;
 mod target;
 
 use std::process::ExitCode;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
         args::Command::Cleanup(a) => commands::cleanup(a),
         args::Command::Prewarm(a) => commands::prewarm(a),
         args::Command::Server(args::ServerCommand::Start(e)) => serve::start(e),
+        args::Command::Study(args::StudyCommand::Check { file }) => study::check(file),
     };
     match result {
         Ok(code) => code,

@@ -556,24 +556,6 @@ fn a_hung_server_cannot_hold_the_run_past_its_grace_period() {
     assert_eq!(v["result"]["total"]["events"], 0);
 }
 
-/// Children of `pid`, from every thread's list (servers are forked by a spawner thread).
-fn children(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        if let Ok(list) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(
-                list.split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok()),
-            );
-        }
-    }
-    out
-}
-
 #[test]
 fn a_server_killed_mid_run_fails_the_run_after_reporting_what_was_measured() {
     use std::io::{BufRead, BufReader};
@@ -596,12 +578,7 @@ fn a_server_killed_mid_run_fails_the_run_after_reporting_what_was_measured() {
     while stdout.read_line(&mut line).unwrap() > 0 && !line.contains("Threads started") {
         line.clear();
     }
-    let servers: Vec<u32> = children(child.id())
-        .into_iter()
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "mariadbd")
-        })
-        .collect();
+    let servers = bakeoff_testkit::mariadbd_children(child.id());
     assert_eq!(servers.len(), 1, "one embedded server");
     std::thread::sleep(std::time::Duration::from_millis(500));
     // SAFETY: a process of our own test's child tree.
@@ -751,4 +728,47 @@ fn instances_each_get_their_own_cpu_and_the_load_adds_up_over_them() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("--instances=2"), "{}", text(&o).1);
+}
+
+#[test]
+fn every_example_study_checks_and_a_bad_one_lists_each_problem_at_its_place() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&examples).expect("examples/") {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let o = bakeoff(&["study", "check", path.to_str().unwrap()], None);
+            let (out, err) = text(&o);
+            assert!(o.status.success(), "{}: {err}", path.display());
+            assert!(out.contains("estimated duration"), "{out}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "the examples the issue asks for");
+
+    let bad = std::env::temp_dir().join(format!("bakeoff-bad-study-{}.toml", std::process::id()));
+    std::fs::write(
+        &bad,
+        "treads = [1]\n[[workload]]\nname = \"oltp_point_select\"\nduration = 5\n",
+    )
+    .unwrap();
+    let o = bakeoff(&["study", "check", bad.to_str().unwrap()], None);
+    let (_, err) = text(&o);
+    let _ = std::fs::remove_file(&bad);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:1:1: unknown key `treads`; did you mean `threads`?",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}:4:1: unknown key `workload[1].duration`",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("nothing was run"), "{err}");
 }

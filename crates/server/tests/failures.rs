@@ -22,28 +22,6 @@ fn our_run_dirs() -> Vec<String> {
     dirs
 }
 
-fn mariadbd_children() -> Vec<u32> {
-    let me = std::process::id();
-    let mut out = Vec::new();
-    for t in std::fs::read_dir(format!("/proc/{me}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        if let Ok(list) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(
-                list.split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok())
-                    .filter(|p| {
-                        std::fs::read_to_string(format!("/proc/{p}/comm"))
-                            .is_ok_and(|c| c.trim() == "mariadbd")
-                    }),
-            );
-        }
-    }
-    out
-}
-
 /// Start `spec`, expecting failure; returns the error after checking nothing was left.
 fn failing_start(spec: ServerSpec) -> ServerError {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -62,7 +40,7 @@ fn failing_start(spec: ServerSpec) -> ServerError {
         "run directory left behind after: {err}"
     );
     assert!(
-        mariadbd_children().is_empty(),
+        bakeoff_testkit::mariadbd_children(std::process::id()).is_empty(),
         "server process left behind after: {err}"
     );
     err

@@ -63,3 +63,26 @@ pub async fn global_status(c: &mut Conn, name: &str) -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("no global status {name}"))
 }
+
+/// The `mariadbd` processes among `pid`'s children, from every thread's list (servers are
+/// forked by a spawner thread, so the main thread's list alone misses them).
+pub fn mariadbd_children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    for t in tasks {
+        if let Ok(list) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(
+                list.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok())
+                    .filter(|p| {
+                        std::fs::read_to_string(format!("/proc/{p}/comm"))
+                            .is_ok_and(|c| c.trim() == "mariadbd")
+                    }),
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,182 @@
+//! Study files: a good one expands as declared; a bad one gets every problem at once, each at
+//! its line and column.
+
+use bakeoff_study::{parse, DatasetPolicy, Order, Problem};
+
+const GOOD: &str = r#"
+name = "allocators"
+description = "glibc vs jemalloc vs tcmalloc on 1 and 2 CPUs"
+repetitions = 3
+duration = 20
+warmup = 5
+order = "randomized"
+seed = 11
+threads = [1, 4, 16, 64]
+platform = "x86"
+
+[dataset]
+tables = 4
+table_size = 100000
+policy = "copy"
+
+[[workload]]
+name = "oltp_point_select"
+
+[[workload]]
+name = "oltp_read_write"
+label = "9 point selects + 1 update"
+point_selects = 9
+simple_ranges = 0
+sum_ranges = 0
+order_ranges = 0
+distinct_ranges = 0
+non_index_updates = 0
+delete_inserts = 0
+skip_trx = true
+
+[axes]
+allocator = ["glibc", "jemalloc", "tcmalloc"]
+cpus = ["0", "0-1"]
+
+[prices.x86]
+on_demand_per_hour = 0.68
+reserved_per_hour = 0.43
+
+[prices.arm]
+on_demand_per_hour = 0.54
+"#;
+
+fn problems(src: &str) -> Vec<Problem> {
+    match parse(src, "t") {
+        Ok(s) => panic!("parsed: {s:?}"),
+        Err(p) => p,
+    }
+}
+
+fn at(p: &[Problem], line: usize, needle: &str) {
+    assert!(
+        p.iter()
+            .any(|x| x.line == line && x.message.contains(needle)),
+        "no problem on line {line} mentioning '{needle}' in {p:#?}"
+    );
+}
+
+#[test]
+fn a_good_study_expands_as_declared() {
+    let s = parse(GOOD, "file-stem").unwrap_or_else(|e| panic!("{e:#?}"));
+    assert_eq!(s.name, "allocators");
+    assert_eq!(
+        (s.repetitions, s.duration.as_secs(), s.warmup.as_secs()),
+        (3, 20, 5)
+    );
+    assert_eq!(s.order, Order::Randomized);
+    assert_eq!(s.dataset_policy, DatasetPolicy::Copy);
+    assert_eq!(s.threads, [1, 4, 16, 64]);
+    assert_eq!(s.variants.len(), 6, "3 allocators x 2 CPU sets");
+    let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names[0], "allocator=glibc cpus=0");
+    assert_eq!(names[5], "allocator=tcmalloc cpus=0-1");
+    assert_eq!(s.cells(), 6 * 2 * 4);
+    let rw = &s.workloads[1];
+    assert_eq!(rw.label, "9 point selects + 1 update");
+    assert_eq!(
+        (rw.spec.options.point_selects, rw.spec.options.skip_trx),
+        (9, true)
+    );
+    assert_eq!(
+        rw.spec.options.tables, 4,
+        "the dataset reaches every workload"
+    );
+    assert_eq!(s.prices.len(), 2);
+    assert_eq!(s.own_price(), Some(("x86", 0.68)));
+}
+
+#[test]
+fn every_problem_is_reported_at_once_with_its_line() {
+    let src = r#"treads = [1, 2]
+repetitions = "3"
+duration = 0
+order = "shuffled"
+
+[[workload]]
+name = "oltp_readonly"
+point_selekts = 3
+
+[axes]
+allocator = ["glibc", "hoard"]
+cpus = ["0-x"]
+"#;
+    let p = problems(src);
+    at(&p, 1, "did you mean `threads`");
+    at(&p, 2, "must be a whole number");
+    at(&p, 3, "out of range");
+    at(&p, 4, "interleaved, randomized, sequential");
+    at(&p, 7, "oltp_read_only");
+    at(&p, 8, "did you mean `point_selects`");
+    at(&p, 11, "hoard");
+    at(&p, 12, "0-x");
+    assert!(
+        p.iter().any(|x| x.message.contains("`threads` is missing")),
+        "{p:#?}"
+    );
+    assert!(
+        p.windows(2)
+            .all(|w| (w[0].line, w[0].column) <= (w[1].line, w[1].column)),
+        "sorted by position"
+    );
+}
+
+#[test]
+fn a_syntax_error_names_its_line_and_column() {
+    let p = problems("threads = [1, 2\n[[workload]]\nname = \"oltp_point_select\"\n");
+    assert!(!p.is_empty());
+    assert!(p[0].line >= 1 && p[0].column >= 1, "{p:?}");
+}
+
+#[test]
+fn an_exploding_matrix_is_refused_with_its_arithmetic() {
+    let threads: Vec<String> = (1..=200).map(|n| n.to_string()).collect();
+    let cpus: Vec<String> = (0..20).map(|_| "\"0\"".to_string()).collect();
+    let src = format!(
+        "threads = [{}]\n[[workload]]\nname = \"oltp_point_select\"\n[[workload]]\nname = \"oltp_read_only\"\n[axes]\nallocator = [\"glibc\", \"jemalloc\"]\ncpus = [{}]\n",
+        threads.join(", "),
+        cpus.join(", ")
+    );
+    let p = problems(&src);
+    assert!(
+        p.iter().any(|x| x
+            .message
+            .contains("16000 cells (40 variants x 2 workloads x 200 thread counts)")),
+        "{p:#?}"
+    );
+}
+
+#[test]
+fn axes_and_an_explicit_variant_list_do_not_mix_and_lists_need_axes() {
+    let p = problems("threads = [1]\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nallocator = [\"glibc\"]\n[[variant]]\nallocator = \"jemalloc\"\n");
+    assert!(p.iter().any(|x| x.message.contains("not both")), "{p:#?}");
+    let p = problems("threads = [1]\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nname = \"a\"\ncpus = [\"0\", \"1\"]\n");
+    at(&p, 6, "lists belong in [axes]");
+}
+
+#[test]
+fn explicit_variants_keep_their_names_and_instances_spread() {
+    let s = parse(
+        "threads = [8]\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nname = \"one per node\"\ninstances = 2\ncpus = \"0/1\"\nsettings = { max_connections = 2000, innodb_adaptive_hash_index = false }\n",
+        "t",
+    )
+    .unwrap_or_else(|e| panic!("{e:#?}"));
+    let v = &s.variants[0];
+    assert_eq!(v.name, "one per node");
+    assert_eq!(v.instances.len(), 2);
+    assert_eq!(v.instances[1].cpus.as_ref().unwrap().to_string(), "1");
+    let settings: Vec<String> = v.instances[0]
+        .settings
+        .iter()
+        .map(|s| format!("{}={}", s.name, s.value))
+        .collect();
+    assert!(
+        settings.contains(&"innodb_adaptive_hash_index=OFF".to_string()),
+        "{settings:?}"
+    );
+}
