@@ -1,0 +1,319 @@
+//! Study results in SQLite.
+//!
+//! One file per study (by default beside the study file): the study (its hash and expanded
+//! spec), every run with its status and reason, its per-tick series and its environment
+//! manifest. WAL mode, one transaction per run, committed before the next run starts: a crash
+//! or Ctrl-C loses at most the run in progress. One writer at a time (a lock file beside the
+//! database); results are never deleted.
+//!
+//! Main types: [`Store`], [`RunRecord`] (plain data in), [`RunKey`] (what identifies a run for
+//! resuming). It knows SQL and nothing about engines or servers.
+
+mod schema;
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("results database {path}: {source}")]
+    Sql {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("results database {path}: {reason}")]
+    Io { path: PathBuf, reason: String },
+    #[error(
+        "another bakeoff is writing to {0}; wait for it to finish, or give this run another --db"
+    )]
+    Locked(PathBuf),
+    #[error("the study file changed since study '{name}' started in {path} (it had hash {old}, now {new}); finished runs would not match the file. Run with --new to start a new study in the same database, or restore the file")]
+    Edited {
+        name: String,
+        path: PathBuf,
+        old: String,
+        new: String,
+    },
+}
+
+/// What identifies a run within a study: resuming skips the keys already finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RunKey {
+    pub repetition: u32,
+    pub variant: u32,
+    pub workload: u32,
+    pub threads: u32,
+}
+
+/// One point of a run's per-tick series.
+#[derive(Debug, Clone, Default)]
+pub struct TickRecord {
+    pub t: f64,
+    pub tps: f64,
+    pub qps: f64,
+    pub p99_ms: f64,
+    pub errors: u64,
+    /// Everything else of the tick (errors per code, percentiles, telemetry), as JSON.
+    pub json: String,
+}
+
+/// A finished (or failed, invalid, interrupted) run, as stored.
+#[derive(Debug, Clone, Default)]
+pub struct RunRecord {
+    pub key: Option<RunKey>,
+    pub variant_name: String,
+    pub workload_label: String,
+    /// ok, failed, invalid or interrupted.
+    pub status: String,
+    pub reason: Option<String>,
+    pub seconds: f64,
+    pub events: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub server_cpu_us_per_event: Option<f64>,
+    pub rss_growth_bytes: Option<i64>,
+    pub client_bound: bool,
+    /// The run's totals and telemetry, and the environment it ran in, as JSON.
+    pub summary_json: String,
+    pub manifest_json: String,
+    pub ticks: Vec<TickRecord>,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+    _lock: File,
+}
+
+impl Store {
+    /// Open (creating if needed) the results database at `path`, as its only writer.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let lock = lock(path)?;
+        let conn = Connection::open(path).map_err(|source| StoreError::Sql {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+            _lock: lock,
+        };
+        store
+            .conn
+            .execute_batch(schema::SCHEMA)
+            .map_err(|e| store.err(e))?;
+        Ok(store)
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sql {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// The study to write into: the latest one named `name` if its file hash is the same
+    /// (resume), a new one if there is none or `new` is asked for; an edited file otherwise
+    /// is refused.
+    pub fn begin_study(
+        &mut self,
+        name: &str,
+        hash: &str,
+        spec_json: &str,
+        new: bool,
+    ) -> Result<i64, StoreError> {
+        let latest: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                "SELECT id, hash FROM studies WHERE name = ?1 ORDER BY id DESC LIMIT 1",
+                params![name],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        match latest {
+            Some((id, old)) if old == hash && !new => Ok(id),
+            Some((_, old)) if !new => Err(StoreError::Edited {
+                name: name.into(),
+                path: self.path.clone(),
+                old,
+                new: hash.into(),
+            }),
+            _ => {
+                self.conn
+                    .execute(
+                        "INSERT INTO studies (name, hash, spec_json, created_at, bakeoff_version) VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![name, hash, spec_json, now(), env!("CARGO_PKG_VERSION")],
+                    )
+                    .map_err(|e| self.err(e))?;
+                Ok(self.conn.last_insert_rowid())
+            }
+        }
+    }
+
+    /// Runs of `study` that need not run again (every status but interrupted).
+    pub fn finished(&self, study: i64) -> Result<HashSet<RunKey>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT repetition, variant, workload, threads FROM runs WHERE study_id = ?1 AND status <> 'interrupted'")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![study], |r| {
+                Ok(RunKey {
+                    repetition: r.get(0)?,
+                    variant: r.get(1)?,
+                    workload: r.get(2)?,
+                    threads: r.get(3)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Store one run and its ticks in one transaction, committed before returning. An earlier
+    /// interrupted attempt of the same run is replaced; a finished one is never touched.
+    pub fn record(&mut self, study: i64, r: &RunRecord) -> Result<i64, StoreError> {
+        let key = r.key.unwrap_or(RunKey {
+            repetition: 0,
+            variant: 0,
+            workload: 0,
+            threads: 0,
+        });
+        let path = self.path.clone();
+        let err = |source| StoreError::Sql {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(err)?;
+        tx.execute(
+            "DELETE FROM ticks WHERE run_id IN (SELECT id FROM runs WHERE study_id = ?1 AND repetition = ?2 AND variant = ?3 AND workload = ?4 AND threads = ?5 AND status = 'interrupted')",
+            params![study, key.repetition, key.variant, key.workload, key.threads],
+        )
+        .map_err(err)?;
+        tx.execute(
+            "DELETE FROM runs WHERE study_id = ?1 AND repetition = ?2 AND variant = ?3 AND workload = ?4 AND threads = ?5 AND status = 'interrupted'",
+            params![study, key.repetition, key.variant, key.workload, key.threads],
+        )
+        .map_err(err)?;
+        tx.execute(
+            "INSERT INTO runs (study_id, repetition, variant, workload, threads, variant_name, workload_label, status, reason, started_at,
+                seconds, events, tps, qps, errors, reconnects, p50_ms, p95_ms, p99_ms, max_ms, server_cpu_us_per_event, rss_growth_bytes,
+                client_bound, summary_json, manifest_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+            params![
+                study, key.repetition, key.variant, key.workload, key.threads, r.variant_name, r.workload_label, r.status,
+                r.reason, now(), r.seconds, r.events as i64, r.tps, r.qps, r.errors as i64, r.reconnects as i64, r.p50_ms,
+                r.p95_ms, r.p99_ms, r.max_ms, r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound, r.summary_json,
+                r.manifest_json
+            ],
+        )
+        .map_err(err)?;
+        let run = tx.last_insert_rowid();
+        {
+            let mut stmt = tx
+                .prepare("INSERT INTO ticks (run_id, t, tps, qps, p99_ms, errors, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+                .map_err(err)?;
+            for t in &r.ticks {
+                stmt.execute(params![
+                    run,
+                    t.t,
+                    t.tps,
+                    t.qps,
+                    t.p99_ms,
+                    t.errors as i64,
+                    t.json
+                ])
+                .map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(run)
+    }
+
+    /// SQLite's own check of the file, "ok" when sound.
+    pub fn integrity(&self) -> Result<String, StoreError> {
+        self.conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    /// Runs of `study` (or of every study), as rows of named values, for
+    /// export and tests.
+    pub fn runs(
+        &self,
+        study: Option<i64>,
+    ) -> Result<Vec<serde_json::Map<String, serde_json::Value>>, StoreError> {
+        let sql = "SELECT r.id, s.name AS study, r.repetition, r.variant, r.variant_name, r.workload, r.workload_label, r.threads,
+                          r.status, r.reason, r.seconds, r.events, r.tps, r.qps, r.errors, r.reconnects, r.p50_ms, r.p95_ms,
+                          r.p99_ms, r.max_ms, r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound
+                   FROM runs r JOIN studies s ON s.id = r.study_id
+                   WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY r.id";
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
+        let rows = stmt
+            .query_map(params![study], |row| {
+                let mut m = serde_json::Map::new();
+                for (i, n) in names.iter().enumerate() {
+                    let v = match row.get_ref(i)? {
+                        rusqlite::types::ValueRef::Null => serde_json::Value::Null,
+                        rusqlite::types::ValueRef::Integer(x) => x.into(),
+                        rusqlite::types::ValueRef::Real(x) => x.into(),
+                        rusqlite::types::ValueRef::Text(t) => {
+                            String::from_utf8_lossy(t).into_owned().into()
+                        }
+                        rusqlite::types::ValueRef::Blob(_) => serde_json::Value::Null,
+                    };
+                    m.insert(n.clone(), v);
+                }
+                Ok(m)
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// The number of tick rows of run `run`.
+    pub fn tick_count(&self, run: i64) -> Result<i64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM ticks WHERE run_id = ?1",
+                params![run],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// An exclusive lock on `<db>.lock`, held while the store is open.
+fn lock(path: &Path) -> Result<File, StoreError> {
+    let lock_path = PathBuf::from(format!("{}.lock", path.display()));
+    let f = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| StoreError::Io {
+            path: lock_path.clone(),
+            reason: e.to_string(),
+        })?;
+    // SAFETY: flock on a descriptor we own; released when the file closes.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(StoreError::Locked(path.to_path_buf()));
+    }
+    Ok(f)
+}

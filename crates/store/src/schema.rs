@@ -1,0 +1,61 @@
+//! The database layout. Columns carry the figures reports and spreadsheets sort by; the rest
+//! of each run (every percentile, errors per code, telemetry, manifest) is JSON beside them.
+
+pub const SCHEMA: &str = "
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = FULL;
+PRAGMA foreign_keys = ON;
+PRAGMA busy_timeout = 5000;
+
+CREATE TABLE IF NOT EXISTS studies (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    bakeoff_version TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    study_id INTEGER NOT NULL REFERENCES studies(id),
+    repetition INTEGER NOT NULL,
+    variant INTEGER NOT NULL,
+    workload INTEGER NOT NULL,
+    threads INTEGER NOT NULL,
+    variant_name TEXT NOT NULL,
+    workload_label TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'invalid', 'interrupted')),
+    reason TEXT,
+    started_at INTEGER NOT NULL,
+    seconds REAL NOT NULL,
+    events INTEGER NOT NULL,
+    tps REAL NOT NULL,
+    qps REAL NOT NULL,
+    errors INTEGER NOT NULL,
+    reconnects INTEGER NOT NULL,
+    p50_ms REAL NOT NULL,
+    p95_ms REAL NOT NULL,
+    p99_ms REAL NOT NULL,
+    max_ms REAL NOT NULL,
+    server_cpu_us_per_event REAL,
+    rss_growth_bytes INTEGER,
+    client_bound INTEGER NOT NULL,
+    summary_json TEXT NOT NULL,
+    manifest_json TEXT NOT NULL
+);
+-- A finished run is stored once; only interrupted attempts may repeat (and are replaced).
+CREATE UNIQUE INDEX IF NOT EXISTS runs_once ON runs (study_id, repetition, variant, workload, threads)
+    WHERE status <> 'interrupted';
+
+CREATE TABLE IF NOT EXISTS ticks (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    t REAL NOT NULL,
+    tps REAL NOT NULL,
+    qps REAL NOT NULL,
+    p99_ms REAL NOT NULL,
+    errors INTEGER NOT NULL,
+    json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ticks_of_run ON ticks (run_id);
+";
