@@ -49,6 +49,14 @@ pub enum Command {
     /// Studies: a whole bake-off declared in one TOML file.
     #[command(subcommand)]
     Study(StudyCommand),
+    /// Write a results database's runs as CSV or JSON (one row per run), for pandas,
+    /// spreadsheets and other tools.
+    Export {
+        /// The results database.
+        db: std::path::PathBuf,
+        #[arg(long, value_parser = ["csv", "json"], default_value = "csv")]
+        format: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -58,6 +66,19 @@ pub enum StudyCommand {
     Check {
         /// The study file (TOML).
         file: std::path::PathBuf,
+    },
+    /// Run a study unattended, or resume it: runs already stored are not redone. Results go
+    /// to SQLite, committed after every run. Ctrl-C stores the current run as interrupted.
+    Run {
+        /// The study file (TOML).
+        file: std::path::PathBuf,
+        /// Results database [default: beside the study file, FILE.db].
+        #[arg(long)]
+        db: Option<std::path::PathBuf>,
+        /// Start a new study in the database even if one of this name exists (needed after
+        /// editing the file, so old and new results are not mixed).
+        #[arg(long)]
+        new: bool,
     },
 }
 

@@ -65,8 +65,27 @@ pub struct Normalized {
 }
 
 /// Rewrite `args` (without the program name). Other subcommands pass through untouched.
+/// bakeoff's own commands, which no sysbench line starts with: their arguments pass as they are
+/// (`bakeoff study run FILE` must not be read as sysbench's `run`).
+const OWN: &[&str] = &[
+    "study",
+    "server",
+    "export",
+    "help",
+    "--help",
+    "-h",
+    "--version",
+    "-V",
+];
+
 pub fn normalize(args: &[String]) -> Normalized {
     let mut notes = Vec::new();
+    if args.first().is_some_and(|a| OWN.contains(&a.as_str())) {
+        return Normalized {
+            argv: args.to_vec(),
+            notes,
+        };
+    }
     let command_at = args.iter().position(|a| COMMANDS.contains(&a.as_str()));
     let Some(command_at) = command_at else {
         return Normalized {

@@ -42,6 +42,10 @@ fn main() -> ExitCode {
         args::Command::Prewarm(a) => commands::prewarm(a),
         args::Command::Server(args::ServerCommand::Start(e)) => serve::start(e),
         args::Command::Study(args::StudyCommand::Check { file }) => study::check(file),
+        args::Command::Study(args::StudyCommand::Run { file, db, new }) => {
+            study::run(file, db.as_deref(), *new)
+        }
+        args::Command::Export { db, format } => study::export(db, format),
     };
     match result {
         Ok(code) => code,

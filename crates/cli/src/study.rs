@@ -3,17 +3,24 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use std::io::IsTerminal;
+use std::time::Duration;
+
 use anyhow::{Context, Result};
-use bakeoff_study::{estimate, parse, series, StudySpec};
+use bakeoff_store::{RunRecord, Store};
+use bakeoff_study::{
+    estimate, parse, pending, run_study, series, text_sha256, StudyObserver, StudySpec,
+};
 
-use crate::commands::EXIT_USAGE;
+use crate::commands::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
 
-pub fn check(file: &Path) -> Result<ExitCode> {
+/// The study file's text and its spec, or the problems already printed.
+fn load(file: &Path) -> Result<Result<(String, StudySpec), ExitCode>> {
     let src = std::fs::read_to_string(file)
         .with_context(|| format!("reading the study file {}", file.display()))?;
     let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("study");
-    let spec = match parse(&src, stem) {
-        Ok(s) => s,
+    match parse(&src, stem) {
+        Ok(s) => Ok(Ok((src, s))),
         Err(problems) => {
             for p in &problems {
                 eprintln!("{}:{}:{}: {}", file.display(), p.line, p.column, p.message);
@@ -23,8 +30,15 @@ pub fn check(file: &Path) -> Result<ExitCode> {
                 file.display(),
                 problems.len()
             );
-            return Ok(ExitCode::from(EXIT_USAGE));
+            Ok(Err(ExitCode::from(EXIT_USAGE)))
         }
+    }
+}
+
+pub fn check(file: &Path) -> Result<ExitCode> {
+    let spec = match load(file)? {
+        Ok((_, s)) => s,
+        Err(code) => return Ok(code),
     };
     print!("{}", describe(&spec, file));
     for note in environment_notes(&spec) {
@@ -101,4 +115,172 @@ fn environment_notes(s: &StudySpec) -> Vec<String> {
         }
     }
     notes
+}
+
+pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
+    let (src, spec) = match load(file)? {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    let db = db
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| file.with_extension("db"));
+    for note in environment_notes(&spec) {
+        eprintln!("note: {note}");
+    }
+    let mut store = Store::open(&db)?;
+    let hash = text_sha256(&src);
+    let spec_json = serde_json::to_string(&spec)?;
+    let study = store.begin_study(&spec.name, &hash, &spec_json, new)?;
+    let left = pending(&spec, &store.finished(study)?);
+    let total = series(&spec).len() * spec.threads.len();
+    eprintln!(
+        "study {}: {left} of {total} runs to do, results in {}",
+        spec.name,
+        db.display()
+    );
+    let mut progress = Progress {
+        tty: std::io::stderr().is_terminal(),
+        line: String::new(),
+    };
+    let out = run_study(&spec, &hash, &mut store, study, &INTERRUPTED, &mut progress)?;
+    progress.clear();
+    eprintln!(
+        "study {}: {} ok, {} failed, {} invalid{}; results in {} (bakeoff export {})",
+        spec.name,
+        out.ok,
+        out.failed,
+        out.invalid,
+        if out.resumed > 0 {
+            format!(", {} kept from before", out.resumed)
+        } else {
+            String::new()
+        },
+        db.display(),
+        db.display()
+    );
+    Ok(if out.interrupted {
+        eprintln!("Interrupted: the current run is stored as interrupted; run the same command again to resume.");
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if out.failed + out.invalid > 0 {
+        ExitCode::from(EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One status line: rewritten in place on a terminal, a line per finished run otherwise.
+struct Progress {
+    tty: bool,
+    line: String,
+}
+
+impl Progress {
+    fn show(&mut self, s: String) {
+        if self.tty {
+            eprint!("\r\x1b[K{s}");
+        }
+        self.line = s;
+    }
+
+    fn clear(&mut self) {
+        if self.tty && !self.line.is_empty() {
+            eprintln!();
+        }
+    }
+}
+
+impl StudyObserver for Progress {
+    fn on_run_start(&mut self, done: usize, total: usize, what: &str, left: Duration) {
+        let s = left.as_secs();
+        self.show(format!(
+            "[{}/{total}] {what} | ETA {}h {:02}m",
+            done + 1,
+            s / 3600,
+            s % 3600 / 60
+        ));
+    }
+
+    fn on_tick(&mut self, tps: f64) {
+        if self.tty {
+            let base = self
+                .line
+                .split(" | last tick")
+                .next()
+                .unwrap_or("")
+                .to_string();
+            self.show(format!("{base} | last tick {tps:.0} tps"));
+        }
+    }
+
+    fn on_run_done(&mut self, r: &RunRecord) {
+        let mut line = format!(
+            "{} | {} | {} threads: {} {:.0} tps p99 {:.2} ms",
+            r.variant_name,
+            r.workload_label,
+            r.key.map_or(0, |k| k.threads),
+            r.status,
+            r.tps,
+            r.p99_ms
+        );
+        if let Some(reason) = &r.reason {
+            line.push_str(&format!(" ({})", reason.lines().next().unwrap_or("")));
+        }
+        if self.tty {
+            eprint!("\r\x1b[K");
+        }
+        eprintln!("{line}");
+    }
+
+    fn on_note(&mut self, note: &str) {
+        self.clear();
+        eprintln!("note: {note}");
+    }
+}
+
+pub fn export(db: &Path, format: &str) -> Result<ExitCode> {
+    if !db.exists() {
+        anyhow::bail!(
+            "{} does not exist: give the results database a study run wrote",
+            db.display()
+        );
+    }
+    let store = Store::open(db)?;
+    let rows = store.runs(None)?;
+    if format == "json" {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(first) = rows.first() else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let header: Vec<&String> = first.keys().collect();
+    println!(
+        "{}",
+        header
+            .iter()
+            .map(|h| h.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    for r in &rows {
+        let cells: Vec<String> = header
+            .iter()
+            .map(|h| match &r[h.as_str()] {
+                serde_json::Value::Null => String::new(),
+                serde_json::Value::String(s) => csv_quote(s),
+                v => v.to_string(),
+            })
+            .collect();
+        println!("{}", cells.join(","));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn csv_quote(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }

@@ -772,3 +772,50 @@ fn every_example_study_checks_and_a_bad_one_lists_each_problem_at_its_place() {
     );
     assert!(err.contains("nothing was run"), "{err}");
 }
+
+#[test]
+fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
+    let dir = std::env::temp_dir().join(format!("bakeoff-cli-study-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tiny.toml");
+    let study = "duration = 1\nthreads = [2]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n";
+    std::fs::write(&file, study).unwrap();
+    let f = file.to_str().unwrap();
+
+    let o = bakeoff(&["study", "run", f], None);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("1 of 1 runs to do") && err.contains("1 ok, 0 failed"),
+        "{err}"
+    );
+    let db = dir.join("tiny.db");
+    assert!(db.exists(), "results beside the study file");
+
+    let o = bakeoff(&["study", "run", f], None);
+    assert!(o.status.success());
+    assert!(
+        text(&o).1.contains("0 of 1 runs to do"),
+        "resumed: nothing left"
+    );
+
+    let o = bakeoff(&["export", db.to_str().unwrap(), "--format=csv"], None);
+    let (out, _) = text(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "header and one run: {out}");
+    assert!(
+        lines[0].contains("tps") && lines[0].contains("status"),
+        "{out}"
+    );
+    assert!(lines[1].contains(",ok,"), "{out}");
+
+    std::fs::write(&file, study.replace("threads = [2]", "threads = [1, 2]")).unwrap();
+    let o = bakeoff(&["study", "run", f], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--new"), "{}", text(&o).1);
+    let o = bakeoff(&["study", "run", f, "--new"], None);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).1.contains("2 of 2 runs to do"), "{}", text(&o).1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -63,6 +63,7 @@ pub struct Server {
     version: String,
     stop_timeout: Duration,
     checks: Vec<Check>,
+    binary: PathBuf,
 }
 
 impl Server {
@@ -152,6 +153,7 @@ impl Server {
             version: String::new(),
             stop_timeout: spec.stop_timeout,
             checks: Vec::new(),
+            binary: binary.clone(),
         };
         server.version = server.wait_ready(spec.start_timeout)?;
         server.checks = server.verify(&spec.variant, library.as_ref());
@@ -255,6 +257,11 @@ impl Server {
     pub fn database(&self) -> &str {
         &self.database
     }
+    /// The mariadbd/mysqld this server runs.
+    pub fn binary(&self) -> &Path {
+        &self.binary
+    }
+
     pub fn version(&self) -> &str {
         &self.version
     }

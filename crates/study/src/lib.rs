@@ -7,12 +7,19 @@
 //!   lifetime (variant x workload x repetition), interleaved or randomized so that drift and
 //!   noise spread over the variants alike; [`estimate`] says how long that takes.
 //!
-//! What it must not do: print, start servers or touch a database. The runner does that.
+//! - [`run_study`] runs (or resumes) it: series after series, each run stored before the next
+//!   starts; failures recorded with their reason, the study going on.
+//!
+//! What it must not do: print or exit. Progress goes to a [`StudyObserver`].
 
 mod file;
+mod manifest;
 mod matrix;
 mod reader;
+mod runner;
 
 pub use file::{parse, DatasetPolicy, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS};
+pub use manifest::text_sha256;
 pub use matrix::{estimate, series, Series};
 pub use reader::Problem;
+pub use runner::{pending, run_study, StudyError, StudyObserver, StudyOutcome};

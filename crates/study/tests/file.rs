@@ -17,7 +17,7 @@ platform = "x86"
 [dataset]
 tables = 4
 table_size = 100000
-policy = "copy"
+policy = "rebuild"
 
 [[workload]]
 name = "oltp_point_select"
@@ -70,7 +70,7 @@ fn a_good_study_expands_as_declared() {
         (3, 20, 5)
     );
     assert_eq!(s.order, Order::Randomized);
-    assert_eq!(s.dataset_policy, DatasetPolicy::Copy);
+    assert_eq!(s.dataset_policy, DatasetPolicy::Rebuild);
     assert_eq!(s.threads, [1, 4, 16, 64]);
     assert_eq!(s.variants.len(), 6, "3 allocators x 2 CPU sets");
     let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();

@@ -1,0 +1,87 @@
+//! The environment a run happened in, stored with it: enough to trust and reproduce a number
+//! months later (host, kernel, CPUs, NUMA, governor, THP, server binary and its hash, the
+//! verified variant, the server's variables, bakeoff's version, the study's hash and seed).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Host {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cpus: usize,
+    pub numa_nodes: String,
+    pub governor: Option<String>,
+    pub transparent_hugepages: Option<String>,
+}
+
+fn read(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+impl Host {
+    pub fn read() -> Host {
+        let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                matches!(k.trim(), "model name" | "CPU part" | "Model")
+                    .then(|| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        Host {
+            hostname: read("/proc/sys/kernel/hostname").unwrap_or_default(),
+            kernel: read("/proc/sys/kernel/osrelease").unwrap_or_default(),
+            cpu_model,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            numa_nodes: read("/sys/devices/system/node/online").unwrap_or_else(|| "0".into()),
+            governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+            transparent_hugepages: read("/sys/kernel/mm/transparent_hugepage/enabled"),
+        }
+    }
+}
+
+/// SHA-256 of a file (the server binary), hex; None when unreadable.
+pub fn file_sha256(path: &Path) -> Option<String> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Some(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// SHA-256 of the study file's text: what "edited" means for resuming.
+pub fn text_sha256(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What is known of one series' servers.
+#[derive(Debug, Clone, Serialize)]
+pub struct Manifest<'a> {
+    pub bakeoff_version: &'static str,
+    pub study_hash: &'a str,
+    pub seed: u64,
+    pub host: &'a Host,
+    pub server_binary: Option<String>,
+    pub server_binary_sha256: Option<String>,
+    pub server_version: Option<String>,
+    pub checks: Vec<bakeoff_server::Check>,
+    pub server_variables: BTreeMap<String, String>,
+}

@@ -1,0 +1,474 @@
+//! Running a study: series after series, each a server lifetime (start the variant, verify it,
+//! load the data, warm up, one run per thread count), every run stored before the next starts.
+//! A variant that fails to start, a server that dies, an invalid variant: recorded with the
+//! reason, and the study goes on. Runs already finished are skipped, so running the same
+//! study again resumes it.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bakeoff_driver::{Conn, ConnectOptions};
+use bakeoff_engine::{run_sampled, Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_server::{Server, ServerSpec};
+use bakeoff_store::{RunKey, RunRecord, Store, StoreError, TickRecord};
+use bakeoff_telemetry::{SampleTarget, Sampler};
+use bakeoff_workload::{dataset, SessionContext, Unique};
+
+use crate::manifest::{file_sha256, Host, Manifest};
+use crate::matrix::{estimate, series, Series};
+use crate::StudySpec;
+
+/// What the runner tells whoever shows progress. Every method has a no-op default.
+pub trait StudyObserver {
+    /// A run starts: how many of the study's runs are behind it, how many in all, and an
+    /// estimate of the time left.
+    fn on_run_start(&mut self, _done: usize, _total: usize, _what: &str, _left: Duration) {}
+    fn on_tick(&mut self, _tps: f64) {}
+    fn on_run_done(&mut self, _record: &RunRecord) {}
+    fn on_note(&mut self, _note: &str) {}
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct StudyOutcome {
+    pub ok: usize,
+    pub failed: usize,
+    pub invalid: usize,
+    /// Finished in an earlier invocation.
+    pub resumed: usize,
+    pub interrupted: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Run (or resume) `spec` as study `study` of `store`.
+pub fn run_study(
+    spec: &StudySpec,
+    hash: &str,
+    store: &mut Store,
+    study: i64,
+    interrupt: &AtomicBool,
+    obs: &mut dyn StudyObserver,
+) -> Result<StudyOutcome, StudyError> {
+    let finished = store.finished(study)?;
+    let host = Host::read();
+    let all = series(spec);
+    let total = all.len() * spec.threads.len();
+    let mut out = StudyOutcome {
+        resumed: finished.len(),
+        ..Default::default()
+    };
+    let started = Instant::now();
+    let mut done_now = 0usize;
+    for s in &all {
+        if interrupt.load(Ordering::Relaxed) {
+            out.interrupted = true;
+            break;
+        }
+        let todo: Vec<u32> = spec
+            .threads
+            .iter()
+            .copied()
+            .filter(|&t| !finished.contains(&key(s, t)))
+            .collect();
+        if todo.is_empty() {
+            continue;
+        }
+        let mut ctx = SeriesCtx {
+            spec,
+            series: s,
+            hash,
+            host: &host,
+            store,
+            study,
+            out: &mut out,
+            obs,
+            interrupt,
+            progress: (started, &mut done_now, finished.len(), total),
+        };
+        ctx.run(&todo)?;
+        if out.interrupted {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+fn key(s: &Series, threads: u32) -> RunKey {
+    RunKey {
+        repetition: s.repetition,
+        variant: s.variant as u32,
+        workload: s.workload as u32,
+        threads,
+    }
+}
+
+struct SeriesCtx<'a> {
+    spec: &'a StudySpec,
+    series: &'a Series,
+    hash: &'a str,
+    host: &'a Host,
+    store: &'a mut Store,
+    study: i64,
+    out: &'a mut StudyOutcome,
+    obs: &'a mut dyn StudyObserver,
+    interrupt: &'a AtomicBool,
+    /// (study start, runs done in this invocation, runs finished before it, all runs)
+    progress: (Instant, &'a mut usize, usize, usize),
+}
+
+impl SeriesCtx<'_> {
+    fn variant_name(&self) -> String {
+        self.spec.variants[self.series.variant].name.clone()
+    }
+
+    fn workload_label(&self) -> String {
+        self.spec.workloads[self.series.workload].label.clone()
+    }
+
+    /// Store `status` with `reason` for every run in `threads` (a series that could not run).
+    fn record_all(
+        &mut self,
+        threads: &[u32],
+        status: &str,
+        reason: &str,
+        manifest: &str,
+    ) -> Result<(), StudyError> {
+        for &t in threads {
+            let r = RunRecord {
+                key: Some(key(self.series, t)),
+                variant_name: self.variant_name(),
+                workload_label: self.workload_label(),
+                status: status.into(),
+                reason: Some(reason.into()),
+                summary_json: "{}".into(),
+                manifest_json: manifest.into(),
+                ..Default::default()
+            };
+            self.store.record(self.study, &r)?;
+            self.count(&r);
+            self.obs.on_run_done(&r);
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, r: &RunRecord) {
+        match r.status.as_str() {
+            "ok" => self.out.ok += 1,
+            "invalid" => self.out.invalid += 1,
+            "interrupted" => self.out.interrupted = true,
+            _ => self.out.failed += 1,
+        }
+        *self.progress.1 += 1;
+    }
+
+    fn run(&mut self, todo: &[u32]) -> Result<(), StudyError> {
+        let v = &self.spec.variants[self.series.variant];
+        let mut servers = Vec::new();
+        for inst in &v.instances {
+            let spec = ServerSpec {
+                binary: v.binary.clone(),
+                variant: inst.clone(),
+                ..ServerSpec::default()
+            };
+            match Server::start(&spec) {
+                Ok(s) => servers.push(s),
+                Err(e) => {
+                    let reason = format!("the variant did not start: {e}");
+                    self.obs.on_note(&format!("{}: {reason}", v.name));
+                    return self.record_all(todo, "failed", &reason, "{}");
+                }
+            }
+        }
+        let manifest = self.manifest(&servers);
+        if let Some(problems) = servers.iter().find_map(Server::variant_problems) {
+            return self.record_all(
+                todo,
+                "invalid",
+                &format!("the variant did not take effect: {problems}"),
+                &manifest,
+            );
+        }
+        let endpoints: Vec<ConnectOptions> = servers.iter().map(Server::connect_options).collect();
+        if let Err(e) = self.load(&endpoints) {
+            return self.record_all(
+                todo,
+                "failed",
+                &format!("loading the tables failed: {e}"),
+                &manifest,
+            );
+        }
+        if !self.spec.warmup.is_zero() {
+            // Unmeasured: warm the buffer pool and the server's caches at the first thread count.
+            let warm = self.run_spec(self.spec.threads[0], self.spec.warmup);
+            let _ = run_sampled(
+                self.session(&endpoints, self.spec.threads[0]),
+                &warm,
+                self.interrupt,
+                &mut Quiet,
+                None,
+            );
+        }
+        for (i, &threads) in todo.iter().enumerate() {
+            if self.interrupt.load(Ordering::Relaxed) {
+                self.out.interrupted = true;
+                return Ok(());
+            }
+            let record = self.measure(&mut servers, &endpoints, threads, &manifest);
+            self.store.record(self.study, &record)?;
+            self.count(&record);
+            self.obs.on_run_done(&record);
+            if record.status == "interrupted" {
+                return Ok(());
+            }
+            if let Some(dead) = servers.iter_mut().find_map(|s| s.exited()) {
+                let rest = &todo[i + 1..];
+                return self.record_all(
+                    rest,
+                    "failed",
+                    &format!("the server exited earlier in this series ({dead})"),
+                    &manifest,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn load(&self, endpoints: &[ConnectOptions]) -> Result<(), String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let w = &self.spec.workloads[self.series.workload].spec;
+        let max_threads = self.spec.threads.iter().copied().max().unwrap_or(1);
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get() as u32);
+        for opts in endpoints {
+            rt.block_on(dataset::prepare(
+                opts,
+                w,
+                max_threads,
+                (2 * cpus).max(4),
+                self.spec.seed,
+                &|_| {},
+            ))
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    fn session(&self, endpoints: &[ConnectOptions], threads: u32) -> Arc<SessionContext> {
+        Arc::new(SessionContext {
+            endpoints: endpoints.to_vec(),
+            spec: self.spec.workloads[self.series.workload].spec.clone(),
+            threads,
+            unique: Unique::new(self.spec.seed),
+        })
+    }
+
+    fn run_spec(&self, threads: u32, time: Duration) -> RunSpec {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        RunSpec {
+            connections: threads,
+            client_threads: cpus.min(threads),
+            time: Some(time),
+            // Reproducible per run: the study's seed and where the run sits in it.
+            seed: self.spec.seed
+                ^ (u64::from(self.series.repetition) << 48)
+                ^ ((self.series.variant as u64) << 32)
+                ^ ((self.series.workload as u64) << 24)
+                ^ u64::from(threads),
+            ..RunSpec::default()
+        }
+    }
+
+    fn measure(
+        &mut self,
+        servers: &mut [Server],
+        endpoints: &[ConnectOptions],
+        threads: u32,
+        manifest: &str,
+    ) -> RunRecord {
+        let (started, done, before, total) = (
+            self.progress.0,
+            *self.progress.1,
+            self.progress.2,
+            self.progress.3,
+        );
+        let left = remaining(self.spec, started, done, total - before);
+        let what = format!(
+            "{} | {} | {threads} threads",
+            self.variant_name(),
+            self.workload_label()
+        );
+        self.obs.on_run_start(before + done, total, &what, left);
+        let run_spec = self.run_spec(threads, self.spec.duration);
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        let mut sampler = Sampler::new(
+            servers
+                .iter()
+                .map(|s| SampleTarget {
+                    pid: s.pid(),
+                    status: Some(s.connect_options()),
+                })
+                .collect(),
+            cpus.min(threads),
+        );
+        let session = self.session(endpoints, threads);
+        let mut fwd = Forward {
+            obs: &mut *self.obs,
+        };
+        let result = run_sampled(
+            session,
+            &run_spec,
+            self.interrupt,
+            &mut fwd,
+            Some(&mut sampler),
+        );
+        let mut r = RunRecord {
+            key: Some(key(self.series, threads)),
+            variant_name: self.variant_name(),
+            workload_label: self.workload_label(),
+            manifest_json: manifest.into(),
+            summary_json: "{}".into(),
+            ..Default::default()
+        };
+        match result {
+            Ok(res) => fill(&mut r, &res),
+            Err(e) => {
+                r.status = "failed".into();
+                r.reason = Some(e.to_string());
+            }
+        }
+        if let Some((socket, status, tail)) = servers.iter_mut().find_map(|s| {
+            s.exited()
+                .map(|st| (s.socket().display().to_string(), st, s.error_log_tail(15)))
+        }) {
+            r.status = "failed".into();
+            r.reason = Some(format!("the server on {socket} exited during the run ({status}); last lines of its log:\n{tail}"));
+        }
+        r
+    }
+
+    fn manifest(&self, servers: &[Server]) -> String {
+        let first = servers.first();
+        let m = Manifest {
+            bakeoff_version: env!("CARGO_PKG_VERSION"),
+            study_hash: self.hash,
+            seed: self.spec.seed,
+            host: self.host,
+            server_binary: first.map(|s| s.binary().display().to_string()),
+            server_binary_sha256: first.and_then(|s| file_sha256(s.binary())),
+            server_version: first.map(|s| s.version().to_string()),
+            checks: servers
+                .iter()
+                .flat_map(|s| s.checks().iter().cloned())
+                .collect(),
+            server_variables: first
+                .map(|s| variables(&s.connect_options()))
+                .unwrap_or_default(),
+        };
+        serde_json::to_string(&m).unwrap_or_else(|_| "{}".into())
+    }
+}
+
+/// Time left: the average of this invocation's runs so far times the runs left; before the
+/// first run, the study's own estimate, scaled.
+fn remaining(spec: &StudySpec, started: Instant, done: usize, todo: usize) -> Duration {
+    let left = todo.saturating_sub(done) as u32;
+    if done == 0 {
+        let runs = (series(spec).len() * spec.threads.len()).max(1) as u32;
+        return estimate(spec) / runs * left;
+    }
+    started.elapsed() / done as u32 * left
+}
+
+fn fill(r: &mut RunRecord, res: &RunResult) {
+    let t = &res.total;
+    r.status = match &res.status {
+        RunStatus::Completed => "ok".into(),
+        RunStatus::Interrupted => "interrupted".into(),
+        RunStatus::Failed(reason) => {
+            r.reason = Some(reason.clone());
+            "failed".into()
+        }
+    };
+    r.seconds = res.elapsed_seconds;
+    r.events = t.events;
+    r.tps = t.tps;
+    r.qps = t.qps;
+    r.errors = t.errors;
+    r.reconnects = t.reconnects;
+    r.p50_ms = t.latency.p50_ms;
+    r.p95_ms = t.latency.p95_ms;
+    r.p99_ms = t.latency.p99_ms;
+    r.max_ms = t.latency.max_ms;
+    if let Some(tel) = &res.telemetry {
+        r.server_cpu_us_per_event = tel.server_cpu_us_per_event;
+        r.rss_growth_bytes = tel.server.as_ref().map(|s| s.rss_growth_bytes);
+        r.client_bound = tel.client_bound;
+    }
+    r.summary_json = serde_json::to_string(&serde_json::json!({
+        "total": t, "telemetry": res.telemetry, "unfinished_events": res.unfinished_events,
+        "connections": res.connections,
+    }))
+    .unwrap_or_else(|_| "{}".into());
+    r.ticks = res.ticks.iter().map(tick).collect();
+}
+
+fn tick(t: &Tick) -> TickRecord {
+    TickRecord {
+        t: t.t,
+        tps: t.window.tps,
+        qps: t.window.qps,
+        p99_ms: t.window.latency.p99_ms,
+        errors: t.window.errors,
+        json: serde_json::to_string(t).unwrap_or_else(|_| "{}".into()),
+    }
+}
+
+fn variables(opts: &ConnectOptions) -> BTreeMap<String, String> {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return BTreeMap::new();
+    };
+    rt.block_on(async {
+        let mut c = Conn::connect(opts).await.ok()?;
+        let rows = c.query_rows("SHOW GLOBAL VARIABLES").await.ok()?;
+        c.quit().await;
+        Some(
+            rows.into_iter()
+                .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
+                .collect(),
+        )
+    })
+    .unwrap_or_default()
+}
+
+struct Quiet;
+impl Observer for Quiet {}
+
+struct Forward<'o> {
+    obs: &'o mut dyn StudyObserver,
+}
+
+impl Observer for Forward<'_> {
+    fn on_tick(&mut self, t: &Tick) {
+        self.obs.on_tick(t.window.tps);
+    }
+}
+
+/// Keys of a study already in the store, for callers that want to show what will resume.
+pub fn pending(spec: &StudySpec, finished: &HashSet<RunKey>) -> usize {
+    series(spec)
+        .iter()
+        .flat_map(|s| spec.threads.iter().map(move |&t| key(s, t)))
+        .filter(|k| !finished.contains(k))
+        .count()
+}

@@ -1,0 +1,187 @@
+//! Running studies against real MariaDB servers the runner starts: resume after an
+//! interruption without duplicate runs, and failures recorded while the study goes on.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use bakeoff_store::{RunRecord, Store};
+use bakeoff_study::{parse, run_study, text_sha256, StudyObserver};
+
+/// One test at a time: the crash test kills "the" server among this process's children.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn db(name: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("bakeoff-runner-{}-{name}.db", std::process::id()));
+    for suffix in ["", "-wal", "-shm", ".lock"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+    }
+    p
+}
+
+const STUDY: &str = r#"
+name = "resume"
+duration = 1
+threads = [1, 2]
+[dataset]
+table_size = 500
+[[workload]]
+name = "oltp_point_select"
+[axes]
+allocator = ["glibc", "jemalloc"]
+"#;
+
+/// Sets the interrupt flag once `after` runs are done (as Ctrl-C would).
+struct StopAfter<'a> {
+    after: usize,
+    seen: usize,
+    flag: &'a AtomicBool,
+}
+
+impl StudyObserver for StopAfter<'_> {
+    fn on_run_done(&mut self, _r: &RunRecord) {
+        self.seen += 1;
+        if self.seen == self.after {
+            self.flag.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_study_resumes_without_running_anything_twice() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let spec = parse(STUDY, "t").unwrap();
+    let hash = text_sha256(STUDY);
+    let path = db("resume");
+    let mut store = Store::open(&path).unwrap();
+    let study = store.begin_study(&spec.name, &hash, "{}", false).unwrap();
+    let flag = AtomicBool::new(false);
+    let first = run_study(
+        &spec,
+        &hash,
+        &mut store,
+        study,
+        &flag,
+        &mut StopAfter {
+            after: 1,
+            seen: 0,
+            flag: &flag,
+        },
+    )
+    .unwrap();
+    assert!(first.interrupted);
+    assert_eq!(first.ok, 1, "{first:?}");
+    drop(store);
+
+    let mut store = Store::open(&path).unwrap();
+    let study2 = store.begin_study(&spec.name, &hash, "{}", false).unwrap();
+    assert_eq!(study, study2, "same file, same study");
+    let flag = AtomicBool::new(false);
+    let second = run_study(
+        &spec,
+        &hash,
+        &mut store,
+        study,
+        &flag,
+        &mut StopAfter {
+            after: 0,
+            seen: 0,
+            flag: &flag,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (second.ok, second.resumed, second.interrupted),
+        (3, 1, false),
+        "{second:?}"
+    );
+    let runs = store.runs(Some(study)).unwrap();
+    assert_eq!(runs.len(), 4, "2 variants x 2 thread counts, each once");
+    assert!(runs
+        .iter()
+        .all(|r| r["status"] == "ok" && r["tps"].as_f64().unwrap() > 0.0));
+    assert_eq!(store.integrity().unwrap(), "ok");
+}
+
+/// Kills the first server it finds on the run's first tick.
+struct KillOnce {
+    killed: bool,
+}
+
+impl StudyObserver for KillOnce {
+    fn on_tick(&mut self, _tps: f64) {
+        if !self.killed {
+            if let Some(pid) = bakeoff_testkit::mariadbd_children(std::process::id()).first() {
+                // SAFETY: a server this test's runner started.
+                unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+                self.killed = true;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_crashed_server_and_a_variant_that_cannot_start_are_recorded_and_the_study_goes_on() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // 3 s runs: the first tick (1 s) comes while the run is still going.
+    let src = r#"
+name = "faults"
+duration = 3
+threads = [1, 2]
+[dataset]
+table_size = 500
+[[workload]]
+name = "oltp_point_select"
+[[variant]]
+name = "crashes"
+[[variant]]
+name = "cannot start"
+settings = { no_such_server_variable = 1 }
+[[variant]]
+name = "healthy"
+"#;
+    let spec = parse(src, "t").unwrap();
+    let hash = text_sha256(src);
+    let mut store = Store::open(&db("faults")).unwrap();
+    let study = store.begin_study(&spec.name, &hash, "{}", false).unwrap();
+    let flag = AtomicBool::new(false);
+    let out = run_study(
+        &spec,
+        &hash,
+        &mut store,
+        study,
+        &flag,
+        &mut KillOnce { killed: false },
+    )
+    .unwrap();
+    let runs = store.runs(Some(study)).unwrap();
+    let status = |variant: &str, threads: i64| -> (String, String) {
+        let r = runs
+            .iter()
+            .find(|r| r["variant_name"] == variant && r["threads"] == threads)
+            .expect("stored");
+        (
+            r["status"].as_str().unwrap().to_string(),
+            r["reason"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let (s, why) = status("crashes", 1);
+    assert_eq!(s, "failed");
+    assert!(why.contains("exited during the run"), "{why}");
+    let (s, why) = status("crashes", 2);
+    assert_eq!(s, "failed");
+    assert!(why.contains("exited earlier in this series"), "{why}");
+    let (s, why) = status("cannot start", 1);
+    assert_eq!(s, "failed");
+    assert!(
+        why.contains("no_such_server_variable") || why.contains("did not start"),
+        "{why}"
+    );
+    assert_eq!(status("healthy", 1).0, "ok");
+    assert_eq!(status("healthy", 2).0, "ok");
+    assert_eq!((out.ok, out.failed), (2, 4), "{out:?}");
+    assert_eq!(store.integrity().unwrap(), "ok");
+    assert!(
+        bakeoff_testkit::mariadbd_children(std::process::id()).is_empty(),
+        "no server left"
+    );
+}
