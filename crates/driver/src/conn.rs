@@ -212,6 +212,20 @@ impl Conn {
         }
     }
 
+    /// SHOW GLOBAL VARIABLES as a map (admin use: the manifest of a run).
+    pub async fn global_variables(
+        &mut self,
+    ) -> Result<std::collections::BTreeMap<String, String>, DriverError> {
+        let rows = self.query_rows("SHOW GLOBAL VARIABLES").await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                let mut r = r.into_iter();
+                Some((r.next()??, r.next().flatten().unwrap_or_default()))
+            })
+            .collect())
+    }
+
     /// Run a query and decode all rows as text (admin use: SHOW STATUS, SELECT VERSION()).
     pub async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DriverError> {
         self.wbuf.clear();

@@ -439,14 +439,12 @@ fn variables(opts: &ConnectOptions) -> BTreeMap<String, String> {
         return BTreeMap::new();
     };
     rt.block_on(async {
-        let mut c = Conn::connect(opts).await.ok()?;
-        let rows = c.query_rows("SHOW GLOBAL VARIABLES").await.ok()?;
-        c.quit().await;
-        Some(
-            rows.into_iter()
-                .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
-                .collect(),
-        )
+        Conn::connect(opts)
+            .await
+            .ok()?
+            .global_variables()
+            .await
+            .ok()
     })
     .unwrap_or_default()
 }
