@@ -22,9 +22,11 @@ mod launch;
 pub mod preflight;
 mod rundir;
 mod server;
+mod template;
 pub mod variant;
 
 pub use binary::{find_server_binary, INSTALL_HINT};
 pub use error::ServerError;
 pub use server::{Server, ServerSpec};
+pub use template::Template;
 pub use variant::{Check, Variant};

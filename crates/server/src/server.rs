@@ -8,6 +8,7 @@ use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
 use crate::binary::{find_install_db, find_server_binary};
 use crate::launch::{self, spawn_contained, unprivileged_user, Placement, RunAs};
 use crate::rundir::{error_lines_and_tail, tail, RunDir};
+use crate::template::{copy_tree, Template};
 use crate::variant::{self, Check, Variant};
 use crate::ServerError;
 
@@ -25,6 +26,9 @@ pub struct ServerSpec {
     pub database: String,
     /// Allocator, CPUs, NUMA policy and settings, verified after start.
     pub variant: Variant,
+    /// Start from a copy of this prepared datadir (see [`Server::stop_into_template`]) instead
+    /// of a fresh one. It must come from the same server binary.
+    pub datadir_from: Option<PathBuf>,
 }
 
 impl Default for ServerSpec {
@@ -37,6 +41,7 @@ impl Default for ServerSpec {
             user: "sbtest".into(),
             database: "sbtest".into(),
             variant: Variant::default(),
+            datadir_from: None,
         }
     }
 }
@@ -96,7 +101,15 @@ impl Server {
         let rundir = RunDir::create(run_as)?;
         let dir = rundir.path().to_path_buf();
         let flavor = flavor(&binary);
-        initialize(flavor, &binary, &dir, &rundir.tmp(), run_as)?;
+        match &spec.datadir_from {
+            Some(from) => {
+                copy_tree(from, &dir.join("data"), run_as).map_err(|e| ServerError::RunDir {
+                    path: from.clone(),
+                    source: e,
+                })?
+            }
+            None => initialize(flavor, &binary, &dir, &rundir.tmp(), run_as)?,
+        }
         let password = Secret::new(random_password());
         let init = dir.join("init.sql");
         write_private(&init, &init_sql(spec, &password), run_as)?;
@@ -310,6 +323,50 @@ impl Server {
     /// Stop: SQL SHUTDOWN, then SIGTERM, then SIGKILL, each with a bounded wait.
     pub fn stop(mut self) {
         self.stop_inner();
+    }
+
+    /// Stop cleanly and keep the datadir as a [`Template`] to start other servers from (with
+    /// the tables already loaded). Fails if the server did not shut down cleanly: a datadir of
+    /// a killed server would need crash recovery in every copy.
+    pub fn stop_into_template(mut self) -> Result<Template, ServerError> {
+        let template = Template::new()?;
+        let clean = self.shutdown_cleanly();
+        let data = self.rundir.path().join("data");
+        let result = if clean {
+            std::fs::rename(&data, template.datadir()).map_err(|source| ServerError::RunDir {
+                path: data.clone(),
+                source,
+            })
+        } else {
+            Err(ServerError::Spawn {
+                what: "stopping the server to keep its datadir".into(),
+                detail: "it did not shut down cleanly".into(),
+            })
+        };
+        self.stop_inner();
+        result.map(|_| template)
+    }
+
+    /// SHUTDOWN and wait for the exit within the stop timeout; true if it exited by itself.
+    fn shutdown_cleanly(&mut self) -> bool {
+        let opts = ConnectOptions {
+            connect_timeout: Duration::from_secs(2),
+            ..self.connect_options()
+        };
+        let _ = runtime().block_on(async {
+            tokio::time::timeout(Duration::from_secs(5), async {
+                let mut c = Conn::connect(&opts).await?;
+                c.query("SHUTDOWN").await
+            })
+            .await
+        });
+        let timeout = self.stop_timeout;
+        match self.child.as_mut() {
+            Some(child) => {
+                wait_exit(child, timeout) && matches!(child.try_wait(), Ok(Some(s)) if s.success())
+            }
+            None => false,
+        }
     }
 
     fn stop_inner(&mut self) {

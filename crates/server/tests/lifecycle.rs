@@ -103,3 +103,41 @@ fn a_blocking_connection_runs_statements_and_sees_the_server_go() {
         assert!(lost, "a killed connection must read as lost");
     });
 }
+
+#[test]
+fn a_stopped_servers_datadir_starts_other_servers_with_its_tables() {
+    let first = Server::start(&ServerSpec::default()).unwrap_or_else(|e| panic!("{e}"));
+    rt().block_on(async {
+        let mut c = Conn::connect(&first.connect_options()).await.unwrap();
+        c.exec("CREATE TABLE kept (id INT PRIMARY KEY)")
+            .await
+            .unwrap();
+        c.exec("INSERT INTO kept VALUES (1), (2), (3)")
+            .await
+            .unwrap();
+    });
+    let template = first
+        .stop_into_template()
+        .expect("a clean stop keeps the datadir");
+    for _ in 0..2 {
+        let copy = Server::start(&ServerSpec {
+            datadir_from: Some(template.datadir()),
+            ..ServerSpec::default()
+        })
+        .unwrap_or_else(|e| panic!("starting from the template: {e}"));
+        let n = rt().block_on(async {
+            // A fresh password, set by the copy's own init file, logs in.
+            let mut c = Conn::connect(&copy.connect_options()).await.unwrap();
+            let rows = c.query_rows("SELECT COUNT(*) FROM kept").await.unwrap();
+            c.exec("INSERT INTO kept VALUES (4)").await.unwrap();
+            rows[0][0].clone().unwrap()
+        });
+        assert_eq!(
+            n, "3",
+            "each copy starts from the template, not from the last copy"
+        );
+    }
+    let dir = template.datadir();
+    drop(template);
+    assert!(!dir.exists(), "the template goes with its owner");
+}

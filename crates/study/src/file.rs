@@ -272,17 +272,15 @@ fn dataset(p: &mut Problems, top: &mut Table) -> (u32, u32, DatasetPolicy) {
     let size = t.int(p, "table_size", 1..2_000_000_001).unwrap_or(10_000) as u32;
     let policy = match t.string(p, "policy") {
         None => DatasetPolicy::Rebuild,
-        Some(("copy", span)) => {
-            // In the schema so files can say what they mean; not built yet.
-            p.at(span, "`dataset.policy = \"copy\"` (one prepared datadir copied for every series) is not implemented yet; use \"rebuild\"");
-            DatasetPolicy::Copy
-        }
         Some((s, span)) => one_of(
             p,
             span,
             "dataset.policy",
             s,
-            &[("rebuild", DatasetPolicy::Rebuild)],
+            &[
+                ("rebuild", DatasetPolicy::Rebuild),
+                ("copy", DatasetPolicy::Copy),
+            ],
         )
         .unwrap_or(DatasetPolicy::Rebuild),
     };

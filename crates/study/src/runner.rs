@@ -4,21 +4,22 @@
 //! reason, and the study goes on. Runs already finished are skipped, so running the same
 //! study again resumes it.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bakeoff_driver::{Conn, ConnectOptions};
 use bakeoff_engine::{run_sampled, Observer, RunResult, RunSpec, RunStatus, Tick};
-use bakeoff_server::{Server, ServerSpec};
+use bakeoff_server::{Server, ServerSpec, Template};
 use bakeoff_store::{RunKey, RunRecord, Store, StoreError, TickRecord};
 use bakeoff_telemetry::{SampleTarget, Sampler};
 use bakeoff_workload::{dataset, SessionContext, Unique};
 
 use crate::manifest::{file_sha256, Host, Manifest};
 use crate::matrix::{estimate, series, Series};
-use crate::StudySpec;
+use crate::{DatasetPolicy, StudySpec};
 
 /// What the runner tells whoever shows progress. Every method has a no-op default.
 pub trait StudyObserver {
@@ -65,6 +66,7 @@ pub fn run_study(
     };
     let started = Instant::now();
     let mut done_now = 0usize;
+    let mut templates = HashMap::new();
     for s in &all {
         if interrupt.load(Ordering::Relaxed) {
             out.interrupted = true;
@@ -90,6 +92,7 @@ pub fn run_study(
             obs,
             interrupt,
             progress: (started, &mut done_now, finished.len(), total),
+            templates: &mut templates,
         };
         ctx.run(&todo)?;
         if out.interrupted {
@@ -120,6 +123,8 @@ struct SeriesCtx<'a> {
     interrupt: &'a AtomicBool,
     /// (study start, runs done in this invocation, runs finished before it, all runs)
     progress: (Instant, &'a mut usize, usize, usize),
+    /// `dataset.policy = "copy"`: one loaded datadir per (binary, workload).
+    templates: &'a mut HashMap<(Option<PathBuf>, usize), Template>,
 }
 
 impl SeriesCtx<'_> {
@@ -169,11 +174,29 @@ impl SeriesCtx<'_> {
 
     fn run(&mut self, todo: &[u32]) -> Result<(), StudyError> {
         let v = &self.spec.variants[self.series.variant];
+        let copy = self.spec.dataset_policy == DatasetPolicy::Copy;
+        let datadir_from = if copy {
+            match self.template(v.binary.clone()) {
+                Ok(dir) => Some(dir),
+                Err(e) => {
+                    return self.record_all(
+                        todo,
+                        "failed",
+                        &format!("preparing the datadir to copy failed: {e}"),
+                        "{}",
+                    )
+                }
+            }
+        } else {
+            None
+        };
+        let v = &self.spec.variants[self.series.variant];
         let mut servers = Vec::new();
         for inst in &v.instances {
             let spec = ServerSpec {
                 binary: v.binary.clone(),
                 variant: inst.clone(),
+                datadir_from: datadir_from.clone(),
                 ..ServerSpec::default()
             };
             match Server::start(&spec) {
@@ -195,7 +218,7 @@ impl SeriesCtx<'_> {
             );
         }
         let endpoints: Vec<ConnectOptions> = servers.iter().map(Server::connect_options).collect();
-        if let Err(e) = self.load(&endpoints) {
+        if let Err(e) = if copy { Ok(()) } else { self.load(&endpoints) } {
             return self.record_all(
                 todo,
                 "failed",
@@ -237,6 +260,30 @@ impl SeriesCtx<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The loaded datadir every server of this workload (and binary) starts from: made once, by
+    /// a plain server of that binary that loads the tables and stops cleanly.
+    fn template(&mut self, binary: Option<PathBuf>) -> Result<PathBuf, String> {
+        let key = (binary.clone(), self.series.workload);
+        if let Some(t) = self.templates.get(&key) {
+            return Ok(t.datadir());
+        }
+        let note = format!(
+            "loading the tables once for '{}'; every series gets a copy",
+            self.workload_label()
+        );
+        self.obs.on_note(&note);
+        let server = Server::start(&ServerSpec {
+            binary,
+            ..ServerSpec::default()
+        })
+        .map_err(|e| e.to_string())?;
+        self.load(&[server.connect_options()])?;
+        let t = server.stop_into_template().map_err(|e| e.to_string())?;
+        let dir = t.datadir();
+        self.templates.insert(key, t);
+        Ok(dir)
     }
 
     fn load(&self, endpoints: &[ConnectOptions]) -> Result<(), String> {

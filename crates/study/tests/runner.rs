@@ -185,3 +185,38 @@ name = "healthy"
         "no server left"
     );
 }
+
+struct Notes(Vec<String>);
+
+impl StudyObserver for Notes {
+    fn on_note(&mut self, note: &str) {
+        self.0.push(note.to_string());
+    }
+}
+
+#[test]
+fn with_the_copy_policy_the_tables_are_loaded_once_and_every_series_runs_on_a_copy() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let src = STUDY
+        .replace("table_size = 500", "table_size = 500\npolicy = \"copy\"")
+        .replace("resume", "copy");
+    let spec = parse(&src, "t").unwrap();
+    let hash = text_sha256(&src);
+    let mut store = Store::open(&db("copy")).unwrap();
+    let study = store.begin_study(&spec.name, &hash, "{}", false).unwrap();
+    let flag = AtomicBool::new(false);
+    let mut notes = Notes(Vec::new());
+    let out = run_study(&spec, &hash, &mut store, study, &flag, &mut notes).unwrap();
+    assert_eq!((out.ok, out.failed), (4, 0), "{out:?} {:?}", notes.0);
+    let loads = notes
+        .0
+        .iter()
+        .filter(|n| n.contains("loading the tables once"))
+        .count();
+    assert_eq!(loads, 1, "{:?}", notes.0);
+    let runs = store.runs(Some(study)).unwrap();
+    assert!(
+        runs.iter().all(|r| r["events"].as_i64().unwrap() > 0),
+        "every copy has the tables"
+    );
+}
