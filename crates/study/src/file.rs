@@ -47,6 +47,9 @@ pub struct Workload {
     pub label: String,
     #[serde(skip)]
     pub spec: WorkloadSpec,
+    /// mysqlslap-style fixed work instead of a timed run: (iterations, events per
+    /// connection); the thread counts are then the concurrency levels.
+    pub fixed: Option<(u32, u64)>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -320,6 +323,12 @@ fn workload(p: &mut Problems, mut t: Table, tables: u32, table_size: u32) -> Opt
             }
         });
     let label = t.string(p, "label").map(|(s, _)| s.to_string());
+    let iterations = t.int(p, "iterations", 1..10_001);
+    let per_conn = t.int(p, "events_per_connection", 1..10_000_001);
+    let fixed = match (iterations, per_conn) {
+        (None, None) => None,
+        (i, e) => Some((i.unwrap_or(1) as u32, e.unwrap_or(1) as u64)),
+    };
     let mut o = OltpOptions {
         tables,
         table_size,
@@ -379,6 +388,7 @@ fn workload(p: &mut Problems, mut t: Table, tables: u32, table_size: u32) -> Opt
     Some(Workload {
         label: label.unwrap_or_else(|| spec.kind.to_string()),
         spec,
+        fixed,
     })
 }
 

@@ -59,9 +59,16 @@ pub fn series(spec: &StudySpec) -> Vec<Series> {
 
 /// Rough wall time: measured runs, a warmup per series, data loads and server starts.
 pub fn estimate(spec: &StudySpec) -> Duration {
-    let series = series(spec).len() as u64;
-    let runs = series * spec.threads.len() as u64;
-    let per_run = spec.duration.as_secs() + 2; // connect, settle, record
+    let all = series(spec);
+    let series = all.len() as u64;
+    // A timed run lasts its duration; fixed work, about a second per iteration at these sizes.
+    let per_series_runs: u64 = all
+        .iter()
+        .map(|s| match spec.workloads[s.workload].fixed {
+            Some((iterations, _)) => u64::from(iterations) * spec.threads.len() as u64,
+            None => (spec.duration.as_secs() + 2) * spec.threads.len() as u64,
+        })
+        .sum();
     let rows = u64::from(spec.tables) * u64::from(spec.table_size);
     // ~350k rows/s on 2 CPUs with LOAD DATA (4x100k in 1.17 s), plus index builds.
     let load = 1 + rows / 250_000;
@@ -76,7 +83,7 @@ pub fn estimate(spec: &StudySpec) -> Duration {
         DatasetPolicy::Copy => 1 + series * instances / 10,
     };
     let starts = series * instances * 3; // initialize + start + stop
-    Duration::from_secs(runs * per_run + series * spec.warmup.as_secs() + loads * load + starts)
+    Duration::from_secs(per_series_runs + series * spec.warmup.as_secs() + loads * load + starts)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bakeoff_driver::{Conn, ConnectOptions};
-use bakeoff_engine::{run_sampled, Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_engine::{run_iterations, run_sampled, Observer, RunResult, RunSpec, RunStatus, Tick};
 use bakeoff_server::{Server, ServerSpec, Template};
 use bakeoff_store::{RunKey, RunRecord, Store, StoreError, TickRecord};
 use bakeoff_telemetry::{SampleTarget, Sampler};
@@ -366,6 +366,9 @@ impl SeriesCtx<'_> {
             cpus.min(threads),
         );
         let session = self.session(endpoints, threads);
+        if let Some((iterations, per_conn)) = self.spec.workloads[self.series.workload].fixed {
+            return self.measure_fixed(session, run_spec, iterations, per_conn, threads, manifest);
+        }
         let mut fwd = Forward {
             obs: &mut *self.obs,
         };
@@ -397,6 +400,63 @@ impl SeriesCtx<'_> {
         }) {
             r.status = "failed".into();
             r.reason = Some(format!("the server on {socket} exited during the run ({status}); last lines of its log:\n{tail}"));
+        }
+        r
+    }
+
+    /// mysqlslap's way: every connection runs its events, `iterations` times; the run's
+    /// seconds are the average iteration's, its tps the events over all iterations' time.
+    fn measure_fixed(
+        &mut self,
+        session: Arc<SessionContext>,
+        mut run_spec: RunSpec,
+        iterations: u32,
+        per_conn: u64,
+        threads: u32,
+        manifest: &str,
+    ) -> RunRecord {
+        run_spec.time = None;
+        run_spec.events_per_connection = Some(per_conn);
+        let mut r = RunRecord {
+            key: Some(key(self.series, threads)),
+            variant_name: self.variant_name(),
+            workload_label: self.workload_label(),
+            manifest_json: manifest.into(),
+            summary_json: "{}".into(),
+            ..Default::default()
+        };
+        match run_iterations(session, &run_spec, iterations, self.interrupt, &mut Quiet) {
+            Ok(fw) => {
+                let total_s: f64 = fw
+                    .iterations
+                    .iter()
+                    .map(|i| i.seconds)
+                    .sum::<f64>()
+                    .max(f64::MIN_POSITIVE);
+                let events: u64 = fw.iterations.iter().map(|i| i.events).sum();
+                r.status = match &fw.status {
+                    RunStatus::Completed => "ok".into(),
+                    RunStatus::Interrupted => "interrupted".into(),
+                    RunStatus::Failed(why) => {
+                        r.reason = Some(why.clone());
+                        "failed".into()
+                    }
+                };
+                r.seconds = fw.avg_seconds();
+                r.events = events;
+                r.tps = events as f64 / total_s;
+                r.qps = fw.iterations.iter().map(|i| i.statements).sum::<u64>() as f64 / total_s;
+                r.errors = fw.iterations.iter().map(|i| i.errors).sum();
+                r.summary_json = serde_json::to_string(&serde_json::json!({
+                    "fixed_work": fw, "min_seconds": fw.min_seconds(), "avg_seconds": fw.avg_seconds(),
+                    "max_seconds": fw.max_seconds(), "stddev_seconds": fw.stddev_seconds(),
+                }))
+                .unwrap_or_else(|_| "{}".into());
+            }
+            Err(e) => {
+                r.status = "failed".into();
+                r.reason = Some(e.to_string());
+            }
         }
         r
     }

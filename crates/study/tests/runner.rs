@@ -220,3 +220,32 @@ fn with_the_copy_policy_the_tables_are_loaded_once_and_every_series_runs_on_a_co
         "every copy has the tables"
     );
 }
+
+#[test]
+fn a_fixed_work_workload_runs_each_connections_events_for_every_iteration() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let src = "threads = [5]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\nevents_per_connection = 4\niterations = 3\n";
+    let spec = parse(src, "slap").unwrap();
+    let hash = text_sha256(src);
+    let path = db("slap");
+    let mut store = Store::open(&path).unwrap();
+    let study = store.begin_study(&spec.name, &hash, "{}", false).unwrap();
+    let flag = AtomicBool::new(false);
+    let out = run_study(
+        &spec,
+        &hash,
+        &mut store,
+        study,
+        &flag,
+        &mut Notes(Vec::new()),
+    )
+    .unwrap();
+    assert_eq!(out.ok, 1, "{out:?}");
+    let runs = store.runs(Some(study)).unwrap();
+    assert_eq!(
+        runs[0]["events"],
+        5 * 4 * 3,
+        "5 connections x 4 events x 3 iterations"
+    );
+    assert!(runs[0]["seconds"].as_f64().unwrap() > 0.0);
+}
