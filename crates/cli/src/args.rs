@@ -56,6 +56,9 @@ pub enum Command {
         db: std::path::PathBuf,
         #[arg(long, value_parser = ["csv", "json"], default_value = "csv")]
         format: String,
+        /// What to write: runs (one row per run) or ticks (one row per tick of every run).
+        #[arg(long, value_parser = ["runs", "ticks"], default_value = "runs")]
+        what: String,
     },
 }
 

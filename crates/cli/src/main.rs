@@ -45,7 +45,7 @@ fn main() -> ExitCode {
         args::Command::Study(args::StudyCommand::Run { file, db, new }) => {
             study::run(file, db.as_deref(), *new)
         }
-        args::Command::Export { db, format } => study::export(db, format),
+        args::Command::Export { db, format, what } => study::export(db, format, what),
     };
     match result {
         Ok(code) => code,

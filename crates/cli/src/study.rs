@@ -238,7 +238,7 @@ impl StudyObserver for Progress {
     }
 }
 
-pub fn export(db: &Path, format: &str) -> Result<ExitCode> {
+pub fn export(db: &Path, format: &str, what: &str) -> Result<ExitCode> {
     if !db.exists() {
         anyhow::bail!(
             "{} does not exist: give the results database a study run wrote",
@@ -246,7 +246,11 @@ pub fn export(db: &Path, format: &str) -> Result<ExitCode> {
         );
     }
     let store = Store::open(db)?;
-    let rows = store.runs(None)?;
+    let rows = if what == "ticks" {
+        store.tick_rows(None)?
+    } else {
+        store.runs(None)?
+    };
     if format == "json" {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
@@ -254,7 +258,7 @@ pub fn export(db: &Path, format: &str) -> Result<ExitCode> {
     let Some(first) = rows.first() else {
         return Ok(ExitCode::SUCCESS);
     };
-    let header: Vec<&String> = first.keys().collect();
+    let header: Vec<String> = first.keys().cloned().collect();
     println!(
         "{}",
         header

@@ -809,6 +809,20 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
         "{out}"
     );
     assert!(lines[1].contains(",ok,"), "{out}");
+    let o = bakeoff(
+        &[
+            "export",
+            db.to_str().unwrap(),
+            "--what=ticks",
+            "--format=json",
+        ],
+        None,
+    );
+    let ticks: serde_json::Value = serde_json::from_str(&text(&o).0).expect("JSON ticks");
+    assert!(
+        !ticks.as_array().unwrap().is_empty() && ticks[0]["tps"].as_f64().unwrap() > 0.0,
+        "{ticks}"
+    );
 
     std::fs::write(&file, study.replace("threads = [2]", "threads = [1, 2]")).unwrap();
     let o = bakeoff(&["study", "run", f], None);

@@ -121,6 +121,9 @@ pub struct Tick {
     /// The server process, host and client over this interval, when a sampler ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<Telemetry>,
+    /// The interval's latency histogram: (bucket value in ms, events) for the nonempty
+    /// buckets of sysbench's 1024-bucket log histogram, so stored ticks can be merged later.
+    pub histogram: Vec<(f64, u64)>,
 }
 
 /// Per-connection totals, for sysbench's "threads fairness".

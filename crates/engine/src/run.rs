@@ -161,6 +161,7 @@ fn coordinate(
             drain(recorders, &mut tick);
             let secs = (now - last_tick).as_secs_f64();
             let window = tick.summary(secs, spec.percentile);
+            let histogram = tick.sb_histogram().buckets().collect();
             let t = Tick {
                 t: (now - started).as_secs_f64(),
                 threads: shared.running.load(Ordering::Relaxed),
@@ -170,6 +171,7 @@ fn coordinate(
                     .as_deref_mut()
                     .and_then(|s| s.tick(secs, window.events)),
                 window,
+                histogram,
             };
             observer.on_tick(&t);
             ticks.push(t);

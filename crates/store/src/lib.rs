@@ -89,6 +89,9 @@ pub struct RunRecord {
     pub ticks: Vec<TickRecord>,
 }
 
+/// One exported row: column name -> value.
+pub type Row = serde_json::Map<String, serde_json::Value>;
+
 pub struct Store {
     conn: Connection,
     path: PathBuf,
@@ -247,22 +250,35 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Runs of `study` (or of every study), as rows of named values, for
-    /// export and tests.
-    pub fn runs(
-        &self,
-        study: Option<i64>,
-    ) -> Result<Vec<serde_json::Map<String, serde_json::Value>>, StoreError> {
-        let sql = "SELECT r.id, s.name AS study, r.repetition, r.variant, r.variant_name, r.workload, r.workload_label, r.threads,
-                          r.status, r.reason, r.seconds, r.events, r.tps, r.qps, r.errors, r.reconnects, r.p50_ms, r.p95_ms,
-                          r.p99_ms, r.max_ms, r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound
-                   FROM runs r JOIN studies s ON s.id = r.study_id
-                   WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY r.id";
+    /// Runs of `study` (or of every study), as rows of named values, for export and tests.
+    pub fn runs(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT r.id, s.name AS study, r.repetition, r.variant, r.variant_name, r.workload, r.workload_label, r.threads,
+                    r.status, r.reason, r.seconds, r.events, r.tps, r.qps, r.errors, r.reconnects, r.p50_ms, r.p95_ms,
+                    r.p99_ms, r.max_ms, r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound
+             FROM runs r JOIN studies s ON s.id = r.study_id
+             WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY r.id",
+            study,
+        )
+    }
+
+    /// Every tick of every run (of `study`), one row each, with its run's identity.
+    pub fn tick_rows(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT t.run_id, s.name AS study, r.variant_name, r.workload_label, r.threads, r.repetition, r.status,
+                    t.t, t.tps, t.qps, t.p99_ms, t.errors
+             FROM ticks t JOIN runs r ON r.id = t.run_id JOIN studies s ON s.id = r.study_id
+             WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY t.run_id, t.t",
+            study,
+        )
+    }
+
+    fn rows(&self, sql: &str, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
         let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
         let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
         let rows = stmt
             .query_map(params![study], |row| {
-                let mut m = serde_json::Map::new();
+                let mut m = Row::new();
                 for (i, n) in names.iter().enumerate() {
                     let v = match row.get_ref(i)? {
                         rusqlite::types::ValueRef::Null => serde_json::Value::Null,
@@ -277,6 +293,18 @@ impl Store {
                 }
                 Ok(m)
             })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// The stored ticks of run `run`: (t, tps, the tick's JSON).
+    pub fn ticks(&self, run: i64) -> Result<Vec<(f64, f64, String)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT t, tps, json FROM ticks WHERE run_id = ?1 ORDER BY t")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }

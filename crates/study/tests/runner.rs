@@ -96,6 +96,25 @@ fn an_interrupted_study_resumes_without_running_anything_twice() {
     );
     let runs = store.runs(Some(study)).unwrap();
     assert_eq!(runs.len(), 4, "2 variants x 2 thread counts, each once");
+    let first = runs[0]["id"].as_i64().unwrap();
+    let ticks = store.ticks(first).unwrap();
+    assert!(!ticks.is_empty(), "the per-tick series is stored");
+    let tick: serde_json::Value = serde_json::from_str(&ticks[0].2).unwrap();
+    let events: u64 = tick["histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b[1].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        events,
+        tick["events"].as_u64().unwrap(),
+        "the tick's latency histogram holds its events"
+    );
+    assert!(
+        tick["telemetry"]["server"]["cpu_user_seconds"].is_number(),
+        "and its telemetry"
+    );
     assert!(runs
         .iter()
         .all(|r| r["status"] == "ok" && r["tps"].as_f64().unwrap() > 0.0));
