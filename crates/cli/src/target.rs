@@ -143,18 +143,7 @@ impl Target {
         let Some(opts) = self.endpoints().into_iter().next() else {
             return BTreeMap::new();
         };
-        let Ok(rt) = rt() else {
-            return BTreeMap::new();
-        };
-        rt.block_on(async {
-            Conn::connect(&opts)
-                .await
-                .ok()?
-                .global_variables()
-                .await
-                .ok()
-        })
-        .unwrap_or_default()
+        bakeoff_server::global_variables(&opts)
     }
 
     /// Every embedded server's verified variant axes.

@@ -27,6 +27,6 @@ pub mod variant;
 
 pub use binary::{find_server_binary, INSTALL_HINT};
 pub use error::ServerError;
-pub use server::{Server, ServerSpec};
+pub use server::{global_variables, Server, ServerSpec};
 pub use template::Template;
 pub use variant::{Check, Variant};

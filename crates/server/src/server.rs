@@ -349,17 +349,7 @@ impl Server {
 
     /// SHUTDOWN and wait for the exit within the stop timeout; true if it exited by itself.
     fn shutdown_cleanly(&mut self) -> bool {
-        let opts = ConnectOptions {
-            connect_timeout: Duration::from_secs(2),
-            ..self.connect_options()
-        };
-        let _ = runtime().block_on(async {
-            tokio::time::timeout(Duration::from_secs(5), async {
-                let mut c = Conn::connect(&opts).await?;
-                c.query("SHUTDOWN").await
-            })
-            .await
-        });
+        self.ask_shutdown();
         let timeout = self.stop_timeout;
         match self.child.as_mut() {
             Some(child) => {
@@ -369,25 +359,30 @@ impl Server {
         }
     }
 
+    /// Send SHUTDOWN over SQL, bounded; true if the server took it.
+    fn ask_shutdown(&self) -> bool {
+        let opts = ConnectOptions {
+            connect_timeout: Duration::from_secs(2),
+            ..self.connect_options()
+        };
+        let asked = runtime().block_on(async {
+            tokio::time::timeout(Duration::from_secs(5), async {
+                let mut c = Conn::connect(&opts).await?;
+                c.query("SHUTDOWN").await
+            })
+            .await
+        });
+        matches!(asked, Ok(Ok(_)))
+    }
+
     fn stop_inner(&mut self) {
         let Some(mut child) = self.child.take() else {
             return;
         };
         if matches!(child.try_wait(), Ok(None)) {
-            let opts = ConnectOptions {
-                connect_timeout: Duration::from_secs(2),
-                ..self.connect_options()
-            };
-            let asked = runtime().block_on(async {
-                tokio::time::timeout(Duration::from_secs(5), async {
-                    let mut c = Conn::connect(&opts).await?;
-                    c.query("SHUTDOWN").await
-                })
-                .await
-            });
             // Only a server that took the SHUTDOWN is worth the long wait; one we cannot reach
             // (never ready, wedged) goes straight to SIGTERM.
-            let shutting_down = matches!(asked, Ok(Ok(_)));
+            let shutting_down = self.ask_shutdown();
             let steps = [
                 (
                     None,
@@ -432,6 +427,21 @@ async fn probe(opts: &ConnectOptions) -> Result<String, String> {
         .unwrap_or_default();
     c.quit().await;
     Ok(version)
+}
+
+/// SHOW GLOBAL VARIABLES of the server at `opts` (empty when it does not answer): the
+/// effective settings recorded with a run.
+pub fn global_variables(opts: &ConnectOptions) -> std::collections::BTreeMap<String, String> {
+    runtime()
+        .block_on(async {
+            Conn::connect(opts)
+                .await
+                .ok()?
+                .global_variables()
+                .await
+                .ok()
+        })
+        .unwrap_or_default()
 }
 
 /// Each setting against its running global value (the server may quietly lower a value, as

@@ -4,15 +4,15 @@
 //! reason, and the study goes on. Runs already finished are skipped, so running the same
 //! study again resumes it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bakeoff_driver::{Conn, ConnectOptions};
+use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{run_iterations, run_sampled, Observer, RunResult, RunSpec, RunStatus, Tick};
-use bakeoff_server::{Server, ServerSpec, Template};
+use bakeoff_server::{global_variables, Server, ServerSpec, Template};
 use bakeoff_store::{RunKey, RunRecord, Store, StoreError, TickRecord};
 use bakeoff_telemetry::{SampleTarget, Sampler};
 use bakeoff_workload::{dataset, SessionContext, Unique};
@@ -146,20 +146,27 @@ impl SeriesCtx<'_> {
     ) -> Result<(), StudyError> {
         for &t in threads {
             let r = RunRecord {
-                key: Some(key(self.series, t)),
-                variant_name: self.variant_name(),
-                workload_label: self.workload_label(),
                 status: status.into(),
                 reason: Some(reason.into()),
-                summary_json: "{}".into(),
-                manifest_json: manifest.into(),
-                ..Default::default()
+                ..self.record_of(t, manifest)
             };
             self.store.record(self.study, &r)?;
             self.count(&r);
             self.obs.on_run_done(&r);
         }
         Ok(())
+    }
+
+    /// An empty record of this series' run at `threads`, to fill in.
+    fn record_of(&self, threads: u32, manifest: &str) -> RunRecord {
+        RunRecord {
+            key: Some(key(self.series, threads)),
+            variant_name: self.variant_name(),
+            workload_label: self.workload_label(),
+            manifest_json: manifest.into(),
+            summary_json: "{}".into(),
+            ..Default::default()
+        }
     }
 
     fn count(&mut self, r: &RunRecord) {
@@ -379,14 +386,7 @@ impl SeriesCtx<'_> {
             &mut fwd,
             Some(&mut sampler),
         );
-        let mut r = RunRecord {
-            key: Some(key(self.series, threads)),
-            variant_name: self.variant_name(),
-            workload_label: self.workload_label(),
-            manifest_json: manifest.into(),
-            summary_json: "{}".into(),
-            ..Default::default()
-        };
+        let mut r = self.record_of(threads, manifest);
         match result {
             Ok(res) => fill(&mut r, &res),
             Err(e) => {
@@ -417,14 +417,7 @@ impl SeriesCtx<'_> {
     ) -> RunRecord {
         run_spec.time = None;
         run_spec.events_per_connection = Some(per_conn);
-        let mut r = RunRecord {
-            key: Some(key(self.series, threads)),
-            variant_name: self.variant_name(),
-            workload_label: self.workload_label(),
-            manifest_json: manifest.into(),
-            summary_json: "{}".into(),
-            ..Default::default()
-        };
+        let mut r = self.record_of(threads, manifest);
         match run_iterations(session, &run_spec, iterations, self.interrupt, &mut Quiet) {
             Ok(fw) => {
                 let total_s: f64 = fw
@@ -476,7 +469,7 @@ impl SeriesCtx<'_> {
                 .flat_map(|s| s.checks().iter().cloned())
                 .collect(),
             server_variables: first
-                .map(|s| variables(&s.connect_options()))
+                .map(|s| global_variables(&s.connect_options()))
                 .unwrap_or_default(),
         };
         serde_json::to_string(&m).unwrap_or_else(|_| "{}".into())
@@ -536,24 +529,6 @@ fn tick(t: &Tick) -> TickRecord {
         errors: t.window.errors,
         json: serde_json::to_string(t).unwrap_or_else(|_| "{}".into()),
     }
-}
-
-fn variables(opts: &ConnectOptions) -> BTreeMap<String, String> {
-    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        return BTreeMap::new();
-    };
-    rt.block_on(async {
-        Conn::connect(opts)
-            .await
-            .ok()?
-            .global_variables()
-            .await
-            .ok()
-    })
-    .unwrap_or_default()
 }
 
 struct Quiet;

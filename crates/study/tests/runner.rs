@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use bakeoff_store::{RunRecord, Store};
-use bakeoff_study::{parse, run_study, text_sha256, StudyObserver};
+use bakeoff_study::{parse, run_study, text_sha256, StudyObserver, StudySpec};
 
 /// One test at a time: the crash test kills "the" server among this process's children.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -16,6 +16,15 @@ fn db(name: &str) -> std::path::PathBuf {
         let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
     }
     p
+}
+
+/// A parsed study, its hash, and a fresh store with the study begun in it.
+fn begin(src: &str, db_name: &str) -> (StudySpec, String, Store, i64) {
+    let spec = parse(src, "t").unwrap_or_else(|e| panic!("{e:#?}"));
+    let hash = text_sha256(src);
+    let mut store = Store::open(&db(db_name)).unwrap();
+    let study = store.begin_study(&spec.name, &hash, "{}", false).unwrap();
+    (spec, hash, store, study)
 }
 
 const STUDY: &str = r#"
@@ -158,10 +167,7 @@ settings = { no_such_server_variable = 1 }
 [[variant]]
 name = "healthy"
 "#;
-    let spec = parse(src, "t").unwrap();
-    let hash = text_sha256(src);
-    let mut store = Store::open(&db("faults")).unwrap();
-    let study = store.begin_study(&spec.name, &hash, "{}", false).unwrap();
+    let (spec, hash, mut store, study) = begin(src, "faults");
     let flag = AtomicBool::new(false);
     let out = run_study(
         &spec,
@@ -219,10 +225,7 @@ fn with_the_copy_policy_the_tables_are_loaded_once_and_every_series_runs_on_a_co
     let src = STUDY
         .replace("table_size = 500", "table_size = 500\npolicy = \"copy\"")
         .replace("resume", "copy");
-    let spec = parse(&src, "t").unwrap();
-    let hash = text_sha256(&src);
-    let mut store = Store::open(&db("copy")).unwrap();
-    let study = store.begin_study(&spec.name, &hash, "{}", false).unwrap();
+    let (spec, hash, mut store, study) = begin(&src, "copy");
     let flag = AtomicBool::new(false);
     let mut notes = Notes(Vec::new());
     let out = run_study(&spec, &hash, &mut store, study, &flag, &mut notes).unwrap();
