@@ -49,6 +49,10 @@ pub enum Command {
     /// Studies: a whole bake-off declared in one TOML file.
     #[command(subcommand)]
     Study(StudyCommand),
+    /// Host probes, as sysbench measures them: cpu (primes), memory (block passes), fileio
+    /// (16 KiB blocks with fsync). `--threads=1,2,4,8` sweeps.
+    #[command(subcommand)]
+    Host(HostCommand),
     /// Write a results database's runs as CSV or JSON (one row per run), for pandas,
     /// spreadsheets and other tools.
     Export {
@@ -342,4 +346,79 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
         "off" | "false" | "0" | "no" => Ok(false),
         _ => Err(format!("'{s}' is not a boolean; use on or off")),
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HostCommand {
+    /// sysbench cpu: count primes below --cpu-max-prime by trial division, per event.
+    Cpu(CpuArgs),
+    /// sysbench memory: one pass over a block per event, word by word.
+    Memory(MemoryArgs),
+}
+
+/// Options every host probe takes (sysbench's general options).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Run")]
+pub struct ProbeArgs {
+    /// Threads; a list (1,2,4,8) runs the probe once per count.
+    #[arg(long, default_value = "1", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub threads: Vec<u32>,
+    /// Seconds to run; 0 = no limit.
+    #[arg(long, default_value_t = 10)]
+    pub time: u64,
+    /// Stop after this many events; 0 = no limit.
+    #[arg(long, default_value_t = 0)]
+    pub events: u64,
+    /// Print a line every N seconds; 0 = only the final report.
+    #[arg(long, default_value_t = 0)]
+    pub report_interval: u64,
+    /// Percentile in the report (1-100; 0 disables).
+    #[arg(long, default_value_t = 95.0)]
+    pub percentile: f64,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct CpuArgs {
+    /// Upper limit for the primes each event counts.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(3..))]
+    pub cpu_max_prime: u64,
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    /// Block size (a power of 2, at least 8): 1K, 1M ...
+    #[arg(long, default_value = "1K", value_parser = parse_size)]
+    pub memory_block_size: u64,
+    /// Total bytes to pass over, shared by the threads: 100G ...
+    #[arg(long, default_value = "100G", value_parser = parse_size)]
+    pub memory_total_size: u64,
+    /// One block for all threads (global) or one per thread (local).
+    #[arg(long, default_value = "global", value_parser = ["global", "local"])]
+    pub memory_scope: String,
+    #[arg(long, default_value = "write", value_parser = ["read", "write", "none"])]
+    pub memory_oper: String,
+    #[arg(long, default_value = "seq", value_parser = ["seq", "rnd"])]
+    pub memory_access_mode: String,
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+}
+
+/// sysbench's sizes: a number with an optional K, M, G or T (powers of 1024), b optional.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().trim_end_matches(['b', 'B']);
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        Some('T') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("'{s}' is not a size; write a number with K, M, G or T, e.g. 16K"))
 }

@@ -160,6 +160,13 @@ pub fn normalize(args: &[String]) -> Normalized {
             .into();
         }
     }
+    // sysbench's built-in tests are bakeoff's host probes: `sysbench cpu run` is
+    // `bakeoff host cpu`.
+    if matches!(workload.as_str(), "cpu" | "memory") && args[command_at] == "run" {
+        let mut argv = vec!["host".to_string(), workload];
+        argv.extend(options);
+        return Normalized { argv, notes };
+    }
     let mut argv = vec![args[command_at].clone()];
     if !workload.is_empty() {
         argv.push(workload);
@@ -175,6 +182,18 @@ fn is_on(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sysbench_builtin_tests_become_host_probes() {
+        assert_eq!(
+            norm("cpu --threads=2 --cpu-max-prime=20000 run"),
+            ["host", "cpu", "--threads=2", "--cpu-max-prime=20000"]
+        );
+        assert_eq!(
+            norm("--test=memory --memory-block-size=1M run"),
+            ["host", "memory", "--memory-block-size=1M"]
+        );
+    }
 
     fn norm(line: &str) -> Vec<String> {
         normalize(

@@ -3,6 +3,7 @@
 
 mod args;
 mod commands;
+mod host;
 mod legacy;
 mod output;
 mod serve;
@@ -46,6 +47,8 @@ fn main() -> ExitCode {
             study::run(file, db.as_deref(), *new)
         }
         args::Command::Export { db, format, what } => study::export(db, format, what),
+        args::Command::Host(args::HostCommand::Cpu(a)) => host::cpu(a),
+        args::Command::Host(args::HostCommand::Memory(a)) => host::memory(a),
     };
     match result {
         Ok(code) => code,

@@ -70,14 +70,33 @@ pub fn final_report(r: &RunResult, percentile: f64) -> String {
         per(t.reconnects)
     );
     let _ = writeln!(s);
+    s.push_str(&general_block(
+        secs,
+        t,
+        r.unfinished_events,
+        percentile,
+        r.connections.iter().map(|c| (c.events, c.latency_sum_ns)),
+    ));
+    s
+}
+
+/// sysbench's General statistics, Latency and Threads fairness blocks, shared by every test.
+pub fn general_block(
+    secs: f64,
+    t: &bakeoff_telemetry::WindowSummary,
+    unfinished: u64,
+    percentile: f64,
+    threads: impl Iterator<Item = (u64, u64)> + Clone,
+) -> String {
+    let mut s = String::new();
     let _ = writeln!(s, "General statistics:");
     let _ = writeln!(s, "    total time:                          {:.4}s", secs);
     let _ = writeln!(s, "    total number of events:              {}", t.events);
-    if r.unfinished_events > 0 {
+    if unfinished > 0 {
         let _ = writeln!(
             s,
             "    Number of unfinished transactions on forced shutdown: {}",
-            r.unfinished_events
+            unfinished
         );
     }
     let _ = writeln!(s);
@@ -97,8 +116,8 @@ pub fn final_report(r: &RunResult, percentile: f64) -> String {
     }
     let _ = writeln!(s, "         sum: {:>39.2}", l.sum_ms);
     let _ = writeln!(s);
-    let (ev_avg, ev_sd) = mean_sd(r.connections.iter().map(|c| c.events as f64));
-    let (ex_avg, ex_sd) = mean_sd(r.connections.iter().map(|c| c.latency_sum_ns as f64 / 1e9));
+    let (ev_avg, ev_sd) = mean_sd(threads.clone().map(|(e, _)| e as f64));
+    let (ex_avg, ex_sd) = mean_sd(threads.map(|(_, ns)| ns as f64 / 1e9));
     let _ = writeln!(s, "Threads fairness:");
     let _ = writeln!(
         s,

@@ -833,3 +833,41 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
     assert!(text(&o).1.contains("2 of 2 runs to do"), "{}", text(&o).1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn host_probes_report_as_sysbench_and_sweep_threads() {
+    let o = bakeoff(&["host", "cpu", "--time=1", "--cpu-max-prime=2000"], None);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    for needle in [
+        "Prime numbers limit: 2000",
+        "CPU speed:",
+        "events per second:",
+        "General statistics:",
+        "Threads fairness:",
+    ] {
+        assert!(out.contains(needle), "{needle} missing:\n{out}");
+    }
+    let o = bakeoff(
+        &[
+            "host",
+            "memory",
+            "--memory-total-size=64M",
+            "--threads=1,2",
+            "--format=json",
+        ],
+        None,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let runs = v.as_array().unwrap();
+    assert_eq!(runs.len(), 2, "one run per thread count");
+    for r in runs {
+        // 64 MiB in 1 KiB blocks, split over the threads: the work ends the run, not the time.
+        assert_eq!(r["result"]["total"]["events"], 65536, "{r}");
+    }
+    let o = bakeoff(&["host", "memory", "--memory-block-size=3K"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("power of 2"), "{}", text(&o).1);
+}

@@ -1,0 +1,235 @@
+//! `bakeoff host cpu|memory`: the machine measured as sysbench measures it, with its report.
+
+use std::fmt::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use bakeoff_hostbench::cpu::Cpu;
+use bakeoff_hostbench::memory::{Access, Block, Memory, Oper};
+use bakeoff_hostbench::{run, ProbeResult, ProbeSpec, ProbeTick, Worker};
+use bakeoff_workload::Rng;
+use serde::Serialize;
+
+use crate::args::{CpuArgs, Format, MemoryArgs, ProbeArgs};
+use crate::commands::{EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
+use crate::output;
+
+fn spec(p: &ProbeArgs, threads: u32, events_default: Option<u64>) -> ProbeSpec {
+    ProbeSpec {
+        threads,
+        time: (p.time > 0).then(|| Duration::from_secs(p.time)),
+        events: (p.events > 0).then_some(p.events).or(events_default),
+        tick: Duration::from_secs(p.report_interval.max(1)),
+        percentile: p.percentile,
+    }
+}
+
+/// What a probe adds to the report, and its headline figure for JSON.
+trait Probe {
+    fn name(&self) -> &'static str;
+    fn mode(&self) -> String;
+    fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>>;
+    fn interval(&self, t: &ProbeTick) -> String;
+    fn result_block(&self, r: &ProbeResult) -> String;
+}
+
+struct CpuProbe(u64);
+
+impl Probe for CpuProbe {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+    fn mode(&self) -> String {
+        format!("Prime numbers limit: {}\n", self.0)
+    }
+    fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
+        Ok((0..threads)
+            .map(|_| Box::new(Cpu { max_prime: self.0 }) as Box<dyn Worker>)
+            .collect())
+    }
+    fn interval(&self, t: &ProbeTick) -> String {
+        format!(
+            "eps: {:.2} lat (ms,{}%): {:.2}",
+            t.window.tps,
+            t.window.latency.percentile as u32,
+            t.window.latency.sysbench_percentile_ms
+        )
+    }
+    fn result_block(&self, r: &ProbeResult) -> String {
+        format!(
+            "CPU speed:\n    events per second: {:>8.2}\n\n",
+            r.total.events as f64 / r.elapsed_seconds.max(1e-9)
+        )
+    }
+}
+
+struct MemoryProbe {
+    block: u64,
+    total: u64,
+    local: bool,
+    oper: Oper,
+    access: Access,
+}
+
+impl Probe for MemoryProbe {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+    fn mode(&self) -> String {
+        let oper = match self.oper {
+            Oper::Read => "read",
+            Oper::Write => "write",
+            Oper::None => "none",
+        };
+        format!(
+            "Running memory speed test with the following options:\n  block size: {}KiB\n  total size: {}MiB\n  operation: {oper}\n  scope: {}\n",
+            self.block / 1024,
+            self.total / 1024 / 1024,
+            if self.local { "local" } else { "global" }
+        )
+    }
+    fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
+        let global = Arc::new(Block::new(self.block as usize).map_err(anyhow::Error::msg)?);
+        // Each thread's share of the total (integer division, as sysbench: it can be 0).
+        let per_thread = self.total / self.block / u64::from(threads);
+        (0..threads)
+            .map(|i| {
+                let block = if self.local {
+                    Arc::new(Block::new(self.block as usize).map_err(anyhow::Error::msg)?)
+                } else {
+                    global.clone()
+                };
+                Ok(Box::new(Memory {
+                    block,
+                    oper: self.oper,
+                    access: self.access,
+                    left: (self.total > 0).then_some(per_thread),
+                    rng: Rng::seeded(0x5eed ^ u64::from(i)),
+                }) as Box<dyn Worker>)
+            })
+            .collect()
+    }
+    fn interval(&self, t: &ProbeTick) -> String {
+        format!(
+            "{:.2} MiB/sec",
+            t.window.events as f64 * self.block as f64 / 1_048_576.0 / t.window.seconds.max(1e-9)
+        )
+    }
+    fn result_block(&self, r: &ProbeResult) -> String {
+        let secs = r.elapsed_seconds.max(1e-9);
+        let mut s = format!(
+            "Total operations: {} ({:8.2} per second)\n\n",
+            r.total.events,
+            r.total.events as f64 / secs
+        );
+        if self.oper != Oper::None {
+            let mib = r.total.events as f64 * self.block as f64 / 1_048_576.0;
+            let _ = writeln!(
+                s,
+                "{mib:.2} MiB transferred ({:.2} MiB/sec)\n\n",
+                mib / secs
+            );
+        }
+        s
+    }
+}
+
+pub fn cpu(a: &CpuArgs) -> Result<ExitCode> {
+    sweep(&CpuProbe(a.cpu_max_prime), &a.probe)
+}
+
+pub fn memory(a: &MemoryArgs) -> Result<ExitCode> {
+    let b = a.memory_block_size;
+    if b < 8 || !b.is_power_of_two() {
+        bail!("--memory-block-size={b}: must be a power of 2, at least 8 (e.g. 1K)");
+    }
+    let probe = MemoryProbe {
+        block: b,
+        total: a.memory_total_size,
+        local: a.memory_scope == "local",
+        oper: match a.memory_oper.as_str() {
+            "read" => Oper::Read,
+            "none" => Oper::None,
+            _ => Oper::Write,
+        },
+        access: if a.memory_access_mode == "rnd" {
+            Access::Rnd
+        } else {
+            Access::Seq
+        },
+    };
+    sweep(&probe, &a.probe)
+}
+
+#[derive(Serialize)]
+struct JsonRun<'a> {
+    probe: &'static str,
+    threads: u32,
+    result: &'a ProbeResult,
+    /// The headline: events per second (cpu) or MiB per second (memory).
+    events_per_second: f64,
+}
+
+fn sweep(probe: &dyn Probe, p: &ProbeArgs) -> Result<ExitCode> {
+    let mut json = Vec::new();
+    let mut code = ExitCode::SUCCESS;
+    for &threads in &p.threads {
+        let text = p.format == Format::Text;
+        if text {
+            print!("{}", header(probe, threads));
+        }
+        let interval = p.report_interval > 0 && text;
+        let result = run(
+            &spec(p, threads, None),
+            probe.workers(threads)?,
+            &INTERRUPTED,
+            &mut |t| {
+                if interval {
+                    println!("[ {:.0}s ] thds: {threads} {}", t.t, probe.interval(t));
+                }
+            },
+        );
+        if text {
+            print!("{}", probe.result_block(&result));
+            print!(
+                "{}",
+                output::general_block(
+                    result.elapsed_seconds,
+                    &result.total,
+                    0,
+                    p.percentile,
+                    result.threads.iter().map(|t| (t.events, t.latency_sum_ns))
+                )
+            );
+        } else {
+            json.push(serde_json::to_value(JsonRun {
+                probe: probe.name(),
+                threads,
+                events_per_second: result.total.events as f64 / result.elapsed_seconds.max(1e-9),
+                result: &result,
+            })?);
+        }
+        if let Some(f) = &result.failure {
+            eprintln!("{f}");
+            code = ExitCode::from(EXIT_FAILED);
+        }
+        if result.interrupted {
+            code = ExitCode::from(EXIT_INTERRUPTED);
+            break;
+        }
+    }
+    if p.format == Format::Json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    }
+    Ok(code)
+}
+
+fn header(probe: &dyn Probe, threads: u32) -> String {
+    format!(
+        "bakeoff {} (sysbench 1.0.20 compatible)\n\nRunning the test with following options:\nNumber of threads: {threads}\nInitializing random number generator from current time\n\n\n{}\nInitializing worker threads...\n\nThreads started!\n\n",
+        env!("CARGO_PKG_VERSION"),
+        probe.mode()
+    )
+}

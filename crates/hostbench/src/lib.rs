@@ -1,0 +1,15 @@
+//! Host probes: the machine measured as sysbench measures it, so the figures can sit beside
+//! published sysbench numbers and beside the database results of a study.
+//!
+//! - [`cpu`]: primes by trial division, events per second.
+//! - [`memory`]: passes over a block, MiB/s.
+//! - [`fileio`]: 16 KiB block I/O over a set of files, with fsync.
+//!
+//! All run on [`runner::run`]: OS threads, one [`runner::Worker`] each, latency per event into
+//! the same windows and histograms as the load engine. What it must not do: print or exit.
+
+pub mod cpu;
+pub mod memory;
+pub mod runner;
+
+pub use runner::{run, ProbeResult, ProbeSpec, ProbeTick, ThreadTotals, Worker};

@@ -1,0 +1,209 @@
+//! The event loop host probes share: N OS threads, each running its own [`Worker`]'s events
+//! back to back until the time is up, the events run out or the worker has no more work, as
+//! sysbench's worker threads do. Latency per event into a thread-local window, merged into the
+//! shared one in batches (a lock per event would cost as much as a 1 KiB memory pass).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use bakeoff_telemetry::{SbHistogram, Window, WindowSummary};
+use serde::Serialize;
+
+/// One thread's work. `event` runs one event, or returns Ok(false) without doing anything
+/// when this thread's work is done (memory's total size, say).
+pub trait Worker: Send {
+    fn event(&mut self) -> Result<bool, String>;
+    /// After the last event (fileio's fsync at the end); not timed.
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ProbeSpec {
+    pub threads: u32,
+    pub time: Option<Duration>,
+    pub events: Option<u64>,
+    pub tick: Duration,
+    pub percentile: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeTick {
+    pub t: f64,
+    #[serde(flatten)]
+    pub window: WindowSummary,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct ThreadTotals {
+    pub events: u64,
+    pub latency_sum_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeResult {
+    pub elapsed_seconds: f64,
+    pub total: WindowSummary,
+    pub ticks: Vec<ProbeTick>,
+    pub threads: Vec<ThreadTotals>,
+    pub interrupted: bool,
+    pub failure: Option<String>,
+    #[serde(skip)]
+    pub histogram: SbHistogram,
+}
+
+struct Shared {
+    stop: AtomicBool,
+    started: AtomicU64,
+    failure: OnceLock<String>,
+}
+
+struct Slot {
+    window: Window,
+    totals: ThreadTotals,
+}
+
+/// How often a thread hands its recordings over: whichever comes first.
+const FLUSH_EVENTS: u64 = 4096;
+const FLUSH_EVERY: Duration = Duration::from_millis(20);
+
+pub fn run(
+    spec: &ProbeSpec,
+    workers: Vec<Box<dyn Worker>>,
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&ProbeTick),
+) -> ProbeResult {
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        started: AtomicU64::new(0),
+        failure: OnceLock::new(),
+    });
+    let slots: Vec<Arc<Mutex<Slot>>> = workers
+        .iter()
+        .map(|_| {
+            Arc::new(Mutex::new(Slot {
+                window: Window::default(),
+                totals: ThreadTotals::default(),
+            }))
+        })
+        .collect();
+    let start = Instant::now();
+    let end = spec.time.map(|t| start + t);
+    let handles: Vec<_> = workers
+        .into_iter()
+        .zip(&slots)
+        .map(|(w, slot)| {
+            let (shared, slot, max) = (shared.clone(), slot.clone(), spec.events);
+            std::thread::spawn(move || thread_loop(w, &shared, &slot, end, max))
+        })
+        .collect();
+    let mut total = Window::default();
+    let mut tick = Window::default();
+    let mut ticks = Vec::new();
+    let (mut last, mut next) = (start, start + spec.tick);
+    let mut interrupted = false;
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(
+            Duration::from_millis(5).min(next.saturating_duration_since(Instant::now())),
+        );
+        if interrupt.load(Ordering::Relaxed) && !interrupted {
+            interrupted = true;
+            shared.stop.store(true, Ordering::SeqCst);
+        }
+        let now = Instant::now();
+        if now >= next && end.is_none_or(|e| next <= e) && !interrupted {
+            drain(&slots, &mut tick);
+            let t = ProbeTick {
+                t: (now - start).as_secs_f64(),
+                window: tick.summary((now - last).as_secs_f64(), spec.percentile),
+            };
+            on_tick(&t);
+            ticks.push(t);
+            total.add(&tick);
+            tick.reset();
+            (last, next) = (now, next + spec.tick);
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    let elapsed = start.elapsed();
+    drain(&slots, &mut total);
+    let threads = slots
+        .iter()
+        .map(|s| s.lock().map(|s| s.totals).unwrap_or_default())
+        .collect();
+    ProbeResult {
+        elapsed_seconds: elapsed.as_secs_f64(),
+        total: total.summary(elapsed.as_secs_f64(), spec.percentile),
+        ticks,
+        threads,
+        interrupted,
+        failure: shared.failure.get().cloned(),
+        histogram: total.sb_histogram().clone(),
+    }
+}
+
+fn drain(slots: &[Arc<Mutex<Slot>>], into: &mut Window) {
+    for s in slots {
+        if let Ok(mut s) = s.lock() {
+            into.add(&s.window);
+            s.window.reset();
+        }
+    }
+}
+
+fn thread_loop(
+    mut w: Box<dyn Worker>,
+    shared: &Shared,
+    slot: &Mutex<Slot>,
+    end: Option<Instant>,
+    max: Option<u64>,
+) {
+    let mut local = Window::default();
+    let mut totals = ThreadTotals::default();
+    let mut last_flush = Instant::now();
+    let flush = |local: &mut Window, totals: &mut ThreadTotals| {
+        if let Ok(mut s) = slot.lock() {
+            s.window.add(local);
+            s.totals.events += totals.events;
+            s.totals.latency_sum_ns += totals.latency_sum_ns;
+        }
+        local.reset();
+        *totals = ThreadTotals::default();
+    };
+    let mut now = Instant::now();
+    loop {
+        if shared.stop.load(Ordering::Relaxed) || end.is_some_and(|e| now >= e) {
+            break;
+        }
+        if max.is_some_and(|m| shared.started.fetch_add(1, Ordering::Relaxed) >= m) {
+            break;
+        }
+        let t0 = now;
+        match w.event() {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                let _ = shared.failure.set(e);
+                shared.stop.store(true, Ordering::SeqCst);
+                break;
+            }
+        }
+        now = Instant::now();
+        let ns = (now - t0).as_nanos() as u64;
+        local.record_event(ns);
+        totals.events += 1;
+        totals.latency_sum_ns += ns;
+        if totals.events >= FLUSH_EVENTS || now - last_flush >= FLUSH_EVERY {
+            flush(&mut local, &mut totals);
+            last_flush = now;
+        }
+    }
+    if let Err(e) = w.finish() {
+        let _ = shared.failure.set(e);
+    }
+    flush(&mut local, &mut totals);
+}
