@@ -354,6 +354,51 @@ pub enum HostCommand {
     Cpu(CpuArgs),
     /// sysbench memory: one pass over a block per event, word by word.
     Memory(MemoryArgs),
+    /// sysbench fileio: block I/O over files in a directory bakeoff creates and marks
+    /// (prepare, then run, then cleanup).
+    Fileio(FileioArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FileioArgs {
+    /// prepare (write the files), run (the test), cleanup (remove them).
+    #[arg(value_parser = ["prepare", "run", "cleanup"])]
+    pub command: String,
+    /// The directory for the files; bakeoff creates and marks it, and refuses one it did not
+    /// create.
+    #[arg(long, default_value = "bakeoff-fileio")]
+    pub file_dir: std::path::PathBuf,
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub file_num: u32,
+    #[arg(long, default_value = "16K", value_parser = parse_size)]
+    pub file_block_size: u64,
+    #[arg(long, default_value = "2G", value_parser = parse_size)]
+    pub file_total_size: u64,
+    /// seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw (needed for run).
+    #[arg(long)]
+    pub file_test_mode: Option<String>,
+    /// Only sync is built (async and mmap are not).
+    #[arg(long, default_value = "sync", value_parser = ["sync"])]
+    pub file_io_mode: String,
+    /// Extra open flags, a list of sync, dsync, direct.
+    #[arg(long, default_value = "", value_delimiter = ',')]
+    pub file_extra_flags: Vec<String>,
+    /// Every N requests, fsync every file (0: never).
+    #[arg(long, default_value_t = 100)]
+    pub file_fsync_freq: u64,
+    /// fsync after every write (then no periodic or final fsyncs).
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub file_fsync_all: bool,
+    /// fsync every file at the end of the test.
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub file_fsync_end: bool,
+    #[arg(long, default_value = "fsync", value_parser = ["fsync", "fdatasync"])]
+    pub file_fsync_mode: String,
+    /// Reads per write in rndrw.
+    #[arg(long, default_value_t = 1.5)]
+    pub file_rw_ratio: f64,
+    #[command(flatten)]
+    pub probe: ProbeArgs,
 }
 
 /// Options every host probe takes (sysbench's general options).

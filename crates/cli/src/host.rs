@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use bakeoff_hostbench::cpu::Cpu;
+use bakeoff_hostbench::fileio::{self, Counters, FileioSpec, Mode};
 use bakeoff_hostbench::memory::{Access, Block, Memory, Oper};
 use bakeoff_hostbench::{run, ProbeResult, ProbeSpec, ProbeTick, Worker};
 use bakeoff_workload::Rng;
 use serde::Serialize;
 
-use crate::args::{CpuArgs, Format, MemoryArgs, ProbeArgs};
+use crate::args::{CpuArgs, FileioArgs, Format, MemoryArgs, ProbeArgs};
 use crate::commands::{EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
 use crate::output;
 
@@ -133,6 +134,164 @@ impl Probe for MemoryProbe {
             );
         }
         s
+    }
+}
+
+struct FileioProbe {
+    spec: FileioSpec,
+    seed: u64,
+    /// The counters of the run in progress (set by `workers`).
+    counters: std::cell::RefCell<Option<Arc<Counters>>>,
+}
+
+impl Probe for FileioProbe {
+    fn name(&self) -> &'static str {
+        "fileio"
+    }
+    fn mode(&self) -> String {
+        let s = &self.spec;
+        let mut flags: Vec<&str> = Vec::new();
+        for (on, name) in [(s.sync, "sync"), (s.dsync, "dsync"), (s.direct, "directio")] {
+            if on {
+                flags.push(name);
+            }
+        }
+        let mut m = format!(
+            "Extra file open flags: {}\n{} files, {}MiB each\n{}MiB total file size\nBlock size {}KiB\n",
+            if flags.is_empty() { "(none)".to_string() } else { flags.join(" ") },
+            s.num,
+            s.file_size() / 1_048_576,
+            s.total / 1_048_576,
+            s.block / 1024
+        );
+        if s.mode == Mode::Rndrw {
+            let _ = writeln!(
+                m,
+                "Read/Write ratio for combined random IO test: {:.2}",
+                s.rw_ratio
+            );
+        }
+        if s.fsync_all {
+            m.push_str("Calling fsync() after each write operation.\n");
+        } else if s.fsync_freq > 0 {
+            let _ = writeln!(
+                m,
+                "Periodic FSYNC enabled, calling fsync() each {} requests.",
+                s.fsync_freq
+            );
+        }
+        if s.fsync_end {
+            m.push_str("Calling fsync() at the end of test, Enabled.\n");
+        }
+        let _ = writeln!(m, "Using synchronous I/O mode\nDoing {}", s.mode.describe());
+        m
+    }
+    fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
+        let (w, c) = fileio::workers(&self.spec, threads, self.seed).map_err(anyhow::Error::msg)?;
+        *self.counters.borrow_mut() = Some(c);
+        Ok(w)
+    }
+    fn interval(&self, t: &ProbeTick) -> String {
+        format!(
+            "events/s: {:.2} lat (ms,{}%): {:.2}",
+            t.window.tps,
+            t.window.latency.percentile as u32,
+            t.window.latency.sysbench_percentile_ms
+        )
+    }
+    fn result_block(&self, r: &ProbeResult) -> String {
+        let secs = r.elapsed_seconds.max(1e-9);
+        let c = self.counters.borrow();
+        let get = |f: fn(&Counters) -> &std::sync::atomic::AtomicU64| {
+            c.as_ref()
+                .map_or(0, |c| f(c).load(std::sync::atomic::Ordering::Relaxed)) as f64
+        };
+        let (reads, writes, fsyncs) = (get(|c| &c.reads), get(|c| &c.writes), get(|c| &c.fsyncs));
+        let mib = |n: f64| n * self.spec.block as f64 / 1_048_576.0 / secs;
+        format!(
+            "\nFile operations:\n    reads/s:                      {:.2}\n    writes/s:                     {:.2}\n    fsyncs/s:                     {:.2}\n\nThroughput:\n    read, MiB/s:                  {:.2}\n    written, MiB/s:               {:.2}\n\n",
+            reads / secs,
+            writes / secs,
+            fsyncs / secs,
+            mib(reads),
+            mib(writes)
+        )
+    }
+}
+
+pub fn fileio_cmd(a: &FileioArgs) -> Result<ExitCode> {
+    let mut flags = (false, false, false);
+    for f in a.file_extra_flags.iter().filter(|f| !f.is_empty()) {
+        match f.as_str() {
+            "sync" => flags.0 = true,
+            "dsync" => flags.1 = true,
+            "direct" => flags.2 = true,
+            other => bail!("--file-extra-flags={other}: use sync, dsync or direct"),
+        }
+    }
+    if a.file_block_size == 0 || a.file_total_size < a.file_block_size * u64::from(a.file_num) {
+        bail!(
+            "--file-total-size={} is less than one --file-block-size={} per file (--file-num={}): nothing to test",
+            a.file_total_size, a.file_block_size, a.file_num
+        );
+    }
+    let mode = match (&a.file_test_mode, a.command.as_str()) {
+        (Some(m), _) => Mode::parse(m).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--file-test-mode={m}: use seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw"
+            )
+        })?,
+        (None, "run") => bail!(
+            "--file-test-mode is needed for run: seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw"
+        ),
+        (None, _) => Mode::Rndrw,
+    };
+    let spec = FileioSpec {
+        dir: a.file_dir.clone(),
+        num: a.file_num,
+        block: a.file_block_size,
+        total: a.file_total_size,
+        mode,
+        sync: flags.0,
+        dsync: flags.1,
+        direct: flags.2,
+        fsync_freq: a.file_fsync_freq,
+        fsync_all: a.file_fsync_all,
+        fsync_end: a.file_fsync_end,
+        fdatasync: a.file_fsync_mode == "fdatasync",
+        rw_ratio: a.file_rw_ratio,
+    };
+    match a.command.as_str() {
+        "prepare" => {
+            println!(
+                "{} files, {}KiB each, {}MiB total",
+                spec.num,
+                spec.file_size() / 1024,
+                spec.total / 1_048_576
+            );
+            let (bytes, secs) =
+                fileio::prepare(&spec, |p| println!("Creating file {}", p.display()))
+                    .map_err(anyhow::Error::msg)?;
+            println!(
+                "{bytes} bytes written in {secs:.2} seconds ({:.2} MiB/sec).",
+                bytes as f64 / 1_048_576.0 / secs.max(1e-9)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        "cleanup" => {
+            println!("Removing test files...");
+            let n = fileio::cleanup(&spec).map_err(anyhow::Error::msg)?;
+            eprintln!("removed {n} file(s) from {}", spec.dir.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => sweep(
+            &FileioProbe {
+                spec,
+                seed: 0x5eed,
+                counters: Default::default(),
+            },
+            &a.probe,
+        ),
     }
 }
 

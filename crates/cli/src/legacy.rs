@@ -71,6 +71,7 @@ const OWN: &[&str] = &[
     "study",
     "server",
     "export",
+    "host",
     "help",
     "--help",
     "-h",
@@ -164,6 +165,11 @@ pub fn normalize(args: &[String]) -> Normalized {
     // `bakeoff host cpu`.
     if matches!(workload.as_str(), "cpu" | "memory") && args[command_at] == "run" {
         let mut argv = vec!["host".to_string(), workload];
+        argv.extend(options);
+        return Normalized { argv, notes };
+    }
+    if workload == "fileio" {
+        let mut argv = vec!["host".to_string(), workload, args[command_at].clone()];
         argv.extend(options);
         return Normalized { argv, notes };
     }

@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         args::Command::Export { db, format, what } => study::export(db, format, what),
         args::Command::Host(args::HostCommand::Cpu(a)) => host::cpu(a),
         args::Command::Host(args::HostCommand::Memory(a)) => host::memory(a),
+        args::Command::Host(args::HostCommand::Fileio(a)) => host::fileio_cmd(a),
     };
     match result {
         Ok(code) => code,

@@ -9,6 +9,7 @@
 //! the same windows and histograms as the load engine. What it must not do: print or exit.
 
 pub mod cpu;
+pub mod fileio;
 pub mod memory;
 pub mod runner;
 
