@@ -60,8 +60,9 @@ pub enum Command {
         db: std::path::PathBuf,
         #[arg(long, value_parser = ["csv", "json"], default_value = "csv")]
         format: String,
-        /// What to write: runs (one row per run) or ticks (one row per tick of every run).
-        #[arg(long, value_parser = ["runs", "ticks"], default_value = "runs")]
+        /// What to write: runs (one row per run), ticks (one row per tick of every run) or
+        /// probes (the host probes' figures).
+        #[arg(long, value_parser = ["runs", "ticks", "probes"], default_value = "runs")]
         what: String,
     },
 }

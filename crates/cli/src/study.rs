@@ -87,6 +87,16 @@ fn describe(s: &StudySpec, file: &Path) -> String {
     for (i, w) in s.workloads.iter().enumerate() {
         let _ = writeln!(out, "  {:>3}  {} ({})", i + 1, w.label, w.spec.kind);
     }
+    if !s.probes.is_empty() {
+        let names: Vec<&str> = s.probes.iter().map(|p| p.name()).collect();
+        let _ = writeln!(
+            out,
+            "host probes first: {} at {:?} thread(s), {} s each",
+            names.join(", "),
+            s.probe_threads,
+            s.probe_seconds.as_secs()
+        );
+    }
     if let Some((platform, price)) = s.own_price() {
         let _ = writeln!(out, "platform: {platform} at {price:.2}/hour on demand");
     }

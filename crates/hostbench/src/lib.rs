@@ -11,6 +11,7 @@
 pub mod cpu;
 pub mod fileio;
 pub mod memory;
+pub mod profile;
 pub mod runner;
 
 pub use runner::{run, ProbeResult, ProbeSpec, ProbeTick, ThreadTotals, Worker};

@@ -92,6 +92,18 @@ pub struct RunRecord {
 /// One exported row: column name -> value.
 pub type Row = serde_json::Map<String, serde_json::Value>;
 
+/// A host probe's result: its headline figure (events/s, MiB/s, I/O operations/s).
+#[derive(Debug, Clone, Default)]
+pub struct ProbeRecord {
+    pub probe: String,
+    pub threads: u32,
+    pub figure: f64,
+    pub unit: String,
+    pub status: String,
+    pub reason: Option<String>,
+    pub summary_json: String,
+}
+
 pub struct Store {
     conn: Connection,
     path: PathBuf,
@@ -241,6 +253,39 @@ impl Store {
         }
         tx.commit().map_err(err)?;
         Ok(run)
+    }
+
+    /// Store one host probe's result (once per study, probe and thread count).
+    pub fn record_probe(&mut self, study: i64, p: &ProbeRecord) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO probes (study_id, probe, threads, figure, unit, status, reason, summary_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![study, p.probe, p.threads, p.figure, p.unit, p.status, p.reason, p.summary_json],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// (probe, threads) pairs already measured for `study`.
+    pub fn probes_done(&self, study: i64) -> Result<HashSet<(String, u32)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT probe, threads FROM probes WHERE study_id = ?1 AND status = 'ok'")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![study], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Every probe result (of `study`), one row each.
+    pub fn probe_rows(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT p.id, s.name AS study, p.probe, p.threads, p.figure, p.unit, p.status, p.reason
+             FROM probes p JOIN studies s ON s.id = p.study_id
+             WHERE ?1 IS NULL OR p.study_id = ?1 ORDER BY p.id",
+            study,
+        )
     }
 
     /// SQLite's own check of the file, "ok" when sound.

@@ -58,4 +58,18 @@ CREATE TABLE IF NOT EXISTS ticks (
     json TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ticks_of_run ON ticks (run_id);
+
+-- Host probes run with a study: the machine's own profile beside its database results.
+CREATE TABLE IF NOT EXISTS probes (
+    id INTEGER PRIMARY KEY,
+    study_id INTEGER NOT NULL REFERENCES studies(id),
+    probe TEXT NOT NULL,
+    threads INTEGER NOT NULL,
+    figure REAL NOT NULL,
+    unit TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,
+    summary_json TEXT NOT NULL,
+    UNIQUE (study_id, probe, threads)
+);
 ";

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use bakeoff_hostbench::profile::HostProbe;
 use bakeoff_server::variant::{instance_variants, Allocator, Setting};
 use bakeoff_server::Variant;
 use bakeoff_workload::{Distribution, OltpOptions, PsMode, RandType, WorkloadKind, WorkloadSpec};
@@ -79,6 +80,10 @@ pub struct StudySpec {
     pub prices: Vec<Price>,
     /// Which price-table entry this machine is.
     pub platform: Option<String>,
+    /// Host probes run once before the first series (the machine's profile).
+    pub probes: Vec<HostProbe>,
+    pub probe_threads: Vec<u32>,
+    pub probe_seconds: Duration,
 }
 
 impl std::fmt::Display for Order {
@@ -210,6 +215,31 @@ fn read(
         .map(|t| prices(p, t))
         .unwrap_or_default();
     let platform = top.string(p, "platform").map(|(s, _)| s.to_string());
+    let probes: Vec<HostProbe> = top
+        .list(p, "probes")
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|v| {
+            let name = str_value(p, v, "`probes`")?;
+            let probe = HostProbe::parse(name);
+            if probe.is_none() {
+                p.at(
+                    v.span(),
+                    format!("`probes`: '{name}' is not a host probe; use cpu, memory or fileio"),
+                );
+            }
+            probe
+        })
+        .collect();
+    let probe_threads: Vec<u32> = top
+        .list(p, "probe_threads")
+        .map(|l| {
+            l.into_iter()
+                .filter_map(|v| int_value(p, v, "`probe_threads`", 1..4097).map(|n| n as u32))
+                .collect()
+        })
+        .unwrap_or_else(|| vec![1]);
+    let probe_seconds = top.int(p, "probe_seconds", 1..601).unwrap_or(10) as u64;
     if let (Some(pl), false) = (&platform, prices.is_empty()) {
         if !prices.iter().any(|x| &x.platform == pl) {
             let (_, span) = Table::new(doc, 0..0, "").string(p, "platform")?;
@@ -233,6 +263,9 @@ fn read(
         variants,
         prices,
         platform,
+        probes,
+        probe_threads,
+        probe_seconds: Duration::from_secs(probe_seconds),
     };
     if spec.cells() > MAX_CELLS {
         p.at(0..0, format!(

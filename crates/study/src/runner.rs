@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{run_iterations, run_sampled, Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_hostbench::profile::profile;
 use bakeoff_server::{global_variables, Server, ServerSpec, Template};
-use bakeoff_store::{RunKey, RunRecord, Store, StoreError, TickRecord};
+use bakeoff_store::{ProbeRecord, RunKey, RunRecord, Store, StoreError, TickRecord};
 use bakeoff_telemetry::{SampleTarget, Sampler};
 use bakeoff_workload::{dataset, SessionContext, Unique};
 
@@ -64,6 +65,7 @@ pub fn run_study(
         resumed: finished.len(),
         ..Default::default()
     };
+    probe_host(spec, store, study, interrupt, obs)?;
     let started = Instant::now();
     let mut done_now = 0usize;
     let mut templates = HashMap::new();
@@ -100,6 +102,58 @@ pub fn run_study(
         }
     }
     Ok(out)
+}
+
+/// The machine's profile, once per study (kept across resumes), before any server starts.
+fn probe_host(
+    spec: &StudySpec,
+    store: &mut Store,
+    study: i64,
+    interrupt: &AtomicBool,
+    obs: &mut dyn StudyObserver,
+) -> Result<(), StudyError> {
+    let done = store.probes_done(study)?;
+    let scratch = std::env::temp_dir();
+    for &probe in &spec.probes {
+        for &threads in &spec.probe_threads {
+            if done.contains(&(probe.name().to_string(), threads))
+                || interrupt.load(Ordering::Relaxed)
+            {
+                continue;
+            }
+            obs.on_note(&format!(
+                "host probe {} at {threads} thread(s), {} s",
+                probe.name(),
+                spec.probe_seconds.as_secs()
+            ));
+            let rec = match profile(probe, threads, spec.probe_seconds, &scratch, interrupt) {
+                Ok(p) => ProbeRecord {
+                    probe: probe.name().into(),
+                    threads,
+                    figure: p.figure,
+                    unit: p.unit.into(),
+                    status: if p.result.interrupted {
+                        "interrupted"
+                    } else {
+                        "ok"
+                    }
+                    .into(),
+                    reason: p.result.failure.clone(),
+                    summary_json: serde_json::to_string(&p).unwrap_or_else(|_| "{}".into()),
+                },
+                Err(e) => ProbeRecord {
+                    probe: probe.name().into(),
+                    threads,
+                    status: "failed".into(),
+                    reason: Some(e),
+                    summary_json: "{}".into(),
+                    ..Default::default()
+                },
+            };
+            store.record_probe(study, &rec)?;
+        }
+    }
+    Ok(())
 }
 
 fn key(s: &Series, threads: u32) -> RunKey {

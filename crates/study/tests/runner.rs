@@ -271,3 +271,26 @@ fn a_fixed_work_workload_runs_each_connections_events_for_every_iteration() {
     );
     assert!(runs[0]["seconds"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn host_probes_run_once_per_study_before_the_series() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let src = "probes = [\"cpu\", \"memory\", \"fileio\"]\nprobe_seconds = 1\nduration = 1\nthreads = [1]\n[dataset]\ntable_size = 200\n[[workload]]\nname = \"oltp_point_select\"\n";
+    let (spec, hash, mut store, study) = begin(src, "probes");
+    let flag = AtomicBool::new(false);
+    let mut notes = Notes(Vec::new());
+    run_study(&spec, &hash, &mut store, study, &flag, &mut notes).unwrap();
+    let probes = store.probe_rows(Some(study)).unwrap();
+    assert_eq!(probes.len(), 3, "{probes:?}");
+    for p in &probes {
+        assert_eq!(p["status"], "ok", "{p:?}");
+        assert!(p["figure"].as_f64().unwrap() > 0.0, "{p:?}");
+    }
+    let mut again = Notes(Vec::new());
+    run_study(&spec, &hash, &mut store, study, &flag, &mut again).unwrap();
+    assert!(
+        !again.0.iter().any(|n| n.contains("host probe")),
+        "kept on resume: {:?}",
+        again.0
+    );
+}
