@@ -107,9 +107,11 @@ impl Worker for Memory {
             }
             (Access::Rnd, oper) => {
                 let mut sum = 0u64;
+                // The generator's state in registers for the pass (written back after).
+                let mut rng = self.rng.clone();
                 for i in 0..n {
                     // unit() < 1, so the offset is always inside the block.
-                    let at = ((self.rng.unit() * n as f64) as usize).min(n - 1);
+                    let at = ((rng.unit() * n as f64) as usize).min(n - 1);
                     match oper {
                         Oper::Write => {
                             words[at].store(i as u64, Ordering::Relaxed);
@@ -122,6 +124,7 @@ impl Worker for Memory {
                     }
                 }
                 std::hint::black_box(sum);
+                self.rng = rng;
             }
         }
         Ok(true)

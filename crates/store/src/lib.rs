@@ -288,6 +288,17 @@ impl Store {
         )
     }
 
+    /// Cells of `study` with at least one stored run.
+    pub fn cell_count(&self, study: i64) -> Result<i64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM cells WHERE study_id = ?1",
+                params![study],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// SQLite's own check of the file, "ok" when sound.
     pub fn integrity(&self) -> Result<String, StoreError> {
         self.conn

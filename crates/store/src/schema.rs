@@ -59,6 +59,13 @@ CREATE TABLE IF NOT EXISTS ticks (
 );
 CREATE INDEX IF NOT EXISTS ticks_of_run ON ticks (run_id);
 
+-- Cells: one per (variant, workload, thread count) of a study, over its repetitions.
+CREATE VIEW IF NOT EXISTS cells AS
+    SELECT study_id, variant, variant_name, workload, workload_label, threads,
+           COUNT(*) AS runs, SUM(status = 'ok') AS ok, AVG(CASE WHEN status = 'ok' THEN tps END) AS mean_tps,
+           MIN(CASE WHEN status = 'ok' THEN tps END) AS min_tps, MAX(CASE WHEN status = 'ok' THEN tps END) AS max_tps
+    FROM runs GROUP BY study_id, variant, workload, threads;
+
 -- Host probes run with a study: the machine's own profile beside its database results.
 CREATE TABLE IF NOT EXISTS probes (
     id INTEGER PRIMARY KEY,
