@@ -91,23 +91,36 @@ pub fn run(
         .collect();
     let start = Instant::now();
     let end = spec.time.map(|t| start + t);
+    // Threads say when they are done, so the coordinator can sleep until the next tick
+    // instead of polling every few milliseconds on the CPUs the probe measures.
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let handles: Vec<_> = workers
         .into_iter()
         .zip(&slots)
         .map(|(w, slot)| {
-            let (shared, slot, max) = (shared.clone(), slot.clone(), spec.events);
-            std::thread::spawn(move || thread_loop(w, &shared, &slot, end, max))
+            let (shared, slot, max, done) =
+                (shared.clone(), slot.clone(), spec.events, done_tx.clone());
+            std::thread::spawn(move || {
+                thread_loop(w, &shared, &slot, end, max);
+                let _ = done.send(());
+            })
         })
         .collect();
+    drop(done_tx);
+    let mut running = handles.len();
     let mut total = Window::default();
     let mut tick = Window::default();
     let mut ticks = Vec::new();
     let (mut last, mut next) = (start, start + spec.tick);
     let mut interrupted = false;
-    while !handles.iter().all(|h| h.is_finished()) {
-        std::thread::sleep(
-            Duration::from_millis(5).min(next.saturating_duration_since(Instant::now())),
-        );
+    while running > 0 {
+        // Wake for the next tick, a thread finishing, or every 100 ms to see Ctrl-C.
+        let wait = Duration::from_millis(100).min(next.saturating_duration_since(Instant::now()));
+        match done_rx.recv_timeout(wait) {
+            Ok(()) => running -= 1,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => running = 0,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
         if interrupt.load(Ordering::Relaxed) && !interrupted {
             interrupted = true;
             shared.stop.store(true, Ordering::SeqCst);
