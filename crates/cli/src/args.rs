@@ -53,6 +53,21 @@ pub enum Command {
     /// (16 KiB blocks with fsync). `--threads=1,2,4,8` sweeps.
     #[command(subcommand)]
     Host(HostCommand),
+    /// Every variant of a study against a baseline at every thread count: throughput ratio
+    /// with a 95% confidence interval from the repetitions, run-to-run variation, each curve's
+    /// peak and saturation point, and the runs that failed.
+    Compare {
+        /// The results database.
+        db: std::path::PathBuf,
+        /// The variant to compare against (default: the study's first).
+        #[arg(long)]
+        baseline: Option<String>,
+        /// The study (default: the newest in the database).
+        #[arg(long)]
+        study: Option<String>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
     /// Write a results database's runs as CSV or JSON (one row per run), for pandas,
     /// spreadsheets and other tools.
     Export {

@@ -47,6 +47,12 @@ fn main() -> ExitCode {
             study::run(file, db.as_deref(), *new)
         }
         args::Command::Export { db, format, what } => study::export(db, format, what),
+        args::Command::Compare {
+            db,
+            baseline,
+            study: name,
+            format,
+        } => study::compare(db, baseline.as_deref(), name.as_deref(), *format),
         args::Command::Host(args::HostCommand::Cpu(a)) => host::cpu(a),
         args::Command::Host(args::HostCommand::Memory(a)) => host::memory(a),
         args::Command::Host(args::HostCommand::Fileio(a)) => host::fileio_cmd(a),

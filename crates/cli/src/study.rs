@@ -298,3 +298,39 @@ fn csv_quote(s: &str) -> String {
         s.to_string()
     }
 }
+
+pub fn compare(
+    db: &Path,
+    baseline: Option<&str>,
+    study: Option<&str>,
+    format: crate::args::Format,
+) -> Result<ExitCode> {
+    if !db.exists() {
+        anyhow::bail!(
+            "{} does not exist: give the results database a study run wrote",
+            db.display()
+        );
+    }
+    let store = Store::open(db)?;
+    let studies = store.studies()?;
+    let chosen = match study {
+        Some(name) => studies.iter().rev().find(|(_, n)| n == name),
+        None => studies.last(),
+    };
+    let Some((id, name)) = chosen else {
+        let names: Vec<&str> = studies.iter().map(|(_, n)| n.as_str()).collect();
+        anyhow::bail!(
+            "{}: no study {}; it holds: {}",
+            db.display(),
+            study.unwrap_or(""),
+            names.join(", ")
+        );
+    };
+    let model = bakeoff_report::build(name, &store.runs(Some(*id))?, baseline)
+        .map_err(anyhow::Error::msg)?;
+    match format {
+        crate::args::Format::Text => print!("{}", bakeoff_report::compare_table(&model)),
+        crate::args::Format::Json => println!("{}", serde_json::to_string_pretty(&model)?),
+    }
+    Ok(ExitCode::SUCCESS)
+}

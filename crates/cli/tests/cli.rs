@@ -824,6 +824,21 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
         "{ticks}"
     );
 
+    let o = bakeoff(&["compare", db.to_str().unwrap()], None);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("against 'default'") && out.contains("peak"),
+        "{out}"
+    );
+    let o = bakeoff(&["compare", db.to_str().unwrap(), "--baseline=nope"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("no variant named 'nope'"),
+        "{}",
+        text(&o).1
+    );
+
     std::fs::write(&file, study.replace("threads = [2]", "threads = [1, 2]")).unwrap();
     let o = bakeoff(&["study", "run", f], None);
     assert_eq!(o.status.code(), Some(2));

@@ -288,6 +288,18 @@ impl Store {
         )
     }
 
+    /// Every study in the database: (id, name), oldest first.
+    pub fn studies(&self) -> Result<Vec<(i64, String)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, name FROM studies ORDER BY id")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
     /// Cells of `study` with at least one stored run.
     pub fn cell_count(&self, study: i64) -> Result<i64, StoreError> {
         self.conn

@@ -1,0 +1,104 @@
+//! Reports: a study's stored results as a performance engineer reads them.
+//!
+//! - [`build`] turns the stored runs into a [`Model`]: per workload, one throughput curve per
+//!   variant (every repetition kept), each curve's peak, saturation point and drop at the top;
+//!   every variant against a baseline at every thread count, the ratio with a 95% confidence
+//!   interval from the repetitions and whether it is significant; the runs that failed, with why.
+//! - [`compare_table`] renders the comparison as text for the terminal.
+//!
+//! What it must not do: open files, print or exit; the CLI does.
+
+mod model;
+mod stats;
+
+pub use model::{
+    analyse, build, Analysis, Comparison, Curve, Model, Point, Problem, WorkloadModel,
+};
+pub use stats::{mean_sd, ratio_ci};
+
+use std::fmt::Write;
+
+/// The comparison table: per workload and thread count, each variant's mean throughput and
+/// its ratio to the baseline with the 95% interval; then each curve's analysis and the
+/// problems.
+pub fn compare_table(m: &Model) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "study {}: every variant against '{}' (95% intervals from the repetitions)",
+        m.study, m.baseline
+    );
+    for w in &m.workloads {
+        let _ = writeln!(s, "\n{}", w.label);
+        let _ = writeln!(
+            s,
+            "  {:>7}  {:<36} {:>12} {:>6}  {:>8}  {:<19} {}",
+            "threads", "variant", "tps", "cv", "ratio", "95% interval", ""
+        );
+        let threads: Vec<u32> = {
+            let mut t: Vec<u32> = w
+                .curves
+                .iter()
+                .flat_map(|c| c.points.iter().map(|p| p.threads))
+                .collect();
+            t.sort_unstable();
+            t.dedup();
+            t
+        };
+        for t in threads {
+            for c in &w.curves {
+                let Some(p) = c.points.iter().find(|p| p.threads == t) else {
+                    continue;
+                };
+                let cmp = m
+                    .comparisons
+                    .iter()
+                    .find(|x| x.workload == w.label && x.variant == c.variant && x.threads == t);
+                let (ratio, ci, mark) = match cmp {
+                    None => ("baseline".to_string(), String::new(), ""),
+                    Some(x) => (
+                        format!("{:.2}x", x.ratio),
+                        x.ci.map_or("n/a (1 repetition)".into(), |(lo, hi)| {
+                            format!("{lo:.2}x - {hi:.2}x")
+                        }),
+                        if x.significant { "significant" } else { "" },
+                    ),
+                };
+                let _ = writeln!(
+                    s,
+                    "  {:>7}  {:<36} {:>12.1} {:>5.1}%  {:>8}  {:<19} {mark}",
+                    t,
+                    c.variant,
+                    p.mean_tps,
+                    p.cv * 100.0,
+                    ratio,
+                    ci
+                );
+            }
+        }
+        let _ = writeln!(s, "  curves:");
+        for c in &w.curves {
+            let a = &c.analysis;
+            let _ = writeln!(
+                s,
+                "    {:<36} peak {:.1} tps at {} threads; 95% of it from {} threads; {:.1}% below peak at the highest count",
+                c.variant, a.peak_tps, a.peak_threads, a.saturation_threads, a.drop_at_max_pct
+            );
+        }
+    }
+    if !m.problems.is_empty() {
+        let _ = writeln!(s, "\nruns without a figure:");
+        for p in &m.problems {
+            let _ = writeln!(
+                s,
+                "  {} | {} | {} threads: {} ({})",
+                p.variant,
+                p.workload,
+                p.threads,
+                p.status,
+                p.reason.lines().next().unwrap_or("")
+            );
+        }
+    }
+    s
+}

@@ -1,0 +1,114 @@
+//! The report model from a results database written the way the study runner writes it.
+
+use bakeoff_report::{build, compare_table};
+use bakeoff_store::{RunKey, RunRecord, Store};
+
+fn db() -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("bakeoff-report-{}.db", std::process::id()));
+    for suffix in ["", "-wal", "-shm", ".lock"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+    }
+    p
+}
+
+fn run(variant: u32, name: &str, threads: u32, rep: u32, tps: f64, status: &str) -> RunRecord {
+    RunRecord {
+        key: Some(RunKey {
+            repetition: rep,
+            variant,
+            workload: 0,
+            threads,
+        }),
+        variant_name: name.into(),
+        workload_label: "oltp_point_select".into(),
+        status: status.into(),
+        reason: (status != "ok").then(|| "the server exited during the run".into()),
+        tps,
+        p99_ms: 1.0 + f64::from(threads) / 100.0,
+        summary_json: "{}".into(),
+        manifest_json: "{}".into(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn curves_comparisons_and_problems_from_a_stored_study() {
+    let mut s = Store::open(&db()).unwrap();
+    let study = s.begin_study("alloc", "h", "{}", false).unwrap();
+    // glibc flattens out past 4 threads; jemalloc keeps 2x at 16, a clear difference; at 1
+    // thread they are within noise.
+    let glibc = [
+        (1, [1000.0, 1100.0, 900.0]),
+        (4, [3000.0, 3050.0, 2950.0]),
+        (16, [3100.0, 3000.0, 3050.0]),
+    ];
+    let jemalloc = [
+        (1, [1050.0, 950.0, 1150.0]),
+        (4, [3900.0, 4000.0, 4100.0]),
+        (16, [6000.0, 6100.0, 5900.0]),
+    ];
+    for (t, tps) in glibc {
+        for (rep, x) in tps.iter().enumerate() {
+            s.record(
+                study,
+                &run(0, "allocator=glibc", t, rep as u32 + 1, *x, "ok"),
+            )
+            .unwrap();
+        }
+    }
+    for (t, tps) in jemalloc {
+        for (rep, x) in tps.iter().enumerate() {
+            s.record(
+                study,
+                &run(1, "allocator=jemalloc", t, rep as u32 + 1, *x, "ok"),
+            )
+            .unwrap();
+        }
+    }
+    s.record(study, &run(1, "allocator=jemalloc", 64, 1, 0.0, "failed"))
+        .unwrap();
+    let m = build("alloc", &s.runs(Some(study)).unwrap(), None).unwrap();
+
+    assert_eq!(
+        m.baseline, "allocator=glibc",
+        "the first variant by default"
+    );
+    let w = &m.workloads[0];
+    assert_eq!(w.curves.len(), 2);
+    let g = &w.curves[0];
+    assert_eq!(
+        g.points.iter().map(|p| p.threads).collect::<Vec<_>>(),
+        [1, 4, 16]
+    );
+    assert_eq!(
+        (g.analysis.peak_threads, g.analysis.saturation_threads),
+        (16, 4)
+    );
+    let at = |t: u32| m.comparisons.iter().find(|c| c.threads == t).unwrap();
+    assert!(!at(1).significant, "{:?}", at(1));
+    assert!(
+        at(16).significant && (at(16).ratio - 2.0).abs() < 0.05,
+        "{:?}",
+        at(16)
+    );
+    let (lo, hi) = at(16).ci.unwrap();
+    assert!(lo > 1.8 && hi < 2.2);
+    assert_eq!(m.problems.len(), 1);
+    assert!(m.problems[0].reason.contains("exited"));
+
+    let table = compare_table(&m);
+    assert!(
+        table.contains("1.97x") && table.contains("significant"),
+        "{table}"
+    );
+    assert!(table.contains("runs without a figure"), "{table}");
+
+    assert!(build("alloc", &s.runs(Some(study)).unwrap(), Some("hoard"))
+        .unwrap_err()
+        .contains("allocator=glibc"));
+    let json = serde_json::to_value(&m).unwrap();
+    assert_eq!(
+        json["workloads"][0]["curves"][1]["analysis"]["peak_threads"],
+        16
+    );
+}
