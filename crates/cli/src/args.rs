@@ -68,6 +68,23 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
+    /// One self-contained HTML page (works offline): per workload a throughput-vs-threads chart
+    /// with every repetition, the comparison table with 95% intervals, curve analysis, and the
+    /// runs that failed; optionally each chart as an SVG file.
+    Report {
+        /// The results database.
+        db: std::path::PathBuf,
+        /// The HTML file [default: beside the database, DB.html].
+        #[arg(short = 'o', long)]
+        output: Option<std::path::PathBuf>,
+        /// Also write each chart as DIR/<workload>.svg.
+        #[arg(long)]
+        charts: Option<std::path::PathBuf>,
+        #[arg(long)]
+        baseline: Option<String>,
+        #[arg(long)]
+        study: Option<String>,
+    },
     /// Write a results database's runs as CSV or JSON (one row per run), for pandas,
     /// spreadsheets and other tools.
     Export {

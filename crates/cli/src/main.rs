@@ -47,6 +47,19 @@ fn main() -> ExitCode {
             study::run(file, db.as_deref(), *new)
         }
         args::Command::Export { db, format, what } => study::export(db, format, what),
+        args::Command::Report {
+            db,
+            output,
+            charts,
+            baseline,
+            study: name,
+        } => study::report(
+            db,
+            output.as_deref(),
+            charts.as_deref(),
+            baseline.as_deref(),
+            name.as_deref(),
+        ),
         args::Command::Compare {
             db,
             baseline,

@@ -299,12 +299,8 @@ fn csv_quote(s: &str) -> String {
     }
 }
 
-pub fn compare(
-    db: &Path,
-    baseline: Option<&str>,
-    study: Option<&str>,
-    format: crate::args::Format,
-) -> Result<ExitCode> {
+/// The report model of `study` (default: the newest) in `db`.
+fn model(db: &Path, baseline: Option<&str>, study: Option<&str>) -> Result<bakeoff_report::Model> {
     if !db.exists() {
         anyhow::bail!(
             "{} does not exist: give the results database a study run wrote",
@@ -326,11 +322,50 @@ pub fn compare(
             names.join(", ")
         );
     };
-    let model = bakeoff_report::build(name, &store.runs(Some(*id))?, baseline)
-        .map_err(anyhow::Error::msg)?;
+    bakeoff_report::build(name, &store.runs(Some(*id))?, baseline).map_err(anyhow::Error::msg)
+}
+
+pub fn compare(
+    db: &Path,
+    baseline: Option<&str>,
+    study: Option<&str>,
+    format: crate::args::Format,
+) -> Result<ExitCode> {
+    let model = model(db, baseline, study)?;
     match format {
         crate::args::Format::Text => print!("{}", bakeoff_report::compare_table(&model)),
         crate::args::Format::Json => println!("{}", serde_json::to_string_pretty(&model)?),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn report(
+    db: &Path,
+    output: Option<&Path>,
+    charts: Option<&Path>,
+    baseline: Option<&str>,
+    study: Option<&str>,
+) -> Result<ExitCode> {
+    let model = model(db, baseline, study)?;
+    let out = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| db.with_extension("html"));
+    std::fs::write(&out, bakeoff_report::html(&model))
+        .with_context(|| format!("writing {}", out.display()))?;
+    println!("report: {}", out.display());
+    if let Some(dir) = charts {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for w in &model.workloads {
+            let name: String = w
+                .label
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let path = dir.join(format!("{name}.svg"));
+            std::fs::write(&path, bakeoff_report::throughput_chart(w))
+                .with_context(|| format!("writing {}", path.display()))?;
+            println!("chart: {}", path.display());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -831,6 +831,23 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
         out.contains("against 'default'") && out.contains("peak"),
         "{out}"
     );
+    let charts = dir.join("charts");
+    let o = bakeoff(
+        &[
+            "report",
+            db.to_str().unwrap(),
+            "--charts",
+            charts.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let page =
+        std::fs::read_to_string(dir.join("tiny.html")).expect("the report beside the database");
+    assert!(
+        page.contains("<svg") && page.contains("oltp_point_select") && !page.contains("<script")
+    );
+    assert!(charts.join("oltp_point_select.svg").exists());
     let o = bakeoff(&["compare", db.to_str().unwrap(), "--baseline=nope"], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(

@@ -4,17 +4,22 @@
 //!   variant (every repetition kept), each curve's peak, saturation point and drop at the top;
 //!   every variant against a baseline at every thread count, the ratio with a 95% confidence
 //!   interval from the repetitions and whether it is significant; the runs that failed, with why.
-//! - [`compare_table`] renders the comparison as text for the terminal.
+//! - [`compare_table`] renders the comparison as text for the terminal; [`html`] as one
+//!   self-contained page with a [`throughput_chart`] (SVG) per workload.
 //!
 //! What it must not do: open files, print or exit; the CLI does.
 
+mod html;
 mod model;
 mod stats;
+mod svg;
 
+pub use html::html;
 pub use model::{
     analyse, build, Analysis, Comparison, Curve, Model, Point, Problem, WorkloadModel,
 };
 pub use stats::{mean_sd, ratio_ci};
+pub use svg::throughput_chart;
 
 use std::fmt::Write;
 

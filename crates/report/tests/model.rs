@@ -112,3 +112,74 @@ fn curves_comparisons_and_problems_from_a_stored_study() {
         16
     );
 }
+
+/// Tags open and close in order (a small well-formedness check for the SVG we write).
+fn balanced(xml: &str) -> Result<(), String> {
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = xml;
+    while let Some(i) = rest.find('<') {
+        let end = rest[i..].find('>').ok_or("unclosed <")? + i;
+        let tag = &rest[i + 1..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('!') || tag.starts_with('?') || tag.ends_with('/') {
+            continue;
+        }
+        let name = tag.split_whitespace().next().unwrap_or("");
+        if let Some(closing) = name.strip_prefix('/') {
+            match stack.pop() {
+                Some(open) if open == closing => {}
+                other => return Err(format!("</{closing}> closes {other:?}")),
+            }
+        } else {
+            stack.push(name.to_string());
+        }
+    }
+    if stack.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("unclosed {stack:?}"))
+    }
+}
+
+#[test]
+fn the_html_and_its_charts_are_self_contained_and_well_formed() {
+    let rows: Vec<bakeoff_store::Row> = [
+        (0, "a<b", 1, 100.0),
+        (0, "a<b", 4, 300.0),
+        (1, "c", 1, 120.0),
+        (1, "c", 4, 390.0),
+    ]
+    .iter()
+    .map(|(v, name, t, tps)| {
+        serde_json::from_value(serde_json::json!({
+            "variant": v, "variant_name": name, "workload": 0, "workload_label": "oltp_read_only",
+            "threads": t, "status": "ok", "tps": tps, "p99_ms": 2.0, "reason": null
+        }))
+        .unwrap()
+    })
+    .collect();
+    let m = build("s", &rows, None).unwrap();
+    let svg = bakeoff_report::throughput_chart(&m.workloads[0]);
+    balanced(&svg).unwrap_or_else(|e| panic!("{e}\n{svg}"));
+    assert!(
+        svg.contains("a&lt;b")
+            && svg.contains("client threads (log2 scale)")
+            && svg.contains("<title>"),
+        "{svg}"
+    );
+    let page = bakeoff_report::html(&m);
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("<svg"));
+    for external in ["<script", "http://", "https://", "@import", "url("] {
+        let without_ns = page.replace("http://www.w3.org/2000/svg", "");
+        assert!(
+            !without_ns.contains(external),
+            "the page must work offline: found {external}"
+        );
+    }
+    balanced(
+        &page
+            .replace("<!DOCTYPE html>", "")
+            .replace("<meta charset=\"utf-8\">", ""),
+    )
+    .unwrap();
+}
