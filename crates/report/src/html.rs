@@ -22,39 +22,25 @@ pub fn html(m: &Model) -> String {
         let _ = write!(s, "<h2>{}</h2>", escape(&w.label));
         s.push_str(&throughput_chart(w));
         s.push_str("<table><tr><th>threads</th><th class=\"l\">variant</th><th>tps (mean)</th><th>cv</th><th>p99 ms</th><th>ratio</th><th>95% interval</th></tr>");
-        let mut threads: Vec<u32> = w
-            .curves
-            .iter()
-            .flat_map(|c| c.points.iter().map(|p| p.threads))
-            .collect();
-        threads.sort_unstable();
-        threads.dedup();
-        for t in threads {
-            for c in &w.curves {
-                let Some(p) = c.points.iter().find(|p| p.threads == t) else {
-                    continue;
-                };
-                let cmp = m
-                    .comparisons
-                    .iter()
-                    .find(|x| x.workload == w.label && x.variant == c.variant && x.threads == t);
-                let (ratio, ci, class) = match cmp {
-                    None => ("baseline".to_string(), String::new(), ""),
-                    Some(x) => (
-                        format!("{:.2}x", x.ratio),
-                        x.ci.map_or("n/a".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x")),
-                        if x.significant { " class=\"sig\"" } else { "" },
-                    ),
-                };
-                let _ = write!(
-                    s,
-                    "<tr><td>{t}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}%</td><td>{:.2}</td><td{class}>{ratio}</td><td>{ci}</td></tr>",
-                    escape(&c.variant),
-                    p.mean_tps,
-                    p.cv * 100.0,
-                    p.p99_ms
-                );
-            }
+        for r in m.table(w) {
+            let (ratio, ci, class) = match r.comparison {
+                None => ("baseline".to_string(), String::new(), ""),
+                Some(x) => (
+                    format!("{:.2}x", x.ratio),
+                    x.ci.map_or("n/a".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x")),
+                    if x.significant { " class=\"sig\"" } else { "" },
+                ),
+            };
+            let p = r.point;
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}%</td><td>{:.2}</td><td{class}>{ratio}</td><td>{ci}</td></tr>",
+                r.threads,
+                escape(r.variant),
+                p.mean_tps,
+                p.cv * 100.0,
+                p.p99_ms
+            );
         }
         s.push_str("</table><table><tr><th class=\"l\">variant</th><th>peak tps</th><th>at threads</th><th>95% of peak from</th><th>drop at top</th></tr>");
         for c in &w.curves {

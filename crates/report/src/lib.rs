@@ -40,46 +40,28 @@ pub fn compare_table(m: &Model) -> String {
             "  {:>7}  {:<36} {:>12} {:>6}  {:>8}  {:<19} {}",
             "threads", "variant", "tps", "cv", "ratio", "95% interval", ""
         );
-        let threads: Vec<u32> = {
-            let mut t: Vec<u32> = w
-                .curves
-                .iter()
-                .flat_map(|c| c.points.iter().map(|p| p.threads))
-                .collect();
-            t.sort_unstable();
-            t.dedup();
-            t
-        };
-        for t in threads {
-            for c in &w.curves {
-                let Some(p) = c.points.iter().find(|p| p.threads == t) else {
-                    continue;
-                };
-                let cmp = m
-                    .comparisons
-                    .iter()
-                    .find(|x| x.workload == w.label && x.variant == c.variant && x.threads == t);
-                let (ratio, ci, mark) = match cmp {
-                    None => ("baseline".to_string(), String::new(), ""),
-                    Some(x) => (
-                        format!("{:.2}x", x.ratio),
-                        x.ci.map_or("n/a (1 repetition)".into(), |(lo, hi)| {
-                            format!("{lo:.2}x - {hi:.2}x")
-                        }),
-                        if x.significant { "significant" } else { "" },
-                    ),
-                };
-                let _ = writeln!(
-                    s,
-                    "  {:>7}  {:<36} {:>12.1} {:>5.1}%  {:>8}  {:<19} {mark}",
-                    t,
-                    c.variant,
-                    p.mean_tps,
-                    p.cv * 100.0,
-                    ratio,
-                    ci
-                );
-            }
+        for r in m.table(w) {
+            let (ratio, ci, mark) = match r.comparison {
+                None => ("baseline".to_string(), String::new(), ""),
+                Some(x) => (
+                    format!("{:.2}x", x.ratio),
+                    x.ci.map_or("n/a (1 repetition)".into(), |(lo, hi)| {
+                        format!("{lo:.2}x - {hi:.2}x")
+                    }),
+                    if x.significant { "significant" } else { "" },
+                ),
+            };
+            let p = r.point;
+            let _ = writeln!(
+                s,
+                "  {:>7}  {:<36} {:>12.1} {:>5.1}%  {:>8}  {:<19} {mark}",
+                r.threads,
+                r.variant,
+                p.mean_tps,
+                p.cv * 100.0,
+                ratio,
+                ci
+            );
         }
         let _ = writeln!(s, "  curves:");
         for c in &w.curves {

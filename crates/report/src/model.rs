@@ -57,6 +57,54 @@ pub struct WorkloadModel {
     pub curves: Vec<Curve>,
 }
 
+impl WorkloadModel {
+    /// Every thread count any variant ran, ascending.
+    pub fn threads(&self) -> Vec<u32> {
+        let mut t: Vec<u32> = self
+            .curves
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.threads))
+            .collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+}
+
+/// One line of a comparison table: a variant at a thread count, and how it compares with the
+/// baseline (None for the baseline itself).
+pub struct TableRow<'m> {
+    pub threads: u32,
+    pub variant: &'m str,
+    pub point: &'m Point,
+    pub comparison: Option<&'m Comparison>,
+}
+
+impl Model {
+    /// The comparison table of workload `w`, by thread count then variant.
+    pub fn table<'m>(&'m self, w: &'m WorkloadModel) -> Vec<TableRow<'m>> {
+        let mut rows = Vec::new();
+        for t in w.threads() {
+            for c in &w.curves {
+                let Some(point) = c.points.iter().find(|p| p.threads == t) else {
+                    continue;
+                };
+                let comparison = self
+                    .comparisons
+                    .iter()
+                    .find(|x| x.workload == w.label && x.variant == c.variant && x.threads == t);
+                rows.push(TableRow {
+                    threads: t,
+                    variant: &c.variant,
+                    point,
+                    comparison,
+                });
+            }
+        }
+        rows
+    }
+}
+
 /// A run that did not give a figure, with why.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Problem {

@@ -50,13 +50,7 @@ fn si(v: f64) -> String {
 /// Throughput against client threads (log2 axis), one line per variant through the means, every
 /// repetition as a dot so the spread shows.
 pub fn throughput_chart(w: &WorkloadModel) -> String {
-    let mut threads: Vec<u32> = w
-        .curves
-        .iter()
-        .flat_map(|c| c.points.iter().map(|p| p.threads))
-        .collect();
-    threads.sort_unstable();
-    threads.dedup();
+    let threads = w.threads();
     let (tmin, tmax) = (
         threads.first().copied().unwrap_or(1) as f64,
         threads.last().copied().unwrap_or(1) as f64,
