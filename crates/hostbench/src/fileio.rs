@@ -81,6 +81,25 @@ pub struct FileioSpec {
 }
 
 impl FileioSpec {
+    /// sysbench's defaults for everything but where, how many files, how big, and the mode.
+    pub fn new(dir: PathBuf, num: u32, total: u64, mode: Mode) -> FileioSpec {
+        FileioSpec {
+            dir,
+            num,
+            block: 16384,
+            total,
+            mode,
+            sync: false,
+            dsync: false,
+            direct: false,
+            fsync_freq: 100,
+            fsync_all: false,
+            fsync_end: true,
+            fdatasync: false,
+            rw_ratio: 1.5,
+        }
+    }
+
     pub fn file_size(&self) -> u64 {
         self.total / u64::from(self.num.max(1))
     }
@@ -195,6 +214,19 @@ struct Gen {
 }
 
 impl Gen {
+    fn new(seed: u64) -> Gen {
+        Gen {
+            file: 0,
+            pos: 0,
+            requests: 0,
+            wrote: false,
+            fsyncs_due: 0,
+            reads: 0,
+            writes: 0,
+            rng: Rng::seeded(seed),
+        }
+    }
+
     fn next(&mut self, s: &FileioSpec) -> Req {
         if self.fsyncs_due > 0 {
             self.fsyncs_due -= 1;
@@ -318,16 +350,7 @@ pub fn workers(
     }
     let shared = Arc::new(spec.clone());
     let files = Arc::new(files);
-    let gen = Arc::new(Mutex::new(Gen {
-        file: 0,
-        pos: 0,
-        requests: 0,
-        wrote: false,
-        fsyncs_due: 0,
-        reads: 0,
-        writes: 0,
-        rng: Rng::seeded(seed),
-    }));
+    let gen = Arc::new(Mutex::new(Gen::new(seed)));
     let counters = Arc::new(Counters::default());
     let workers = (0..threads)
         .map(|_| {
@@ -405,36 +428,13 @@ mod tests {
     use super::*;
 
     fn spec(dir: &Path, mode: Mode) -> FileioSpec {
-        FileioSpec {
-            dir: dir.to_path_buf(),
-            num: 4,
-            block: 16384,
-            total: 4 * 16384 * 8,
-            mode,
-            sync: false,
-            dsync: false,
-            direct: false,
-            fsync_freq: 100,
-            fsync_all: false,
-            fsync_end: true,
-            fdatasync: false,
-            rw_ratio: 1.5,
-        }
+        FileioSpec::new(dir.to_path_buf(), 4, 4 * 16384 * 8, mode)
     }
 
     #[test]
     fn rndrw_interleaves_three_reads_to_two_writes_and_fsyncs_every_file_each_100_requests() {
         let s = spec(Path::new("/nonexistent"), Mode::Rndrw);
-        let mut g = Gen {
-            file: 0,
-            pos: 0,
-            requests: 0,
-            wrote: false,
-            fsyncs_due: 0,
-            reads: 0,
-            writes: 0,
-            rng: Rng::seeded(1),
-        };
+        let mut g = Gen::new(1);
         let (mut r, mut w, mut f) = (0, 0, 0);
         for _ in 0..(100 + 4) * 5 {
             match g.next(&s) {

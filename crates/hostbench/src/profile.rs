@@ -100,21 +100,12 @@ pub fn profile(
             })
         }
         HostProbe::Fileio => {
-            let fs = FileioSpec {
-                dir: scratch.join("bakeoff-fileio-profile"),
-                num: 16,
-                block: 16384,
-                total: 256 << 20,
-                mode: Mode::Rndrw,
-                sync: false,
-                dsync: false,
-                direct: false,
-                fsync_freq: 100,
-                fsync_all: false,
-                fsync_end: true,
-                fdatasync: false,
-                rw_ratio: 1.5,
-            };
+            let fs = FileioSpec::new(
+                scratch.join("bakeoff-fileio-profile"),
+                16,
+                256 << 20,
+                Mode::Rndrw,
+            );
             fileio::prepare(&fs, |_| {})?;
             let outcome = fileio::workers(&fs, threads, 1).map(|(w, c)| {
                 let r = run(&spec, w, interrupt, &mut |_| {});
