@@ -322,7 +322,9 @@ fn model(db: &Path, baseline: Option<&str>, study: Option<&str>) -> Result<bakeo
             names.join(", ")
         );
     };
-    bakeoff_report::build(name, &store.runs(Some(*id))?, baseline).map_err(anyhow::Error::msg)
+    let model = bakeoff_report::build(name, &store.runs(Some(*id))?, baseline)
+        .map_err(anyhow::Error::msg)?;
+    Ok(model.with_costs(&store.study_spec(*id)?))
 }
 
 pub fn compare(

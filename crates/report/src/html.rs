@@ -57,6 +57,22 @@ pub fn html(m: &Model) -> String {
         }
         s.push_str("</table>");
     }
+    if !m.costs.is_empty() {
+        let _ = write!(s, "<h2>Cost per million transactions ({})</h2><table><tr><th class=\"l\">workload</th><th class=\"l\">variant</th><th>peak tps</th><th>at threads</th><th>on demand</th><th>reserved</th></tr>", escape(&m.costs[0].platform));
+        for c in &m.costs {
+            let _ = write!(
+                s,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{}</td><td>{:.4}</td><td>{}</td></tr>",
+                escape(&c.workload),
+                escape(&c.variant),
+                c.peak_tps,
+                c.peak_threads,
+                c.on_demand_per_million,
+                c.reserved_per_million.map_or("-".into(), |r| format!("{r:.4}"))
+            );
+        }
+        s.push_str("</table>");
+    }
     if !m.problems.is_empty() {
         s.push_str("<h2>Runs without a figure</h2><table><tr><th class=\"l\">variant</th><th class=\"l\">workload</th><th>threads</th><th class=\"l\">status</th><th class=\"l\">reason</th></tr>");
         for p in &m.problems {

@@ -73,6 +73,23 @@ pub fn compare_table(m: &Model) -> String {
             );
         }
     }
+    if !m.costs.is_empty() {
+        let _ = writeln!(
+            s,
+            "\ncost per million transactions at each curve's peak ({}):",
+            m.costs[0].platform
+        );
+        for c in &m.costs {
+            let reserved = c
+                .reserved_per_million
+                .map_or(String::new(), |r| format!(", reserved {r:.4}"));
+            let _ = writeln!(
+                s,
+                "  {} | {}: on demand {:.4}{reserved} ({:.1} tps at {} threads)",
+                c.workload, c.variant, c.on_demand_per_million, c.peak_tps, c.peak_threads
+            );
+        }
+    }
     if !m.problems.is_empty() {
         let _ = writeln!(s, "\nruns without a figure:");
         for p in &m.problems {

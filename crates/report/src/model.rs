@@ -115,6 +115,18 @@ pub struct Problem {
     pub reason: String,
 }
 
+/// What a million transactions cost on this machine at a curve's peak.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Cost {
+    pub workload: String,
+    pub variant: String,
+    pub platform: String,
+    pub peak_tps: f64,
+    pub peak_threads: u32,
+    pub on_demand_per_million: f64,
+    pub reserved_per_million: Option<f64>,
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Model {
     pub study: String,
@@ -122,6 +134,49 @@ pub struct Model {
     pub workloads: Vec<WorkloadModel>,
     pub comparisons: Vec<Comparison>,
     pub problems: Vec<Problem>,
+    /// Empty unless the study has a price table and says which platform this machine is.
+    pub costs: Vec<Cost>,
+}
+
+impl Model {
+    /// Price every curve's peak from the study's spec (its `prices` and `platform`, as the
+    /// study runner stored them): hourly price / (peak transactions per hour) x 1e6.
+    pub fn with_costs(mut self, spec_json: &str) -> Model {
+        let Ok(spec) = serde_json::from_str::<serde_json::Value>(spec_json) else {
+            return self;
+        };
+        let Some(platform) = spec["platform"].as_str() else {
+            return self;
+        };
+        let Some(price) = spec["prices"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["platform"] == platform))
+        else {
+            return self;
+        };
+        let Some(od) = price["on_demand_per_hour"].as_f64() else {
+            return self;
+        };
+        let rs = price["reserved_per_hour"].as_f64();
+        let per_million = |hourly: f64, tps: f64| hourly / (tps * 3600.0) * 1e6;
+        for w in &self.workloads {
+            for c in &w.curves {
+                let a = &c.analysis;
+                if a.peak_tps > 0.0 {
+                    self.costs.push(Cost {
+                        workload: w.label.clone(),
+                        variant: c.variant.clone(),
+                        platform: platform.to_string(),
+                        peak_tps: a.peak_tps,
+                        peak_threads: a.peak_threads,
+                        on_demand_per_million: per_million(od, a.peak_tps),
+                        reserved_per_million: rs.map(|r| per_million(r, a.peak_tps)),
+                    });
+                }
+            }
+        }
+        self
+    }
 }
 
 fn text(r: &Row, k: &str) -> String {
@@ -245,6 +300,7 @@ pub fn build(study: &str, rows: &[Row], baseline: Option<&str>) -> Result<Model,
         workloads,
         comparisons,
         problems,
+        costs: Vec::new(),
     })
 }
 

@@ -103,6 +103,22 @@ fn curves_comparisons_and_problems_from_a_stored_study() {
     );
     assert!(table.contains("runs without a figure"), "{table}");
 
+    // Priced: 0.72/hour at the 6000 tps peak = 0.72 / (6000 * 3600) * 1e6 per million.
+    let priced = m.clone().with_costs(r#"{"platform": "x86", "prices": [{"platform": "x86", "on_demand_per_hour": 0.72, "reserved_per_hour": null}]}"#);
+    let je = priced
+        .costs
+        .iter()
+        .find(|c| c.variant == "allocator=jemalloc")
+        .unwrap();
+    assert!(
+        (je.on_demand_per_million - 0.72 / (6000.0 * 3600.0) * 1e6).abs() < 1e-9,
+        "{je:?}"
+    );
+    assert!(compare_table(&priced).contains("cost per million transactions"));
+    assert!(
+        m.clone().with_costs("{}").costs.is_empty(),
+        "no price table, no costs"
+    );
     assert!(build("alloc", &s.runs(Some(study)).unwrap(), Some("hoard"))
         .unwrap_err()
         .contains("allocator=glibc"));

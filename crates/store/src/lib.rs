@@ -300,6 +300,17 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
+    /// The expanded study spec stored when the study began (JSON).
+    pub fn study_spec(&self, study: i64) -> Result<String, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT spec_json FROM studies WHERE id = ?1",
+                params![study],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Cells of `study` with at least one stored run.
     pub fn cell_count(&self, study: i64) -> Result<i64, StoreError> {
         self.conn
