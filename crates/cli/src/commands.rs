@@ -226,12 +226,9 @@ fn print_progress(p: Progress) {
 }
 
 fn prepare_threads(a: &LoadArgs) -> u32 {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
-    // Loading waits on the server's log writes as well as its CPUs: two connections per CPU
-    // loaded 4x100k rows in 1.0-1.1 s against 1.2-1.5 s with one per CPU (2 CPUs).
-    a.general.prepare_threads.unwrap_or((2 * cpus).max(4))
+    a.general
+        .prepare_threads
+        .unwrap_or_else(dataset::default_connections)
 }
 
 pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {

@@ -17,11 +17,10 @@ use crate::args::{CpuArgs, FileioArgs, Format, MemoryArgs, ProbeArgs};
 use crate::commands::{EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
 use crate::output;
 
-fn spec(p: &ProbeArgs, threads: u32, events_default: Option<u64>) -> ProbeSpec {
+fn spec(p: &ProbeArgs) -> ProbeSpec {
     ProbeSpec {
-        threads,
         time: (p.time > 0).then(|| Duration::from_secs(p.time)),
-        events: (p.events > 0).then_some(p.events).or(events_default),
+        events: (p.events > 0).then_some(p.events),
         tick: Duration::from_secs(p.report_interval.max(1)),
         percentile: p.percentile,
     }
@@ -51,12 +50,7 @@ impl Probe for CpuProbe {
             .collect())
     }
     fn interval(&self, t: &ProbeTick) -> String {
-        format!(
-            "eps: {:.2} lat (ms,{}%): {:.2}",
-            t.window.tps,
-            t.window.latency.percentile as u32,
-            t.window.latency.sysbench_percentile_ms
-        )
+        rate_line("eps", t)
     }
     fn result_block(&self, r: &ProbeResult) -> String {
         format!(
@@ -192,12 +186,7 @@ impl Probe for FileioProbe {
         Ok(w)
     }
     fn interval(&self, t: &ProbeTick) -> String {
-        format!(
-            "events/s: {:.2} lat (ms,{}%): {:.2}",
-            t.window.tps,
-            t.window.latency.percentile as u32,
-            t.window.latency.sysbench_percentile_ms
-        )
+        rate_line("events/s", t)
     }
     fn result_block(&self, r: &ProbeResult) -> String {
         let secs = r.elapsed_seconds.max(1e-9);
@@ -340,16 +329,11 @@ fn sweep(probe: &dyn Probe, p: &ProbeArgs) -> Result<ExitCode> {
             print!("{}", header(probe, threads));
         }
         let interval = p.report_interval > 0 && text;
-        let result = run(
-            &spec(p, threads, None),
-            probe.workers(threads)?,
-            &INTERRUPTED,
-            &mut |t| {
-                if interval {
-                    println!("[ {:.0}s ] thds: {threads} {}", t.t, probe.interval(t));
-                }
-            },
-        );
+        let result = run(&spec(p), probe.workers(threads)?, &INTERRUPTED, &mut |t| {
+            if interval {
+                println!("[ {:.0}s ] thds: {threads} {}", t.t, probe.interval(t));
+            }
+        });
         if text {
             print!("{}", probe.result_block(&result));
             print!(
@@ -383,6 +367,15 @@ fn sweep(probe: &dyn Probe, p: &ProbeArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&json)?);
     }
     Ok(code)
+}
+
+/// An interval line's events per second and sysbench's percentile.
+fn rate_line(label: &str, t: &ProbeTick) -> String {
+    let l = &t.window.latency;
+    format!(
+        "{label}: {:.2} lat (ms,{}%): {:.2}",
+        t.window.tps, l.percentile as u32, l.sysbench_percentile_ms
+    )
 }
 
 fn header(probe: &dyn Probe, threads: u32) -> String {

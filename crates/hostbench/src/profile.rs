@@ -59,7 +59,6 @@ pub fn profile(
     interrupt: &AtomicBool,
 ) -> Result<Profiled, String> {
     let spec = ProbeSpec {
-        threads,
         time: Some(time),
         events: None,
         tick: Duration::from_secs(1),

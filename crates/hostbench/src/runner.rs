@@ -22,7 +22,6 @@ pub trait Worker: Send {
 
 #[derive(Debug, Clone)]
 pub struct ProbeSpec {
-    pub threads: u32,
     pub time: Option<Duration>,
     pub events: Option<u64>,
     pub tick: Duration,

@@ -74,12 +74,7 @@ pub fn run_study(
             out.interrupted = true;
             break;
         }
-        let todo: Vec<u32> = spec
-            .threads
-            .iter()
-            .copied()
-            .filter(|&t| !finished.contains(&key(s, t)))
-            .collect();
+        let todo = todo(spec, s, &finished);
         if todo.is_empty() {
             continue;
         }
@@ -354,13 +349,12 @@ impl SeriesCtx<'_> {
             .map_err(|e| e.to_string())?;
         let w = &self.spec.workloads[self.series.workload].spec;
         let max_threads = self.spec.threads.iter().copied().max().unwrap_or(1);
-        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get() as u32);
         for opts in endpoints {
             rt.block_on(dataset::prepare(
                 opts,
                 w,
                 max_threads,
-                (2 * cpus).max(4),
+                dataset::default_connections(),
                 self.spec.seed,
                 &|_| {},
             ))
@@ -379,10 +373,9 @@ impl SeriesCtx<'_> {
     }
 
     fn run_spec(&self, threads: u32, time: Duration) -> RunSpec {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
         RunSpec {
             connections: threads,
-            client_threads: cpus.min(threads),
+            client_threads: cpus().min(threads),
             time: Some(time),
             // Reproducible per run: the study's seed and where the run sits in it.
             seed: self.spec.seed
@@ -415,7 +408,6 @@ impl SeriesCtx<'_> {
         );
         self.obs.on_run_start(before + done, total, &what, left);
         let run_spec = self.run_spec(threads, self.spec.duration);
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
         let mut sampler = Sampler::new(
             servers
                 .iter()
@@ -424,7 +416,7 @@ impl SeriesCtx<'_> {
                     status: Some(s.connect_options()),
                 })
                 .collect(),
-            cpus.min(threads),
+            cpus().min(threads),
         );
         let session = self.session(endpoints, threads);
         if let Some((iterations, per_conn)) = self.spec.workloads[self.series.workload].fixed {
@@ -598,11 +590,23 @@ impl Observer for Forward<'_> {
     }
 }
 
-/// Keys of a study already in the store, for callers that want to show what will resume.
+/// How many of the study's runs are not finished in the store yet.
 pub fn pending(spec: &StudySpec, finished: &HashSet<RunKey>) -> usize {
     series(spec)
         .iter()
-        .flat_map(|s| spec.threads.iter().map(move |&t| key(s, t)))
-        .filter(|k| !finished.contains(k))
-        .count()
+        .map(|s| todo(spec, s, finished).len())
+        .sum()
+}
+
+/// The thread counts of series `s` still to run.
+fn todo(spec: &StudySpec, s: &Series, finished: &HashSet<RunKey>) -> Vec<u32> {
+    spec.threads
+        .iter()
+        .copied()
+        .filter(|&t| !finished.contains(&key(s, t)))
+        .collect()
+}
+
+fn cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
 }
