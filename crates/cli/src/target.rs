@@ -37,8 +37,10 @@ pub(crate) fn start_embedded(e: &EmbeddedArgs) -> Result<Vec<Server>> {
             variant,
             ..ServerSpec::default()
         };
-        let server =
-            Server::start(&spec).with_context(|| format!("starting embedded server {}", i + 1))?;
+        let server = Server::start(&spec).with_context(|| match e.variant.instances {
+            1 => "starting the embedded server".to_string(),
+            n => format!("starting embedded server {} of {n}", i + 1),
+        })?;
         eprintln!(
             "Embedded server {}{} ready on {} ({})",
             server.version(),
