@@ -104,6 +104,23 @@ pub struct ProbeRecord {
     pub summary_json: String,
 }
 
+/// What [`Store::merge_from`] copied.
+#[derive(Debug, Default, PartialEq)]
+pub struct Merged {
+    /// Names of the studies copied, in their order.
+    pub studies: Vec<String>,
+    /// Studies left out because this database already holds them.
+    pub skipped: usize,
+    pub runs: usize,
+    pub ticks: usize,
+    pub probes: usize,
+}
+
+/// Every column of a run but its id and study: what a merge copies as is.
+const RUN_COLUMNS: &str = "repetition, variant, workload, threads, variant_name, workload_label, status, reason, started_at,
+    seconds, events, tps, qps, errors, reconnects, p50_ms, p95_ms, p99_ms, max_ms, server_cpu_us_per_event, rss_growth_bytes,
+    client_bound, summary_json, manifest_json";
+
 pub struct Store {
     conn: Connection,
     path: PathBuf,
@@ -227,7 +244,7 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
             params![
                 study, key.repetition, key.variant, key.workload, key.threads, r.variant_name, r.workload_label, r.status,
-                r.reason, now(), r.seconds, r.events as i64, r.tps, r.qps, r.errors as i64, r.reconnects as i64, r.p50_ms,
+                r.reason, now() - r.seconds.ceil() as i64, r.seconds, r.events as i64, r.tps, r.qps, r.errors as i64, r.reconnects as i64, r.p50_ms,
                 r.p95_ms, r.p99_ms, r.max_ms, r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound, r.summary_json,
                 r.manifest_json
             ],
@@ -253,6 +270,104 @@ impl Store {
         }
         tx.commit().map_err(err)?;
         Ok(run)
+    }
+
+    /// Copy every study of the results database at `source` into this one, with its runs,
+    /// ticks and probes (new ids, same contents), so results from several machines can be
+    /// reported side by side. A study already here (same name, file hash, spec and creation
+    /// time) is skipped, so merging the same file twice adds nothing.
+    pub fn merge_from(&mut self, source: &Path) -> Result<Merged, StoreError> {
+        let _source_lock = lock(source)?;
+        let src_err = |reason: String| StoreError::Io {
+            path: source.to_path_buf(),
+            reason,
+        };
+        self.conn
+            .execute(
+                "ATTACH DATABASE ?1 AS src",
+                params![source.to_string_lossy()],
+            )
+            .map_err(|e| src_err(e.to_string()))?;
+        let merged = self.merge_attached().map_err(|e| match e {
+            StoreError::Sql { source: e, .. } => src_err(format!(
+                "{e}; is it a bakeoff results database (written by `bakeoff study run`)?"
+            )),
+            other => other,
+        });
+        let _ = self.conn.execute("DETACH DATABASE src", []);
+        merged
+    }
+
+    fn merge_attached(&mut self) -> Result<Merged, StoreError> {
+        let path = self.path.clone();
+        let err = |source| StoreError::Sql {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(err)?;
+        let mut merged = Merged::default();
+        let studies: Vec<(i64, String)> = {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT id, name FROM src.studies s WHERE NOT EXISTS (SELECT 1 FROM main.studies m
+                     WHERE m.name = s.name AND m.hash = s.hash AND m.spec_json = s.spec_json AND m.created_at = s.created_at) ORDER BY id",
+                )
+                .map_err(err)?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(err)?;
+            rows.collect::<Result<_, _>>().map_err(err)?
+        };
+        merged.skipped = tx
+            .query_row("SELECT COUNT(*) FROM src.studies", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map_err(err)? as usize
+            - studies.len();
+        for (old_study, name) in studies {
+            tx.execute(
+                "INSERT INTO main.studies (name, hash, spec_json, created_at, bakeoff_version)
+                 SELECT name, hash, spec_json, created_at, bakeoff_version FROM src.studies WHERE id = ?1",
+                params![old_study],
+            )
+            .map_err(err)?;
+            let study = tx.last_insert_rowid();
+            let runs: Vec<i64> = {
+                let mut stmt = tx
+                    .prepare("SELECT id FROM src.runs WHERE study_id = ?1 ORDER BY id")
+                    .map_err(err)?;
+                let rows = stmt
+                    .query_map(params![old_study], |r| r.get(0))
+                    .map_err(err)?;
+                rows.collect::<Result<_, _>>().map_err(err)?
+            };
+            for old_run in &runs {
+                tx.execute(
+                    &format!("INSERT INTO main.runs (study_id, {RUN_COLUMNS}) SELECT ?1, {RUN_COLUMNS} FROM src.runs WHERE id = ?2"),
+                    params![study, old_run],
+                )
+                .map_err(err)?;
+                let run = tx.last_insert_rowid();
+                merged.ticks += tx
+                    .execute(
+                        "INSERT INTO main.ticks (run_id, t, tps, qps, p99_ms, errors, json)
+                         SELECT ?1, t, tps, qps, p99_ms, errors, json FROM src.ticks WHERE run_id = ?2",
+                        params![run, old_run],
+                    )
+                    .map_err(err)?;
+            }
+            merged.probes += tx
+                .execute(
+                    "INSERT INTO main.probes (study_id, probe, threads, figure, unit, status, reason, summary_json)
+                     SELECT ?1, probe, threads, figure, unit, status, reason, summary_json FROM src.probes WHERE study_id = ?2",
+                    params![study, old_study],
+                )
+                .map_err(err)?;
+            merged.runs += runs.len();
+            merged.studies.push(name);
+        }
+        tx.commit().map_err(err)?;
+        Ok(merged)
     }
 
     /// Store one host probe's result (once per study, probe and thread count).
@@ -332,7 +447,7 @@ impl Store {
     /// Runs of `study` (or of every study), as rows of named values, for export and tests.
     pub fn runs(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
         self.rows(
-            "SELECT r.id, s.name AS study, r.repetition, r.variant, r.variant_name, r.workload, r.workload_label, r.threads,
+            "SELECT r.id, r.study_id, s.name AS study, r.started_at, r.repetition, r.variant, r.variant_name, r.workload, r.workload_label, r.threads,
                     r.status, r.reason, r.seconds, r.events, r.tps, r.qps, r.errors, r.reconnects, r.p50_ms, r.p95_ms,
                     r.p99_ms, r.max_ms, r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound
              FROM runs r JOIN studies s ON s.id = r.study_id
@@ -345,10 +460,24 @@ impl Store {
     pub fn tick_rows(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
         self.rows(
             "SELECT t.run_id, s.name AS study, r.variant_name, r.workload_label, r.threads, r.repetition, r.status,
-                    t.t, t.tps, t.qps, t.p99_ms, t.errors
+                    t.t, t.tps, t.qps, t.p99_ms, t.errors,
+                    json_extract(t.json, '$.telemetry.server.rss_bytes') AS server_rss_bytes,
+                    json_extract(t.json, '$.telemetry.server.vsz_bytes') AS server_vsz_bytes,
+                    json_extract(t.json, '$.telemetry.server_cpu_us_per_event') AS server_cpu_us_per_event
              FROM ticks t JOIN runs r ON r.id = t.run_id JOIN studies s ON s.id = r.study_id
              WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY t.run_id, t.t",
             study,
+        )
+    }
+
+    /// One environment manifest per variant of `study` (its first stored run's): variant,
+    /// variant_name, manifest_json.
+    pub fn manifests(&self, study: i64) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT variant, variant_name, manifest_json FROM runs
+             WHERE id IN (SELECT MIN(id) FROM runs WHERE study_id = ?1 AND manifest_json <> '{}' GROUP BY variant)
+             ORDER BY variant",
+            Some(study),
         )
     }
 

@@ -85,3 +85,74 @@ fn one_writer_at_a_time() {
     let _s = Store::open(&path).unwrap();
     assert!(matches!(Store::open(&path), Err(StoreError::Locked(_))));
 }
+
+/// A database holding study "platforms" as run on `platform`: two runs with a tick each and a
+/// host probe.
+fn machine(name: &str, platform: &str) -> std::path::PathBuf {
+    let path = db(name);
+    let mut s = Store::open(&path).unwrap();
+    let spec = format!(r#"{{"platform": "{platform}"}}"#);
+    let study = s.begin_study("platforms", "h", &spec, false).unwrap();
+    for threads in [1, 8] {
+        let mut r = run(threads, "ok");
+        r.ticks[0].json = r#"{"telemetry": {"server": {"rss_bytes": 1048576}}}"#.into();
+        s.record(study, &r).unwrap();
+    }
+    s.record_probe(
+        study,
+        &bakeoff_store::ProbeRecord {
+            probe: "cpu".into(),
+            threads: 1,
+            figure: 900.0,
+            unit: "events/s".into(),
+            status: "ok".into(),
+            summary_json: "{}".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn merging_puts_machines_side_by_side_once() {
+    let (x86, arm, all) = (machine("x86", "x86"), machine("arm", "arm"), db("merged"));
+    let mut s = Store::open(&all).unwrap();
+    let a = s.merge_from(&x86).unwrap();
+    let b = s.merge_from(&arm).unwrap();
+    assert_eq!(
+        (a.studies.len(), a.runs, a.ticks, a.probes, a.skipped),
+        (1, 2, 2, 1, 0)
+    );
+    assert_eq!((b.runs, b.ticks), (2, 2));
+    let studies = s.studies().unwrap();
+    assert_eq!(studies.len(), 2, "both machines' studies: {studies:?}");
+    assert!(s.study_spec(studies[1].0).unwrap().contains("arm"));
+    assert_eq!(s.runs(None).unwrap().len(), 4);
+    assert_eq!(s.probe_rows(None).unwrap().len(), 2);
+    let ticks = s.tick_rows(Some(studies[1].0)).unwrap();
+    assert_eq!(ticks.len(), 2);
+    assert_eq!(
+        ticks[0]["server_rss_bytes"], 1048576,
+        "tick telemetry travels"
+    );
+
+    let again = s.merge_from(&x86).unwrap();
+    assert_eq!(
+        (again.skipped, again.runs),
+        (1, 0),
+        "a study already merged is not copied twice"
+    );
+    assert_eq!(s.runs(None).unwrap().len(), 4);
+    assert_eq!(s.integrity().unwrap(), "ok");
+
+    let junk = db("junk");
+    std::fs::write(&junk, "not a database at all, just text").unwrap();
+    let e = s.merge_from(&junk).unwrap_err().to_string();
+    assert!(e.contains(&junk.display().to_string()), "{e}");
+    for p in [x86, arm, all, junk] {
+        for suffix in ["", "-wal", "-shm", ".lock"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+        }
+    }
+}
