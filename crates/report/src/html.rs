@@ -3,12 +3,305 @@
 
 use std::fmt::Write;
 
-use crate::model::Model;
-use crate::svg::{escape, throughput_chart};
+use crate::model::{Model, WorkloadModel};
+use crate::svg::{escape, memory_charts, workload_charts, Chart};
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}\
 table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
-th{background:#f4f4f4}td.l,th.l{text-align:left}.sig{font-weight:bold}.bad{color:#b00}";
+th{background:#f4f4f4}td.l,th.l{text-align:left}.sig{font-weight:bold}.bad{color:#b00}.warn{color:#a60}\
+details{margin:1em 0}summary{cursor:pointer;font-weight:bold}figure{margin:1em 0}";
+
+/// A table from a header row and body rows; cells are HTML already; a header starting with
+/// '<' is left-aligned (its column holds text).
+fn table(s: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
+    s.push_str("<table><tr>");
+    for h in head {
+        match h.strip_prefix('<') {
+            Some(h) => {
+                let _ = write!(s, "<th class=\"l\">{h}</th>");
+            }
+            None => {
+                let _ = write!(s, "<th>{h}</th>");
+            }
+        }
+    }
+    s.push_str("</tr>");
+    for r in rows {
+        s.push_str("<tr>");
+        for (h, cell) in head.iter().zip(r) {
+            let class = if h.starts_with('<') {
+                " class=\"l\""
+            } else {
+                ""
+            };
+            let _ = write!(s, "<td{class}>{cell}</td>");
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>");
+}
+
+fn figure(s: &mut String, c: &Chart) {
+    let _ = write!(s, "<figure id=\"{}\">{}</figure>", escape(&c.name), c.svg);
+}
+
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or("-".into(), |v| format!("{v:.digits$}"))
+}
+
+fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
+    let _ = write!(s, "<h2>{}</h2>", escape(&w.label));
+    let charts = workload_charts(w, &m.variants);
+    let (over_time, at_threads): (Vec<&Chart>, Vec<&Chart>) =
+        charts.iter().partition(|c| c.name.ends_with("-over-time"));
+    // Throughput first, then the table it summarises, then latency and CPU.
+    let mut rest = at_threads.into_iter().peekable();
+    while let Some(c) = rest.next_if(|c| c.name.contains("-throughput")) {
+        figure(s, c);
+    }
+    let rows = m.table(w).into_iter().map(|r| {
+        let (ratio, ci) = match r.comparison {
+            None => ("baseline".to_string(), String::new()),
+            Some(x) => {
+                let ratio = format!("{:.2}x", x.ratio);
+                (
+                    if x.significant {
+                        format!("<span class=\"sig\">{ratio}</span>")
+                    } else {
+                        ratio
+                    },
+                    x.ci.map_or("n/a".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x")),
+                )
+            }
+        };
+        let p = r.point;
+        vec![
+            r.threads.to_string(),
+            escape(r.variant),
+            format!("{:.1}", p.mean_tps),
+            format!("{:.1}%", p.cv * 100.0),
+            format!("{:.2}", p.latency.p50_ms),
+            format!("{:.2}", p.latency.p99_ms),
+            opt(p.server_cpu_us_per_event, 1),
+            ratio,
+            ci,
+        ]
+    });
+    table(
+        s,
+        &[
+            "threads",
+            "<variant",
+            "tps (mean)",
+            "cv",
+            "p50 ms",
+            "p99 ms",
+            "server CPU us/txn",
+            "ratio",
+            "95% interval",
+        ],
+        rows,
+    );
+    let limit = m.p99_limit_ms;
+    let within = format!("best with p99 ≤ {limit} ms");
+    table(
+        s,
+        &[
+            "<variant",
+            "peak tps",
+            "at threads",
+            "95% of peak from",
+            "drop at top",
+            &within,
+        ],
+        w.curves.iter().map(|c| {
+            let a = &c.analysis;
+            vec![
+                escape(&c.variant),
+                format!("{:.1}", a.peak_tps),
+                a.peak_threads.to_string(),
+                a.saturation_threads.to_string(),
+                format!("{:.1}%", a.drop_at_max_pct),
+                a.best_within_p99.as_ref().map_or("none".into(), |b| {
+                    format!("{:.1} tps at {} threads", b.tps, b.threads)
+                }),
+            ]
+        }),
+    );
+    for c in rest {
+        figure(s, c);
+    }
+    if !over_time.is_empty() {
+        s.push_str("<details><summary>Over time: each cell's typical run (the repetition with the median throughput), to spot stalls and warmup</summary>");
+        for c in over_time {
+            figure(s, c);
+        }
+        s.push_str("</details>");
+    }
+}
+
+fn costs(s: &mut String, m: &Model) {
+    if m.costs.is_empty() {
+        return;
+    }
+    s.push_str("<h2>Cost per million transactions</h2><p>At each curve's peak: hourly price / transactions per hour x 1,000,000, with the study's price table for the platform each result ran on.</p>");
+    table(
+        s,
+        &[
+            "<workload",
+            "<variant",
+            "<platform",
+            "peak tps",
+            "at threads",
+            "on demand",
+            "reserved",
+        ],
+        m.costs.iter().map(|c| {
+            vec![
+                escape(&c.workload),
+                escape(&c.variant),
+                escape(&c.platform),
+                format!("{:.1}", c.peak_tps),
+                c.peak_threads.to_string(),
+                format!("{:.4}", c.on_demand_per_million),
+                opt(c.reserved_per_million, 4),
+            ]
+        }),
+    );
+}
+
+fn runs_to_read_with_care(s: &mut String, m: &Model) {
+    if !m.problems.is_empty() {
+        s.push_str("<h2>Runs without a figure</h2>");
+        table(
+            s,
+            &[
+                "<variant",
+                "<workload",
+                "threads",
+                "repetition",
+                "<status",
+                "<reason",
+            ],
+            m.problems.iter().map(|p| {
+                vec![
+                    escape(&p.variant),
+                    escape(&p.workload),
+                    p.threads.to_string(),
+                    p.repetition.to_string(),
+                    format!("<span class=\"bad\">{}</span>", escape(&p.status)),
+                    escape(p.reason.lines().next().unwrap_or("")),
+                ]
+            }),
+        );
+    }
+    if !m.warnings.is_empty() {
+        s.push_str("<h2>Warnings</h2>");
+        table(
+            s,
+            &["<variant", "<workload", "threads", "repetition", "<warning"],
+            m.warnings.iter().map(|w| {
+                vec![
+                    escape(&w.variant),
+                    escape(&w.workload),
+                    w.threads.to_string(),
+                    w.repetition.to_string(),
+                    format!("<span class=\"warn\">{}</span>", escape(&w.text)),
+                ]
+            }),
+        );
+    }
+}
+
+fn probes(s: &mut String, m: &Model) {
+    if m.probes.is_empty() {
+        return;
+    }
+    s.push_str(
+        "<h2>The machine</h2><p>Host probes run with the study, as sysbench measures them.</p>",
+    );
+    table(
+        s,
+        &["<origin", "<probe", "threads", "figure", "<unit", "<status"],
+        m.probes.iter().map(|p| {
+            vec![
+                escape(&p.origin),
+                escape(&p.probe),
+                p.threads.to_string(),
+                format!("{:.2}", p.figure),
+                escape(&p.unit),
+                escape(&p.status),
+            ]
+        }),
+    );
+}
+
+fn environment(s: &mut String, m: &Model) {
+    if m.environments.is_empty() {
+        return;
+    }
+    s.push_str("<h2>Environment</h2><p>From each variant's first run: where it ran and what the server lab verified on the running server.</p>");
+    table(
+        s,
+        &["<variant", "<host", "<server", "<verified", "<bakeoff"],
+        m.environments.iter().map(|e| {
+            let h = &e.host;
+            let host = format!(
+                "{} ({}, {} CPUs, NUMA nodes {}, kernel {}, THP {})",
+                h["hostname"].as_str().unwrap_or("?"),
+                h["cpu_model"].as_str().unwrap_or("?"),
+                h["cpus"],
+                h["numa_nodes"].as_str().unwrap_or("?"),
+                h["kernel"].as_str().unwrap_or("?"),
+                h["transparent_hugepages"].as_str().unwrap_or("-"),
+            );
+            let checks: Vec<String> = e
+                .checks
+                .iter()
+                .map(|c| {
+                    let ok = c["ok"].as_bool().unwrap_or(false);
+                    format!(
+                        "<span class=\"{}\">{} {}: {}</span>",
+                        if ok { "" } else { "bad" },
+                        if ok { "✓" } else { "✗" },
+                        escape(c["axis"].as_str().unwrap_or("")),
+                        escape(c["seen"].as_str().unwrap_or(""))
+                    )
+                })
+                .collect();
+            vec![
+                escape(&e.variant),
+                escape(&host),
+                format!(
+                    "{}<br><small>{}</small>",
+                    escape(&e.server_version),
+                    escape(&e.server_binary)
+                ),
+                checks.join("<br>"),
+                escape(&e.bakeoff_version),
+            ]
+        }),
+    );
+    if !m.variable_diffs.is_empty() {
+        s.push_str("<h3>Server variables that differ between variants</h3>");
+        let variants: Vec<String> = m.variable_diffs[0]
+            .values
+            .iter()
+            .map(|(v, _)| format!("<{}", escape(v)))
+            .collect();
+        let mut head = vec!["<variable"];
+        head.extend(variants.iter().map(String::as_str));
+        table(
+            s,
+            &head,
+            m.variable_diffs.iter().map(|d| {
+                std::iter::once(escape(&d.name))
+                    .chain(d.values.iter().map(|(_, v)| escape(v)))
+                    .collect()
+            }),
+        );
+    }
+}
 
 pub fn html(m: &Model) -> String {
     let mut s = String::new();
@@ -17,77 +310,21 @@ pub fn html(m: &Model) -> String {
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>bakeoff: {}</title><style>{STYLE}</style></head><body>",
         escape(&m.study)
     );
-    let _ = write!(s, "<h1>Study {}</h1><p>Every variant against <b>{}</b>; ratios of mean throughput with 95% intervals from the repetitions (bold: the interval excludes 1).</p>", escape(&m.study), escape(&m.baseline));
+    let _ = write!(s, "<h1>Study {}</h1><p>Every variant against <b>{}</b>; ratios of mean throughput with 95% intervals from the repetitions (bold: the interval excludes 1). Hover a point for its values.</p>", escape(&m.study), escape(&m.baseline));
     for w in &m.workloads {
-        let _ = write!(s, "<h2>{}</h2>", escape(&w.label));
-        s.push_str(&throughput_chart(w));
-        s.push_str("<table><tr><th>threads</th><th class=\"l\">variant</th><th>tps (mean)</th><th>cv</th><th>p99 ms</th><th>ratio</th><th>95% interval</th></tr>");
-        for r in m.table(w) {
-            let (ratio, ci, class) = match r.comparison {
-                None => ("baseline".to_string(), String::new(), ""),
-                Some(x) => (
-                    format!("{:.2}x", x.ratio),
-                    x.ci.map_or("n/a".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x")),
-                    if x.significant { " class=\"sig\"" } else { "" },
-                ),
-            };
-            let p = r.point;
-            let _ = write!(
-                s,
-                "<tr><td>{}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}%</td><td>{:.2}</td><td{class}>{ratio}</td><td>{ci}</td></tr>",
-                r.threads,
-                escape(r.variant),
-                p.mean_tps,
-                p.cv * 100.0,
-                p.p99_ms
-            );
-        }
-        s.push_str("</table><table><tr><th class=\"l\">variant</th><th>peak tps</th><th>at threads</th><th>95% of peak from</th><th>drop at top</th></tr>");
-        for c in &w.curves {
-            let a = &c.analysis;
-            let _ = write!(
-                s,
-                "<tr><td class=\"l\">{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.1}%</td></tr>",
-                escape(&c.variant),
-                a.peak_tps,
-                a.peak_threads,
-                a.saturation_threads,
-                a.drop_at_max_pct
-            );
-        }
-        s.push_str("</table>");
+        workload(&mut s, m, w);
     }
-    if !m.costs.is_empty() {
-        let _ = write!(s, "<h2>Cost per million transactions ({})</h2><table><tr><th class=\"l\">workload</th><th class=\"l\">variant</th><th>peak tps</th><th>at threads</th><th>on demand</th><th>reserved</th></tr>", escape(&m.costs[0].platform));
-        for c in &m.costs {
-            let _ = write!(
-                s,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{}</td><td>{:.4}</td><td>{}</td></tr>",
-                escape(&c.workload),
-                escape(&c.variant),
-                c.peak_tps,
-                c.peak_threads,
-                c.on_demand_per_million,
-                c.reserved_per_million.map_or("-".into(), |r| format!("{r:.4}"))
-            );
+    let memory = memory_charts(m);
+    if !memory.is_empty() {
+        s.push_str("<h2>Server memory</h2>");
+        for c in &memory {
+            figure(&mut s, c);
         }
-        s.push_str("</table>");
     }
-    if !m.problems.is_empty() {
-        s.push_str("<h2>Runs without a figure</h2><table><tr><th class=\"l\">variant</th><th class=\"l\">workload</th><th>threads</th><th class=\"l\">status</th><th class=\"l\">reason</th></tr>");
-        for p in &m.problems {
-            let _ = write!(
-                s,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l bad\">{}</td><td class=\"l\">{}</td></tr>",
-                escape(&p.variant),
-                escape(&p.workload),
-                p.threads,
-                escape(&p.status),
-                escape(p.reason.lines().next().unwrap_or(""))
-            );
-        }
-        s.push_str("</table>");
-    }
+    costs(&mut s, m);
+    probes(&mut s, m);
+    runs_to_read_with_care(&mut s, m);
+    environment(&mut s, m);
     let _ = write!(
         s,
         "<p><small>bakeoff {}</small></p></body></html>",

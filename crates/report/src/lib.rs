@@ -1,25 +1,33 @@
 //! Reports: a study's stored results as a performance engineer reads them.
 //!
-//! - [`build`] turns the stored runs into a [`Model`]: per workload, one throughput curve per
+//! - [`build`] turns the stored runs (of one study, or of the same study on several machines
+//!   after `bakeoff merge`) into a [`Model`]: per workload, one throughput curve per
 //!   variant (every repetition kept), each curve's peak, saturation point and drop at the top;
 //!   every variant against a baseline at every thread count, the ratio with a 95% confidence
 //!   interval from the repetitions and whether it is significant; the runs that failed, with why.
+//!   Each curve also keeps its latency percentiles, server CPU per transaction and a typical
+//!   run's ticks; the model adds server memory over time, costs, host probes and manifests.
 //! - [`compare_table`] renders the comparison as text for the terminal; [`html`] as one
-//!   self-contained page with a [`throughput_chart`] (SVG) per workload.
+//!   self-contained page; [`charts`] every chart as SVG.
 //!
 //! What it must not do: open files, print or exit; the CLI does.
 
+mod analysis;
+mod build;
+mod environment;
 mod html;
 mod model;
+mod png;
 mod stats;
 mod svg;
 
+pub use analysis::analyse;
+pub use build::{build, Options, Source, StudySource};
 pub use html::html;
-pub use model::{
-    analyse, build, Analysis, Comparison, Curve, Model, Point, Problem, WorkloadModel,
-};
+pub use model::*;
+pub use png::Rasterizer;
 pub use stats::{mean_sd, ratio_ci};
-pub use svg::throughput_chart;
+pub use svg::{charts, Chart};
 
 use std::fmt::Write;
 
@@ -37,8 +45,8 @@ pub fn compare_table(m: &Model) -> String {
         let _ = writeln!(s, "\n{}", w.label);
         let _ = writeln!(
             s,
-            "  {:>7}  {:<36} {:>12} {:>6}  {:>8}  {:<19} {}",
-            "threads", "variant", "tps", "cv", "ratio", "95% interval", ""
+            "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  95% interval",
+            "threads", "variant", "tps", "cv", "p99 ms", "ratio"
         );
         for r in m.table(w) {
             let (ratio, ci, mark) = match r.comparison {
@@ -54,11 +62,12 @@ pub fn compare_table(m: &Model) -> String {
             let p = r.point;
             let _ = writeln!(
                 s,
-                "  {:>7}  {:<36} {:>12.1} {:>5.1}%  {:>8}  {:<19} {mark}",
+                "  {:>7}  {:<36} {:>12.1} {:>5.1}% {:>9.2}  {:>8}  {:<19} {mark}",
                 r.threads,
                 r.variant,
                 p.mean_tps,
                 p.cv * 100.0,
+                p.latency.p99_ms,
                 ratio,
                 ci
             );
@@ -66,27 +75,37 @@ pub fn compare_table(m: &Model) -> String {
         let _ = writeln!(s, "  curves:");
         for c in &w.curves {
             let a = &c.analysis;
+            let within = a.best_within_p99.as_ref().map_or(
+                format!("no thread count keeps p99 within {} ms", m.p99_limit_ms),
+                |b| {
+                    format!(
+                        "best with p99 within {} ms: {:.1} tps at {} threads",
+                        m.p99_limit_ms, b.tps, b.threads
+                    )
+                },
+            );
             let _ = writeln!(
                 s,
-                "    {:<36} peak {:.1} tps at {} threads; 95% of it from {} threads; {:.1}% below peak at the highest count",
+                "    {:<36} peak {:.1} tps at {} threads; 95% of it from {} threads; {:.1}% below peak at the highest count; {within}",
                 c.variant, a.peak_tps, a.peak_threads, a.saturation_threads, a.drop_at_max_pct
             );
         }
     }
     if !m.costs.is_empty() {
-        let _ = writeln!(
-            s,
-            "\ncost per million transactions at each curve's peak ({}):",
-            m.costs[0].platform
-        );
+        let _ = writeln!(s, "\ncost per million transactions at each curve's peak:");
         for c in &m.costs {
             let reserved = c
                 .reserved_per_million
                 .map_or(String::new(), |r| format!(", reserved {r:.4}"));
             let _ = writeln!(
                 s,
-                "  {} | {}: on demand {:.4}{reserved} ({:.1} tps at {} threads)",
-                c.workload, c.variant, c.on_demand_per_million, c.peak_tps, c.peak_threads
+                "  {} | {} on {}: on demand {:.4}{reserved} ({:.1} tps at {} threads)",
+                c.workload,
+                c.variant,
+                c.platform,
+                c.on_demand_per_million,
+                c.peak_tps,
+                c.peak_threads
             );
         }
     }
@@ -95,12 +114,23 @@ pub fn compare_table(m: &Model) -> String {
         for p in &m.problems {
             let _ = writeln!(
                 s,
-                "  {} | {} | {} threads: {} ({})",
+                "  {} | {} | {} threads | repetition {}: {} ({})",
                 p.variant,
                 p.workload,
                 p.threads,
+                p.repetition,
                 p.status,
                 p.reason.lines().next().unwrap_or("")
+            );
+        }
+    }
+    if !m.warnings.is_empty() {
+        let _ = writeln!(s, "\nto read with care:");
+        for w in &m.warnings {
+            let _ = writeln!(
+                s,
+                "  {} | {} | {} threads | repetition {}: {}",
+                w.variant, w.workload, w.threads, w.repetition, w.text
             );
         }
     }

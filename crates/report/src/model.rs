@@ -1,14 +1,21 @@
 //! The report's data: the stored runs of a study arranged as curves (throughput against
-//! threads, one per variant, per workload), compared against a baseline variant, and analysed.
+//! threads, one per variant, per workload), compared against a baseline variant, analysed,
+//! priced, with the series over time and the environment they ran in. Plain data, serialised
+//! as is by `bakeoff compare --format json` and snapshot-tested.
 
-use std::collections::BTreeMap;
-
-use bakeoff_store::Row;
 use serde::Serialize;
 
-use crate::stats::{mean_sd, ratio_ci};
+/// Latency percentiles of one cell: for each, the median over its repetitions.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Latency {
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
 
-/// One thread count of one variant's curve: every repetition's figures.
+/// One thread count of one variant's curve: every repetition's throughput, and the medians of
+/// the rest.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Point {
     pub threads: u32,
@@ -16,15 +23,21 @@ pub struct Point {
     pub mean_tps: f64,
     /// Run-to-run variation: standard deviation over mean (0 with one repetition).
     pub cv: f64,
-    /// Median over repetitions of each run's p99.
-    pub p99_ms: f64,
+    pub latency: Latency,
+    /// Server CPU (user + sys) per transaction, median over repetitions; None without
+    /// telemetry (a server bakeoff did not start).
+    pub server_cpu_us_per_event: Option<f64>,
+    /// Server RSS growth over the run, median, in MiB.
+    pub rss_growth_mib: Option<f64>,
+    /// Repetitions whose client used 90% or more of its CPUs: the figure may be the client's.
+    pub client_bound_runs: u32,
 }
 
+/// The highest mean throughput among thread counts whose p99 stays within a limit.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Curve {
-    pub variant: String,
-    pub points: Vec<Point>,
-    pub analysis: Analysis,
+pub struct Best {
+    pub tps: f64,
+    pub threads: u32,
 }
 
 /// What a performance engineer reads off a throughput curve.
@@ -36,6 +49,36 @@ pub struct Analysis {
     pub saturation_threads: u32,
     /// How far the highest thread count falls below the peak, in percent.
     pub drop_at_max_pct: f64,
+    /// The best throughput with p99 within the model's `p99_limit_ms`; None if no thread count
+    /// meets it.
+    pub best_within_p99: Option<Best>,
+}
+
+/// One tick (report interval) of a run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Tick {
+    pub t: f64,
+    pub tps: f64,
+    pub p99_ms: f64,
+}
+
+/// A cell's run over time: the repetition with the median throughput, so a stall or a warmup
+/// seen here is typical of the cell, not its outlier.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TickSeries {
+    pub threads: u32,
+    pub repetition: u32,
+    pub ticks: Vec<Tick>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Curve {
+    pub variant: String,
+    /// CPUs the variant's servers may use (all instances together), where the study set them.
+    pub cpus: Option<u32>,
+    pub points: Vec<Point>,
+    pub analysis: Analysis,
+    pub series: Vec<TickSeries>,
 }
 
 /// One variant against the baseline at one thread count.
@@ -69,6 +112,137 @@ impl WorkloadModel {
         t.dedup();
         t
     }
+
+    /// The CPU counts of its curves when they differ (CPUs are an axis of the study), else
+    /// empty.
+    pub fn cpu_counts(&self) -> Vec<u32> {
+        let mut c: Vec<u32> = self.curves.iter().filter_map(|c| c.cpus).collect();
+        c.sort_unstable();
+        c.dedup();
+        if c.len() > 1 {
+            c
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The same workload with only the curves of `cpus` CPUs.
+    pub fn with_cpus(&self, cpus: u32) -> WorkloadModel {
+        WorkloadModel {
+            label: format!(
+                "{} on {cpus} CPU{}",
+                self.label,
+                if cpus == 1 { "" } else { "s" }
+            ),
+            curves: self
+                .curves
+                .iter()
+                .filter(|c| c.cpus == Some(cpus))
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+/// A run that did not give a figure, with why.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Problem {
+    pub variant: String,
+    pub workload: String,
+    pub threads: u32,
+    pub repetition: u32,
+    pub status: String,
+    pub reason: String,
+}
+
+/// A run that gave a figure to read with care.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Warning {
+    pub variant: String,
+    pub workload: String,
+    pub threads: u32,
+    pub repetition: u32,
+    pub text: String,
+}
+
+/// What a million transactions cost at a curve's peak, on the platform it ran on.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Cost {
+    pub workload: String,
+    pub variant: String,
+    pub platform: String,
+    pub peak_tps: f64,
+    pub peak_threads: u32,
+    pub on_demand_per_million: f64,
+    pub reserved_per_million: Option<f64>,
+}
+
+/// One point of a variant's server memory over the study.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MemoryPoint {
+    /// Seconds since the variant's first stored run began.
+    pub t: f64,
+    pub rss_mib: f64,
+    pub vsz_mib: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MemorySeries {
+    pub variant: String,
+    pub points: Vec<MemoryPoint>,
+}
+
+/// Where a variant ran, from its first run's manifest.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Environment {
+    pub variant: String,
+    pub host: serde_json::Value,
+    pub server_binary: String,
+    pub server_version: String,
+    pub bakeoff_version: String,
+    /// What the server lab verified on the running process: allocator, CPUs, NUMA, settings.
+    pub checks: Vec<serde_json::Value>,
+}
+
+/// A server variable whose value differs between variants: usually the point of the study,
+/// sometimes the reason a comparison is unfair.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct VariableDiff {
+    pub name: String,
+    /// (variant, value) for every variant; "-" where the server had no such variable.
+    pub values: Vec<(String, String)>,
+}
+
+/// A host probe's figure, measured with the study.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ProbeFigure {
+    pub origin: String,
+    pub probe: String,
+    pub threads: u32,
+    pub figure: f64,
+    pub unit: String,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Model {
+    pub study: String,
+    pub baseline: String,
+    /// Every variant, in the study's order (several machines': one after the other). A
+    /// variant keeps its colour in every chart by its place here.
+    pub variants: Vec<String>,
+    /// The latency limit `Analysis::best_within_p99` holds to.
+    pub p99_limit_ms: f64,
+    pub workloads: Vec<WorkloadModel>,
+    pub comparisons: Vec<Comparison>,
+    pub problems: Vec<Problem>,
+    pub warnings: Vec<Warning>,
+    /// Empty unless a study has a price table and says which platform it ran on.
+    pub costs: Vec<Cost>,
+    pub memory: Vec<MemorySeries>,
+    pub environments: Vec<Environment>,
+    pub variable_diffs: Vec<VariableDiff>,
+    pub probes: Vec<ProbeFigure>,
 }
 
 /// One line of a comparison table: a variant at a thread count, and how it compares with the
@@ -102,236 +276,5 @@ impl Model {
             }
         }
         rows
-    }
-}
-
-/// A run that did not give a figure, with why.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Problem {
-    pub variant: String,
-    pub workload: String,
-    pub threads: u32,
-    pub status: String,
-    pub reason: String,
-}
-
-/// What a million transactions cost on this machine at a curve's peak.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Cost {
-    pub workload: String,
-    pub variant: String,
-    pub platform: String,
-    pub peak_tps: f64,
-    pub peak_threads: u32,
-    pub on_demand_per_million: f64,
-    pub reserved_per_million: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Model {
-    pub study: String,
-    pub baseline: String,
-    pub workloads: Vec<WorkloadModel>,
-    pub comparisons: Vec<Comparison>,
-    pub problems: Vec<Problem>,
-    /// Empty unless the study has a price table and says which platform this machine is.
-    pub costs: Vec<Cost>,
-}
-
-impl Model {
-    /// Price every curve's peak from the study's spec (its `prices` and `platform`, as the
-    /// study runner stored them): hourly price / (peak transactions per hour) x 1e6.
-    pub fn with_costs(mut self, spec_json: &str) -> Model {
-        let Ok(spec) = serde_json::from_str::<serde_json::Value>(spec_json) else {
-            return self;
-        };
-        let Some(platform) = spec["platform"].as_str() else {
-            return self;
-        };
-        let Some(price) = spec["prices"]
-            .as_array()
-            .and_then(|ps| ps.iter().find(|p| p["platform"] == platform))
-        else {
-            return self;
-        };
-        let Some(od) = price["on_demand_per_hour"].as_f64() else {
-            return self;
-        };
-        let rs = price["reserved_per_hour"].as_f64();
-        let per_million = |hourly: f64, tps: f64| hourly / (tps * 3600.0) * 1e6;
-        for w in &self.workloads {
-            for c in &w.curves {
-                let a = &c.analysis;
-                if a.peak_tps > 0.0 {
-                    self.costs.push(Cost {
-                        workload: w.label.clone(),
-                        variant: c.variant.clone(),
-                        platform: platform.to_string(),
-                        peak_tps: a.peak_tps,
-                        peak_threads: a.peak_threads,
-                        on_demand_per_million: per_million(od, a.peak_tps),
-                        reserved_per_million: rs.map(|r| per_million(r, a.peak_tps)),
-                    });
-                }
-            }
-        }
-        self
-    }
-}
-
-fn text(r: &Row, k: &str) -> String {
-    r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string()
-}
-
-fn num(r: &Row, k: &str) -> f64 {
-    r.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0)
-}
-
-/// Build the model from a study's run rows (as `Store::runs` gives them). Only runs with
-/// status ok enter a curve; the rest are listed as problems. `baseline`: a variant name, or
-/// the first variant.
-pub fn build(study: &str, rows: &[Row], baseline: Option<&str>) -> Result<Model, String> {
-    // workload -> variant -> threads -> (tps per repetition, p99s); BTreeMaps keyed by the
-    // study's own indexes keep the file's order.
-    type Cell = (Vec<f64>, Vec<f64>);
-    let mut data: BTreeMap<(i64, String), BTreeMap<(i64, String), BTreeMap<u32, Cell>>> =
-        BTreeMap::new();
-    let mut problems = Vec::new();
-    for r in rows {
-        let (w, v, t) = (
-            text(r, "workload_label"),
-            text(r, "variant_name"),
-            num(r, "threads") as u32,
-        );
-        if text(r, "status") != "ok" {
-            problems.push(Problem {
-                variant: v,
-                workload: w,
-                threads: t,
-                status: text(r, "status"),
-                reason: text(r, "reason"),
-            });
-            continue;
-        }
-        let cell = data
-            .entry((num(r, "workload") as i64, w))
-            .or_default()
-            .entry((num(r, "variant") as i64, v))
-            .or_default()
-            .entry(t)
-            .or_default();
-        cell.0.push(num(r, "tps"));
-        cell.1.push(num(r, "p99_ms"));
-    }
-    let variants: Vec<String> = {
-        let mut all: BTreeMap<i64, String> = BTreeMap::new();
-        for wl in data.values() {
-            for (i, v) in wl.keys() {
-                all.insert(*i, v.clone());
-            }
-        }
-        all.into_values().collect()
-    };
-    let baseline = match baseline {
-        Some(b) if variants.iter().any(|v| v == b) => b.to_string(),
-        Some(b) => {
-            return Err(format!(
-                "no variant named '{b}' in study {study}; variants: {}",
-                variants.join(", ")
-            ))
-        }
-        None => variants.first().cloned().unwrap_or_default(),
-    };
-    let mut workloads = Vec::new();
-    let mut comparisons = Vec::new();
-    for ((_, label), wl) in &data {
-        let curves: Vec<Curve> = wl
-            .iter()
-            .map(|((_, variant), pts)| {
-                let points: Vec<Point> = pts
-                    .iter()
-                    .map(|(threads, (tps, p99))| {
-                        let (mean, sd) = mean_sd(tps);
-                        Point {
-                            threads: *threads,
-                            tps: tps.clone(),
-                            mean_tps: mean,
-                            cv: if mean > 0.0 { sd / mean } else { 0.0 },
-                            p99_ms: median(p99),
-                        }
-                    })
-                    .collect();
-                Curve {
-                    variant: variant.clone(),
-                    analysis: analyse(&points),
-                    points,
-                }
-            })
-            .collect();
-        if let Some(base) = curves.iter().find(|c| c.variant == baseline) {
-            for c in curves.iter().filter(|c| c.variant != baseline) {
-                for p in &c.points {
-                    let Some(b) = base.points.iter().find(|b| b.threads == p.threads) else {
-                        continue;
-                    };
-                    let (ratio, ci) = match ratio_ci(&b.tps, &p.tps) {
-                        Some((r, lo, hi)) => (r, Some((lo, hi))),
-                        None => (p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE), None),
-                    };
-                    comparisons.push(Comparison {
-                        workload: label.clone(),
-                        variant: c.variant.clone(),
-                        threads: p.threads,
-                        ratio,
-                        significant: ci.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0),
-                        ci,
-                    });
-                }
-            }
-        }
-        workloads.push(WorkloadModel {
-            label: label.clone(),
-            curves,
-        });
-    }
-    Ok(Model {
-        study: study.to_string(),
-        baseline,
-        workloads,
-        comparisons,
-        problems,
-        costs: Vec::new(),
-    })
-}
-
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-pub fn analyse(points: &[Point]) -> Analysis {
-    let peak = points
-        .iter()
-        .max_by(|a, b| a.mean_tps.total_cmp(&b.mean_tps));
-    let (peak_tps, peak_threads) = peak.map_or((0.0, 0), |p| (p.mean_tps, p.threads));
-    let saturation_threads = points
-        .iter()
-        .find(|p| p.mean_tps >= 0.95 * peak_tps)
-        .map_or(0, |p| p.threads);
-    let last = points.last().map_or(0.0, |p| p.mean_tps);
-    Analysis {
-        peak_tps,
-        peak_threads,
-        saturation_threads,
-        drop_at_max_pct: if peak_tps > 0.0 {
-            (peak_tps - last) / peak_tps * 100.0
-        } else {
-            0.0
-        },
     }
 }

@@ -1,14 +1,16 @@
 //! Charts as standalone SVG: no scripts, no fonts to fetch; values on hover through SVG
-//! `<title>` elements, which every browser shows as a tooltip.
+//! `<title>` elements, which every browser shows as a tooltip. One drawing routine
+//! ([`line_chart`]) for every chart; [`charts`] lists the charts a model gets, so the HTML page
+//! and `bakeoff report --charts` draw the same ones.
 
 use std::fmt::Write;
 
-use crate::model::WorkloadModel;
+use crate::model::{Model, WorkloadModel};
 
 const W: f64 = 760.0;
 const H: f64 = 440.0;
 const LEFT: f64 = 84.0;
-const RIGHT: f64 = 220.0;
+const RIGHT: f64 = 230.0;
 const TOP: f64 = 44.0;
 const BOTTOM: f64 = 64.0;
 /// Colour-blind-safe (Okabe-Ito), then repeated.
@@ -21,6 +23,41 @@ pub fn escape(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+/// A chart as the report draws it: `name` is its file stem with `--charts`.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    pub name: String,
+    pub title: String,
+    pub svg: String,
+}
+
+/// A point with what its tooltip says.
+struct Mark {
+    x: f64,
+    y: f64,
+    tip: String,
+}
+
+struct Line {
+    name: String,
+    colour: usize,
+    dashed: bool,
+    /// Shown in the legend (a dashed companion of a solid line is not).
+    legend: bool,
+    /// Joined by the line, each a hover target.
+    points: Vec<Mark>,
+    /// Drawn faintly, not joined: the repetitions behind a mean.
+    dots: Vec<Mark>,
+}
+
+struct Axes<'a> {
+    title: &'a str,
+    x_label: &'a str,
+    y_label: &'a str,
+    /// Thread counts: a log2 axis with a tick at each.
+    x_ticks: Option<Vec<f64>>,
 }
 
 /// A round step for about five axis ticks up to `max`.
@@ -40,33 +77,50 @@ fn step(max: f64) -> f64 {
 fn si(v: f64) -> String {
     if v >= 1e6 {
         format!("{:.1}M", v / 1e6)
-    } else if v >= 1e3 {
+    } else if v >= 1e4 {
         format!("{:.0}k", v / 1e3)
-    } else {
+    } else if v >= 1e3 {
+        format!("{}k", format!("{:.1}", v / 1e3).trim_end_matches(".0"))
+    } else if v.fract() == 0.0 {
         format!("{v:.0}")
+    } else {
+        // Ticks are round steps: 2.5, 0.25, 0.1, never 2.50.
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 
-/// Throughput against client threads (log2 axis), one line per variant through the means, every
-/// repetition as a dot so the spread shows.
-pub fn throughput_chart(w: &WorkloadModel) -> String {
-    let threads = w.threads();
-    let (tmin, tmax) = (
-        threads.first().copied().unwrap_or(1) as f64,
-        threads.last().copied().unwrap_or(1) as f64,
-    );
-    let ymax = w
-        .curves
-        .iter()
-        .flat_map(|c| c.points.iter().flat_map(|p| p.tps.iter().copied()))
-        .fold(0.0, f64::max);
+fn short(name: &str) -> String {
+    if name.chars().count() > 28 {
+        format!("{}…", name.chars().take(27).collect::<String>())
+    } else {
+        name.to_string()
+    }
+}
+
+fn line_chart(axes: &Axes, lines: &[Line]) -> String {
+    let all = || {
+        lines
+            .iter()
+            .flat_map(|l| l.points.iter().chain(l.dots.iter()))
+    };
+    let log = axes.x_ticks.is_some();
+    let fx = |x: f64| if log { x.max(1e-9).log2() } else { x };
+    let (xmin, xmax) = match &axes.x_ticks {
+        Some(t) => (
+            fx(t.first().copied().unwrap_or(1.0)),
+            fx(t.last().copied().unwrap_or(1.0)),
+        ),
+        None => (0.0, all().map(|m| m.x).fold(0.0, f64::max)),
+    };
+    let ymax = all().map(|m| m.y).fold(0.0, f64::max);
     let ystep = step(ymax);
     // A little headroom: a point at the very top would sit on the frame.
     let ytop = (ymax * 1.05 / ystep).ceil().max(1.0) * ystep;
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-    let x = |t: f64| {
-        if tmax > tmin {
-            LEFT + (t.log2() - tmin.log2()) / (tmax.log2() - tmin.log2()) * pw
+    let x = |v: f64| {
+        if xmax > xmin {
+            LEFT + (fx(v) - xmin) / (xmax - xmin) * pw
         } else {
             LEFT + pw / 2.0
         }
@@ -75,119 +129,410 @@ pub fn throughput_chart(w: &WorkloadModel) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="sans-serif" font-size="12"><title>{0}</title><rect x="0" y="0" width="{W}" height="{H}" fill="white"/><text x="{LEFT}" y="24" font-size="15" font-weight="bold">{0}</text>"#,
+        escape(axes.title)
     );
-    let _ = write!(
-        s,
-        r#"<title>{}: throughput vs client threads</title>"#,
-        escape(&w.label)
-    );
-    let _ = write!(
-        s,
-        r#"<rect x="0" y="0" width="{W}" height="{H}" fill="white"/>"#
-    );
-    let _ = write!(
-        s,
-        r#"<text x="{LEFT}" y="24" font-size="15" font-weight="bold">{}</text>"#,
-        escape(&w.label)
-    );
-    // Grid and y ticks.
     let mut v = 0.0;
     while v <= ytop + ystep / 2.0 {
         let yy = y(v);
         let _ = write!(
             s,
-            r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/>"##,
-            LEFT + pw
-        );
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT + pw,
             LEFT - 8.0,
             yy + 4.0,
             si(v)
         );
         v += ystep;
     }
-    for t in &threads {
-        let xx = x(*t as f64);
+    let xticks: Vec<f64> = axes.x_ticks.clone().unwrap_or_else(|| {
+        let st = step(xmax);
+        (0..)
+            .map(|i| i as f64 * st)
+            .take_while(|t| *t <= xmax + st / 2.0)
+            .collect()
+    });
+    for t in xticks {
+        let xx = x(t);
         let _ = write!(
             s,
-            r##"<line x1="{xx:.1}" y1="{TOP}" x2="{xx:.1}" y2="{:.1}" stroke="#eee"/>"##,
-            TOP + ph
-        );
-        let _ = write!(
-            s,
-            r#"<text x="{xx:.1}" y="{:.1}" text-anchor="middle">{t}</text>"#,
-            TOP + ph + 18.0
+            r##"<line x1="{xx:.1}" y1="{TOP}" x2="{xx:.1}" y2="{:.1}" stroke="#eee"/><text x="{xx:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+            TOP + ph,
+            TOP + ph + 18.0,
+            si(t)
         );
     }
     let _ = write!(
         s,
-        r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#444"/>"##
-    );
-    let _ = write!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">client threads (log2 scale)</text>"#,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#444"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text transform="translate(20 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"##,
         LEFT + pw / 2.0,
-        H - 18.0
+        H - 18.0,
+        escape(axes.x_label),
+        TOP + ph / 2.0,
+        escape(axes.y_label)
     );
-    let _ = write!(
-        s,
-        r#"<text transform="translate(20 {:.1}) rotate(-90)" text-anchor="middle">throughput (transactions/s)</text>"#,
-        TOP + ph / 2.0
-    );
-    for (i, c) in w.curves.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
-        let path: Vec<String> = c
+    let mut legend_row = 0;
+    for l in lines {
+        let colour = COLOURS[l.colour % COLOURS.len()];
+        let dash = if l.dashed {
+            r#" stroke-dasharray="6 4""#
+        } else {
+            ""
+        };
+        let path: Vec<String> = l
             .points
             .iter()
-            .map(|p| format!("{:.1},{:.1}", x(p.threads as f64), y(p.mean_tps)))
+            .map(|m| format!("{:.1},{:.1}", x(m.x), y(m.y)))
             .collect();
         let _ = write!(
             s,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"/>"#,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
             path.join(" ")
         );
-        for p in &c.points {
-            for (rep, tps) in p.tps.iter().enumerate() {
-                let _ = write!(
-                    s,
-                    r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{colour}" fill-opacity="0.45"><title>{}, {} threads, repetition {}: {tps:.1} tps</title></circle>"#,
-                    x(p.threads as f64),
-                    y(*tps),
-                    escape(&c.variant),
-                    p.threads,
-                    rep + 1
-                );
-            }
+        for m in &l.dots {
             let _ = write!(
                 s,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="{colour}"><title>{}, {} threads: mean {:.1} tps over {} run(s), cv {:.1}%, p99 {:.2} ms</title></circle>"#,
-                x(p.threads as f64),
-                y(p.mean_tps),
-                escape(&c.variant),
-                p.threads,
-                p.mean_tps,
-                p.tps.len(),
-                p.cv * 100.0,
-                p.p99_ms
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{colour}" fill-opacity="0.45"><title>{}</title></circle>"#,
+                x(m.x),
+                y(m.y),
+                escape(&m.tip)
             );
         }
-        let ly = TOP + 14.0 + i as f64 * 20.0;
-        let lx = LEFT + pw + 16.0;
-        let _ = write!(
-            s,
-            r#"<rect x="{lx:.1}" y="{:.1}" width="14" height="4" fill="{colour}"/>"#,
-            ly - 6.0
-        );
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{ly:.1}">{}</text>"#,
-            lx + 20.0,
-            escape(&c.variant)
-        );
+        // Many points (a series over time) get small hover targets, few get markers.
+        let r = if l.points.len() > 40 { 1.5 } else { 4.0 };
+        for m in &l.points {
+            let _ = write!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="{r}" fill="{colour}"><title>{}</title></circle>"#,
+                x(m.x),
+                y(m.y),
+                escape(&m.tip)
+            );
+        }
+        if l.legend {
+            let ly = TOP + 14.0 + legend_row as f64 * 20.0;
+            let lx = LEFT + pw + 16.0;
+            legend_row += 1;
+            let _ = write!(
+                s,
+                r#"<rect x="{lx:.1}" y="{:.1}" width="14" height="4" fill="{colour}"/><text x="{:.1}" y="{ly:.1}"><title>{}</title>{}</text>"#,
+                ly - 6.0,
+                lx + 20.0,
+                escape(&l.name),
+                escape(&short(&l.name))
+            );
+        }
     }
     s.push_str("</svg>");
     s
+}
+
+/// A variant's colour: its place among all the model's variants, the same in every chart.
+fn colour(variants: &[String], name: &str) -> usize {
+    variants.iter().position(|v| v == name).unwrap_or(0)
+}
+
+fn thread_ticks(w: &WorkloadModel) -> Option<Vec<f64>> {
+    Some(w.threads().into_iter().map(f64::from).collect())
+}
+
+/// Throughput against client threads (log2 axis), one line per variant through the means, every
+/// repetition as a dot so the spread shows.
+pub fn throughput_chart(w: &WorkloadModel, variants: &[String]) -> String {
+    let lines: Vec<Line> = w
+        .curves
+        .iter()
+        .map(|c| Line {
+            name: c.variant.clone(),
+            colour: colour(variants, &c.variant),
+            dashed: false,
+            legend: true,
+            points: c
+                .points
+                .iter()
+                .map(|p| Mark {
+                    x: p.threads.into(),
+                    y: p.mean_tps,
+                    tip: format!(
+                        "{}, {} threads: mean {:.1} tps over {} run(s), cv {:.1}%, p99 {:.2} ms",
+                        c.variant,
+                        p.threads,
+                        p.mean_tps,
+                        p.tps.len(),
+                        p.cv * 100.0,
+                        p.latency.p99_ms
+                    ),
+                })
+                .collect(),
+            dots: c
+                .points
+                .iter()
+                .flat_map(|p| {
+                    p.tps.iter().enumerate().map(move |(rep, tps)| Mark {
+                        x: p.threads.into(),
+                        y: *tps,
+                        tip: format!(
+                            "{}, {} threads, repetition {}: {tps:.1} tps",
+                            c.variant,
+                            p.threads,
+                            rep + 1
+                        ),
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    line_chart(
+        &Axes {
+            title: &format!("{}: throughput", w.label),
+            x_label: "client threads (log2 scale)",
+            y_label: "throughput (transactions/s)",
+            x_ticks: thread_ticks(w),
+        },
+        &lines,
+    )
+}
+
+/// p99 (solid) and p50 (dashed) latency against client threads, per variant.
+fn latency_chart(w: &WorkloadModel, variants: &[String]) -> String {
+    let mut lines = Vec::new();
+    for c in &w.curves {
+        for (pct, dashed) in [("p99", false), ("p50", true)] {
+            lines.push(Line {
+                name: c.variant.clone(),
+                colour: colour(variants, &c.variant),
+                dashed,
+                legend: !dashed,
+                points: c
+                    .points
+                    .iter()
+                    .map(|p| {
+                        let l = &p.latency;
+                        Mark {
+                            x: p.threads.into(),
+                            y: if dashed { l.p50_ms } else { l.p99_ms },
+                            tip: format!(
+                                "{}, {} threads, {pct}: p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+                                c.variant, p.threads, l.p50_ms, l.p95_ms, l.p99_ms, l.max_ms
+                            ),
+                        }
+                    })
+                    .collect(),
+                dots: Vec::new(),
+            });
+        }
+    }
+    line_chart(
+        &Axes {
+            title: &format!("{}: latency (p99 solid, p50 dashed)", w.label),
+            x_label: "client threads (log2 scale)",
+            y_label: "latency (ms)",
+            x_ticks: thread_ticks(w),
+        },
+        &lines,
+    )
+}
+
+/// Server CPU (user + sys) per transaction against client threads: what a transaction costs
+/// the server as concurrency grows. None when no run has server telemetry.
+fn server_cpu_chart(w: &WorkloadModel, variants: &[String]) -> Option<String> {
+    let lines: Vec<Line> = w
+        .curves
+        .iter()
+        .map(|c| Line {
+            name: c.variant.clone(),
+            colour: colour(variants, &c.variant),
+            dashed: false,
+            legend: true,
+            points: c
+                .points
+                .iter()
+                .filter_map(|p| {
+                    let us = p.server_cpu_us_per_event?;
+                    Some(Mark {
+                        x: p.threads.into(),
+                        y: us,
+                        tip: format!(
+                            "{}, {} threads: {us:.1} us server CPU per transaction",
+                            c.variant, p.threads
+                        ),
+                    })
+                })
+                .collect(),
+            dots: Vec::new(),
+        })
+        .collect();
+    lines.iter().any(|l| !l.points.is_empty()).then(|| {
+        line_chart(
+            &Axes {
+                title: &format!("{}: server CPU per transaction", w.label),
+                x_label: "client threads (log2 scale)",
+                y_label: "server CPU, user + sys (us per transaction)",
+                x_ticks: thread_ticks(w),
+            },
+            &lines,
+        )
+    })
+}
+
+/// Throughput or p99 over a run, per variant, at `threads`: the typical repetition's ticks.
+fn ticks_chart(w: &WorkloadModel, variants: &[String], threads: u32, p99: bool) -> Option<String> {
+    let lines: Vec<Line> = w
+        .curves
+        .iter()
+        .filter_map(|c| {
+            let s = c.series.iter().find(|s| s.threads == threads)?;
+            Some(Line {
+                name: c.variant.clone(),
+                colour: colour(variants, &c.variant),
+                dashed: false,
+                legend: true,
+                points: s
+                    .ticks
+                    .iter()
+                    .map(|t| Mark {
+                        x: t.t,
+                        y: if p99 { t.p99_ms } else { t.tps },
+                        tip: format!(
+                            "{}, repetition {}, {:.0} s: {:.1} tps, p99 {:.2} ms",
+                            c.variant, s.repetition, t.t, t.tps, t.p99_ms
+                        ),
+                    })
+                    .collect(),
+                dots: Vec::new(),
+            })
+        })
+        .filter(|l| !l.points.is_empty())
+        .collect();
+    let what = if p99 { "p99" } else { "throughput" };
+    (!lines.is_empty()).then(|| {
+        line_chart(
+            &Axes {
+                title: &format!("{} at {threads} threads: {what} over time", w.label),
+                x_label: "seconds into the run",
+                y_label: if p99 {
+                    "p99 latency (ms)"
+                } else {
+                    "throughput (transactions/s)"
+                },
+                x_ticks: None,
+            },
+            &lines,
+        )
+    })
+}
+
+/// Server RSS or VSZ over the study, per variant.
+fn memory_chart(m: &Model, vsz: bool) -> Option<String> {
+    let lines: Vec<Line> = m
+        .memory
+        .iter()
+        .map(|s| Line {
+            name: s.variant.clone(),
+            colour: colour(&m.variants, &s.variant),
+            dashed: false,
+            legend: true,
+            points: s
+                .points
+                .iter()
+                .map(|p| Mark {
+                    x: p.t,
+                    y: if vsz { p.vsz_mib } else { p.rss_mib },
+                    tip: format!(
+                        "{}, {:.0} s: RSS {:.1} MiB, VSZ {:.1} MiB",
+                        s.variant, p.t, p.rss_mib, p.vsz_mib
+                    ),
+                })
+                .collect(),
+            dots: Vec::new(),
+        })
+        .filter(|l| !l.points.is_empty())
+        .collect();
+    let what = if vsz { "VSZ" } else { "RSS" };
+    (!lines.is_empty()).then(|| {
+        line_chart(
+            &Axes {
+                title: &format!("server {what} over the study"),
+                x_label: "seconds since the variant's first run",
+                y_label: &format!("server {what} (MiB)"),
+                x_ticks: None,
+            },
+            &lines,
+        )
+    })
+}
+
+/// A file stem from a label: letters and digits kept, the rest '_'.
+fn stem(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// The charts of one workload, in the order the report shows them; those over time come last.
+pub fn workload_charts(w: &WorkloadModel, variants: &[String]) -> Vec<Chart> {
+    let base = stem(&w.label);
+    let mut out = vec![Chart {
+        name: format!("{base}-throughput"),
+        title: format!("{}: throughput", w.label),
+        svg: throughput_chart(w, variants),
+    }];
+    for cpus in w.cpu_counts() {
+        let sub = w.with_cpus(cpus);
+        out.push(Chart {
+            name: format!("{base}-throughput-{cpus}cpus"),
+            title: format!("{}: throughput", sub.label),
+            svg: throughput_chart(&sub, variants),
+        });
+    }
+    out.push(Chart {
+        name: format!("{base}-latency"),
+        title: format!("{}: latency", w.label),
+        svg: latency_chart(w, variants),
+    });
+    if let Some(svg) = server_cpu_chart(w, variants) {
+        out.push(Chart {
+            name: format!("{base}-server-cpu"),
+            title: format!("{}: server CPU per transaction", w.label),
+            svg,
+        });
+    }
+    for t in w.threads() {
+        for (p99, what) in [(false, "tps"), (true, "p99")] {
+            if let Some(svg) = ticks_chart(w, variants, t, p99) {
+                out.push(Chart {
+                    name: format!("{base}-{t}threads-{what}-over-time"),
+                    title: format!("{} at {t} threads: {what} over time", w.label),
+                    svg,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The study-wide charts: server memory over time.
+pub fn memory_charts(m: &Model) -> Vec<Chart> {
+    [(false, "rss"), (true, "vsz")]
+        .into_iter()
+        .filter_map(|(vsz, name)| {
+            Some(Chart {
+                name: format!("server-{name}"),
+                title: format!("server {} over the study", name.to_uppercase()),
+                svg: memory_chart(m, vsz)?,
+            })
+        })
+        .collect()
+}
+
+/// Every chart of the report.
+pub fn charts(m: &Model) -> Vec<Chart> {
+    let mut out: Vec<Chart> = m
+        .workloads
+        .iter()
+        .flat_map(|w| workload_charts(w, &m.variants))
+        .collect();
+    out.extend(memory_charts(m));
+    out
 }

@@ -1,0 +1,518 @@
+//! From stored rows to the [`Model`]: group runs into cells and curves, compare, analyse, price.
+
+use std::collections::BTreeMap;
+
+use bakeoff_store::{Row, Store};
+
+use crate::analysis::{analyse, median};
+use crate::environment::{environments, variable_diffs};
+use crate::model::*;
+use crate::stats::{mean_sd, ratio_ci};
+
+/// What a report is built from: the stored studies of one name. Several when results from
+/// different machines were merged; their variants are then told apart by platform (or host).
+pub struct Source {
+    pub name: String,
+    pub studies: Vec<StudySource>,
+}
+
+impl Source {
+    /// The studies named `study` (default: the newest study's name) in `store`, the newest
+    /// one from each machine: a merged database shows its machines side by side, and a study
+    /// restarted with --new shows only its latest results.
+    pub fn from_store(store: &Store, study: Option<&str>) -> Result<Source, String> {
+        let e = |e: bakeoff_store::StoreError| e.to_string();
+        let studies = store.studies().map_err(e)?;
+        let name = match study {
+            Some(n) => n.to_string(),
+            None => match studies.last() {
+                Some((_, n)) => n.clone(),
+                None => {
+                    return Err("holds no study yet; run one with bakeoff study run FILE".into())
+                }
+            },
+        };
+        let mut newest: BTreeMap<String, (i64, StudySource)> = BTreeMap::new();
+        for (id, _) in studies.iter().filter(|(_, n)| *n == name) {
+            let s = StudySource {
+                spec_json: store.study_spec(*id).map_err(e)?,
+                runs: store.runs(Some(*id)).map_err(e)?,
+                ticks: store.tick_rows(Some(*id)).map_err(e)?,
+                manifests: store.manifests(*id).map_err(e)?,
+                probes: store.probe_rows(Some(*id)).map_err(e)?,
+            };
+            newest.insert(s.origin(), (*id, s));
+        }
+        if newest.is_empty() {
+            let mut names: Vec<&str> = studies.iter().map(|(_, n)| n.as_str()).collect();
+            names.dedup();
+            return Err(format!(
+                "no study named '{name}'; it holds: {}",
+                names.join(", ")
+            ));
+        }
+        let mut chosen: Vec<(i64, StudySource)> = newest.into_values().collect();
+        chosen.sort_by_key(|(id, _)| *id);
+        Ok(Source {
+            name,
+            studies: chosen.into_iter().map(|(_, s)| s).collect(),
+        })
+    }
+}
+
+/// One stored study, as the store's row queries give it.
+#[derive(Default)]
+pub struct StudySource {
+    pub spec_json: String,
+    pub runs: Vec<Row>,
+    pub ticks: Vec<Row>,
+    pub manifests: Vec<Row>,
+    pub probes: Vec<Row>,
+}
+
+pub struct Options {
+    /// The variant everything is compared with; default the first.
+    pub baseline: Option<String>,
+    /// The p99 a throughput must keep to count as usable (`Analysis::best_within_p99`).
+    pub p99_limit_ms: f64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            baseline: None,
+            p99_limit_ms: 10.0,
+        }
+    }
+}
+
+pub(crate) fn text(r: &Row, k: &str) -> String {
+    r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string()
+}
+
+pub(crate) fn num(r: &Row, k: &str) -> f64 {
+    r.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0)
+}
+
+fn opt(r: &Row, k: &str) -> Option<f64> {
+    r.get(k).and_then(|v| v.as_f64())
+}
+
+impl StudySource {
+    fn spec(&self) -> serde_json::Value {
+        serde_json::from_str(&self.spec_json).unwrap_or_default()
+    }
+
+    /// What tells this study's results from another machine's: its platform label, else the
+    /// host it ran on.
+    pub fn origin(&self) -> String {
+        if let Some(p) = self.spec()["platform"].as_str() {
+            return p.to_string();
+        }
+        self.manifests
+            .iter()
+            .find_map(|m| {
+                let j: serde_json::Value = serde_json::from_str(&text(m, "manifest_json")).ok()?;
+                j["host"]["hostname"].as_str().map(str::to_string)
+            })
+            .unwrap_or_else(|| "unknown host".into())
+    }
+
+    /// CPUs the study's variant `index` may use, where it sets them: all instances' lists.
+    fn cpus(&self, index: i64) -> Option<u32> {
+        let spec = self.spec();
+        let instances = spec["variants"][index as usize]["instances"].as_array()?;
+        let lists: Vec<&str> = instances
+            .iter()
+            .filter_map(|i| i["cpus"].as_str())
+            .collect();
+        (!lists.is_empty()).then(|| lists.iter().map(|l| cpu_count(l)).sum())
+    }
+}
+
+/// How many CPUs a list like "0-3,8,10-11" names.
+fn cpu_count(list: &str) -> u32 {
+    list.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| match p.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) =
+                    (a.trim().parse().unwrap_or(0), b.trim().parse().unwrap_or(0));
+                b.saturating_sub(a) + 1
+            }
+            None => 1,
+        })
+        .sum()
+}
+
+/// A variant of a source study: which study, its index there, its name in the report.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct VariantKey {
+    pub study: usize,
+    pub index: i64,
+    pub name: String,
+}
+
+/// The report names of every study's variants: prefixed with the origin when there are
+/// several studies.
+pub(crate) fn variant_name(src: &Source, study: usize, name: &str, origins: &[String]) -> String {
+    if src.studies.len() > 1 {
+        format!("{} {name}", origins[study])
+    } else {
+        name.to_string()
+    }
+}
+
+/// Origins made unique: two databases from hosts of the same name are numbered.
+fn origins(src: &Source) -> Vec<String> {
+    let raw: Vec<String> = src.studies.iter().map(StudySource::origin).collect();
+    raw.iter()
+        .enumerate()
+        .map(|(i, o)| {
+            if raw.iter().filter(|x| *x == o).count() > 1 {
+                format!("{o}#{}", i + 1)
+            } else {
+                o.clone()
+            }
+        })
+        .collect()
+}
+
+/// A stored run, as a cell needs it.
+struct RunRef<'a> {
+    study: usize,
+    row: &'a Row,
+}
+
+type Cells<'a> = BTreeMap<(i64, String), BTreeMap<VariantKey, BTreeMap<u32, Vec<RunRef<'a>>>>>;
+
+/// Build the model. Only runs with status ok enter a curve; the rest are listed as problems.
+pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
+    let origins = origins(src);
+    let mut cells: Cells = BTreeMap::new();
+    let mut problems = Vec::new();
+    let mut warnings = Vec::new();
+    for (si, s) in src.studies.iter().enumerate() {
+        for r in &s.runs {
+            let variant = VariantKey {
+                study: si,
+                index: num(r, "variant") as i64,
+                name: variant_name(src, si, &text(r, "variant_name"), &origins),
+            };
+            let (workload, threads, repetition) = (
+                text(r, "workload_label"),
+                num(r, "threads") as u32,
+                num(r, "repetition") as u32,
+            );
+            if text(r, "status") != "ok" {
+                problems.push(Problem {
+                    variant: variant.name,
+                    workload,
+                    threads,
+                    repetition,
+                    status: text(r, "status"),
+                    reason: text(r, "reason"),
+                });
+                continue;
+            }
+            if num(r, "client_bound") != 0.0 {
+                warnings.push(Warning {
+                    variant: variant.name.clone(),
+                    workload: workload.clone(),
+                    threads,
+                    repetition,
+                    text: "client-bound: the client used 90% or more of its CPUs, so this figure may be the client's limit, not the server's".into(),
+                });
+            }
+            cells
+                .entry((num(r, "workload") as i64, workload))
+                .or_default()
+                .entry(variant)
+                .or_default()
+                .entry(threads)
+                .or_default()
+                .push(RunRef { study: si, row: r });
+        }
+    }
+    let variants: Vec<String> = {
+        let mut all: BTreeMap<VariantKey, ()> = BTreeMap::new();
+        for wl in cells.values() {
+            for k in wl.keys() {
+                all.insert(k.clone(), ());
+            }
+        }
+        all.into_keys().map(|k| k.name).collect()
+    };
+    let baseline = match opts.baseline.as_deref() {
+        Some(b) if variants.iter().any(|v| v == b) => b.to_string(),
+        Some(b) => {
+            return Err(format!(
+                "no variant named '{b}' in study {}; variants: {}",
+                src.name,
+                variants.join(", ")
+            ))
+        }
+        None => variants.first().cloned().unwrap_or_default(),
+    };
+    let ticks = ticks_by_run(src);
+    let mut workloads = Vec::new();
+    let mut comparisons = Vec::new();
+    for ((_, label), wl) in &cells {
+        let curves: Vec<Curve> = wl
+            .iter()
+            .map(|(v, pts)| curve(src, v, pts, &ticks, opts.p99_limit_ms))
+            .collect();
+        comparisons.extend(compare(label, &curves, &baseline));
+        workloads.push(WorkloadModel {
+            label: label.clone(),
+            curves,
+        });
+    }
+    let mut model = Model {
+        study: src.name.clone(),
+        baseline,
+        variants,
+        p99_limit_ms: opts.p99_limit_ms,
+        costs: Vec::new(),
+        memory: memory(src, &origins),
+        environments: environments(src, &origins),
+        variable_diffs: variable_diffs(src, &origins),
+        probes: probes(src, &origins),
+        workloads,
+        comparisons,
+        problems,
+        warnings,
+    };
+    model.costs = costs(src, &cells, &model);
+    Ok(model)
+}
+
+/// Each run's ticks, by (study, run id).
+fn ticks_by_run(src: &Source) -> BTreeMap<(usize, i64), Vec<Tick>> {
+    let mut by_run: BTreeMap<(usize, i64), Vec<Tick>> = BTreeMap::new();
+    for (si, s) in src.studies.iter().enumerate() {
+        for t in &s.ticks {
+            by_run
+                .entry((si, num(t, "run_id") as i64))
+                .or_default()
+                .push(Tick {
+                    t: num(t, "t"),
+                    tps: num(t, "tps"),
+                    p99_ms: num(t, "p99_ms"),
+                });
+        }
+    }
+    by_run
+}
+
+fn curve(
+    src: &Source,
+    v: &VariantKey,
+    pts: &BTreeMap<u32, Vec<RunRef>>,
+    ticks: &BTreeMap<(usize, i64), Vec<Tick>>,
+    p99_limit_ms: f64,
+) -> Curve {
+    let points: Vec<Point> = pts.iter().map(|(t, runs)| point(*t, runs)).collect();
+    let series = pts
+        .iter()
+        .filter_map(|(threads, runs)| {
+            let typical = typical_run(runs)?;
+            Some(TickSeries {
+                threads: *threads,
+                repetition: num(typical.row, "repetition") as u32,
+                ticks: ticks
+                    .get(&(typical.study, num(typical.row, "id") as i64))
+                    .cloned()
+                    .unwrap_or_default(),
+            })
+        })
+        .collect();
+    Curve {
+        variant: v.name.clone(),
+        cpus: src.studies[v.study].cpus(v.index),
+        analysis: analyse(&points, p99_limit_ms),
+        points,
+        series,
+    }
+}
+
+/// The repetition with the median throughput (the lower middle one of an even count).
+fn typical_run<'r, 'a>(runs: &'r [RunRef<'a>]) -> Option<&'r RunRef<'a>> {
+    let mut sorted: Vec<&RunRef> = runs.iter().collect();
+    sorted.sort_by(|a, b| num(a.row, "tps").total_cmp(&num(b.row, "tps")));
+    sorted.get(sorted.len().saturating_sub(1) / 2).copied()
+}
+
+fn point(threads: u32, runs: &[RunRef]) -> Point {
+    let col = |k: &str| -> Vec<f64> { runs.iter().map(|r| num(r.row, k)).collect() };
+    let some = |k: &str| -> Option<f64> {
+        let xs: Vec<f64> = runs.iter().filter_map(|r| opt(r.row, k)).collect();
+        (!xs.is_empty()).then(|| median(&xs))
+    };
+    let tps = col("tps");
+    let (mean, sd) = mean_sd(&tps);
+    Point {
+        threads,
+        mean_tps: mean,
+        cv: if mean > 0.0 { sd / mean } else { 0.0 },
+        latency: Latency {
+            p50_ms: median(&col("p50_ms")),
+            p95_ms: median(&col("p95_ms")),
+            p99_ms: median(&col("p99_ms")),
+            max_ms: median(&col("max_ms")),
+        },
+        server_cpu_us_per_event: some("server_cpu_us_per_event"),
+        rss_growth_mib: some("rss_growth_bytes").map(|b| b / 1048576.0),
+        client_bound_runs: runs
+            .iter()
+            .filter(|r| num(r.row, "client_bound") != 0.0)
+            .count() as u32,
+        tps,
+    }
+}
+
+fn compare(label: &str, curves: &[Curve], baseline: &str) -> Vec<Comparison> {
+    let Some(base) = curves.iter().find(|c| c.variant == baseline) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for c in curves.iter().filter(|c| c.variant != baseline) {
+        for p in &c.points {
+            let Some(b) = base.points.iter().find(|b| b.threads == p.threads) else {
+                continue;
+            };
+            let (ratio, ci) = match ratio_ci(&b.tps, &p.tps) {
+                Some((r, lo, hi)) => (r, Some((lo, hi))),
+                None => (p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE), None),
+            };
+            out.push(Comparison {
+                workload: label.to_string(),
+                variant: c.variant.clone(),
+                threads: p.threads,
+                ratio,
+                significant: ci.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0),
+                ci,
+            });
+        }
+    }
+    out
+}
+
+/// Every curve's peak priced with its own study's price table and platform: hourly price /
+/// (peak transactions per hour) x 1e6.
+fn costs(src: &Source, cells: &Cells, m: &Model) -> Vec<Cost> {
+    let per_million = |hourly: f64, tps: f64| hourly / (tps * 3600.0) * 1e6;
+    let mut out = Vec::new();
+    for ((_, label), wl) in cells {
+        let Some(w) = m.workloads.iter().find(|w| &w.label == label) else {
+            continue;
+        };
+        for v in wl.keys() {
+            let spec = src.studies[v.study].spec();
+            let Some(platform) = spec["platform"].as_str() else {
+                continue;
+            };
+            let Some(price) = spec["prices"]
+                .as_array()
+                .and_then(|ps| ps.iter().find(|p| p["platform"] == platform))
+            else {
+                continue;
+            };
+            let Some(od) = price["on_demand_per_hour"].as_f64() else {
+                continue;
+            };
+            let Some(c) = w.curves.iter().find(|c| c.variant == v.name) else {
+                continue;
+            };
+            let a = &c.analysis;
+            if a.peak_tps > 0.0 {
+                out.push(Cost {
+                    workload: label.clone(),
+                    variant: v.name.clone(),
+                    platform: platform.to_string(),
+                    peak_tps: a.peak_tps,
+                    peak_threads: a.peak_threads,
+                    on_demand_per_million: per_million(od, a.peak_tps),
+                    reserved_per_million: price["reserved_per_hour"]
+                        .as_f64()
+                        .map(|r| per_million(r, a.peak_tps)),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Each variant's server RSS and VSZ at every tick of every run it served, on one time axis
+/// from its first run's start (runs of a variant share its server, so growth across thread
+/// counts shows).
+fn memory(src: &Source, origins: &[String]) -> Vec<MemorySeries> {
+    let mut by_variant: BTreeMap<VariantKey, Vec<(f64, f64, f64)>> = BTreeMap::new();
+    for (si, s) in src.studies.iter().enumerate() {
+        let runs: BTreeMap<i64, &Row> = s.runs.iter().map(|r| (num(r, "id") as i64, r)).collect();
+        for t in &s.ticks {
+            let (Some(run), Some(rss)) = (
+                runs.get(&(num(t, "run_id") as i64)),
+                opt(t, "server_rss_bytes"),
+            ) else {
+                continue;
+            };
+            let key = VariantKey {
+                study: si,
+                index: num(run, "variant") as i64,
+                name: variant_name(src, si, &text(run, "variant_name"), origins),
+            };
+            let start = num(run, "started_at");
+            by_variant.entry(key).or_default().push((
+                start + num(t, "t"),
+                rss,
+                num(t, "server_vsz_bytes"),
+            ));
+        }
+    }
+    by_variant
+        .into_iter()
+        .map(|(k, mut pts)| {
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let t0 = pts.first().map_or(0.0, |p| p.0);
+            MemorySeries {
+                variant: k.name,
+                points: pts
+                    .into_iter()
+                    .map(|(t, rss, vsz)| MemoryPoint {
+                        t: t - t0,
+                        rss_mib: rss / 1048576.0,
+                        vsz_mib: vsz / 1048576.0,
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn probes(src: &Source, origins: &[String]) -> Vec<ProbeFigure> {
+    src.studies
+        .iter()
+        .enumerate()
+        .flat_map(|(si, s)| {
+            s.probes.iter().map(move |p| ProbeFigure {
+                origin: origins[si].clone(),
+                probe: text(p, "probe"),
+                threads: num(p, "threads") as u32,
+                figure: num(p, "figure"),
+                unit: text(p, "unit"),
+                status: text(p, "status"),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cpu_lists_are_counted_as_taskset_reads_them() {
+        assert_eq!(super::cpu_count("0-3"), 4);
+        assert_eq!(super::cpu_count("0,2,4-5"), 4);
+        assert_eq!(super::cpu_count("7"), 1);
+    }
+}

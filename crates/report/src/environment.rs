@@ -1,0 +1,101 @@
+//! The environment manifests of a study's variants: where each ran, what the server lab
+//! verified, and which server variables differ between them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::build::{text, variant_name, Source};
+use crate::model::{Environment, VariableDiff};
+
+/// Each variant's first manifest, parsed, with the variant's report name.
+fn manifests(src: &Source, origins: &[String]) -> Vec<(String, serde_json::Value)> {
+    src.studies
+        .iter()
+        .enumerate()
+        .flat_map(|(si, s)| {
+            s.manifests.iter().filter_map(move |m| {
+                let json = serde_json::from_str(&text(m, "manifest_json")).ok()?;
+                Some((
+                    variant_name(src, si, &text(m, "variant_name"), origins),
+                    json,
+                ))
+            })
+        })
+        .collect()
+}
+
+pub fn environments(src: &Source, origins: &[String]) -> Vec<Environment> {
+    manifests(src, origins)
+        .into_iter()
+        .map(|(variant, m)| {
+            let s = |k: &str| m[k].as_str().unwrap_or("").to_string();
+            Environment {
+                variant,
+                host: m["host"].clone(),
+                server_binary: s("server_binary"),
+                server_version: s("server_version"),
+                bakeoff_version: s("bakeoff_version"),
+                checks: m["checks"].as_array().cloned().unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// Variables that differ on every server start whatever the variant: where its files are,
+/// its identity. Listing them would bury the differences that matter.
+const PER_START: [&str; 12] = [
+    "datadir",
+    "tmpdir",
+    "pid_file",
+    "socket",
+    "port",
+    "log_error",
+    "general_log_file",
+    "slow_query_log_file",
+    "hostname",
+    "server_uid",
+    "innodb_data_home_dir",
+    "innodb_log_group_home_dir",
+];
+
+pub fn variable_diffs(src: &Source, origins: &[String]) -> Vec<VariableDiff> {
+    let all = manifests(src, origins);
+    if all.len() < 2 {
+        return Vec::new();
+    }
+    let vars: Vec<(String, BTreeMap<String, String>)> = all
+        .iter()
+        .map(|(v, m)| {
+            let vars = m["server_variables"]
+                .as_object()
+                .map(|o| {
+                    o.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (v.clone(), vars)
+        })
+        .collect();
+    let names: BTreeSet<&String> = vars.iter().flat_map(|(_, m)| m.keys()).collect();
+    names
+        .into_iter()
+        .filter(|n| !PER_START.contains(&n.as_str()))
+        .filter_map(|name| {
+            let values: Vec<(String, String)> = vars
+                .iter()
+                .map(|(v, m)| {
+                    (
+                        v.clone(),
+                        m.get(name).cloned().unwrap_or_else(|| "-".into()),
+                    )
+                })
+                .collect();
+            let differ = values.iter().any(|(_, x)| *x != values[0].1);
+            let per_start = values.iter().any(|(_, x)| x.contains("/bakeoff-"));
+            (differ && !per_start).then(|| VariableDiff {
+                name: name.clone(),
+                values,
+            })
+        })
+        .collect()
+}

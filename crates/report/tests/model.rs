@@ -1,0 +1,281 @@
+//! The report model: from a results database written the way the study runner writes it, from
+//! a real study's fixed database (snapshot), and from two machines merged.
+
+mod common;
+
+use bakeoff_report::{build, charts, compare_table, html, Options, Source};
+use bakeoff_store::{RunKey, RunRecord, Store};
+use common::{balanced, fixture, TempDb};
+
+fn run(variant: u32, name: &str, threads: u32, rep: u32, tps: f64, status: &str) -> RunRecord {
+    RunRecord {
+        key: Some(RunKey {
+            repetition: rep,
+            variant,
+            workload: 0,
+            threads,
+        }),
+        variant_name: name.into(),
+        workload_label: "oltp_point_select".into(),
+        status: status.into(),
+        reason: (status != "ok").then(|| "the server exited during the run".into()),
+        tps,
+        p99_ms: 1.0 + f64::from(threads),
+        client_bound: threads == 16 && rep == 1,
+        summary_json: "{}".into(),
+        manifest_json: "{}".into(),
+        ..Default::default()
+    }
+}
+
+fn model(db: &std::path::Path, opts: &Options) -> bakeoff_report::Model {
+    let store = Store::open(db).unwrap();
+    build(&Source::from_store(&store, None).unwrap(), opts).unwrap()
+}
+
+#[test]
+fn curves_comparisons_and_problems_from_a_stored_study() {
+    let db = TempDb::new("synthetic");
+    let mut s = Store::open(db.path()).unwrap();
+    let spec = r#"{"platform": "x86", "prices": [{"platform": "x86", "on_demand_per_hour": 0.72, "reserved_per_hour": null}]}"#;
+    let study = s.begin_study("alloc", "h", spec, false).unwrap();
+    // glibc flattens out past 4 threads; jemalloc keeps 2x at 16, a clear difference; at 1
+    // thread they are within noise.
+    let glibc = [
+        (1, [1000.0, 1100.0, 900.0]),
+        (4, [3000.0, 3050.0, 2950.0]),
+        (16, [3100.0, 3000.0, 3050.0]),
+    ];
+    let jemalloc = [
+        (1, [1050.0, 950.0, 1150.0]),
+        (4, [3900.0, 4000.0, 4100.0]),
+        (16, [6000.0, 6100.0, 5900.0]),
+    ];
+    for (v, name, curve) in [
+        (0, "allocator=glibc", glibc),
+        (1, "allocator=jemalloc", jemalloc),
+    ] {
+        for (t, tps) in curve {
+            for (rep, x) in tps.iter().enumerate() {
+                s.record(study, &run(v, name, t, rep as u32 + 1, *x, "ok"))
+                    .unwrap();
+            }
+        }
+    }
+    s.record(study, &run(1, "allocator=jemalloc", 64, 1, 0.0, "failed"))
+        .unwrap();
+    drop(s);
+    let m = model(db.path(), &Options::default());
+
+    assert_eq!(
+        m.baseline, "allocator=glibc",
+        "the first variant by default"
+    );
+    let w = &m.workloads[0];
+    assert_eq!(w.curves.len(), 2);
+    let g = &w.curves[0];
+    assert_eq!(
+        g.points.iter().map(|p| p.threads).collect::<Vec<_>>(),
+        [1, 4, 16]
+    );
+    assert_eq!(
+        (g.analysis.peak_threads, g.analysis.saturation_threads),
+        (16, 4)
+    );
+    // p99 is 1 + threads ms here: within 10 ms up to 4 threads.
+    assert_eq!(g.analysis.best_within_p99.as_ref().unwrap().threads, 4);
+    let at = |t: u32| m.comparisons.iter().find(|c| c.threads == t).unwrap();
+    assert!(!at(1).significant, "{:?}", at(1));
+    assert!(
+        at(16).significant && (at(16).ratio - 2.0).abs() < 0.05,
+        "{:?}",
+        at(16)
+    );
+    let (lo, hi) = at(16).ci.unwrap();
+    assert!(lo > 1.8 && hi < 2.2);
+    assert_eq!(m.problems.len(), 1);
+    assert!(m.problems[0].reason.contains("exited"));
+    assert_eq!(
+        m.warnings.len(),
+        2,
+        "one client-bound run per variant at 16"
+    );
+    assert_eq!(g.points[2].client_bound_runs, 1);
+
+    // Priced: 0.72/hour at the 6000 tps peak = 0.72 / (6000 * 3600) * 1e6 per million.
+    let je = m
+        .costs
+        .iter()
+        .find(|c| c.variant == "allocator=jemalloc")
+        .unwrap();
+    assert!(
+        (je.on_demand_per_million - 0.72 / (6000.0 * 3600.0) * 1e6).abs() < 1e-9,
+        "{je:?}"
+    );
+    assert_eq!(je.reserved_per_million, None);
+
+    let table = compare_table(&m);
+    for wanted in [
+        "1.97x",
+        "significant",
+        "runs without a figure",
+        "cost per million transactions",
+        "client-bound",
+        "best with p99 within 10 ms",
+    ] {
+        assert!(table.contains(wanted), "{wanted} in:\n{table}");
+    }
+    let store = Store::open(db.path()).unwrap();
+    let src = Source::from_store(&store, None).unwrap();
+    let e = build(
+        &src,
+        &Options {
+            baseline: Some("hoard".into()),
+            ..Options::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("allocator=glibc"), "{e}");
+    assert!(Source::from_store(&store, Some("nope"))
+        .err()
+        .unwrap()
+        .contains("alloc"));
+}
+
+/// The model of the fixed database, field by field, against tests/snapshots/fixture-model.json.
+/// After a deliberate change to the model, write the new snapshot with
+/// `UPDATE_SNAPSHOTS=1 cargo test -p bakeoff-report` and review its diff.
+#[test]
+fn the_model_of_a_real_study_matches_its_snapshot() {
+    let db = fixture("snapshot", "");
+    let m = model(db.path(), &Options::default());
+    let got = serde_json::to_string_pretty(&m).unwrap() + "\n";
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/fixture-model.json");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; write it with UPDATE_SNAPSHOTS=1", path.display()));
+    if got != want {
+        let line = got
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        panic!(
+            "the model differs from {} from line {}:\n got: {}\nwant: {}\n(if the change is meant, rerun with UPDATE_SNAPSHOTS=1 and review the diff)",
+            path.display(),
+            line + 1,
+            got.lines().nth(line).unwrap_or("<end>"),
+            want.lines().nth(line).unwrap_or("<end>")
+        );
+    }
+    // What the snapshot holds, said in words: 2 workloads x 4 variants, CPUs as an axis,
+    // every cell's series over time, memory per variant, verified variants.
+    assert_eq!(m.workloads.len(), 2);
+    assert_eq!(m.workloads[0].curves.len(), 4);
+    assert_eq!(m.workloads[0].cpu_counts(), [1, 2]);
+    assert!(m.workloads[0]
+        .curves
+        .iter()
+        .all(|c| c.series.len() == 2 && c.series.iter().all(|s| s.ticks.len() >= 3)));
+    assert_eq!(m.memory.len(), 4);
+    assert!(m
+        .memory
+        .iter()
+        .all(|s| s.points.iter().all(|p| p.rss_mib > 10.0)));
+    assert_eq!(m.environments.len(), 4);
+    assert!(m
+        .environments
+        .iter()
+        .all(|e| e.checks.iter().all(|c| c["ok"] == true)));
+    assert_eq!(m.costs.len(), 8, "every curve priced on x86");
+}
+
+#[test]
+fn merged_machines_are_variants_side_by_side_with_their_own_prices() {
+    let x86 = fixture("x86", "");
+    // The same study as run on an ARM machine, which costs less per hour.
+    let arm = fixture(
+        "arm",
+        r#"UPDATE studies SET spec_json = json_set(spec_json, '$.platform', 'arm',
+               '$.prices', json('[{"platform": "arm", "on_demand_per_hour": 0.34, "reserved_per_hour": 0.2}]'));
+           UPDATE runs SET tps = tps * 0.8;"#,
+    );
+    let all = TempDb::new("all");
+    let mut s = Store::open(all.path()).unwrap();
+    s.merge_from(x86.path()).unwrap();
+    s.merge_from(arm.path()).unwrap();
+    drop(s);
+    let m = model(all.path(), &Options::default());
+    let names: Vec<&str> = m.workloads[0]
+        .curves
+        .iter()
+        .map(|c| c.variant.as_str())
+        .collect();
+    assert_eq!(names.len(), 8, "{names:?}");
+    assert!(
+        names[0].starts_with("x86 ") && names[4].starts_with("arm "),
+        "{names:?}"
+    );
+    assert_eq!(m.baseline, names[0]);
+    let arm_vs_x86 = m
+        .comparisons
+        .iter()
+        .find(|c| c.variant == format!("arm {}", &names[0][4..]))
+        .unwrap();
+    assert!((arm_vs_x86.ratio - 0.8).abs() < 1e-9, "{arm_vs_x86:?}");
+    let cost = |platform: &str| {
+        m.costs
+            .iter()
+            .find(|c| c.platform == platform && c.workload == "oltp_point_select")
+            .unwrap()
+            .on_demand_per_million
+    };
+    // Half the price for 0.8 of the throughput: 0.5 / 0.8 of the cost.
+    assert!((cost("arm") / cost("x86") - 0.5 / 0.8).abs() < 1e-9);
+}
+
+#[test]
+fn every_chart_is_well_formed_svg_and_the_page_is_self_contained() {
+    let db = fixture("charts", "");
+    let m = model(db.path(), &Options::default());
+    let all = charts(&m);
+    let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+    for wanted in [
+        "oltp_point_select-throughput",
+        "oltp_point_select-throughput-1cpus",
+        "oltp_point_select-latency",
+        "oltp_point_select-server-cpu",
+        "oltp_read_write-4threads-p99-over-time",
+        "server-rss",
+        "server-vsz",
+    ] {
+        assert!(names.contains(&wanted), "{wanted} in {names:?}");
+    }
+    for c in &all {
+        balanced(&c.svg).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        assert!(c.svg.contains("<title>"), "{}: values on hover", c.name);
+    }
+    let page = html(&m);
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    let without_ns = page.replace("http://www.w3.org/2000/svg", "");
+    for external in ["<script", "http://", "https://", "@import", "url("] {
+        assert!(
+            !without_ns.contains(external),
+            "the page must work offline: found {external}"
+        );
+    }
+    balanced(&page.replace("<!DOCTYPE html>", "")).unwrap();
+    for section in [
+        "Cost per million transactions",
+        "Environment",
+        "Server memory",
+        "best with p99",
+        "Over time",
+    ] {
+        assert!(page.contains(section), "{section}");
+    }
+}
