@@ -54,36 +54,44 @@ pub enum Command {
     #[command(subcommand)]
     Host(HostCommand),
     /// Every variant of a study against a baseline at every thread count: throughput ratio
-    /// with a 95% confidence interval from the repetitions, run-to-run variation, each curve's
-    /// peak and saturation point, and the runs that failed.
+    /// with a 95% confidence interval from the repetitions, run-to-run variation, p99, each
+    /// curve's peak, saturation point and best throughput within a p99 limit, and the runs
+    /// that failed or need care.
     Compare {
-        /// The results database.
-        db: std::path::PathBuf,
-        /// The variant to compare against (default: the study's first).
-        #[arg(long)]
-        baseline: Option<String>,
-        /// The study (default: the newest in the database).
-        #[arg(long)]
-        study: Option<String>,
+        #[command(flatten)]
+        results: ResultsArgs,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
-    /// One self-contained HTML page (works offline): per workload a throughput-vs-threads chart
-    /// with every repetition, the comparison table with 95% intervals, curve analysis, and the
-    /// runs that failed; optionally each chart as an SVG file.
+    /// One self-contained HTML page that works offline: per workload throughput (every
+    /// repetition shown), latency percentiles and server CPU per transaction against threads,
+    /// each cell's run over time; server RSS/VSZ over the study; the comparison table with 95%
+    /// intervals; curve analysis; cost per million transactions; host probes; failed runs,
+    /// client-bound warnings and the environment. Optionally every chart as its own file.
     Report {
-        /// The results database.
-        db: std::path::PathBuf,
+        #[command(flatten)]
+        results: ResultsArgs,
         /// The HTML file [default: beside the database, DB.html].
         #[arg(short = 'o', long)]
         output: Option<std::path::PathBuf>,
-        /// Also write each chart as DIR/<workload>.svg.
-        #[arg(long)]
+        /// Also write every chart to DIR, one file each (DIR/<workload>-throughput.svg, ...).
+        #[arg(long, value_name = "DIR")]
         charts: Option<std::path::PathBuf>,
-        #[arg(long)]
-        baseline: Option<String>,
-        #[arg(long)]
-        study: Option<String>,
+        /// The charts' file format: svg, or png (rendered at 2x for blog posts and slides).
+        #[arg(long, value_enum, default_value = "svg", requires = "charts")]
+        format: ChartFormat,
+    },
+    /// Put results databases side by side in one (x86 and ARM, two instance types): every
+    /// study of each input is copied with its runs, ticks and probes. Then `bakeoff report
+    /// all.db` shows the same study from each machine as variants named by platform (the
+    /// study file's `platform`) or host. Merging a database twice copies nothing new.
+    Merge {
+        /// The results databases to merge.
+        #[arg(required = true, num_args = 1..)]
+        inputs: Vec<std::path::PathBuf>,
+        /// The database to merge into (created if missing; its own studies are kept).
+        #[arg(short = 'o', long)]
+        output: std::path::PathBuf,
     },
     /// Write a results database's runs as CSV or JSON (one row per run), for pandas,
     /// spreadsheets and other tools.
@@ -141,6 +149,30 @@ pub struct LoadArgs {
     pub oltp: OltpArgs,
     #[command(flatten)]
     pub mysql: MysqlArgs,
+}
+
+/// Which results a report or comparison reads, and how it judges them.
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    /// The results database (written by `bakeoff study run`, or by `bakeoff merge`).
+    pub db: std::path::PathBuf,
+    /// The variant to compare against [default: the study's first].
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// The study, by name [default: the newest in the database]. Studies of that name from
+    /// different machines (after `bakeoff merge`) are shown side by side.
+    #[arg(long)]
+    pub study: Option<String>,
+    /// The p99 latency a throughput must stay within to count as usable, in milliseconds:
+    /// each curve reports its best throughput that keeps to it.
+    #[arg(long, value_name = "MS", default_value_t = 10.0)]
+    pub p99_limit: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChartFormat {
+    Svg,
+    Png,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -6,6 +6,7 @@ mod commands;
 mod host;
 mod legacy;
 mod output;
+mod results;
 mod serve;
 mod slap;
 mod study;
@@ -46,26 +47,15 @@ fn main() -> ExitCode {
         args::Command::Study(args::StudyCommand::Run { file, db, new }) => {
             study::run(file, db.as_deref(), *new)
         }
-        args::Command::Export { db, format, what } => study::export(db, format, what),
+        args::Command::Export { db, format, what } => results::export(db, format, what),
         args::Command::Report {
-            db,
+            results: r,
             output,
             charts,
-            baseline,
-            study: name,
-        } => study::report(
-            db,
-            output.as_deref(),
-            charts.as_deref(),
-            baseline.as_deref(),
-            name.as_deref(),
-        ),
-        args::Command::Compare {
-            db,
-            baseline,
-            study: name,
             format,
-        } => study::compare(db, baseline.as_deref(), name.as_deref(), *format),
+        } => results::report(r, output.as_deref(), charts.as_deref(), *format),
+        args::Command::Compare { results: r, format } => results::compare(r, *format),
+        args::Command::Merge { inputs, output } => results::merge(inputs, output),
         args::Command::Host(args::HostCommand::Cpu(a)) => host::cpu(a),
         args::Command::Host(args::HostCommand::Memory(a)) => host::memory(a),
         args::Command::Host(args::HostCommand::Fileio(a)) => host::fileio_cmd(a),

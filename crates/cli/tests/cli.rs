@@ -847,7 +847,55 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
     assert!(
         page.contains("<svg") && page.contains("oltp_point_select") && !page.contains("<script")
     );
-    assert!(charts.join("oltp_point_select.svg").exists());
+    assert!(charts.join("oltp_point_select-throughput.svg").exists());
+    assert!(charts.join("oltp_point_select-latency.svg").exists());
+    assert!(charts.join("server-rss.svg").exists());
+    let pngs = dir.join("pngs");
+    let o = bakeoff(
+        &[
+            "report",
+            db.to_str().unwrap(),
+            "-o",
+            dir.join("again.html").to_str().unwrap(),
+            "--charts",
+            pngs.to_str().unwrap(),
+            "--format=png",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let png = std::fs::read(pngs.join("oltp_point_select-throughput.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG file");
+    let o = bakeoff(&["compare", db.to_str().unwrap(), "--p99-limit=0"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--p99-limit=0"), "{}", text(&o).1);
+
+    // Merged into another database: copied once, reported the same.
+    let all = dir.join("all.db");
+    let merge = |into: &std::path::Path| {
+        bakeoff(
+            &["merge", db.to_str().unwrap(), "-o", into.to_str().unwrap()],
+            None,
+        )
+    };
+    let o = merge(&all);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(
+        text(&o).0.contains("1 study(ies) [tiny], 1 runs"),
+        "{}",
+        text(&o).0
+    );
+    let o = merge(&all);
+    assert!(text(&o).0.contains("already there"), "{}", text(&o).0);
+    let o = merge(&db);
+    assert_eq!(o.status.code(), Some(2), "merging a database into itself");
+    assert!(
+        text(&o).1.contains("both an input and --output"),
+        "{}",
+        text(&o).1
+    );
+    let o = bakeoff(&["compare", all.to_str().unwrap()], None);
+    assert!(text(&o).0.contains("against 'default'"), "{}", text(&o).0);
     let o = bakeoff(&["compare", db.to_str().unwrap(), "--baseline=nope"], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(
