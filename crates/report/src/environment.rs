@@ -42,8 +42,9 @@ pub fn environments(src: &Source, origins: &[String]) -> Vec<Environment> {
 
 /// Variables that differ on every server start whatever the variant: where its files are,
 /// its identity. Listing them would bury the differences that matter.
-const PER_START: [&str; 12] = [
+const PER_START: [&str; 13] = [
     "datadir",
+    "report_port",
     "tmpdir",
     "pid_file",
     "socket",

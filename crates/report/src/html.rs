@@ -7,7 +7,7 @@ use crate::model::{Model, WorkloadModel};
 use crate::svg::{escape, memory_charts, workload_charts, Chart};
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}\
-table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
+table{border-collapse:collapse;margin:1em 0;display:block;overflow-x:auto;max-width:100%}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
 th{background:#f4f4f4}td.l,th.l{text-align:left}.sig{font-weight:bold}.bad{color:#b00}.warn{color:#a60}\
 details{margin:1em 0}summary{cursor:pointer;font-weight:bold}figure{margin:1em 0}";
 

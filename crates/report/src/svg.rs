@@ -58,6 +58,8 @@ struct Axes<'a> {
     y_label: &'a str,
     /// Thread counts: a log2 axis with a tick at each.
     x_ticks: Option<Vec<f64>>,
+    /// Points further apart than this on x are not joined (another run, another server).
+    gap: Option<f64>,
 }
 
 /// A round step for about five axis ticks up to `max`.
@@ -179,16 +181,18 @@ fn line_chart(axes: &Axes, lines: &[Line]) -> String {
         } else {
             ""
         };
-        let path: Vec<String> = l
-            .points
-            .iter()
-            .map(|m| format!("{:.1},{:.1}", x(m.x), y(m.y)))
-            .collect();
-        let _ = write!(
-            s,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
-            path.join(" ")
-        );
+        let gap = axes.gap.unwrap_or(f64::INFINITY);
+        for segment in l.points.chunk_by(|a, b| b.x - a.x <= gap) {
+            let path: Vec<String> = segment
+                .iter()
+                .map(|m| format!("{:.1},{:.1}", x(m.x), y(m.y)))
+                .collect();
+            let _ = write!(
+                s,
+                r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
+                path.join(" ")
+            );
+        }
         for m in &l.dots {
             let _ = write!(
                 s,
@@ -198,8 +202,8 @@ fn line_chart(axes: &Axes, lines: &[Line]) -> String {
                 escape(&m.tip)
             );
         }
-        // Many points (a series over time) get small hover targets, few get markers.
-        let r = if l.points.len() > 40 { 1.5 } else { 4.0 };
+        // A series over time gets small hover targets; a curve over threads gets markers.
+        let r = if log { 4.0 } else { 2.0 };
         for m in &l.points {
             let _ = write!(
                 s,
@@ -288,6 +292,7 @@ pub fn throughput_chart(w: &WorkloadModel, variants: &[String]) -> String {
             x_label: "client threads (log2 scale)",
             y_label: "throughput (transactions/s)",
             x_ticks: thread_ticks(w),
+            gap: None,
         },
         &lines,
     )
@@ -328,6 +333,7 @@ fn latency_chart(w: &WorkloadModel, variants: &[String]) -> String {
             x_label: "client threads (log2 scale)",
             y_label: "latency (ms)",
             x_ticks: thread_ticks(w),
+            gap: None,
         },
         &lines,
     )
@@ -369,6 +375,7 @@ fn server_cpu_chart(w: &WorkloadModel, variants: &[String]) -> Option<String> {
                 x_label: "client threads (log2 scale)",
                 y_label: "server CPU, user + sys (us per transaction)",
                 x_ticks: thread_ticks(w),
+                gap: None,
             },
             &lines,
         )
@@ -410,6 +417,7 @@ fn ticks_chart(w: &WorkloadModel, variants: &[String], threads: u32, p99: bool) 
             &Axes {
                 title: &format!("{} at {threads} threads: {what} over time", w.label),
                 x_label: "seconds into the run",
+                gap: None,
                 y_label: if p99 {
                     "p99 latency (ms)"
                 } else {
@@ -454,6 +462,8 @@ fn memory_chart(m: &Model, vsz: bool) -> Option<String> {
             &Axes {
                 title: &format!("server {what} over the study"),
                 x_label: "seconds since the variant's first run",
+                // Ticks come every second; a longer gap is a pause between runs.
+                gap: Some(3.0),
                 y_label: &format!("server {what} (MiB)"),
                 x_ticks: None,
             },
