@@ -231,6 +231,18 @@ fn line_chart(axes: &Axes, lines: &[Line]) -> String {
     s
 }
 
+/// A variant's solid line, in the legend, without repetition dots.
+fn solid(name: &str, variants: &[String], points: Vec<Mark>) -> Line {
+    Line {
+        name: name.to_string(),
+        colour: colour(variants, name),
+        dashed: false,
+        legend: true,
+        points,
+        dots: Vec::new(),
+    }
+}
+
 /// A variant's colour: its place among all the model's variants, the same in every chart.
 fn colour(variants: &[String], name: &str) -> usize {
     variants.iter().position(|v| v == name).unwrap_or(0)
@@ -247,27 +259,6 @@ pub fn throughput_chart(w: &WorkloadModel, variants: &[String]) -> String {
         .curves
         .iter()
         .map(|c| Line {
-            name: c.variant.clone(),
-            colour: colour(variants, &c.variant),
-            dashed: false,
-            legend: true,
-            points: c
-                .points
-                .iter()
-                .map(|p| Mark {
-                    x: p.threads.into(),
-                    y: p.mean_tps,
-                    tip: format!(
-                        "{}, {} threads: mean {:.1} tps over {} run(s), cv {:.1}%, p99 {:.2} ms",
-                        c.variant,
-                        p.threads,
-                        p.mean_tps,
-                        p.tps.len(),
-                        p.cv * 100.0,
-                        p.latency.p99_ms
-                    ),
-                })
-                .collect(),
             dots: c
                 .points
                 .iter()
@@ -284,6 +275,26 @@ pub fn throughput_chart(w: &WorkloadModel, variants: &[String]) -> String {
                     })
                 })
                 .collect(),
+            ..solid(
+                &c.variant,
+                variants,
+                c.points
+                    .iter()
+                    .map(|p| Mark {
+                        x: p.threads.into(),
+                        y: p.mean_tps,
+                        tip: format!(
+                        "{}, {} threads: mean {:.1} tps over {} run(s), cv {:.1}%, p99 {:.2} ms",
+                        c.variant,
+                        p.threads,
+                        p.mean_tps,
+                        p.tps.len(),
+                        p.cv * 100.0,
+                        p.latency.p99_ms
+                    ),
+                    })
+                    .collect(),
+            )
         })
         .collect();
     line_chart(
@@ -304,11 +315,9 @@ fn latency_chart(w: &WorkloadModel, variants: &[String]) -> String {
     for c in &w.curves {
         for (pct, dashed) in [("p99", false), ("p50", true)] {
             lines.push(Line {
-                name: c.variant.clone(),
-                colour: colour(variants, &c.variant),
                 dashed,
                 legend: !dashed,
-                points: c
+                ..solid(&c.variant, variants, c
                     .points
                     .iter()
                     .map(|p| {
@@ -322,8 +331,7 @@ fn latency_chart(w: &WorkloadModel, variants: &[String]) -> String {
                             ),
                         }
                     })
-                    .collect(),
-                dots: Vec::new(),
+                    .collect())
             });
         }
     }
@@ -345,27 +353,25 @@ fn server_cpu_chart(w: &WorkloadModel, variants: &[String]) -> Option<String> {
     let lines: Vec<Line> = w
         .curves
         .iter()
-        .map(|c| Line {
-            name: c.variant.clone(),
-            colour: colour(variants, &c.variant),
-            dashed: false,
-            legend: true,
-            points: c
-                .points
-                .iter()
-                .filter_map(|p| {
-                    let us = p.server_cpu_us_per_event?;
-                    Some(Mark {
-                        x: p.threads.into(),
-                        y: us,
-                        tip: format!(
-                            "{}, {} threads: {us:.1} us server CPU per transaction",
-                            c.variant, p.threads
-                        ),
+        .map(|c| {
+            solid(
+                &c.variant,
+                variants,
+                c.points
+                    .iter()
+                    .filter_map(|p| {
+                        let us = p.server_cpu_us_per_event?;
+                        Some(Mark {
+                            x: p.threads.into(),
+                            y: us,
+                            tip: format!(
+                                "{}, {} threads: {us:.1} us server CPU per transaction",
+                                c.variant, p.threads
+                            ),
+                        })
                     })
-                })
-                .collect(),
-            dots: Vec::new(),
+                    .collect(),
+            )
         })
         .collect();
     lines.iter().any(|l| !l.points.is_empty()).then(|| {
@@ -389,13 +395,10 @@ fn ticks_chart(w: &WorkloadModel, variants: &[String], threads: u32, p99: bool) 
         .iter()
         .filter_map(|c| {
             let s = c.series.iter().find(|s| s.threads == threads)?;
-            Some(Line {
-                name: c.variant.clone(),
-                colour: colour(variants, &c.variant),
-                dashed: false,
-                legend: true,
-                points: s
-                    .ticks
+            Some(solid(
+                &c.variant,
+                variants,
+                s.ticks
                     .iter()
                     .map(|t| Mark {
                         x: t.t,
@@ -406,8 +409,7 @@ fn ticks_chart(w: &WorkloadModel, variants: &[String], threads: u32, p99: bool) 
                         ),
                     })
                     .collect(),
-                dots: Vec::new(),
-            })
+            ))
         })
         .filter(|l| !l.points.is_empty())
         .collect();
@@ -435,24 +437,22 @@ fn memory_chart(m: &Model, vsz: bool) -> Option<String> {
     let lines: Vec<Line> = m
         .memory
         .iter()
-        .map(|s| Line {
-            name: s.variant.clone(),
-            colour: colour(&m.variants, &s.variant),
-            dashed: false,
-            legend: true,
-            points: s
-                .points
-                .iter()
-                .map(|p| Mark {
-                    x: p.t,
-                    y: if vsz { p.vsz_mib } else { p.rss_mib },
-                    tip: format!(
-                        "{}, {:.0} s: RSS {:.1} MiB, VSZ {:.1} MiB",
-                        s.variant, p.t, p.rss_mib, p.vsz_mib
-                    ),
-                })
-                .collect(),
-            dots: Vec::new(),
+        .map(|s| {
+            solid(
+                &s.variant,
+                &m.variants,
+                s.points
+                    .iter()
+                    .map(|p| Mark {
+                        x: p.t,
+                        y: if vsz { p.vsz_mib } else { p.rss_mib },
+                        tip: format!(
+                            "{}, {:.0} s: RSS {:.1} MiB, VSZ {:.1} MiB",
+                            s.variant, p.t, p.rss_mib, p.vsz_mib
+                        ),
+                    })
+                    .collect(),
+            )
         })
         .filter(|l| !l.points.is_empty())
         .collect();
