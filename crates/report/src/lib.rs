@@ -60,8 +60,7 @@ pub fn compare_table(m: &Model) -> String {
                 ),
             };
             let p = r.point;
-            let _ = writeln!(
-                s,
+            let line = format!(
                 "  {:>7}  {:<36} {:>12.1} {:>5.1}% {:>9.2}  {:>8}  {:<19} {mark}",
                 r.threads,
                 r.variant,
@@ -71,6 +70,8 @@ pub fn compare_table(m: &Model) -> String {
                 ratio,
                 ci
             );
+            // No trailing blanks where a row has no interval or mark (diffs and pastes).
+            let _ = writeln!(s, "{}", line.trim_end());
         }
         let _ = writeln!(s, "  curves:");
         for c in &w.curves {
