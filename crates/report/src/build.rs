@@ -1,11 +1,11 @@
 //! From stored rows to the [`Model`]: group runs into cells and curves, compare, analyse, price.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bakeoff_store::{Row, Store};
 
 use crate::analysis::{analyse, median};
-use crate::environment::{environments, variable_diffs};
+use crate::environment::{environments, manifests, variable_diffs};
 use crate::model::*;
 use crate::stats::{mean_sd, ratio_ci};
 
@@ -234,15 +234,13 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
                 .push(RunRef { study: si, row: r });
         }
     }
-    let variants: Vec<String> = {
-        let mut all: BTreeMap<VariantKey, ()> = BTreeMap::new();
-        for wl in cells.values() {
-            for k in wl.keys() {
-                all.insert(k.clone(), ());
-            }
-        }
-        all.into_keys().map(|k| k.name).collect()
-    };
+    let variants: Vec<String> = cells
+        .values()
+        .flat_map(|wl| wl.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .map(|k| k.name.clone())
+        .collect();
     let baseline = match opts.baseline.as_deref() {
         Some(b) if variants.iter().any(|v| v == b) => b.to_string(),
         Some(b) => {
@@ -268,6 +266,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
             curves,
         });
     }
+    let manifests = manifests(src, &origins);
     let mut model = Model {
         study: src.name.clone(),
         baseline,
@@ -275,8 +274,8 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         p99_limit_ms: opts.p99_limit_ms,
         costs: Vec::new(),
         memory: memory(src, &origins),
-        environments: environments(src, &origins),
-        variable_diffs: variable_diffs(src, &origins),
+        environments: environments(&manifests),
+        variable_diffs: variable_diffs(&manifests),
         probes: probes(src, &origins),
         workloads,
         comparisons,

@@ -6,8 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::build::{text, variant_name, Source};
 use crate::model::{Environment, VariableDiff};
 
-/// Each variant's first manifest, parsed, with the variant's report name.
-fn manifests(src: &Source, origins: &[String]) -> Vec<(String, serde_json::Value)> {
+/// Each variant's first manifest, parsed once, with the variant's report name.
+pub type Manifests = Vec<(String, serde_json::Value)>;
+
+pub fn manifests(src: &Source, origins: &[String]) -> Manifests {
     src.studies
         .iter()
         .enumerate()
@@ -23,13 +25,12 @@ fn manifests(src: &Source, origins: &[String]) -> Vec<(String, serde_json::Value
         .collect()
 }
 
-pub fn environments(src: &Source, origins: &[String]) -> Vec<Environment> {
-    manifests(src, origins)
-        .into_iter()
+pub fn environments(all: &Manifests) -> Vec<Environment> {
+    all.iter()
         .map(|(variant, m)| {
             let s = |k: &str| m[k].as_str().unwrap_or("").to_string();
             Environment {
-                variant,
+                variant: variant.clone(),
                 host: m["host"].clone(),
                 server_binary: s("server_binary"),
                 server_version: s("server_version"),
@@ -58,8 +59,7 @@ const PER_START: [&str; 13] = [
     "innodb_log_group_home_dir",
 ];
 
-pub fn variable_diffs(src: &Source, origins: &[String]) -> Vec<VariableDiff> {
-    let all = manifests(src, origins);
+pub fn variable_diffs(all: &Manifests) -> Vec<VariableDiff> {
     if all.len() < 2 {
         return Vec::new();
     }

@@ -195,21 +195,20 @@ impl Store {
 
     /// Runs of `study` that need not run again (every status but interrupted).
     pub fn finished(&self, study: i64) -> Result<HashSet<RunKey>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT repetition, variant, workload, threads FROM runs WHERE study_id = ?1 AND status <> 'interrupted'")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![study], |r| {
+        select(
+            &self.conn,
+            "SELECT repetition, variant, workload, threads FROM runs WHERE study_id = ?1 AND status <> 'interrupted'",
+            params![study],
+            |r| {
                 Ok(RunKey {
                     repetition: r.get(0)?,
                     variant: r.get(1)?,
                     workload: r.get(2)?,
                     threads: r.get(3)?,
                 })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+            },
+        )
+        .map_err(|e| self.err(e))
     }
 
     /// Store one run and its ticks in one transaction, committed before returning. An earlier
@@ -307,16 +306,14 @@ impl Store {
         let tx = self.conn.transaction().map_err(err)?;
         let mut merged = Merged::default();
         let studies: Vec<(i64, String)> = {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT id, name FROM src.studies s WHERE NOT EXISTS (SELECT 1 FROM main.studies m
-                     WHERE m.name = s.name AND m.hash = s.hash AND m.spec_json = s.spec_json AND m.created_at = s.created_at) ORDER BY id",
-                )
-                .map_err(err)?;
-            let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(err)?;
-            rows.collect::<Result<_, _>>().map_err(err)?
+            select(
+                &tx,
+                "SELECT id, name FROM src.studies s WHERE NOT EXISTS (SELECT 1 FROM main.studies m
+                 WHERE m.name = s.name AND m.hash = s.hash AND m.spec_json = s.spec_json AND m.created_at = s.created_at) ORDER BY id",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(err)?
         };
         merged.skipped = tx
             .query_row("SELECT COUNT(*) FROM src.studies", [], |r| {
@@ -333,13 +330,13 @@ impl Store {
             .map_err(err)?;
             let study = tx.last_insert_rowid();
             let runs: Vec<i64> = {
-                let mut stmt = tx
-                    .prepare("SELECT id FROM src.runs WHERE study_id = ?1 ORDER BY id")
-                    .map_err(err)?;
-                let rows = stmt
-                    .query_map(params![old_study], |r| r.get(0))
-                    .map_err(err)?;
-                rows.collect::<Result<_, _>>().map_err(err)?
+                select(
+                    &tx,
+                    "SELECT id FROM src.runs WHERE study_id = ?1 ORDER BY id",
+                    params![old_study],
+                    |r| r.get(0),
+                )
+                .map_err(err)?
             };
             for old_run in &runs {
                 tx.execute(
@@ -383,14 +380,13 @@ impl Store {
 
     /// (probe, threads) pairs already measured for `study`.
     pub fn probes_done(&self, study: i64) -> Result<HashSet<(String, u32)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT probe, threads FROM probes WHERE study_id = ?1 AND status = 'ok'")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![study], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+        select(
+            &self.conn,
+            "SELECT probe, threads FROM probes WHERE study_id = ?1 AND status = 'ok'",
+            params![study],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| self.err(e))
     }
 
     /// Every probe result (of `study`), one row each.
@@ -405,14 +401,13 @@ impl Store {
 
     /// Every study in the database: (id, name), oldest first.
     pub fn studies(&self) -> Result<Vec<(i64, String)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, name FROM studies ORDER BY id")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+        select(
+            &self.conn,
+            "SELECT id, name FROM studies ORDER BY id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| self.err(e))
     }
 
     /// The expanded study spec stored when the study began (JSON).
@@ -507,14 +502,13 @@ impl Store {
 
     /// The stored ticks of run `run`: (t, tps, the tick's JSON).
     pub fn ticks(&self, run: i64) -> Result<Vec<(f64, f64, String)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT t, tps, json FROM ticks WHERE run_id = ?1 ORDER BY t")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+        select(
+            &self.conn,
+            "SELECT t, tps, json FROM ticks WHERE run_id = ?1 ORDER BY t",
+            params![run],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(|e| self.err(e))
     }
 
     /// The number of tick rows of run `run`.
@@ -527,6 +521,18 @@ impl Store {
             )
             .map_err(|e| self.err(e))
     }
+}
+
+/// Every row of `sql`, each through `f`, into any collection (a Vec, a HashSet).
+fn select<T, C: FromIterator<T>>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> rusqlite::Result<C> {
+    let mut stmt = conn.prepare(sql)?;
+    let rows = stmt.query_map(params, f)?;
+    rows.collect()
 }
 
 fn now() -> i64 {

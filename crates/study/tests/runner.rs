@@ -247,11 +247,7 @@ fn with_the_copy_policy_the_tables_are_loaded_once_and_every_series_runs_on_a_co
 fn a_fixed_work_workload_runs_each_connections_events_for_every_iteration() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let src = "threads = [5]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\nevents_per_connection = 4\niterations = 3\n";
-    let spec = parse(src, "slap").unwrap();
-    let hash = text_sha256(src);
-    let path = db("slap");
-    let mut store = Store::open(&path).unwrap();
-    let study = store.begin_study(&spec.name, &hash, "{}", false).unwrap();
+    let (spec, hash, mut store, study) = begin(src, "slap");
     let flag = AtomicBool::new(false);
     let out = run_study(
         &spec,
