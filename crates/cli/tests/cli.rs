@@ -654,10 +654,12 @@ fn warmup_events_are_not_measured_and_prewarm_reads_every_table() {
     let reads = r["total"]["reads"].as_i64().unwrap();
     let selects = r["telemetry"]["status"]["Com_select"].as_i64().unwrap();
     // The server counted SELECTs from the end of the warmup; the engine's figures must start
-    // there too, not include the warmup's second (as many again). The boundary cannot be
-    // atomic: allow the events of about a millisecond.
+    // there too, not include the warmup's second (as many again, a 100% difference). The
+    // boundary cannot be atomic: the coordinator samples the server, then drops what the
+    // engine recorded, and on a loaded 2-CPU machine (the suite runs tests in parallel) it was
+    // seen descheduled for 25 ms between the two (2.5% of this one-second run). Allow 5%.
     assert!(
-        (selects - reads).abs() <= reads / 100 + 2,
+        (selects - reads).abs() <= reads / 20 + 2,
         "server {selects} vs measured {reads}"
     );
     assert!(
