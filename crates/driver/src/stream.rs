@@ -118,7 +118,7 @@ async fn write_async<S: AsFd + Write>(s: &mut S, mut buf: &[u8]) -> io::Result<(
 /// the current state, so space freed before the registration is not missed.
 async fn writable(fd: BorrowedFd<'_>) -> io::Result<()> {
     let dup = register(fd.try_clone_to_owned()?, Interest::WRITABLE)?;
-    dup.writable().await?.retain_ready();
+    drop(dup.writable().await?);
     Ok(())
 }
 
