@@ -394,6 +394,11 @@ pub struct MysqlArgs {
     pub mysql_password: String,
     #[arg(long, default_value = "sbtest")]
     pub mysql_db: String,
+    /// Seconds a connection may take to open, handshake included. A server whose listen
+    /// queue (back_log, capped by net.core.somaxconn) is full is waited for within it, as a
+    /// blocking connect waits.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub mysql_connect_timeout: u64,
     /// Server error codes that restart the event instead of stopping the run, or "all".
     #[arg(long, default_value = "1213,1020,1205")]
     pub mysql_ignore_errors: String,

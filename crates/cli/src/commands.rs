@@ -204,6 +204,7 @@ fn given_server(a: &LoadArgs) -> Option<ConnectOptions> {
     };
     let mut o = ConnectOptions::new(endpoint, &m.mysql_user, "");
     o.password = Secret::new(m.mysql_password.clone());
+    o.connect_timeout = Duration::from_secs(m.mysql_connect_timeout);
     Some(o.with_database(&m.mysql_db))
 }
 
@@ -333,8 +334,16 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             eprintln!("Prewarmed {tables} table(s): primary key and secondary index read into the buffer pool");
         }
     }
+    let connect_timeout = Duration::from_secs(a.mysql.mysql_connect_timeout);
     let ctx = Arc::new(SessionContext {
-        endpoints: target.endpoints(),
+        endpoints: target
+            .endpoints()
+            .into_iter()
+            .map(|o| ConnectOptions {
+                connect_timeout,
+                ..o
+            })
+            .collect(),
         spec: spec.clone(),
         threads: run_spec.connections,
         unique: Unique::new(run_spec.seed),

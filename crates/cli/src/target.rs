@@ -90,16 +90,24 @@ impl Target {
     }
 
     /// Refuse a run a server cannot take: servers lower max_connections quietly when their
-    /// file limit is low, and the run would then fail on its last connections.
+    /// file limit is low, and the run would then fail on its last connections. A listen queue
+    /// shorter than the connections is only worth a note: connects then wait for room.
     pub(crate) fn check_connections(&self, wanted: u32) -> Result<()> {
         let endpoints = self.endpoints();
         let per_server = wanted.div_ceil(endpoints.len() as u32);
         for opts in &endpoints {
-            let max = rt()?.block_on(async {
-                let mut c = Conn::connect(opts).await.ok()?;
-                let rows = c.query_rows("SELECT @@max_connections").await.ok()?;
-                rows.first()?.first()?.as_ref()?.parse::<u32>().ok()
-            });
+            let (max, back_log) = rt()?
+                .block_on(async {
+                    let mut c = Conn::connect(opts).await.ok()?;
+                    let rows = c
+                        .query_rows("SELECT @@max_connections, @@back_log")
+                        .await
+                        .ok()?;
+                    let row = rows.first()?;
+                    let num = |i: usize| row.get(i)?.as_ref()?.parse::<u32>().ok();
+                    Some((num(0), num(1)))
+                })
+                .unwrap_or((None, None));
             if let Some(max) = max.filter(|m| *m < per_server + 2) {
                 bail!(
                     "--threads={wanted}: the server allows {max} connections (max_connections); {}",
@@ -109,6 +117,9 @@ impl Target {
                         "raise max_connections on the server, or use fewer --threads".into()
                     }
                 );
+            }
+            if let Some(note) = listen_queue_note(per_server, back_log, somaxconn()) {
+                eprintln!("note: {note}");
             }
         }
         Ok(())
@@ -172,4 +183,34 @@ impl Target {
             Target::Given(_) => None,
         }
     }
+}
+
+/// The kernel's cap on listen queues here (net.core.somaxconn).
+fn somaxconn() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Why connects may have to wait for room, when the listen queue is shorter than the
+/// connections opened at once.
+fn listen_queue_note(
+    per_server: u32,
+    back_log: Option<u32>,
+    somaxconn: Option<u32>,
+) -> Option<String> {
+    let queue = match (back_log, somaxconn) {
+        (Some(b), Some(s)) => b.min(s),
+        (Some(b), None) => b,
+        _ => return None,
+    };
+    (queue < per_server).then(|| {
+        format!(
+            "the server's listen queue holds {queue} (back_log={}{}) for {per_server} connections: connects that find it full wait for room, within --mysql-connect-timeout",
+            back_log.unwrap_or(queue),
+            somaxconn.map(|s| format!(", net.core.somaxconn={s}")).unwrap_or_default()
+        )
+    })
 }

@@ -7,6 +7,7 @@ use bakeoff_proto::{
     PrepareStep, ProtoError, ResponseReader, Step,
 };
 
+use crate::retry::{self, Backoff};
 use crate::stream::Stream;
 use crate::{ConnectOptions, DriverError};
 
@@ -39,17 +40,38 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// Connect and authenticate, bounded by `opts.connect_timeout`.
+    /// Connect and authenticate, bounded by `opts.connect_timeout`. A full listen queue is
+    /// waited out inside that bound, as a blocking connect would (see `retry.rs`); any other
+    /// failure is returned at once.
     pub async fn connect(opts: &ConnectOptions) -> Result<Conn, DriverError> {
         let endpoint = opts.endpoint.to_string();
-        match tokio::time::timeout(opts.connect_timeout, Self::connect_inner(opts, &endpoint)).await
-        {
-            Ok(r) => r,
-            Err(_) => Err(DriverError::ConnectTimeout {
-                endpoint,
-                secs: opts.connect_timeout.as_secs(),
-            }),
+        let deadline = tokio::time::Instant::now() + opts.connect_timeout;
+        let tcp = matches!(opts.endpoint, crate::Endpoint::Tcp { .. });
+        let mut backoff = Backoff::new(jitter_seed(&endpoint));
+        let mut attempts = 0u32;
+        let mut last: Option<String> = None;
+        loop {
+            attempts += 1;
+            let attempt = Self::connect_inner(opts, &endpoint);
+            let err = match tokio::time::timeout_at(deadline, attempt).await {
+                Ok(Ok(conn)) => return Ok(conn),
+                Ok(Err(e)) if retry::is_queue_full(&e, tcp) => e,
+                Ok(Err(e)) => return Err(e),
+                Err(_) => break,
+            };
+            let wait = backoff.next_delay();
+            last = Some(err.to_string());
+            if tokio::time::Instant::now() + wait >= deadline {
+                break;
+            }
+            tokio::time::sleep(wait).await;
         }
+        Err(DriverError::ConnectTimeout {
+            endpoint,
+            secs: opts.connect_timeout.as_secs_f64(),
+            attempts,
+            last: last.unwrap_or_else(|| "no answer".into()),
+        })
     }
 
     async fn connect_inner(opts: &ConnectOptions, endpoint: &str) -> Result<Conn, DriverError> {
@@ -488,4 +510,12 @@ impl Conn {
 enum PacketAt {
     Buf(usize, usize),
     Big,
+}
+
+/// Differs between connections opened at the same moment, so their retries spread out.
+fn jitter_seed(endpoint: &str) -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 =
+        std::sync::atomic::AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+    let n = NEXT.fetch_add(0x9e37_79b9_7f4a_7c15, std::sync::atomic::Ordering::Relaxed);
+    n ^ endpoint.len() as u64
 }

@@ -13,8 +13,17 @@ pub enum DriverError {
     },
     #[error("could not connect to {endpoint}: {source}")]
     Connect { endpoint: String, source: io::Error },
-    #[error("timed out connecting to {endpoint} after {secs} s")]
-    ConnectTimeout { endpoint: String, secs: u64 },
+    /// The connect timeout ran out, while the server did not answer or its listen queue
+    /// stayed full.
+    #[error(
+        "timed out connecting to {endpoint} after {secs} s ({attempts} attempt(s); last: {last})"
+    )]
+    ConnectTimeout {
+        endpoint: String,
+        secs: f64,
+        attempts: u32,
+        last: String,
+    },
     #[error("protocol error from {endpoint}: {source}")]
     Proto {
         endpoint: String,

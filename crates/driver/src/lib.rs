@@ -6,11 +6,14 @@
 //! not raised; [`DriverError`] is for what ends the connection or the call (I/O, protocol,
 //! authentication, a server error on an admin call).
 //!
-//! What it must not do: retry, sleep or reconnect on its own. Policy belongs to the engine.
+//! What it must not do: retry a statement, or reconnect on its own: policy belongs to the
+//! engine. The one wait it makes is inside a connect, for room in a full listen queue, as
+//! libmysqlclient's blocking connect does (`retry.rs`).
 
 mod conn;
 mod error;
 mod options;
+mod retry;
 mod stream;
 
 pub use bakeoff_proto::command::Param;

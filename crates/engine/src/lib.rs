@@ -173,8 +173,18 @@ pub trait Observer {
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("could not open connection {tid}: {reason}")]
-    Init { tid: u32, reason: String },
+    /// A connection could not be opened before the run: the run does not start.
+    #[error("opened {opened} of {wanted} connections; connection {tid} failed: {reason}. If connects time out or find the server's listen queue full, raise the server's back_log, the kernel's net.core.somaxconn{} or the connect timeout (--mysql-connect-timeout)", somaxconn.map(|n| format!(" (now {n})")).unwrap_or_default())]
+    Connect {
+        tid: u32,
+        reason: String,
+        opened: u32,
+        wanted: u32,
+        somaxconn: Option<u32>,
+    },
     #[error("a client thread failed: {0}")]
     Thread(String),
+    /// A client thread stopped opening its connections because another thread failed.
+    #[error("stopped while another client thread failed to connect")]
+    Stopped,
 }

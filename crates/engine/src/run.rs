@@ -58,6 +58,9 @@ pub fn run_sampled(
             rec,
             tids,
             index,
+            gate: Arc::new(tokio::sync::Semaphore::new(crate::worker::connect_slots(
+                threads,
+            ))),
         };
         let (ready, start) = (ready_tx.clone(), start_rx.clone());
         let h = std::thread::Builder::new()
@@ -67,17 +70,32 @@ pub fn run_sampled(
         handles.push(h);
     }
     drop(ready_tx);
+    // Every thread reports; a thread that gave up because another failed says only that, so
+    // the error returned is the failure itself.
+    let mut failure: Option<EngineError> = None;
     for _ in 0..threads {
         let r = ready_rx.recv().unwrap_or_else(|_| {
             Err(EngineError::Thread(
                 "a client thread exited while connecting".into(),
             ))
         });
-        if let Err(e) = r {
-            shared.stop.store(true, Ordering::SeqCst);
-            drop(start_tx); // wakes threads still waiting for the start, which then return
-            return Err(e);
+        match r {
+            Ok(()) => {}
+            Err(EngineError::Stopped) => {}
+            Err(e) => {
+                shared.stop.store(true, Ordering::SeqCst);
+                failure.get_or_insert(e);
+            }
         }
+    }
+    if failure.is_none() && shared.stop.load(Ordering::Relaxed) {
+        failure = Some(EngineError::Thread(
+            "the run stopped while connecting".into(),
+        ));
+    }
+    if let Some(e) = failure {
+        drop(start_tx); // wakes threads still waiting for the start, which then return
+        return Err(e);
     }
     // Without a warmup the sampler starts before the load is released, so the server's
     // counters and the engine's cover exactly the same events.

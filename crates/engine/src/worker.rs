@@ -22,6 +22,8 @@ pub(crate) struct Shared {
     pub in_flight: AtomicU64,
     pub queued: AtomicU64,
     pub running: AtomicU32,
+    /// Connections opened so far (for the error when one cannot be).
+    pub connected: AtomicU32,
     pub failure: OnceLock<String>,
     /// Measurement ends here (start + --time), once started.
     pub end: OnceLock<Option<Instant>>,
@@ -52,6 +54,19 @@ pub(crate) struct Worker {
     pub rec: Arc<Mutex<Recorder>>,
     pub tids: Vec<u32>,
     pub index: u32,
+    /// Connects in flight from this thread, opens and reconnects alike (see `connect_slots`).
+    pub gate: Arc<tokio::sync::Semaphore>,
+}
+
+/// Connects (with their handshake and statement preparation) one client thread keeps in
+/// flight. Each one in flight holds at most one place in the server's listen queue, so the
+/// threads together hold at most `CONNECTS_IN_FLIGHT`: under MySQL 5.5's default back_log of
+/// 50, and a storm of a thousand connections never overflows the queue in the first place
+/// (what overflows anyway is retried by the driver).
+pub(crate) const CONNECTS_IN_FLIGHT: u32 = 32;
+
+pub(crate) fn connect_slots(client_threads: u32) -> usize {
+    (CONNECTS_IN_FLIGHT / client_threads.max(1)).max(1) as usize
 }
 
 /// Events waiting for a connection (open loop), local to one client thread.
@@ -132,31 +147,63 @@ impl Worker {
             .iter()
             .map(|&tid| {
                 let ctx = self.ctx.clone();
+                let gate = self.gate.clone();
+                let shared = self.shared.clone();
                 let seed = self
                     .spec
                     .seed
                     .wrapping_mul(0x9e37_79b9)
                     .wrapping_add(tid as u64);
                 tokio::task::spawn_local(async move {
-                    (tid, Session::open(ctx, tid, seed, blocking).await)
+                    let _slot = gate.acquire().await;
+                    if shared.stop.load(Ordering::Relaxed) {
+                        return (tid, None);
+                    }
+                    let s = Session::open(ctx, tid, seed, blocking).await;
+                    if s.is_ok() {
+                        shared.connected.fetch_add(1, Ordering::Relaxed);
+                    }
+                    (tid, Some(s))
                 })
             })
             .collect();
         let mut sessions = Vec::with_capacity(opens.len());
+        let mut failed = None;
         for o in opens {
             match o.await {
-                Ok((_, Ok(s))) => sessions.push(s),
-                Ok((tid, Err(e))) => {
-                    return Err(EngineError::Init {
-                        tid,
-                        reason: e.to_string(),
-                    })
+                Ok((_, Some(Ok(s)))) => sessions.push(s),
+                Ok((_, None)) => {}
+                Ok((tid, Some(Err(e)))) => {
+                    // Stop the other threads' opens too: the run cannot start.
+                    self.shared.stop.store(true, Ordering::SeqCst);
+                    failed.get_or_insert((tid, e.to_string()));
                 }
                 Err(e) => return Err(EngineError::Thread(e.to_string())),
             }
         }
+        if let Some((tid, reason)) = failed {
+            return Err(EngineError::Connect {
+                tid,
+                reason,
+                opened: self.shared.connected.load(Ordering::Relaxed),
+                wanted: self.spec.connections,
+                somaxconn: somaxconn(),
+            });
+        }
+        if self.shared.stop.load(Ordering::Relaxed) {
+            return Err(EngineError::Stopped);
+        }
         Ok(sessions)
     }
+}
+
+/// The kernel's cap on every listen queue on this host (net.core.somaxconn), when readable.
+fn somaxconn() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Open loop: this thread's share of the arrivals, queued for its connections.
@@ -302,7 +349,10 @@ async fn reconnect(w: &Worker, s: &mut Session) -> bool {
         if w.shared.over(Instant::now()) {
             return false;
         }
-        match s.reconnect().await {
+        let slot = w.gate.acquire().await;
+        let result = s.reconnect().await;
+        drop(slot);
+        match result {
             Ok(()) => return true,
             Err(_) => {
                 tokio::time::sleep(backoff).await;
