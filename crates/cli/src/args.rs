@@ -250,10 +250,14 @@ pub struct GeneralArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// OS threads driving the connections (default: the CPUs bakeoff may use, at most
-    /// --threads).
+    /// OS threads driving the connections (default: the client's CPUs, at most --threads).
     #[arg(long)]
     pub client_threads: Option<u32>,
+    /// CPUs bakeoff's load runs on, as taskset takes them (0-3, 12-15). Default: when the
+    /// embedded server has --cpus, the CPUs outside it (if any are left); else anywhere.
+    /// Covers the run, prepare, prewarm and fixed work.
+    #[arg(long, value_name = "LIST")]
+    pub client_cpus: Option<String>,
     /// Scheduling policy of the client threads: batch (SCHED_BATCH: responses do not preempt
     /// the server on a shared machine, so the client costs less CPU per query) or normal.
     #[arg(long, default_value = "batch", value_parser = ["batch", "normal"])]
@@ -492,6 +496,9 @@ pub struct ProbeArgs {
     pub percentile: f64,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// CPUs the probe's threads run on, as taskset takes them (0-3).
+    #[arg(long, value_name = "LIST")]
+    pub client_cpus: Option<String>,
 }
 
 #[derive(Debug, Args)]

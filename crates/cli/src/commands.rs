@@ -9,7 +9,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
 use bakeoff_engine::{IgnoreErrors, Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_server::placement::ClientPlacement;
 use bakeoff_server::preflight;
+use bakeoff_server::variant::CpuList;
 use bakeoff_telemetry::Sampler;
 use bakeoff_workload::dataset::{self, Progress};
 use bakeoff_workload::{
@@ -91,7 +93,9 @@ pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
     Ok(spec)
 }
 
-pub fn run_spec(a: &LoadArgs) -> Result<RunSpec> {
+/// The run as the options say; `client_cpus` is how many CPUs the client was given (the
+/// default for --client-threads).
+pub fn run_spec(a: &LoadArgs, client_cpus: u32) -> Result<RunSpec> {
     let g = &a.general;
     if !(0.0..=100.0).contains(&g.percentile) {
         bail!("--percentile={} must be between 0 and 100", g.percentile);
@@ -109,13 +113,10 @@ pub fn run_spec(a: &LoadArgs) -> Result<RunSpec> {
     }
     let time = (time_secs > 0).then(|| Duration::from_secs(time_secs));
     let grace = forced_shutdown(&g.forced_shutdown, time)?;
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
     let ignore_errors = parse_ignore_errors(&a.mysql.mysql_ignore_errors)?;
     Ok(RunSpec {
         connections: g.threads,
-        client_threads: g.client_threads.unwrap_or(cpus).clamp(1, g.threads),
+        client_threads: g.client_threads.unwrap_or(client_cpus).clamp(1, g.threads),
         time,
         events: (g.events > 0).then_some(g.events),
         warmup: Duration::from_secs(g.warmup_time),
@@ -237,6 +238,7 @@ pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
     let Some(opts) = given_server(a) else {
         bail!("prepare needs a server that outlives this command: pass --mysql-socket or --mysql-host (`bakeoff run` without them prepares its embedded server itself)");
     };
+    place_for_given_server(a)?;
     let started = std::time::Instant::now();
     let rows = rt()?.block_on(dataset::prepare(
         &opts,
@@ -259,6 +261,7 @@ pub fn prewarm(a: &LoadArgs) -> Result<ExitCode> {
     let Some(opts) = given_server(a) else {
         bail!("prewarm needs a server: pass --mysql-socket or --mysql-host (for the embedded server use `bakeoff run --prewarm`)");
     };
+    place_for_given_server(a)?;
     rt()?.block_on(dataset::prewarm(
         &opts,
         &spec,
@@ -277,9 +280,32 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A server bakeoff did not start: its CPUs are unknown, so the client goes where it is told.
+fn place_for_given_server(a: &LoadArgs) -> Result<ClientPlacement> {
+    let cpus = crate::client::parse(a.general.client_cpus.as_deref())?;
+    crate::client::place(cpus.as_ref(), &[])
+}
+
+/// Place the client beside the servers this run will start (or the one it was given).
+fn place_client(a: &LoadArgs) -> Result<ClientPlacement> {
+    if given_server(a).is_some() {
+        return place_for_given_server(a);
+    }
+    let cpus = crate::client::parse(a.general.client_cpus.as_deref())?;
+    let variants = a
+        .general
+        .embedded
+        .variant
+        .variants()
+        .map_err(anyhow::Error::msg)?;
+    let servers: Vec<Option<&CpuList>> = variants.iter().map(|v| v.cpus.as_ref()).collect();
+    crate::client::place(cpus.as_ref(), &servers)
+}
+
 pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
-    let run_spec = run_spec(a)?;
+    let placement = place_client(a)?;
+    let run_spec = run_spec(a, crate::client::cpu_count(&placement))?;
     // Each connection is a file; the runtime and the server's own needs come on top.
     preflight::raise_open_files(u64::from(run_spec.connections) + 256)
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
@@ -349,8 +375,10 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         unique: Unique::new(run_spec.seed),
     });
     let code = match fixed_work(&a.general)? {
-        Some((iterations, _)) => crate::slap::run(a, &spec, &run_spec, iterations, ctx, &target)?,
-        None => run_timed(a, &spec, &run_spec, ctx, &target)?,
+        Some((iterations, _)) => {
+            crate::slap::run(a, &spec, &run_spec, iterations, ctx, &target, &placement)?
+        }
+        None => run_timed(a, &spec, &run_spec, ctx, &target, &placement)?,
     };
     if let Some(death) = target.died() {
         // The report above stays: it is what was measured, up to the crash.
@@ -367,6 +395,7 @@ fn run_timed(
     run_spec: &RunSpec,
     ctx: Arc<SessionContext>,
     target: &Target,
+    placement: &ClientPlacement,
 ) -> Result<ExitCode> {
     let text = a.general.format == Format::Text;
     if text {
@@ -395,9 +424,10 @@ fn run_timed(
         if let Some(t) = &result.telemetry {
             print!("{}", output::telemetry_report(t, run_spec.client_threads));
         }
+        print!("{}", output::placement_report(placement));
     } else {
         let doc = JsonReport {
-            header: JsonHeader::new(spec, run_spec, target),
+            header: JsonHeader::new(spec, run_spec, target, placement),
             result: &result,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -502,11 +532,22 @@ pub(crate) struct JsonHeader<'a> {
     server_checks: Vec<InstanceCheck>,
     /// SHOW GLOBAL VARIABLES at the start of the run.
     server_variables: BTreeMap<String, String>,
+    /// Where the load ran: its CPUs, how they were chosen, and CPUs shared with a server.
+    client: ClientPlacement,
+    /// What may make the figures mislead (client sharing the server's CPUs).
+    warnings: Vec<String>,
 }
 
 impl<'a> JsonHeader<'a> {
-    pub(crate) fn new(spec: &'a WorkloadSpec, run_spec: &RunSpec, target: &Target) -> Self {
+    pub(crate) fn new(
+        spec: &'a WorkloadSpec,
+        run_spec: &RunSpec,
+        target: &Target,
+        placement: &ClientPlacement,
+    ) -> Self {
         JsonHeader {
+            client: placement.clone(),
+            warnings: placement.warning().into_iter().collect(),
             bakeoff_version: env!("CARGO_PKG_VERSION"),
             workload: spec,
             run: RunEcho::of(run_spec),

@@ -321,6 +321,8 @@ struct JsonRun<'a> {
 }
 
 fn sweep(probe: &dyn Probe, p: &ProbeArgs) -> Result<ExitCode> {
+    let cpus = crate::client::parse(p.client_cpus.as_deref())?;
+    crate::client::place(cpus.as_ref(), &[])?;
     let mut json = Vec::new();
     let mut code = ExitCode::SUCCESS;
     for &threads in &p.threads {

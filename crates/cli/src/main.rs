@@ -2,6 +2,7 @@
 //! (0 ok, 1 the run failed, 2 usage or environment error, 130 interrupted).
 
 mod args;
+mod client;
 mod commands;
 mod host;
 mod legacy;

@@ -269,3 +269,20 @@ fn bytes(b: f64) -> String {
 fn signed_bytes(b: i64) -> String {
     format!("{}{}", if b < 0 { "-" } else { "+" }, bytes(b as f64))
 }
+
+/// Where the client ran, after the report: the CPUs when they were placed, and a warning when
+/// it shared CPUs with the server.
+pub fn placement_report(p: &bakeoff_server::placement::ClientPlacement) -> String {
+    let mut s = String::new();
+    if p.pins() {
+        let _ = writeln!(s, "    client CPUs: {}", p.cpus);
+    }
+    if let Some(w) = p.warning() {
+        let _ = writeln!(
+            s,
+            "    warning: {w}, so the figures measure both; {}",
+            crate::client::advice(p)
+        );
+    }
+    s
+}

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use bakeoff_engine::{FixedWork, Iteration, Observer, RunResult, RunSpec};
+use bakeoff_server::placement::ClientPlacement;
 use bakeoff_workload::{SessionContext, WorkloadSpec};
 use serde::Serialize;
 
@@ -22,6 +23,7 @@ pub fn run(
     iterations: u32,
     ctx: Arc<SessionContext>,
     target: &Target,
+    placement: &ClientPlacement,
 ) -> Result<ExitCode> {
     let mut progress = Progress {
         total: iterations,
@@ -31,9 +33,10 @@ pub fn run(
         bakeoff_engine::run_iterations(ctx, run_spec, iterations, &INTERRUPTED, &mut progress)?;
     if a.general.format == Format::Text {
         print!("{}", report(&fw));
+        print!("{}", crate::output::placement_report(placement));
     } else {
         let doc = JsonReport {
-            header: JsonHeader::new(spec, run_spec, target),
+            header: JsonHeader::new(spec, run_spec, target, placement),
             fixed_work: &fw,
             summary: Summary::of(&fw),
             runs: &fw.runs,

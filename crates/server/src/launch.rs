@@ -70,19 +70,12 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// The variant's CPUs, else the CPUs bakeoff was started on: a server never inherits the
+    /// CPU set bakeoff gave its own load threads.
     pub fn of(v: &crate::variant::Variant) -> Placement {
-        let cpus = v.cpus.as_ref().map(|list| {
-            // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.
-            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-            for c in list.iter() {
-                // SAFETY: CpuList keeps numbers below 1024, the set's size, so the index is in
-                // bounds.
-                unsafe { libc::CPU_SET(c as usize, &mut set) };
-            }
-            set
-        });
+        let cpus = v.cpus.clone().unwrap_or_else(crate::placement::launch_cpus);
         Placement {
-            cpus,
+            cpus: Some(cpus.to_cpu_set()),
             numa: v.numa.syscall_args(),
         }
     }

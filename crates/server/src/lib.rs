@@ -19,6 +19,7 @@
 mod binary;
 mod error;
 mod launch;
+pub mod placement;
 pub mod preflight;
 mod rundir;
 mod server;

@@ -101,7 +101,7 @@ fn variants_that_cannot_be_set_up_fail_before_anything_starts() {
                 cpus: Some("1000".parse().unwrap()),
                 ..Variant::default()
             },
-            "has only",
+            "online",
         ),
         (
             Variant {

@@ -29,6 +29,41 @@ impl CpuList {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    pub fn single(cpu: u32) -> CpuList {
+        CpuList(BTreeSet::from([cpu]))
+    }
+
+    /// A list of these CPUs; None when there are none (a CpuList is never empty).
+    pub fn from_cpus(cpus: impl IntoIterator<Item = u32>) -> Option<CpuList> {
+        let set: BTreeSet<u32> = cpus.into_iter().filter(|&c| c < 1024).collect();
+        (!set.is_empty()).then_some(CpuList(set))
+    }
+
+    pub fn union(&self, other: &CpuList) -> CpuList {
+        CpuList(self.0.union(&other.0).copied().collect())
+    }
+
+    /// The CPUs in both; None when they share none.
+    pub fn intersection(&self, other: &CpuList) -> Option<CpuList> {
+        CpuList::from_cpus(self.0.intersection(&other.0).copied())
+    }
+
+    /// The CPUs of `self` not in `other`; None when none are left.
+    pub fn difference(&self, other: &CpuList) -> Option<CpuList> {
+        CpuList::from_cpus(self.0.difference(&other.0).copied())
+    }
+
+    /// The kernel's bitmask for sched_setaffinity.
+    pub fn to_cpu_set(&self) -> libc::cpu_set_t {
+        // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for c in self.iter() {
+            // SAFETY: a CpuList holds numbers below 1024, the set's size (CPU_SETSIZE).
+            unsafe { libc::CPU_SET(c as usize, &mut set) };
+        }
+        set
+    }
 }
 
 impl FromStr for CpuList {

@@ -70,22 +70,17 @@ impl fmt::Display for Variant {
     }
 }
 
-/// The CPUs this process may use (what a server started from here can be given).
-pub fn allowed_cpus() -> std::io::Result<CpuList> {
-    let status = std::fs::read_to_string("/proc/self/status")?;
-    verify::status_field(&status, "Cpus_allowed_list")
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| std::io::Error::other("no Cpus_allowed_list in /proc/self/status"))
-}
-
 /// Problems that would stop the variant from starting, found before anything is launched:
 /// CPUs not available to us, NUMA nodes offline, an allocator that is not installed.
 pub fn preflight(v: &Variant) -> Result<Option<Library>, String> {
     if let Some(cpus) = &v.cpus {
-        let allowed = allowed_cpus().map_err(|e| format!("reading allowed CPUs: {e}"))?;
-        if !cpus.is_subset(&allowed) {
+        // Against the machine, not bakeoff's own affinity: `taskset -c 1 bakeoff --cpus 0`
+        // puts the server on CPU 0 and the client on CPU 1.
+        let online =
+            crate::placement::online_cpus().map_err(|e| format!("reading online CPUs: {e}"))?;
+        if !cpus.is_subset(&online) {
             return Err(format!(
-                "--cpus={cpus}: this machine (or bakeoff's own CPU set) has only {allowed}"
+                "--cpus={cpus}: this machine has CPUs {online} online (that bakeoff's cgroup may use); choose CPUs among them"
             ));
         }
     }

@@ -1,0 +1,229 @@
+//! Where the client runs beside the servers: the CPUs this machine has, the CPUs bakeoff was
+//! started on, pinning a thread, and the rule that keeps the load off the servers' CPUs.
+//!
+//! The load threads inherit their CPU set from the thread that spawns them, so the caller pins
+//! itself ([`pin_this_thread`]) before a phase and every thread started after follows. Servers
+//! never inherit it: each is given its variant's CPUs, or the CPUs bakeoff was started on
+//! ([`launch_cpus`]), between fork and exec.
+
+use std::io;
+use std::sync::OnceLock;
+
+use crate::variant::CpuList;
+
+/// CPUs online on this machine that this process's cgroup lets it use (a container's cpuset
+/// can be smaller than the machine; sched_setaffinity refuses CPUs outside it).
+pub fn online_cpus() -> io::Result<CpuList> {
+    let online: CpuList = read_list("/sys/devices/system/cpu/online")?;
+    match read_list("/sys/fs/cgroup/cpuset.cpus.effective") {
+        Ok(cg) => Ok(online.intersection(&cg).unwrap_or(online)),
+        Err(_) => Ok(online),
+    }
+}
+
+fn read_list(path: &str) -> io::Result<CpuList> {
+    std::fs::read_to_string(path)?
+        .trim()
+        .parse()
+        .map_err(|e: String| io::Error::other(format!("{path}: {e}")))
+}
+
+/// The CPUs bakeoff was started on (taskset's set, else all): recorded before bakeoff pins any
+/// thread of its own, so a server without a CPU list of its own runs where bakeoff was allowed
+/// to, never on the client's CPUs.
+pub fn launch_cpus() -> CpuList {
+    static LAUNCH: OnceLock<CpuList> = OnceLock::new();
+    LAUNCH
+        .get_or_init(|| {
+            thread_cpus()
+                .or_else(|_| online_cpus())
+                .unwrap_or_else(|_| CpuList::single(0))
+        })
+        .clone()
+}
+
+/// The calling thread's CPU set (sched_getaffinity).
+pub fn thread_cpus() -> io::Result<CpuList> {
+    // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; the size is that of the set we pass.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: CPU_ISSET reads the set we own, with indexes below its size.
+    let cpus = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) });
+    CpuList::from_cpus(cpus.map(|c| c as u32)).ok_or_else(|| io::Error::other("empty CPU set"))
+}
+
+/// Pin the calling thread to `cpus`; threads it starts afterwards inherit the set.
+pub fn pin_this_thread(cpus: &CpuList) -> io::Result<()> {
+    launch_cpus(); // record where bakeoff started before the first change
+    let set = cpus.to_cpu_set();
+    // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size passed.
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// How the client's CPUs were chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Chosen {
+    /// `--client-cpus` / `client_cpus`.
+    Given,
+    /// The CPUs outside every server's set.
+    OutsideServers,
+    /// Nothing was placed: client and servers share bakeoff's CPUs.
+    Everywhere,
+}
+
+/// Where the load runs, and whether it shares CPUs with a server.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ClientPlacement {
+    pub cpus: CpuList,
+    pub chosen: Chosen,
+    /// CPUs the client shares with a server, when CPUs were placed at all.
+    pub shared: Option<CpuList>,
+}
+
+impl ClientPlacement {
+    /// Place the client. `given`: the CPUs asked for; `servers`: each server's CPU list (None:
+    /// the server runs on all of `own`); `own`: the CPUs bakeoff was started on.
+    pub fn choose(given: Option<&CpuList>, servers: &[Option<&CpuList>], own: &CpuList) -> Self {
+        let server_cpus = servers
+            .iter()
+            .map(|s| s.unwrap_or(own))
+            .fold(None::<CpuList>, |acc, s| {
+                Some(acc.map_or_else(|| s.clone(), |a| a.union(s)))
+            });
+        let placed = servers.iter().any(Option::is_some);
+        let shared_with =
+            |client: &CpuList| server_cpus.as_ref().and_then(|s| client.intersection(s));
+        match given {
+            Some(g) => ClientPlacement {
+                cpus: g.clone(),
+                chosen: Chosen::Given,
+                shared: shared_with(g),
+            },
+            None if !placed => ClientPlacement {
+                cpus: own.clone(),
+                chosen: Chosen::Everywhere,
+                shared: None,
+            },
+            None => match server_cpus.as_ref().and_then(|s| own.difference(s)) {
+                Some(rest) => ClientPlacement {
+                    cpus: rest,
+                    chosen: Chosen::OutsideServers,
+                    shared: None,
+                },
+                None => ClientPlacement {
+                    cpus: own.clone(),
+                    chosen: Chosen::Everywhere,
+                    shared: shared_with(own),
+                },
+            },
+        }
+    }
+
+    /// Whether bakeoff must pin its load threads (nothing to do when it runs everywhere).
+    pub fn pins(&self) -> bool {
+        self.chosen != Chosen::Everywhere
+    }
+
+    /// One line for the user on where the client runs, when it was placed.
+    pub fn note(&self) -> Option<String> {
+        match self.chosen {
+            Chosen::Given => Some(format!("the client runs on CPUs {}", self.cpus)),
+            Chosen::OutsideServers => Some(format!(
+                "the client runs on CPUs {}, the ones outside the server's (--client-cpus to choose)",
+                self.cpus
+            )),
+            Chosen::Everywhere => None,
+        }
+    }
+
+    /// The warning when client and server share CPUs, so the curve measures the mix.
+    pub fn warning(&self) -> Option<String> {
+        self.shared
+            .as_ref()
+            .map(|s| format!("client shares CPUs {s} with the server"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn l(s: &str) -> CpuList {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn the_client_takes_the_cpus_the_servers_leave() {
+        let p = ClientPlacement::choose(None, &[Some(&l("0-11"))], &l("0-15"));
+        assert_eq!(
+            (p.cpus.to_string(), p.chosen),
+            ("12-15".into(), Chosen::OutsideServers)
+        );
+        assert_eq!(p.warning(), None);
+        // Two instances: the client avoids both.
+        let p = ClientPlacement::choose(None, &[Some(&l("0-3")), Some(&l("4-7"))], &l("0-15"));
+        assert_eq!(p.cpus.to_string(), "8-15");
+    }
+
+    #[test]
+    fn nothing_left_means_sharing_with_a_warning() {
+        let p = ClientPlacement::choose(None, &[Some(&l("0-1"))], &l("0-1"));
+        assert_eq!(p.chosen, Chosen::Everywhere);
+        assert_eq!(
+            p.warning().as_deref(),
+            Some("client shares CPUs 0-1 with the server")
+        );
+        assert!(!p.pins());
+    }
+
+    #[test]
+    fn a_given_set_is_kept_and_an_overlap_is_named() {
+        let p = ClientPlacement::choose(Some(&l("2-5")), &[Some(&l("0-3"))], &l("0-7"));
+        assert_eq!(p.cpus.to_string(), "2-5");
+        assert_eq!(
+            p.warning().as_deref(),
+            Some("client shares CPUs 2-3 with the server")
+        );
+        let p = ClientPlacement::choose(Some(&l("1")), &[Some(&l("0"))], &l("0-1"));
+        assert_eq!(p.warning(), None);
+        // An unpinned server runs everywhere, so a pinned client shares with it.
+        let p = ClientPlacement::choose(Some(&l("1")), &[None], &l("0-1"));
+        assert_eq!(
+            p.warning().as_deref(),
+            Some("client shares CPUs 1 with the server")
+        );
+    }
+
+    #[test]
+    fn an_unplaced_run_is_left_alone() {
+        let p = ClientPlacement::choose(None, &[None], &l("0-1"));
+        assert_eq!((p.chosen, p.warning()), (Chosen::Everywhere, None));
+        let p = ClientPlacement::choose(None, &[], &l("0-1"));
+        assert_eq!(p.chosen, Chosen::Everywhere);
+    }
+
+    #[test]
+    fn pinning_is_read_back() {
+        let own = thread_cpus().unwrap();
+        let one = CpuList::single(own.iter().next().unwrap());
+        std::thread::spawn(move || {
+            pin_this_thread(&one).unwrap();
+            assert_eq!(thread_cpus().unwrap(), one);
+            // A thread started now inherits the set.
+            let child = std::thread::spawn(thread_cpus).join().unwrap().unwrap();
+            assert_eq!(child, one);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(launch_cpus(), own);
+    }
+}
