@@ -1,6 +1,6 @@
 //! From stored rows to the [`Model`]: group runs into cells and curves, compare, analyse, price.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bakeoff_store::{Row, Store};
 
@@ -186,12 +186,26 @@ struct RunRef<'a> {
 
 type Cells<'a> = BTreeMap<(i64, String), BTreeMap<VariantKey, BTreeMap<u32, Vec<RunRef<'a>>>>>;
 
+/// The CPUs a run's client shared with its server, from its manifest (parsed once per
+/// distinct manifest: every run of a series has the same one).
+fn client_shares(manifest: &str, seen: &mut HashMap<String, Option<String>>) -> Option<String> {
+    if let Some(known) = seen.get(manifest) {
+        return known.clone();
+    }
+    let shared = serde_json::from_str::<serde_json::Value>(manifest)
+        .ok()
+        .and_then(|m| m["client"]["shared"].as_str().map(str::to_string));
+    seen.insert(manifest.to_string(), shared.clone());
+    shared
+}
+
 /// Build the model. Only runs with status ok enter a curve; the rest are listed as problems.
 pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     let origins = origins(src);
     let mut cells: Cells = BTreeMap::new();
     let mut problems = Vec::new();
     let mut warnings = Vec::new();
+    let mut shared_by_manifest = HashMap::new();
     for (si, s) in src.studies.iter().enumerate() {
         for r in &s.runs {
             let variant = VariantKey {
@@ -214,6 +228,16 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
                     reason: text(r, "reason"),
                 });
                 continue;
+            }
+            if let Some(shared) = client_shares(&text(r, "manifest_json"), &mut shared_by_manifest)
+            {
+                warnings.push(Warning {
+                    variant: variant.name.clone(),
+                    workload: workload.clone(),
+                    threads,
+                    repetition,
+                    text: format!("client shares CPUs {shared} with the server, so this figure measures both; give the client CPUs of its own (client_cpus)"),
+                });
             }
             if num(r, "client_bound") != 0.0 {
                 warnings.push(Warning {

@@ -36,6 +36,7 @@ pub fn environments(all: &Manifests) -> Vec<Environment> {
                 server_version: s("server_version"),
                 bakeoff_version: s("bakeoff_version"),
                 checks: m["checks"].as_array().cloned().unwrap_or_default(),
+                client: m["client"].clone(),
             }
         })
         .collect()

@@ -277,7 +277,11 @@ fn environment(s: &mut String, m: &Model) {
                     escape(&e.server_version),
                     escape(&e.server_binary)
                 ),
-                checks.join("<br>"),
+                checks
+                    .into_iter()
+                    .chain(client_line(&e.client))
+                    .collect::<Vec<_>>()
+                    .join("<br>"),
                 escape(&e.bakeoff_version),
             ]
         }),
@@ -331,4 +335,24 @@ pub fn html(m: &Model) -> String {
         env!("CARGO_PKG_VERSION")
     );
     s
+}
+
+/// Where the load ran, under the server's verified axes.
+fn client_line(client: &serde_json::Value) -> Option<String> {
+    let cpus = client["cpus"].as_str()?;
+    let how = match client["chosen"].as_str() {
+        Some("given") => "as given",
+        Some("outside_servers") => "outside the server's",
+        _ => "shared with the server",
+    };
+    let shared = client["shared"]
+        .as_str()
+        .map(|s| {
+            format!(
+                " <span class=\"bad\">shares CPUs {} with the server</span>",
+                escape(s)
+            )
+        })
+        .unwrap_or_default();
+    Some(format!("client CPUs {} ({how}){shared}", escape(cpus)))
 }

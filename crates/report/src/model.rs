@@ -202,6 +202,10 @@ pub struct Environment {
     pub bakeoff_version: String,
     /// What the server lab verified on the running process: allocator, CPUs, NUMA, settings.
     pub checks: Vec<serde_json::Value>,
+    /// Where the load ran (cpus, how they were chosen, CPUs shared with the server); null for
+    /// studies run before bakeoff placed its client.
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub client: serde_json::Value,
 }
 
 /// A server variable whose value differs between variants: usually the point of the study,

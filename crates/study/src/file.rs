@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bakeoff_hostbench::profile::HostProbe;
-use bakeoff_server::variant::{instance_variants, Allocator, Setting};
+use bakeoff_server::variant::{instance_variants, Allocator, CpuList, Setting};
 use bakeoff_server::Variant;
 use bakeoff_workload::{Distribution, OltpOptions, PsMode, RandType, WorkloadKind, WorkloadSpec};
 use toml::de::{DeTable, DeValue};
@@ -41,6 +41,8 @@ pub struct NamedVariant {
     pub name: String,
     pub binary: Option<PathBuf>,
     pub instances: Vec<Variant>,
+    /// Where the load runs for this variant, over the study's `client_cpus`.
+    pub client_cpus: Option<CpuList>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -84,6 +86,9 @@ pub struct StudySpec {
     pub probes: Vec<HostProbe>,
     pub probe_threads: Vec<u32>,
     pub probe_seconds: Duration,
+    /// Where the load (and the host probes) run; None: outside the servers' CPUs when they
+    /// are pinned and any are left, else anywhere.
+    pub client_cpus: Option<CpuList>,
 }
 
 impl std::fmt::Display for Order {
@@ -202,6 +207,7 @@ fn read(
             name: "default".into(),
             binary: None,
             instances: vec![Variant::default()],
+            client_cpus: None,
         }],
         (Some(_), false) => {
             p.at(a_span(doc, "axes"), "use either [axes] (every combination) or [[variant]] entries (an explicit list), not both");
@@ -215,6 +221,9 @@ fn read(
         .map(|t| prices(p, t))
         .unwrap_or_default();
     let platform = top.string(p, "platform").map(|(s, _)| s.to_string());
+    let client_cpus = top
+        .string(p, "client_cpus")
+        .and_then(|(s, span)| cpu_list(p, s, span, "client_cpus"));
     let probes: Vec<HostProbe> = top
         .list(p, "probes")
         .unwrap_or_default()
@@ -266,6 +275,7 @@ fn read(
         probes,
         probe_threads,
         probe_seconds: Duration::from_secs(probe_seconds),
+        client_cpus,
     };
     if spec.cells() > MAX_CELLS {
         p.at(0..0, format!(
@@ -274,6 +284,13 @@ fn read(
         ));
     }
     Some(spec)
+}
+
+/// A CPU list as taskset takes it; the machine it runs on is checked by `study check`.
+fn cpu_list(p: &mut Problems, s: &str, span: std::ops::Range<usize>, key: &str) -> Option<CpuList> {
+    s.parse::<CpuList>()
+        .map_err(|e| p.at(span, format!("`{key}`: {e}")))
+        .ok()
 }
 
 fn a_span(doc: &DeTable, key: &str) -> std::ops::Range<usize> {
@@ -506,6 +523,9 @@ fn axes_variants(p: &mut Problems, mut t: Table) -> Vec<NamedVariant> {
 
 fn listed_variant(p: &mut Problems, mut t: Table) -> Option<NamedVariant> {
     let name = t.string(p, "name").map(|(s, _)| s.to_string());
+    let client_cpus = t
+        .string(p, "client_cpus")
+        .map(|(s, span)| cpu_list(p, s, span, "variant.client_cpus"));
     let k = keys(p, &mut t);
     t.finish(p);
     let single = |o: &Option<Vec<&'_ Value<'_>>>, p: &mut Problems, key: &str| -> Result<(), ()> {
@@ -542,6 +562,7 @@ fn listed_variant(p: &mut Problems, mut t: Table) -> Option<NamedVariant> {
     if v.name.is_empty() {
         v.name = describe(&v, &[true; 6], 2);
     }
+    v.client_cpus = client_cpus.flatten();
     ok.then_some(v)
 }
 
@@ -646,6 +667,7 @@ fn one_variant(
         name: name.unwrap_or_default(),
         binary,
         instances,
+        client_cpus: None,
     })
 }
 

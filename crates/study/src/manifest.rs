@@ -41,7 +41,11 @@ impl Host {
             hostname: read("/proc/sys/kernel/hostname").unwrap_or_default(),
             kernel: read("/proc/sys/kernel/osrelease").unwrap_or_default(),
             cpu_model,
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            // The machine's, not this thread's: bakeoff may have pinned itself already.
+            cpus: bakeoff_server::placement::online_cpus().map_or_else(
+                |_| std::thread::available_parallelism().map_or(1, |n| n.get()),
+                |c| c.len(),
+            ),
             numa_nodes: read("/sys/devices/system/node/online").unwrap_or_else(|| "0".into()),
             governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
             transparent_hugepages: read("/sys/kernel/mm/transparent_hugepage/enabled"),
@@ -84,4 +88,6 @@ pub struct Manifest<'a> {
     pub server_version: Option<String>,
     pub checks: Vec<bakeoff_server::Check>,
     pub server_variables: BTreeMap<String, String>,
+    /// Where the load ran: its CPUs, how they were chosen, CPUs shared with a server.
+    pub client: &'a bakeoff_server::placement::ClientPlacement,
 }

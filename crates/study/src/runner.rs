@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{run_iterations, run_sampled, Observer, RunResult, RunSpec, RunStatus, Tick};
 use bakeoff_hostbench::profile::profile;
+use bakeoff_server::placement::{launch_cpus, pin_this_thread, ClientPlacement};
+use bakeoff_server::variant::CpuList;
 use bakeoff_server::{global_variables, Server, ServerSpec, Template};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord, Store, StoreError, TickRecord};
 use bakeoff_telemetry::{SampleTarget, Sampler};
@@ -69,6 +71,7 @@ pub fn run_study(
     let started = Instant::now();
     let mut done_now = 0usize;
     let mut templates = HashMap::new();
+    let mut last_client: Option<ClientPlacement> = None;
     for s in &all {
         if interrupt.load(Ordering::Relaxed) {
             out.interrupted = true;
@@ -77,6 +80,14 @@ pub fn run_study(
         let todo = todo(spec, s, &finished);
         if todo.is_empty() {
             continue;
+        }
+        let client = place_client(spec, &spec.variants[s.variant]);
+        if last_client.as_ref() != Some(&client) {
+            let v = &spec.variants[s.variant].name;
+            for line in client.note().into_iter().chain(client.warning()) {
+                obs.on_note(&format!("{v}: {line}"));
+            }
+            last_client = Some(client.clone());
         }
         let mut ctx = SeriesCtx {
             spec,
@@ -90,6 +101,7 @@ pub fn run_study(
             interrupt,
             progress: (started, &mut done_now, finished.len(), total),
             templates: &mut templates,
+            client,
         };
         ctx.run(&todo)?;
         if out.interrupted {
@@ -108,6 +120,10 @@ fn probe_host(
     obs: &mut dyn StudyObserver,
 ) -> Result<(), StudyError> {
     let done = store.probes_done(study)?;
+    // The probes measure the machine from where the load will run, when the study says.
+    if let Some(cpus) = &spec.client_cpus {
+        let _ = pin_this_thread(cpus);
+    }
     let scratch = std::env::temp_dir();
     for &probe in &spec.probes {
         for &threads in &spec.probe_threads {
@@ -174,6 +190,8 @@ struct SeriesCtx<'a> {
     progress: (Instant, &'a mut usize, usize, usize),
     /// `dataset.policy = "copy"`: one loaded datadir per (binary, workload).
     templates: &'a mut HashMap<(Option<PathBuf>, usize), Template>,
+    /// Where this series' load runs; this thread is pinned there (see `place_client`).
+    client: ClientPlacement,
 }
 
 impl SeriesCtx<'_> {
@@ -375,7 +393,7 @@ impl SeriesCtx<'_> {
     fn run_spec(&self, threads: u32, time: Duration) -> RunSpec {
         RunSpec {
             connections: threads,
-            client_threads: cpus().min(threads),
+            client_threads: self.client_cpus().min(threads),
             time: Some(time),
             // Reproducible per run: the study's seed and where the run sits in it.
             seed: self.spec.seed
@@ -416,7 +434,7 @@ impl SeriesCtx<'_> {
                     status: Some(s.connect_options()),
                 })
                 .collect(),
-            cpus().min(threads),
+            self.client_cpus().min(threads),
         );
         let session = self.session(endpoints, threads);
         if let Some((iterations, per_conn)) = self.spec.workloads[self.series.workload].fixed {
@@ -500,9 +518,14 @@ impl SeriesCtx<'_> {
         r
     }
 
+    fn client_cpus(&self) -> u32 {
+        self.client.cpus.len().max(1) as u32
+    }
+
     fn manifest(&self, servers: &[Server]) -> String {
         let first = servers.first();
         let m = Manifest {
+            client: &self.client,
             bakeoff_version: env!("CARGO_PKG_VERSION"),
             study_hash: self.hash,
             seed: self.spec.seed,
@@ -607,6 +630,21 @@ fn todo(spec: &StudySpec, s: &Series, finished: &HashSet<RunKey>) -> Vec<u32> {
         .collect()
 }
 
-fn cpus() -> u32 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+/// Where a series of variant `v` runs its load: the variant's `client_cpus`, else the
+/// study's, else the CPUs outside its servers' (when pinned and any are left). This thread is
+/// pinned there, so every load thread started for the series (load, warmup, runs) inherits
+/// it; a pin the kernel refuses leaves the load where it was, which the warning then shows.
+fn place_client(spec: &StudySpec, v: &crate::NamedVariant) -> ClientPlacement {
+    let given = v.client_cpus.as_ref().or(spec.client_cpus.as_ref());
+    let servers: Vec<Option<&CpuList>> = v.instances.iter().map(|i| i.cpus.as_ref()).collect();
+    let mut placement = ClientPlacement::choose(given, &servers, &launch_cpus());
+    let target = if placement.pins() {
+        placement.cpus.clone()
+    } else {
+        launch_cpus()
+    };
+    if pin_this_thread(&target).is_err() {
+        placement = ClientPlacement::choose(None, &[], &launch_cpus());
+    }
+    placement
 }
