@@ -149,6 +149,38 @@ pub struct LoadArgs {
     pub oltp: OltpArgs,
     #[command(flatten)]
     pub mysql: MysqlArgs,
+    /// The workload options given on the command line (not defaulted), by their names
+    /// with dashes: the report header lists those the workload ignores.
+    #[arg(skip)]
+    pub given: Vec<String>,
+}
+
+/// Note which workload options were given on the command line, for the subcommands that
+/// take a workload.
+pub fn record_given(cli: &mut Cli, matches: &clap::ArgMatches) {
+    let (Some((_, sub)), Some(load)) = (matches.subcommand(), cli.command.load_args_mut()) else {
+        return;
+    };
+    load.given = bakeoff_workload::OPTION_NAMES
+        .iter()
+        .filter(|name| {
+            let id = name.replace('-', "_");
+            sub.try_get_raw(&id).is_ok()
+                && sub.value_source(&id) == Some(clap::parser::ValueSource::CommandLine)
+        })
+        .map(|n| n.to_string())
+        .collect();
+}
+
+impl Command {
+    fn load_args_mut(&mut self) -> Option<&mut LoadArgs> {
+        match self {
+            Command::Prepare(a) | Command::Run(a) | Command::Cleanup(a) | Command::Prewarm(a) => {
+                Some(a)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Which results a report or comparison reads, and how it judges them.

@@ -399,7 +399,7 @@ fn run_timed(
 ) -> Result<ExitCode> {
     let text = a.general.format == Format::Text;
     if text {
-        print_header(spec, run_spec);
+        print_header(spec, run_spec, &ignored_options(a, spec));
     }
     let mut printer = Printer {
         text,
@@ -427,7 +427,7 @@ fn run_timed(
         print!("{}", output::placement_report(placement));
     } else {
         let doc = JsonReport {
-            header: JsonHeader::new(spec, run_spec, target, placement),
+            header: JsonHeader::new(spec, run_spec, target, placement, ignored_options(a, spec)),
             result: &result,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -461,7 +461,16 @@ pub(crate) fn exit_code(status: &RunStatus, measured_seconds: f64) -> ExitCode {
     }
 }
 
-pub(crate) fn print_header(spec: &WorkloadSpec, r: &RunSpec) {
+/// The workload options given on the command line that this workload does not read.
+pub(crate) fn ignored_options(a: &LoadArgs, spec: &WorkloadSpec) -> Vec<String> {
+    a.given
+        .iter()
+        .filter(|name| !spec.kind.uses(name))
+        .map(|name| format!("--{name}"))
+        .collect()
+}
+
+pub(crate) fn print_header(spec: &WorkloadSpec, r: &RunSpec, ignored: &[String]) {
     println!(
         "bakeoff {} (sysbench 1.0.20 compatible)",
         env!("CARGO_PKG_VERSION")
@@ -489,6 +498,13 @@ pub(crate) fn print_header(spec: &WorkloadSpec, r: &RunSpec) {
         "Random distribution: {} (sysbench 1.0.20's default is special; master's is uniform)",
         spec.distribution.kind
     );
+    if !ignored.is_empty() {
+        println!(
+            "Options {} does not use (accepted, as sysbench does): {}",
+            spec.kind,
+            ignored.join(" ")
+        );
+    }
     println!();
     println!();
     println!("Initializing worker threads...");
@@ -536,6 +552,8 @@ pub(crate) struct JsonHeader<'a> {
     client: ClientPlacement,
     /// What may make the figures mislead (client sharing the server's CPUs).
     warnings: Vec<String>,
+    /// Workload options given that this workload does not read (sysbench accepts them too).
+    ignored_options: Vec<String>,
 }
 
 impl<'a> JsonHeader<'a> {
@@ -544,8 +562,10 @@ impl<'a> JsonHeader<'a> {
         run_spec: &RunSpec,
         target: &Target,
         placement: &ClientPlacement,
+        ignored_options: Vec<String>,
     ) -> Self {
         JsonHeader {
+            ignored_options,
             client: placement.clone(),
             warnings: placement.warning().into_iter().collect(),
             bakeoff_version: env!("CARGO_PKG_VERSION"),

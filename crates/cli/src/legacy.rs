@@ -56,12 +56,59 @@ const IGNORED: &[(&str, &str)] = &[
     ("oltp-user-delay-min", "a sysbench 0.4 option"),
     ("oltp-user-delay-max", "a sysbench 0.4 option"),
     ("db-driver", "bakeoff speaks MySQL/MariaDB"),
+    // sysbench 1.0.20's general and driver options that change nothing bakeoff measures.
+    (
+        "thread-stack-size",
+        "bakeoff's client threads multiplex connections and size their own stacks",
+    ),
+    (
+        "report-checkpoints",
+        "not built; --report-interval and --format=json give the series over time",
+    ),
+    ("debug", "bakeoff has no debug output mode"),
+    ("validate", "sysbench's Lua validation has no counterpart"),
+    (
+        "verbosity",
+        "bakeoff prints the same report at every verbosity",
+    ),
+    ("db-debug", "bakeoff has no statement trace"),
+    ("mysql-debug", "bakeoff has no client library trace"),
+    (
+        "mysql-ssl-cipher",
+        "only meaningful with --mysql-ssl=on, which bakeoff refuses",
+    ),
+    ("pgsql-host", "bakeoff speaks MySQL/MariaDB"),
+    ("pgsql-port", "bakeoff speaks MySQL/MariaDB"),
+    ("pgsql-user", "bakeoff speaks MySQL/MariaDB"),
+    ("pgsql-password", "bakeoff speaks MySQL/MariaDB"),
+    ("pgsql-db", "bakeoff speaks MySQL/MariaDB"),
+    ("pgsql-variant", "bakeoff speaks MySQL/MariaDB"),
+];
+
+/// sysbench switches bakeoff accepts when off (their default) and refuses when on, because
+/// measuring without what they ask for would mislabel the numbers.
+const OFF_ONLY: &[(&str, &str)] = &[
+    (
+        "mysql-ssl",
+        "bakeoff does not speak TLS yet; measure without it, or use sysbench for TLS runs",
+    ),
+    (
+        "mysql-compression",
+        "bakeoff does not compress the protocol yet; measure without it",
+    ),
+    (
+        "mysql-dry-run",
+        "bakeoff always sends its statements to the server",
+    ),
 ];
 
 pub struct Normalized {
     pub argv: Vec<String>,
     /// Notes for the user about translated or ignored options (printed on stderr).
     pub notes: Vec<String>,
+    /// Why the line cannot run as asked (an option bakeoff cannot honour, an unreadable
+    /// --config-file): printed as a usage error.
+    pub refused: Option<String>,
 }
 
 /// Rewrite `args` (without the program name). Other subcommands pass through untouched.
@@ -88,13 +135,30 @@ pub fn normalize(args: &[String]) -> Normalized {
         return Normalized {
             argv: args.to_vec(),
             notes,
+            refused: None,
         };
     }
+    let mut refused = None;
+    let expanded;
+    let args = match expand_config_files(args) {
+        Ok(a) => {
+            expanded = a;
+            &expanded[..]
+        }
+        Err(e) => {
+            return Normalized {
+                argv: args.to_vec(),
+                notes,
+                refused: Some(e),
+            }
+        }
+    };
     let command_at = args.iter().position(|a| COMMANDS.contains(&a.as_str()));
     let Some(command_at) = command_at else {
         return Normalized {
             argv: args.to_vec(),
             notes,
+            refused: None,
         };
     };
     let mut workload: Option<String> = None;
@@ -141,6 +205,12 @@ pub fn normalize(args: &[String]) -> Normalized {
             notes.push(format!("ignoring --{name}: {why}"));
             continue;
         }
+        if let Some((_, why)) = OFF_ONLY.iter().find(|(n, _)| *n == name) {
+            if value.as_deref().map_or(true, is_on) {
+                refused.get_or_insert(format!("--{name}=on: {why}"));
+            }
+            continue;
+        }
         let name = match RENAMES.iter().find(|(old, _)| *old == name) {
             Some((old, new)) => {
                 notes.push(format!("--{old} is read as --{new}"));
@@ -169,19 +239,66 @@ pub fn normalize(args: &[String]) -> Normalized {
     if matches!(workload.as_str(), "cpu" | "memory") && args[command_at] == "run" {
         let mut argv = vec!["host".to_string(), workload];
         argv.extend(options);
-        return Normalized { argv, notes };
+        return Normalized {
+            argv,
+            notes,
+            refused,
+        };
     }
     if workload == "fileio" {
         let mut argv = vec!["host".to_string(), workload, args[command_at].clone()];
         argv.extend(options);
-        return Normalized { argv, notes };
+        return Normalized {
+            argv,
+            notes,
+            refused,
+        };
     }
     let mut argv = vec![args[command_at].clone()];
     if !workload.is_empty() {
         argv.push(workload);
     }
     argv.extend(options);
-    Normalized { argv, notes }
+    Normalized {
+        argv,
+        notes,
+        refused,
+    }
+}
+
+/// sysbench's `--config-file=FILE`: one option per line (`name=value` or `name`, without the
+/// dashes; `#` starts a comment), read as if given on the command line in its place.
+fn expand_config_files(args: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::with_capacity(args.len());
+    for a in args {
+        let file = a
+            .strip_prefix("--config-file=")
+            .or_else(|| a.strip_prefix("--config_file="));
+        let Some(file) = file else {
+            out.push(a.clone());
+            continue;
+        };
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            format!("--config-file={file}: {e}; give a readable file of name=value lines")
+        })?;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            if line.starts_with('-') || line.contains(char::is_whitespace) && !line.contains('=') {
+                return Err(format!(
+                    "{file}:{}: '{line}' is not an option; write name=value, as `threads=8`",
+                    n + 1
+                ));
+            }
+            out.push(match line.split_once('=') {
+                Some((n, v)) => format!("--{}={}", n.trim(), v.trim()),
+                None => format!("--{line}"),
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn is_on(v: &str) -> bool {
@@ -250,6 +367,58 @@ mod tests {
             norm("--threads=4 oltp_read_only run"),
             norm("run oltp_read_only --threads=4")
         );
+    }
+
+    #[test]
+    fn sysbench_general_and_driver_options_are_accepted() {
+        let n = normalize(
+            &"oltp_read_only --thread-stack-size=64K --verbosity=5 --mysql-ssl=off --mysql-compression=off --db-debug=off --pgsql-port=5432 --report-checkpoints=10,20 --tables=2 run"
+                .split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(n.refused, None);
+        assert_eq!(n.argv, ["run", "oltp_read_only", "--tables=2"]);
+        assert!(n.notes.iter().any(|x| x.contains("thread-stack-size")));
+    }
+
+    #[test]
+    fn switches_bakeoff_cannot_honour_are_refused_by_name() {
+        for line in [
+            "oltp_read_only --mysql-ssl=on run",
+            "oltp_read_only --mysql-dry-run run",
+        ] {
+            let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+            let why = normalize(&args).refused.expect(line);
+            assert!(why.starts_with("--mysql-"), "{why}");
+        }
+    }
+
+    #[test]
+    fn a_config_file_reads_as_its_options() {
+        let dir = std::env::temp_dir().join(format!("bakeoff-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("sb.cfg");
+        std::fs::write(&f, "# sysbench options\nthreads=8\ntime = 5\nskip_trx\n").unwrap();
+        let args = vec![
+            format!("--config-file={}", f.display()),
+            "oltp_read_only".into(),
+            "run".into(),
+        ];
+        let n = normalize(&args);
+        assert_eq!(
+            n.argv,
+            [
+                "run",
+                "oltp_read_only",
+                "--threads=8",
+                "--time=5",
+                "--skip-trx"
+            ]
+        );
+        let bad = normalize(&["--config-file=/nonexistent/x.cfg".into(), "run".into()]);
+        assert!(bad.refused.unwrap().contains("/nonexistent/x.cfg"));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

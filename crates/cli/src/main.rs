@@ -16,15 +16,23 @@ mod target;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     let normalized = legacy::normalize(&raw);
-    let cli = match args::Cli::try_parse_from(
-        std::iter::once("bakeoff".to_string()).chain(normalized.argv),
-    ) {
-        Ok(cli) => cli,
+    if let Some(why) = &normalized.refused {
+        eprintln!("bakeoff: {why}");
+        return ExitCode::from(commands::EXIT_USAGE);
+    }
+    let parsed = args::Cli::command()
+        .try_get_matches_from(std::iter::once("bakeoff".to_string()).chain(normalized.argv))
+        .and_then(|m| Ok((args::Cli::from_arg_matches(&m)?, m)));
+    let cli = match parsed {
+        Ok((mut cli, matches)) => {
+            args::record_given(&mut cli, &matches);
+            cli
+        }
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() {

@@ -25,6 +25,14 @@ pub fn run(
     target: &Target,
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
+    let ignored = crate::commands::ignored_options(a, spec);
+    if a.general.format == Format::Text && !ignored.is_empty() {
+        println!(
+            "Options {} does not use (accepted, as sysbench does): {}",
+            spec.kind,
+            ignored.join(" ")
+        );
+    }
     let mut progress = Progress {
         total: iterations,
         tty: std::io::stderr().is_terminal(),
@@ -36,7 +44,13 @@ pub fn run(
         print!("{}", crate::output::placement_report(placement));
     } else {
         let doc = JsonReport {
-            header: JsonHeader::new(spec, run_spec, target, placement),
+            header: JsonHeader::new(
+                spec,
+                run_spec,
+                target,
+                placement,
+                crate::commands::ignored_options(a, spec),
+            ),
             fixed_work: &fw,
             summary: Summary::of(&fw),
             runs: &fw.runs,

@@ -52,7 +52,82 @@ impl WorkloadKind {
     pub fn transactional(self) -> bool {
         matches!(self, OltpReadWrite | OltpReadOnly | OltpWriteOnly)
     }
+
+    /// Whether this workload reads option `name` (sysbench's name, with dashes). sysbench
+    /// accepts every option of oltp_common.lua for every OLTP script, used or not; bakeoff
+    /// accepts them too and lists the unused ones, so a pasted line runs and says what it
+    /// changed nothing about.
+    pub fn uses(self, name: &str) -> bool {
+        if self == BulkInsert {
+            return false; // its own tables, one per thread; none of oltp_common's options
+        }
+        const RANGES: &[&str] = &[
+            "range-size",
+            "simple-ranges",
+            "sum-ranges",
+            "order-ranges",
+            "distinct-ranges",
+            "range-selects",
+        ];
+        const WRITES: &[&str] = &["index-updates", "non-index-updates", "delete-inserts"];
+        let event: &[&str] = match self {
+            OltpReadWrite => &[],
+            OltpReadOnly => &["point-selects", "skip-trx"],
+            OltpWriteOnly => &[
+                "index-updates",
+                "non-index-updates",
+                "delete-inserts",
+                "skip-trx",
+            ],
+            OltpUpdateIndex => &["index-updates"],
+            OltpUpdateNonIndex => &["non-index-updates"],
+            SelectRandomPoints => &["random-points"],
+            SelectRandomRanges => &["number-of-ranges", "delta"],
+            OltpPointSelect | OltpInsert | OltpDelete | BulkInsert => &[],
+        };
+        let read_write = self == OltpReadWrite
+            && (RANGES.contains(&name)
+                || WRITES.contains(&name)
+                || matches!(name, "point-selects" | "skip-trx"));
+        let read_only = self == OltpReadOnly && RANGES.contains(&name);
+        PREPARE_OPTIONS.contains(&name) || event.contains(&name) || read_write || read_only
+    }
 }
+
+/// The options that shape the tables: every OLTP workload's prepare reads them.
+const PREPARE_OPTIONS: &[&str] = &[
+    "tables",
+    "table-size",
+    "auto-inc",
+    "secondary",
+    "create-secondary",
+    "mysql-storage-engine",
+];
+
+/// Every workload option bakeoff takes, by sysbench's name (oltp_common.lua's set and the
+/// select_random_* scripts' own).
+pub const OPTION_NAMES: &[&str] = &[
+    "tables",
+    "table-size",
+    "range-size",
+    "point-selects",
+    "simple-ranges",
+    "sum-ranges",
+    "order-ranges",
+    "distinct-ranges",
+    "index-updates",
+    "non-index-updates",
+    "delete-inserts",
+    "range-selects",
+    "auto-inc",
+    "skip-trx",
+    "secondary",
+    "create-secondary",
+    "mysql-storage-engine",
+    "random-points",
+    "number-of-ranges",
+    "delta",
+];
 
 impl fmt::Display for WorkloadKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -173,12 +248,6 @@ impl WorkloadSpec {
         if o.table_size == 0 && !matches!(self.kind, OltpInsert | BulkInsert) {
             return Err(format!("--table-size must be at least 1 for {}", self.kind));
         }
-        if matches!(self.kind, SelectRandomPoints | SelectRandomRanges) && o.tables != 1 {
-            return Err(format!(
-                "{} works on one table only: use --tables=1",
-                self.kind
-            ));
-        }
         if !o
             .storage_engine
             .chars()
@@ -196,6 +265,31 @@ impl WorkloadSpec {
             return Err("--number-of-ranges must be at least 1".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod uses_tests {
+    use super::*;
+
+    #[test]
+    fn each_workload_names_the_options_it_reads() {
+        assert!(OltpPointSelect.uses("tables"));
+        assert!(
+            !OltpPointSelect.uses("point-selects"),
+            "point_select forces one"
+        );
+        assert!(!OltpPointSelect.uses("range-size"));
+        assert!(OltpReadOnly.uses("range-size") && !OltpReadOnly.uses("index-updates"));
+        assert!(OltpReadWrite.uses("delete-inserts") && !OltpReadWrite.uses("random-points"));
+        assert!(SelectRandomPoints.uses("random-points") && !SelectRandomPoints.uses("delta"));
+        assert!(SelectRandomRanges.uses("delta") && SelectRandomRanges.uses("number-of-ranges"));
+        assert!(!BulkInsert.uses("tables"));
+        for (kind, _) in WorkloadKind::ALL {
+            for name in OPTION_NAMES {
+                let _ = kind.uses(name); // every name is answered, none panics
+            }
+        }
     }
 }
 

@@ -21,7 +21,7 @@ mod statements;
 mod strings;
 
 pub use dist::{Distribution, RandType};
-pub use kind::{OltpOptions, PsMode, WorkloadKind, WorkloadSpec};
+pub use kind::{OltpOptions, PsMode, WorkloadKind, WorkloadSpec, OPTION_NAMES};
 pub use rng::{Rng, Unique};
 pub use session::{EventError, Session, SessionContext, StmtCounts};
 pub use strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
