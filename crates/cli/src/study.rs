@@ -1,6 +1,8 @@
 //! `bakeoff study ...`: study files from the command line.
 
 use std::path::Path;
+
+use bakeoff_server::placement::{launch_cpus, online_cpus, ClientPlacement};
 use std::process::ExitCode;
 
 use std::io::IsTerminal;
@@ -110,19 +112,73 @@ fn describe(s: &StudySpec, file: &Path) -> String {
     out
 }
 
-/// What this machine lacks for the study (allocators not installed, CPUs or nodes missing):
-/// not problems of the file, but worth knowing before starting it here.
+/// What this machine lacks for the study (allocators not installed, CPUs or nodes missing, a
+/// client that would share the server's CPUs): not problems of the file, but worth knowing
+/// before starting it here. The last note says what runs anyway.
 fn environment_notes(s: &StudySpec) -> Vec<String> {
     let mut notes = Vec::new();
+    let online = online_cpus().ok();
+    let own = launch_cpus();
+    if let (Some(c), Some(on)) = (&s.client_cpus, &online) {
+        if !c.is_subset(on) {
+            notes.push(format!("client_cpus = \"{c}\": this machine has CPUs {on} online; the load will run where bakeoff runs"));
+        }
+    }
+    // One line per problem, naming every variant it affects.
+    let mut by_problem: Vec<(String, Vec<&str>)> = Vec::new();
+    fn note<'s>(by_problem: &mut Vec<(String, Vec<&'s str>)>, problem: String, variant: &'s str) {
+        match by_problem.iter_mut().find(|(p, _)| *p == problem) {
+            Some((_, names)) => names.push(variant),
+            None => by_problem.push((problem, vec![variant])),
+        }
+    }
+    let mut runnable = Vec::new();
     for v in &s.variants {
-        for inst in &v.instances {
-            if let Err(e) = bakeoff_server::variant::preflight(inst) {
-                let note = format!("variant '{}': {e}", v.name);
-                if !notes.contains(&note) {
-                    notes.push(note);
-                }
+        let problems: Vec<String> = v
+            .instances
+            .iter()
+            .filter_map(|inst| bakeoff_server::variant::preflight(inst).err())
+            .collect();
+        if problems.is_empty() {
+            runnable.push(v.name.as_str());
+            let servers: Vec<_> = v.instances.iter().map(|i| i.cpus.as_ref()).collect();
+            let given = v.client_cpus.as_ref().or(s.client_cpus.as_ref());
+            if let Some(w) = ClientPlacement::choose(given, &servers, &own).warning() {
+                note(&mut by_problem, format!("{w} here"), &v.name);
             }
         }
+        for e in problems {
+            note(&mut by_problem, e, &v.name);
+        }
+    }
+    let v_names = |names: &[&str]| -> String {
+        if names.len() == s.variants.len() && names.len() > 1 {
+            "every variant".into()
+        } else {
+            format!(
+                "variant(s) {}",
+                names
+                    .iter()
+                    .map(|n| format!("'{n}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    };
+    for (problem, names) in &by_problem {
+        notes.push(format!("{}: {problem}", v_names(names)));
+    }
+    if runnable.len() < s.variants.len() {
+        notes.push(if runnable.is_empty() {
+            "none of the variants can start on this machine: every run would be recorded as failed".to_string()
+        } else {
+            format!(
+                "on this machine {} of {} variants run ({}); the others are recorded as failed with the reason above",
+                runnable.len(),
+                s.variants.len(),
+                runnable.join(", ")
+            )
+        });
     }
     notes
 }
