@@ -180,3 +180,26 @@ fn explicit_variants_keep_their_names_and_instances_spread() {
         "{settings:?}"
     );
 }
+
+#[test]
+fn client_cpus_are_read_at_the_top_and_per_variant() {
+    let src = "threads = [8]\nclient_cpus = \"12-15\"\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nname = \"small\"\ncpus = \"0-3\"\n[[variant]]\nname = \"big\"\ncpus = \"0-11\"\nclient_cpus = \"14-15\"\n";
+    let spec = parse(src, "t").expect("valid");
+    assert_eq!(
+        spec.client_cpus.map(|c| c.to_string()).as_deref(),
+        Some("12-15")
+    );
+    assert_eq!(spec.variants[0].client_cpus, None, "inherits the study's");
+    assert_eq!(
+        spec.variants[1]
+            .client_cpus
+            .as_ref()
+            .map(|c| c.to_string())
+            .as_deref(),
+        Some("14-15")
+    );
+    let bad = "threads = [8]\nclient_cpus = \"12-x\"\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nclient_cpus = \"-\"\n";
+    let p = problems(bad);
+    at(&p, 2, "`client_cpus`");
+    at(&p, 6, "`variant.client_cpus`");
+}
