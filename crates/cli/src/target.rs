@@ -118,7 +118,8 @@ impl Target {
                     }
                 );
             }
-            if let Some(note) = listen_queue_note(per_server, back_log, somaxconn()) {
+            if let Some(note) = listen_queue_note(per_server, back_log, bakeoff_driver::somaxconn())
+            {
                 eprintln!("note: {note}");
             }
         }
@@ -183,15 +184,6 @@ impl Target {
             Target::Given(_) => None,
         }
     }
-}
-
-/// The kernel's cap on listen queues here (net.core.somaxconn).
-fn somaxconn() -> Option<u32> {
-    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// Why connects may have to wait for room, when the listen queue is shorter than the

@@ -21,3 +21,4 @@ pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
 pub use conn::{Conn, Stmt};
 pub use error::{is_lost_code, DriverError};
 pub use options::{ConnectOptions, Endpoint, Secret};
+pub use retry::somaxconn;

@@ -18,6 +18,16 @@ const FIRST_DELAY: Duration = Duration::from_millis(1);
 /// queue slot is taken soon.
 const MAX_DELAY: Duration = Duration::from_millis(100);
 
+/// The kernel's cap on every listen queue on this host (net.core.somaxconn), when readable:
+/// a server's back_log above it is cut down to it.
+pub fn somaxconn() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// True when `e` means "the server's listen queue is full right now", not "nothing listens"
 /// or "the server said no". `tcp` is whether the endpoint is TCP: on a unix socket a refusal
 /// means there is no listener, so it is final there.

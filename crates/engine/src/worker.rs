@@ -187,7 +187,7 @@ impl Worker {
                 reason,
                 opened: self.shared.connected.load(Ordering::Relaxed),
                 wanted: self.spec.connections,
-                somaxconn: somaxconn(),
+                somaxconn: bakeoff_driver::somaxconn(),
             });
         }
         if self.shared.stop.load(Ordering::Relaxed) {
@@ -195,15 +195,6 @@ impl Worker {
         }
         Ok(sessions)
     }
-}
-
-/// The kernel's cap on every listen queue on this host (net.core.somaxconn), when readable.
-fn somaxconn() -> Option<u32> {
-    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// Open loop: this thread's share of the arrivals, queued for its connections.
