@@ -412,12 +412,20 @@ pub struct OltpArgs {
 #[command(next_help_heading = "MySQL/MariaDB connection")]
 pub struct MysqlArgs {
     /// Server host (TCP); without it and --mysql-socket, bakeoff runs its embedded MariaDB.
-    #[arg(long)]
-    pub mysql_host: Option<String>,
-    #[arg(long, default_value_t = 3306)]
-    pub mysql_port: u16,
-    #[arg(long)]
-    pub mysql_socket: Option<std::path::PathBuf>,
+    /// A list (db1,db2) spreads the connections over every host x port pair round-robin, as
+    /// sysbench does; prepare and cleanup use the first.
+    #[arg(long, value_delimiter = ',', value_name = "HOST[,HOST...]")]
+    pub mysql_host: Vec<String>,
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "3306",
+        value_name = "PORT[,PORT...]"
+    )]
+    pub mysql_port: Vec<u16>,
+    /// Unix socket(s) of the server; a list spreads the connections over them.
+    #[arg(long, value_delimiter = ',', value_name = "PATH[,PATH...]")]
+    pub mysql_socket: Vec<std::path::PathBuf>,
     #[arg(long, default_value = "sbtest")]
     pub mysql_user: String,
     /// Password (also read from BAKEOFF_MYSQL_PASSWORD, which other users cannot see in `ps`).

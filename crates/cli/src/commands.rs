@@ -192,21 +192,47 @@ fn clock_seed() -> u64 {
         .unwrap_or(1)
 }
 
-/// The server to talk to: one given on the command line, or the embedded one.
-fn given_server(a: &LoadArgs) -> Option<ConnectOptions> {
+/// The servers given on the command line, in sysbench's order: every socket, else every
+/// host x port pair (each new connection takes the next, round-robin). Empty: none given,
+/// so bakeoff runs its embedded server.
+fn given_servers(a: &LoadArgs) -> Vec<ConnectOptions> {
     let m = &a.mysql;
-    let endpoint = match (&m.mysql_socket, &m.mysql_host) {
-        (Some(sock), _) => Endpoint::Unix(sock.clone()),
-        (None, Some(host)) => Endpoint::Tcp {
-            host: host.clone(),
-            port: m.mysql_port,
-        },
-        (None, None) => return None,
+    let endpoints: Vec<Endpoint> = if !m.mysql_socket.is_empty() {
+        m.mysql_socket.iter().cloned().map(Endpoint::Unix).collect()
+    } else {
+        m.mysql_host
+            .iter()
+            .flat_map(|host| {
+                m.mysql_port.iter().map(move |&port| Endpoint::Tcp {
+                    host: host.clone(),
+                    port,
+                })
+            })
+            .collect()
     };
-    let mut o = ConnectOptions::new(endpoint, &m.mysql_user, "");
-    o.password = Secret::new(m.mysql_password.clone());
-    o.connect_timeout = Duration::from_secs(m.mysql_connect_timeout);
-    Some(o.with_database(&m.mysql_db))
+    endpoints
+        .into_iter()
+        .map(|endpoint| {
+            let mut o = ConnectOptions::new(endpoint, &m.mysql_user, "");
+            o.password = Secret::new(m.mysql_password.clone());
+            o.connect_timeout = Duration::from_secs(m.mysql_connect_timeout);
+            o.with_database(&m.mysql_db)
+        })
+        .collect()
+}
+
+/// The server prepare, prewarm and cleanup work on: the first given. With a list (a cluster
+/// behind several addresses, as sysbench users pass them) the tables are made once.
+fn first_given(a: &LoadArgs, command: &str) -> Option<ConnectOptions> {
+    let all = given_servers(a);
+    if all.len() > 1 {
+        eprintln!(
+            "note: {command} works on the first server given ({}); the run spreads its connections over all {}",
+            all[0].endpoint,
+            all.len()
+        );
+    }
+    all.into_iter().next()
 }
 
 pub(crate) fn rt() -> Result<tokio::runtime::Runtime> {
@@ -235,7 +261,7 @@ fn prepare_threads(a: &LoadArgs) -> u32 {
 
 pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
-    let Some(opts) = given_server(a) else {
+    let Some(opts) = first_given(a, "prepare") else {
         bail!("prepare needs a server that outlives this command: pass --mysql-socket or --mysql-host (`bakeoff run` without them prepares its embedded server itself)");
     };
     place_for_given_server(a)?;
@@ -258,7 +284,7 @@ pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
 
 pub fn prewarm(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
-    let Some(opts) = given_server(a) else {
+    let Some(opts) = first_given(a, "prewarm") else {
         bail!("prewarm needs a server: pass --mysql-socket or --mysql-host (for the embedded server use `bakeoff run --prewarm`)");
     };
     place_for_given_server(a)?;
@@ -273,7 +299,7 @@ pub fn prewarm(a: &LoadArgs) -> Result<ExitCode> {
 }
 
 pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
-    let Some(opts) = given_server(a) else {
+    let Some(opts) = first_given(a, "cleanup") else {
         bail!("cleanup needs a server: pass --mysql-socket or --mysql-host (the embedded server is removed after each run)");
     };
     rt()?.block_on(dataset::cleanup(&opts, &print_progress))?;
@@ -288,7 +314,7 @@ fn place_for_given_server(a: &LoadArgs) -> Result<ClientPlacement> {
 
 /// Place the client beside the servers this run will start (or the one it was given).
 fn place_client(a: &LoadArgs) -> Result<ClientPlacement> {
-    if given_server(a).is_some() {
+    if !given_servers(a).is_empty() {
         return place_for_given_server(a);
     }
     let cpus = crate::client::parse(a.general.client_cpus.as_deref())?;
@@ -309,14 +335,15 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     // Each connection is a file; the runtime and the server's own needs come on top.
     preflight::raise_open_files(u64::from(run_spec.connections) + 256)
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
-    let mut target = match given_server(a) {
-        Some(o) => {
+    let given = given_servers(a);
+    let mut target = match given.is_empty() {
+        false => {
             if !a.general.embedded.variant.is_default() {
                 bail!("--allocator, --cpus, --numa, --set and --instances set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
             }
-            Target::Given(o)
+            Target::Given(given)
         }
-        None => {
+        true => {
             // ~300 bytes a row with its indexes, as sysbench's tables measure in InnoDB.
             let rows = u64::from(spec.options.tables) * u64::from(spec.options.table_size);
             preflight::check_space(&std::env::temp_dir(), rows * 300)

@@ -14,7 +14,8 @@ use crate::commands::rt;
 use crate::output;
 
 pub(crate) enum Target {
-    Given(ConnectOptions),
+    /// Servers given on the command line (a list spreads the connections, as sysbench's).
+    Given(Vec<ConnectOptions>),
     Embedded(Vec<Server>),
 }
 
@@ -64,7 +65,7 @@ impl Target {
     /// One per server; session `tid` uses `endpoints[tid % len]`.
     pub(crate) fn endpoints(&self) -> Vec<ConnectOptions> {
         match self {
-            Target::Given(o) => vec![o.clone()],
+            Target::Given(o) => o.clone(),
             Target::Embedded(s) => s.iter().map(Server::connect_options).collect(),
         }
     }
@@ -75,10 +76,13 @@ impl Target {
 
     pub(crate) fn sample_targets(&self) -> Vec<SampleTarget> {
         match self {
-            Target::Given(o) => vec![SampleTarget {
-                pid: None,
-                status: Some(o.clone()),
-            }],
+            Target::Given(o) => o
+                .iter()
+                .map(|o| SampleTarget {
+                    pid: None,
+                    status: Some(o.clone()),
+                })
+                .collect(),
             Target::Embedded(s) => s
                 .iter()
                 .map(|s| SampleTarget {

@@ -316,3 +316,62 @@ fn select_random_workloads_take_several_tables_as_sysbench_does() {
         assert!(o.status.success(), "{workload} cleanup: {err}");
     }
 }
+
+/// Statements a server executed so far (prepared statements, as the load sends them).
+fn executed(s: &Server, password: &str) -> u64 {
+    let mut opts = s.connect_options();
+    opts.password = bakeoff_driver::Secret::new(password);
+    bakeoff_testkit::rt().block_on(async {
+        let mut c = bakeoff_driver::Conn::connect(&opts).await.expect("connect");
+        let rows = c
+            .query_rows("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")
+            .await
+            .expect("status");
+        rows[0][1].as_deref().unwrap_or("0").parse().unwrap_or(0)
+    })
+}
+
+#[test]
+fn a_list_of_sockets_spreads_the_connections_as_sysbench_does() {
+    let (a, b) = (small_queue_server(50), small_queue_server(50));
+    // One password for the load account on both, as on a cluster behind several addresses.
+    let password = "same-for-both";
+    for s in [&a, &b] {
+        bakeoff_testkit::rt().block_on(async {
+            let mut c = bakeoff_driver::Conn::connect(&s.connect_options())
+                .await
+                .expect("connect");
+            let alter = format!(
+                "ALTER USER '{}'@'localhost' IDENTIFIED BY '{password}'",
+                s.user()
+            );
+            c.query(&alter).await.expect("alter user");
+        });
+    }
+    let (before_a, before_b) = (executed(&a, password), executed(&b, password));
+    let mut cmd = bakeoff(&[
+        "run",
+        "oltp_point_select",
+        "--table-size=1000",
+        "--threads=4",
+        "--events=400",
+        "--time=0",
+    ]);
+    cmd.arg(format!(
+        "--mysql-socket={},{}",
+        a.socket().display(),
+        b.socket().display()
+    ))
+    .arg(format!("--mysql-user={}", a.user()))
+    .arg(format!("--mysql-db={}", a.database()))
+    .env("BAKEOFF_MYSQL_PASSWORD", password);
+    let (o, _, err) = run(&mut cmd);
+    assert!(o.status.success(), "{err}");
+    let da = executed(&a, password) - before_a;
+    let db = executed(&b, password) - before_b;
+    // 4 connections, two on each server; the 400 events split between them.
+    assert!(
+        da >= 100 && db >= 100 && da + db >= 400,
+        "statements per server: {da} and {db}"
+    );
+}
