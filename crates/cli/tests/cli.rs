@@ -830,7 +830,7 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(
-        out.contains("against 'default'") && out.contains("peak"),
+        out.contains("one variant: nothing to compare") && out.contains("peak"),
         "{out}"
     );
     let charts = dir.join("charts");

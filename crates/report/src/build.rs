@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use bakeoff_store::{Row, Store};
 
 use crate::analysis::{analyse, median};
+use crate::baseline::{Axes, Rule};
 use crate::environment::{environments, manifests, variable_diffs};
 use crate::model::*;
 use crate::stats::{mean_sd, ratio_ci};
@@ -265,17 +266,8 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         .into_iter()
         .map(|k| k.name.clone())
         .collect();
-    let baseline = match opts.baseline.as_deref() {
-        Some(b) if variants.iter().any(|v| v == b) => b.to_string(),
-        Some(b) => {
-            return Err(format!(
-                "no variant named '{b}' in study {}; variants: {}",
-                src.name,
-                variants.join(", ")
-            ))
-        }
-        None => variants.first().cloned().unwrap_or_default(),
-    };
+    let axes = Axes::of(src, &origins);
+    let rule = Rule::choose(&axes, opts.baseline.as_deref())?;
     let ticks = ticks_by_run(src);
     let mut workloads = Vec::new();
     let mut comparisons = Vec::new();
@@ -284,7 +276,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
             .iter()
             .map(|(v, pts)| curve(src, v, pts, &ticks, opts.p99_limit_ms))
             .collect();
-        comparisons.extend(compare(label, &curves, &baseline));
+        comparisons.extend(compare(label, &curves, &problems, &axes, &rule));
         workloads.push(WorkloadModel {
             label: label.clone(),
             curves,
@@ -293,7 +285,9 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     let manifests = manifests(src, &origins);
     let mut model = Model {
         study: src.name.clone(),
-        baseline,
+        baseline: rule.describe(&axes),
+        baseline_rule: rule,
+        axes: axes.names.clone(),
         variants,
         p99_limit_ms: opts.p99_limit_ms,
         costs: Vec::new(),
@@ -394,31 +388,68 @@ fn point(threads: u32, runs: &[RunRef]) -> Point {
     }
 }
 
-fn compare(label: &str, curves: &[Curve], baseline: &str) -> Vec<Comparison> {
-    let Some(base) = curves.iter().find(|c| c.variant == baseline) else {
-        return Vec::new();
-    };
+/// Each variant against its own baseline (see `baseline.rs`) at each of its thread counts.
+/// Where the baseline has no figure, the row says why, from the baseline run's problem.
+fn compare(
+    label: &str,
+    curves: &[Curve],
+    problems: &[Problem],
+    axes: &Axes,
+    rule: &Rule,
+) -> Vec<Comparison> {
     let mut out = Vec::new();
-    for c in curves.iter().filter(|c| c.variant != baseline) {
+    for c in curves {
+        let against = match rule.baseline_of(axes, &c.variant) {
+            Ok(None) => continue,
+            Ok(Some(b)) => Ok(b),
+            Err(why) => Err(why),
+        };
+        let base = against
+            .as_ref()
+            .ok()
+            .and_then(|b| curves.iter().find(|x| &x.variant == b));
         for p in &c.points {
-            let Some(b) = base.points.iter().find(|b| b.threads == p.threads) else {
-                continue;
-            };
-            let (ratio, ci) = match ratio_ci(&b.tps, &p.tps) {
-                Some((r, lo, hi)) => (r, Some((lo, hi))),
-                None => (p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE), None),
-            };
-            out.push(Comparison {
+            let row = |ratio, ci: Option<(f64, f64)>, note| Comparison {
                 workload: label.to_string(),
                 variant: c.variant.clone(),
                 threads: p.threads,
+                against: against.clone().unwrap_or_else(|_| "-".into()),
                 ratio,
                 significant: ci.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0),
                 ci,
+                note,
+            };
+            let bp = base.and_then(|b| b.points.iter().find(|b| b.threads == p.threads));
+            out.push(match (&against, bp) {
+                (Err(why), _) => row(None, None, Some(format!("no baseline: {why}"))),
+                (Ok(b), None) => row(None, None, Some(missing(problems, label, b, p.threads))),
+                (Ok(_), Some(b)) => match ratio_ci(&b.tps, &p.tps) {
+                    Some((r, lo, hi)) => row(Some(r), Some((lo, hi)), None),
+                    None => row(
+                        Some(p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE)),
+                        None,
+                        None,
+                    ),
+                },
             });
         }
     }
     out
+}
+
+/// Why baseline `b` has no figure at `threads`: its run's status and reason, when stored.
+fn missing(problems: &[Problem], workload: &str, b: &str, threads: u32) -> String {
+    match problems
+        .iter()
+        .find(|p| p.variant == b && p.workload == workload && p.threads == threads)
+    {
+        Some(p) => format!(
+            "no baseline: {b} {}: {}",
+            p.status,
+            p.reason.lines().next().unwrap_or("")
+        ),
+        None => format!("no baseline: {b} has no result at {threads} threads"),
+    }
 }
 
 /// Every curve's peak priced with its own study's price table and platform: hourly price /

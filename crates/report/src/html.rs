@@ -60,31 +60,43 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
         figure(s, c);
     }
     let rows = m.table(w).into_iter().map(|r| {
-        let (ratio, ci) = match r.comparison {
-            None => ("baseline".to_string(), String::new()),
-            Some(x) => {
-                let ratio = format!("{:.2}x", x.ratio);
-                (
-                    if x.significant {
-                        format!("<span class=\"sig\">{ratio}</span>")
-                    } else {
-                        ratio
-                    },
-                    x.ci.map_or("n/a".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x")),
-                )
-            }
+        let (ratio, ci, against) = match r.comparison {
+            None => ("baseline".to_string(), String::new(), String::new()),
+            Some(x) => match x.ratio {
+                Some(ratio) => {
+                    let ratio = format!("{ratio:.2}x");
+                    (
+                        if x.significant {
+                            format!("<span class=\"sig\">{ratio}</span>")
+                        } else {
+                            ratio
+                        },
+                        x.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x")),
+                        escape(&x.against),
+                    )
+                }
+                None => (
+                    "-".into(),
+                    "-".into(),
+                    format!(
+                        "<span class=\"bad\">{}</span>",
+                        escape(x.note.as_deref().unwrap_or(""))
+                    ),
+                ),
+            },
         };
         let p = r.point;
         vec![
             r.threads.to_string(),
             escape(r.variant),
             format!("{:.1}", p.mean_tps),
-            format!("{:.1}%", p.cv * 100.0),
+            crate::spread(p),
             format!("{:.2}", p.latency.p50_ms),
             format!("{:.2}", p.latency.p99_ms),
             opt(p.server_cpu_us_per_event, 1),
             ratio,
             ci,
+            against,
         ]
     });
     table(
@@ -99,9 +111,16 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
             "server CPU us/txn",
             "ratio",
             "95% interval",
+            "<against",
         ],
         rows,
     );
+    if w.curves
+        .iter()
+        .any(|c| c.points.iter().any(|p| p.tps.len() < 2))
+    {
+        s.push_str("<p><small>-: one repetition, so no spread and no interval; <code>repetitions = 2</code> or more in the study file give them.</small></p>");
+    }
     let limit = m.p99_limit_ms;
     let within = format!("best with p99 ≤ {limit} ms");
     table(
@@ -314,7 +333,7 @@ pub fn html(m: &Model) -> String {
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>bakeoff: {}</title><style>{STYLE}</style></head><body>",
         escape(&m.study)
     );
-    let _ = write!(s, "<h1>Study {}</h1><p>Every variant against <b>{}</b>; ratios of mean throughput with 95% intervals from the repetitions (bold: the interval excludes 1). Hover a point for its values.</p>", escape(&m.study), escape(&m.baseline));
+    let _ = write!(s, "<h1>Study {}</h1><p>Comparisons: <b>{}</b>; ratios of mean throughput with 95% intervals from the repetitions (bold: the interval excludes 1). Hover a point for its values.</p>", escape(&m.study), escape(&m.baseline));
     for w in &m.workloads {
         workload(&mut s, m, w);
     }

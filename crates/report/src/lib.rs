@@ -13,6 +13,7 @@
 //! What it must not do: open files, print or exit; the CLI does.
 
 mod analysis;
+pub mod baseline;
 mod build;
 mod environment;
 mod html;
@@ -38,40 +39,60 @@ pub fn compare_table(m: &Model) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "study {}: every variant against '{}' (95% intervals from the repetitions)",
+        "study {}: {} (95% intervals from the repetitions)",
         m.study, m.baseline
     );
     for w in &m.workloads {
         let _ = writeln!(s, "\n{}", w.label);
         let _ = writeln!(
             s,
-            "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  95% interval",
-            "threads", "variant", "tps", "cv", "p99 ms", "ratio"
+            "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  {:<19} against",
+            "threads", "variant", "tps", "cv", "p99 ms", "ratio", "95% interval"
         );
         for r in m.table(w) {
-            let (ratio, ci, mark) = match r.comparison {
-                None => ("baseline".to_string(), String::new(), ""),
-                Some(x) => (
-                    format!("{:.2}x", x.ratio),
-                    x.ci.map_or("n/a (1 repetition)".into(), |(lo, hi)| {
-                        format!("{lo:.2}x - {hi:.2}x")
-                    }),
-                    if x.significant { "significant" } else { "" },
-                ),
-            };
             let p = r.point;
+            let (ratio, ci, against) = match r.comparison {
+                None => ("baseline".to_string(), String::new(), String::new()),
+                Some(x) => match (x.ratio, &x.note) {
+                    (Some(ratio), _) => (
+                        format!("{ratio:.2}x"),
+                        x.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.2}x - {hi:.2}x"))
+                            + if x.significant { " *" } else { "" },
+                        x.against.clone(),
+                    ),
+                    (None, note) => ("-".into(), "-".into(), note.clone().unwrap_or_default()),
+                },
+            };
             let line = format!(
-                "  {:>7}  {:<36} {:>12.1} {:>5.1}% {:>9.2}  {:>8}  {:<19} {mark}",
+                "  {:>7}  {:<36} {:>12.1} {:>6} {:>9.2}  {:>8}  {:<19} {against}",
                 r.threads,
                 r.variant,
                 p.mean_tps,
-                p.cv * 100.0,
+                spread(p),
                 p.latency.p99_ms,
                 ratio,
                 ci
             );
-            // No trailing blanks where a row has no interval or mark (diffs and pastes).
+            // No trailing blanks where a row has no interval or baseline (diffs and pastes).
             let _ = writeln!(s, "{}", line.trim_end());
+        }
+        if w.curves
+            .iter()
+            .any(|c| c.points.iter().any(|p| p.tps.len() < 2))
+        {
+            let _ = writeln!(
+                s,
+                "  -: one repetition, so no spread and no interval; repetitions = 2 or more give them"
+            );
+        }
+        if m.comparisons
+            .iter()
+            .any(|c| c.workload == w.label && c.significant)
+        {
+            let _ = writeln!(
+                s,
+                "  *: the 95% interval excludes 1, a significant difference"
+            );
         }
         let _ = writeln!(s, "  curves:");
         for c in &w.curves {
@@ -136,4 +157,13 @@ pub fn compare_table(m: &Model) -> String {
         }
     }
     s
+}
+
+/// Run-to-run variation as a percentage, or "-" with one repetition (there is none to see).
+pub fn spread(p: &Point) -> String {
+    if p.tps.len() < 2 {
+        "-".into()
+    } else {
+        format!("{:.1}%", p.cv * 100.0)
+    }
 }

@@ -81,17 +81,23 @@ pub struct Curve {
     pub series: Vec<TickSeries>,
 }
 
-/// One variant against the baseline at one thread count.
+/// One variant against its baseline at one thread count.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Comparison {
     pub workload: String,
     pub variant: String,
     pub threads: u32,
-    pub ratio: f64,
+    /// The variant this row is compared with (see `baseline::Rule`).
+    pub against: String,
+    /// Mean throughput over the baseline's; None when the baseline has no figure here.
+    pub ratio: Option<f64>,
     /// 95% interval of the ratio; None with fewer than two repetitions on either side.
     pub ci: Option<(f64, f64)>,
     /// The interval excludes 1.
     pub significant: bool,
+    /// Why there is no ratio: "no baseline: failed: <reason>".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -231,7 +237,12 @@ pub struct ProbeFigure {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Model {
     pub study: String,
+    /// How each variant's baseline is chosen, in words ("every variant against
+    /// allocator=glibc at the same cpus").
     pub baseline: String,
+    pub baseline_rule: crate::baseline::Rule,
+    /// The study's axes (what differs between its variants), first axis first.
+    pub axes: Vec<String>,
     /// Every variant, in the study's order (several machines': one after the other). A
     /// variant keeps its colour in every chart by its place here.
     pub variants: Vec<String>,

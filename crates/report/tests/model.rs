@@ -68,8 +68,8 @@ fn curves_comparisons_and_problems_from_a_stored_study() {
     let m = model(db.path(), &Options::default());
 
     assert_eq!(
-        m.baseline, "allocator=glibc",
-        "the first variant by default"
+        m.baseline, "every variant against allocator=glibc",
+        "the first axis at its first value by default"
     );
     let w = &m.workloads[0];
     assert_eq!(w.curves.len(), 2);
@@ -87,7 +87,7 @@ fn curves_comparisons_and_problems_from_a_stored_study() {
     let at = |t: u32| m.comparisons.iter().find(|c| c.threads == t).unwrap();
     assert!(!at(1).significant, "{:?}", at(1));
     assert!(
-        at(16).significant && (at(16).ratio - 2.0).abs() < 0.05,
+        at(16).significant && (at(16).ratio.unwrap() - 2.0).abs() < 0.05,
         "{:?}",
         at(16)
     );
@@ -117,7 +117,8 @@ fn curves_comparisons_and_problems_from_a_stored_study() {
     let table = compare_table(&m);
     for wanted in [
         "1.97x",
-        "significant",
+        "excludes 1",
+        "allocator=glibc",
         "runs without a figure",
         "cost per million transactions",
         "client-bound",
@@ -142,12 +143,17 @@ fn curves_comparisons_and_problems_from_a_stored_study() {
         .contains("alloc"));
 }
 
+/// The fixture's baseline cell for jemalloc on 2 CPUs at 4 threads of read_write fails in
+/// both repetitions: that row must say so instead of comparing with another CPU count.
+const FAILED_BASELINE: &str = "UPDATE runs SET status = 'failed', reason = 'the server exited during the run (signal 9)'
+    WHERE variant_name = 'allocator=glibc cpus=0-1' AND workload_label = 'oltp_read_write' AND threads = 4;";
+
 /// The model of the fixed database, field by field, against tests/snapshots/fixture-model.json.
 /// After a deliberate change to the model, write the new snapshot with
 /// `UPDATE_SNAPSHOTS=1 cargo test -p bakeoff-report` and review its diff.
 #[test]
 fn the_model_of_a_real_study_matches_its_snapshot() {
-    let db = fixture("snapshot", "");
+    let db = fixture("snapshot", FAILED_BASELINE);
     let m = model(db.path(), &Options::default());
     let got = serde_json::to_string_pretty(&m).unwrap() + "\n";
     let path =
@@ -192,6 +198,29 @@ fn the_model_of_a_real_study_matches_its_snapshot() {
         .iter()
         .all(|e| e.checks.iter().all(|c| c["ok"] == true)));
     assert_eq!(m.costs.len(), 8, "every curve priced on x86");
+    // Along the first axis, at the same CPUs; the failed baseline cell is named.
+    assert_eq!(m.axes, ["allocator", "cpus"]);
+    let row = |v: &str, w: &str, t: u32| {
+        m.comparisons
+            .iter()
+            .find(|c| c.variant == v && c.workload == w && c.threads == t)
+            .unwrap_or_else(|| panic!("no row {v} {w} {t}"))
+    };
+    let je2 = row("allocator=jemalloc cpus=0-1", "oltp_point_select", 4);
+    assert_eq!(je2.against, "allocator=glibc cpus=0-1");
+    assert!(je2.ratio.is_some());
+    let failed = row("allocator=jemalloc cpus=0-1", "oltp_read_write", 4);
+    assert_eq!(failed.ratio, None);
+    assert_eq!(
+        failed.note.as_deref(),
+        Some("no baseline: allocator=glibc cpus=0-1 failed: the server exited during the run (signal 9)")
+    );
+    assert!(
+        m.comparisons
+            .iter()
+            .all(|c| !c.variant.starts_with("allocator=glibc")),
+        "glibc rows are the baselines"
+    );
 }
 
 #[test]
@@ -220,13 +249,32 @@ fn merged_machines_are_variants_side_by_side_with_their_own_prices() {
         names[0].starts_with("x86 ") && names[4].starts_with("arm "),
         "{names:?}"
     );
-    assert_eq!(m.baseline, names[0]);
+    // By default each machine's variants are compared along the study's first axis, on that
+    // machine: arm jemalloc against arm glibc at the same CPUs.
+    let arm_je = m
+        .comparisons
+        .iter()
+        .find(|c| c.variant == "arm allocator=jemalloc cpus=0")
+        .unwrap();
+    assert_eq!(arm_je.against, "arm allocator=glibc cpus=0");
+    // Along the platform axis: each arm variant against the same variant on x86.
+    let m = model(
+        all.path(),
+        &Options {
+            baseline: Some("platform=x86".into()),
+            ..Options::default()
+        },
+    );
     let arm_vs_x86 = m
         .comparisons
         .iter()
         .find(|c| c.variant == format!("arm {}", &names[0][4..]))
         .unwrap();
-    assert!((arm_vs_x86.ratio - 0.8).abs() < 1e-9, "{arm_vs_x86:?}");
+    assert_eq!(arm_vs_x86.against, names[0]);
+    assert!(
+        (arm_vs_x86.ratio.unwrap() - 0.8).abs() < 1e-9,
+        "{arm_vs_x86:?}"
+    );
     let cost = |platform: &str| {
         m.costs
             .iter()
@@ -281,4 +329,54 @@ fn every_chart_is_well_formed_svg_and_the_page_is_self_contained() {
     ] {
         assert!(page.contains(section), "{section}");
     }
+}
+
+#[test]
+fn baseline_forms_pick_an_axis_a_value_or_one_variant_and_a_bad_one_lists_what_exists() {
+    let db = fixture("baselines", "");
+    let with = |b: &str| {
+        let store = Store::open(db.path()).unwrap();
+        build(
+            &Source::from_store(&store, None).unwrap(),
+            &Options {
+                baseline: Some(b.into()),
+                ..Options::default()
+            },
+        )
+    };
+    let against = |m: &bakeoff_report::Model, v: &str| {
+        m.comparisons
+            .iter()
+            .find(|c| c.variant == v)
+            .map(|c| c.against.clone())
+    };
+    // Along the second axis: each allocator's 2-CPU run against its own 1-CPU run.
+    let m = with("cpus=0").unwrap();
+    assert_eq!(
+        against(&m, "allocator=jemalloc cpus=0-1").as_deref(),
+        Some("allocator=jemalloc cpus=0")
+    );
+    assert_eq!(
+        m.baseline,
+        "every variant against cpus=0 at the same allocator"
+    );
+    // A whole variant name: one baseline for all, as before.
+    let m = with("allocator=glibc cpus=0").unwrap();
+    assert_eq!(
+        against(&m, "allocator=jemalloc cpus=0-1").as_deref(),
+        Some("allocator=glibc cpus=0")
+    );
+    for bad in ["allocator=hoard", "threads=4", "glibc"] {
+        let e = with(bad).unwrap_err();
+        assert!(
+            e.contains(bad)
+                && e.contains("allocator (glibc, jemalloc)")
+                && e.contains("cpus (0, 0-1)"),
+            "{bad}: {e}"
+        );
+    }
+    // The terminal table names what each row is compared with, and says where a single
+    // repetition leaves no interval.
+    let table = compare_table(&with("allocator=glibc").unwrap());
+    assert!(table.contains("allocator=glibc cpus=0-1"), "{table}");
 }

@@ -79,6 +79,9 @@ pub struct StudySpec {
     pub dataset_policy: DatasetPolicy,
     pub workloads: Vec<Workload>,
     pub variants: Vec<NamedVariant>,
+    /// The variants are `[[variant]]` entries (compared with the first listed), not the
+    /// combinations of `[axes]` (compared along the first axis).
+    pub listed: bool,
     pub prices: Vec<Price>,
     /// Which price-table entry this machine is.
     pub platform: Option<String>,
@@ -197,6 +200,7 @@ fn read(
         .collect();
     let axes = top.tables(p, "axes");
     let listed = top.tables(p, "variant");
+    let is_listed = !listed.is_empty();
     let variants = match (axes.into_iter().next(), listed.is_empty()) {
         (Some(a), true) => axes_variants(p, a),
         (None, false) => listed
@@ -270,6 +274,7 @@ fn read(
         dataset_policy: policy,
         workloads,
         variants,
+        listed: is_listed,
         prices,
         platform,
         probes,
