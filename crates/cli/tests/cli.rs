@@ -901,7 +901,9 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
     let o = bakeoff(&["compare", db.to_str().unwrap(), "--baseline=nope"], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o).1.contains("--baseline 'nope' is neither AXIS=VALUE nor a variant"),
+        text(&o)
+            .1
+            .contains("--baseline 'nope' is neither AXIS=VALUE nor a variant"),
         "{}",
         text(&o).1
     );

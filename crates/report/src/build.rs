@@ -280,6 +280,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         workloads.push(WorkloadModel {
             label: label.clone(),
             curves,
+            summary: Vec::new(),
         });
     }
     let manifests = manifests(src, &origins);
@@ -288,6 +289,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         baseline: rule.describe(&axes),
         baseline_rule: rule,
         axes: axes.names.clone(),
+        coordinates: axes.variants.iter().cloned().collect(),
         variants,
         p99_limit_ms: opts.p99_limit_ms,
         costs: Vec::new(),
@@ -301,6 +303,15 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         warnings,
     };
     model.costs = costs(src, &cells, &model);
+    for i in 0..model.workloads.len() {
+        model.workloads[i].summary = crate::summary::sentences(
+            &model.workloads[i],
+            &model.comparisons,
+            &model.baseline_rule,
+            &model.axes,
+            &model.coordinates,
+        );
+    }
     Ok(model)
 }
 

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::model::{Model, WorkloadModel};
-use crate::svg::{escape, memory_charts, workload_charts, Chart};
+use crate::svg::{escape, memory_charts, ratio_charts, workload_charts, Chart};
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}\
 table{border-collapse:collapse;margin:1em 0;display:block;overflow-x:auto;max-width:100%}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
@@ -51,6 +51,13 @@ fn opt(x: Option<f64>, digits: usize) -> String {
 
 fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
     let _ = write!(s, "<h2>{}</h2>", escape(&w.label));
+    if !w.summary.is_empty() {
+        s.push_str("<ul class=\"summary\">");
+        for line in &w.summary {
+            let _ = write!(s, "<li>{}</li>", escape(line));
+        }
+        s.push_str("</ul>");
+    }
     let charts = workload_charts(w, &m.variants);
     let (over_time, at_threads): (Vec<&Chart>, Vec<&Chart>) =
         charts.iter().partition(|c| c.name.ends_with("-over-time"));
@@ -58,6 +65,9 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
     let mut rest = at_threads.into_iter().peekable();
     while let Some(c) = rest.next_if(|c| c.name.contains("-throughput")) {
         figure(s, c);
+    }
+    for c in ratio_charts(m, w) {
+        figure(s, &c);
     }
     let rows = m.table(w).into_iter().map(|r| {
         let (ratio, ci, against) = match r.comparison {

@@ -20,6 +20,7 @@ mod html;
 mod model;
 mod png;
 mod stats;
+mod summary;
 mod svg;
 
 pub use analysis::analyse;
@@ -44,6 +45,9 @@ pub fn compare_table(m: &Model) -> String {
     );
     for w in &m.workloads {
         let _ = writeln!(s, "\n{}", w.label);
+        for line in &w.summary {
+            let _ = writeln!(s, "  {line}");
+        }
         let _ = writeln!(
             s,
             "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  {:<19} against",

@@ -104,6 +104,8 @@ pub struct Comparison {
 pub struct WorkloadModel {
     pub label: String,
     pub curves: Vec<Curve>,
+    /// The answer in a few sentences, made from the comparisons and curves (`summary.rs`).
+    pub summary: Vec<String>,
 }
 
 impl WorkloadModel {
@@ -146,6 +148,7 @@ impl WorkloadModel {
                 .filter(|c| c.cpus == Some(cpus))
                 .cloned()
                 .collect(),
+            summary: Vec::new(),
         }
     }
 }
@@ -243,6 +246,9 @@ pub struct Model {
     pub baseline_rule: crate::baseline::Rule,
     /// The study's axes (what differs between its variants), first axis first.
     pub axes: Vec<String>,
+    /// Each variant's value on every axis (for sentences and slices; not serialised).
+    #[serde(skip)]
+    pub coordinates: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
     /// Every variant, in the study's order (several machines': one after the other). A
     /// variant keeps its colour in every chart by its place here.
     pub variants: Vec<String>,

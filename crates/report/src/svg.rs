@@ -50,8 +50,11 @@ struct Line {
     points: Vec<Mark>,
     /// Drawn faintly, not joined: the repetitions behind a mean.
     dots: Vec<Mark>,
+    /// Vertical interval bars: (x, low, high), e.g. a ratio's 95% interval.
+    whiskers: Vec<(f64, f64, f64)>,
 }
 
+#[derive(Default)]
 struct Axes<'a> {
     title: &'a str,
     x_label: &'a str,
@@ -60,6 +63,10 @@ struct Axes<'a> {
     x_ticks: Option<Vec<f64>>,
     /// Points further apart than this on x are not joined (another run, another server).
     gap: Option<f64>,
+    /// A log10 y axis (values spanning decades), ticks at every power of ten.
+    y_log: bool,
+    /// A dashed horizontal line at this value (1.0 on a ratio chart).
+    y_ref: Option<f64>,
 }
 
 /// A round step for about five axis ticks up to `max`.
@@ -115,10 +122,16 @@ fn line_chart(axes: &Axes, lines: &[Line]) -> String {
         ),
         None => (0.0, all().map(|m| m.x).fold(0.0, f64::max)),
     };
-    let ymax = all().map(|m| m.y).fold(0.0, f64::max);
-    let ystep = step(ymax);
-    // A little headroom: a point at the very top would sit on the frame.
-    let ytop = (ymax * 1.05 / ystep).ceil().max(1.0) * ystep;
+    let ys = || {
+        all()
+            .map(|m| m.y)
+            .chain(
+                lines
+                    .iter()
+                    .flat_map(|l| l.whiskers.iter().flat_map(|w| [w.1, w.2])),
+            )
+            .chain(axes.y_ref)
+    };
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
     let x = |v: f64| {
         if xmax > xmin {
@@ -127,15 +140,16 @@ fn line_chart(axes: &Axes, lines: &[Line]) -> String {
             LEFT + pw / 2.0
         }
     };
-    let y = |v: f64| TOP + ph - v / ytop * ph;
+    let (y_lo, y_hi, y_ticks) = y_range(ys(), axes.y_log);
+    let fy = |v: f64| if axes.y_log { v.max(1e-12).log10() } else { v };
+    let y = |v: f64| TOP + ph - (fy(v) - fy(y_lo)) / (fy(y_hi) - fy(y_lo)) * ph;
     let mut s = String::new();
     let _ = write!(
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="sans-serif" font-size="12"><title>{0}</title><rect x="0" y="0" width="{W}" height="{H}" fill="white"/><text x="{LEFT}" y="24" font-size="15" font-weight="bold">{0}</text>"#,
         escape(axes.title)
     );
-    let mut v = 0.0;
-    while v <= ytop + ystep / 2.0 {
+    for v in y_ticks {
         let yy = y(v);
         let _ = write!(
             s,
@@ -145,7 +159,14 @@ fn line_chart(axes: &Axes, lines: &[Line]) -> String {
             yy + 4.0,
             si(v)
         );
-        v += ystep;
+    }
+    if let Some(r) = axes.y_ref {
+        let yy = y(r);
+        let _ = write!(
+            s,
+            r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#444" stroke-dasharray="4 3"/>"##,
+            LEFT + pw
+        );
     }
     let xticks: Vec<f64> = axes.x_ticks.clone().unwrap_or_else(|| {
         let st = step(xmax);
@@ -193,6 +214,23 @@ fn line_chart(axes: &Axes, lines: &[Line]) -> String {
                 path.join(" ")
             );
         }
+        for (wx, lo, hi) in &l.whiskers {
+            let xx = x(*wx);
+            let _ = write!(
+                s,
+                r#"<line x1="{xx:.1}" y1="{:.1}" x2="{xx:.1}" y2="{:.1}" stroke="{colour}" stroke-width="1.5"/><line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{colour}"/><line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{colour}"/>"#,
+                y(*lo),
+                y(*hi),
+                xx - 4.0,
+                y(*lo),
+                xx + 4.0,
+                y(*lo),
+                xx - 4.0,
+                y(*hi),
+                xx + 4.0,
+                y(*hi)
+            );
+        }
         for m in &l.dots {
             let _ = write!(
                 s,
@@ -231,6 +269,51 @@ fn line_chart(axes: &Axes, lines: &[Line]) -> String {
     s
 }
 
+/// The y axis: (bottom, top, ticks). Linear from 0 (or below, for negative values) to a
+/// round step above the largest value; log from the decade below the smallest positive value
+/// to the decade above the largest, a tick at every power of ten.
+fn y_range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64, Vec<f64>) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return if log {
+            (1.0, 10.0, vec![1.0, 10.0])
+        } else {
+            (0.0, 1.0, vec![0.0, 1.0])
+        };
+    }
+    if log {
+        let (a, b) = (
+            lo.log10().floor() as i32,
+            (hi.log10().ceil() as i32).max(lo.log10().floor() as i32 + 1),
+        );
+        let ticks = (a..=b).map(|e| 10f64.powi(e)).collect();
+        return (10f64.powi(a), 10f64.powi(b), ticks);
+    }
+    let lo = lo.min(0.0);
+    let st = step((hi - lo).max(hi.abs()).max(f64::MIN_POSITIVE));
+    // A little headroom: a point at the very top would sit on the frame.
+    let top = ((hi.max(0.0) * 1.05) / st).ceil().max(1.0) * st;
+    let bottom = (lo * 1.05 / st).floor() * st;
+    let n = ((top - bottom) / st).round() as i64;
+    let ticks = (0..=n).map(|i| bottom + i as f64 * st).collect();
+    (bottom, top, ticks)
+}
+
+/// Whether values (all positive ones) span more than two decades: then a log axis shows
+/// them all, where a linear one flattens the small ones to zero.
+fn spans_decades(values: impl Iterator<Item = f64>) -> bool {
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for v in values.filter(|v| *v > 0.0 && v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    lo.is_finite() && hi / lo > 100.0
+}
+
 /// A variant's solid line, in the legend, without repetition dots.
 fn solid(name: &str, variants: &[String], points: Vec<Mark>) -> Line {
     Line {
@@ -240,6 +323,7 @@ fn solid(name: &str, variants: &[String], points: Vec<Mark>) -> Line {
         legend: true,
         points,
         dots: Vec::new(),
+        whiskers: Vec::new(),
     }
 }
 
@@ -259,6 +343,7 @@ pub fn throughput_chart(w: &WorkloadModel, variants: &[String]) -> String {
         .curves
         .iter()
         .map(|c| Line {
+            whiskers: Vec::new(),
             dots: c
                 .points
                 .iter()
@@ -303,7 +388,7 @@ pub fn throughput_chart(w: &WorkloadModel, variants: &[String]) -> String {
             x_label: "client threads (log2 scale)",
             y_label: "throughput (transactions/s)",
             x_ticks: thread_ticks(w),
-            gap: None,
+            ..Axes::default()
         },
         &lines,
     )
@@ -335,13 +420,20 @@ fn latency_chart(w: &WorkloadModel, variants: &[String]) -> String {
             });
         }
     }
+    // 500 ms at 1024 threads would flatten 0.1 ms at 1 thread to zero on a linear axis.
+    let y_log = spans_decades(lines.iter().flat_map(|l| l.points.iter().map(|m| m.y)));
     line_chart(
         &Axes {
             title: &format!("{}: latency (p99 solid, p50 dashed)", w.label),
             x_label: "client threads (log2 scale)",
-            y_label: "latency (ms)",
+            y_label: if y_log {
+                "latency (ms, log scale)"
+            } else {
+                "latency (ms)"
+            },
             x_ticks: thread_ticks(w),
-            gap: None,
+            y_log,
+            ..Axes::default()
         },
         &lines,
     )
@@ -381,7 +473,7 @@ fn server_cpu_chart(w: &WorkloadModel, variants: &[String]) -> Option<String> {
                 x_label: "client threads (log2 scale)",
                 y_label: "server CPU, user + sys (us per transaction)",
                 x_ticks: thread_ticks(w),
-                gap: None,
+                ..Axes::default()
             },
             &lines,
         )
@@ -419,13 +511,12 @@ fn ticks_chart(w: &WorkloadModel, variants: &[String], threads: u32, p99: bool) 
             &Axes {
                 title: &format!("{} at {threads} threads: {what} over time", w.label),
                 x_label: "seconds into the run",
-                gap: None,
                 y_label: if p99 {
                     "p99 latency (ms)"
                 } else {
                     "throughput (transactions/s)"
                 },
-                x_ticks: None,
+                ..Axes::default()
             },
             &lines,
         )
@@ -438,6 +529,7 @@ fn memory_chart(m: &Model, vsz: bool) -> Option<String> {
         .memory
         .iter()
         .map(|s| {
+            let vsz0 = s.points.first().map_or(0.0, |p| p.vsz_mib);
             solid(
                 &s.variant,
                 &m.variants,
@@ -445,7 +537,9 @@ fn memory_chart(m: &Model, vsz: bool) -> Option<String> {
                     .iter()
                     .map(|p| Mark {
                         x: p.t,
-                        y: if vsz { p.vsz_mib } else { p.rss_mib },
+                        // VSZ is mostly address space reserved at start (8 TiB for
+                        // MariaDB): what moves is its growth, so that is drawn.
+                        y: if vsz { p.vsz_mib - vsz0 } else { p.rss_mib },
                         tip: format!(
                             "{}, {:.0} s: RSS {:.1} MiB, VSZ {:.1} MiB",
                             s.variant, p.t, p.rss_mib, p.vsz_mib
@@ -460,12 +554,20 @@ fn memory_chart(m: &Model, vsz: bool) -> Option<String> {
     (!lines.is_empty()).then(|| {
         line_chart(
             &Axes {
-                title: &format!("server {what} over the study"),
+                title: &if vsz {
+                    "server VSZ growth over the study".to_string()
+                } else {
+                    "server RSS over the study".to_string()
+                },
                 x_label: "seconds since the variant's first run",
                 // Ticks come every second; a longer gap is a pause between runs.
                 gap: Some(3.0),
-                y_label: &format!("server {what} (MiB)"),
-                x_ticks: None,
+                y_label: &if vsz {
+                    "VSZ growth since the variant's first tick (MiB)".to_string()
+                } else {
+                    format!("server {what} (MiB)")
+                },
+                ..Axes::default()
             },
             &lines,
         )
@@ -522,6 +624,71 @@ pub fn workload_charts(w: &WorkloadModel, variants: &[String]) -> Vec<Chart> {
     out
 }
 
+/// Throughput relative to the baseline against threads, one chart per slice of the study
+/// (the variants compared with the same baseline: one CPU count, one platform), one line per
+/// variant, a dashed line at 1.0 and each ratio's 95% interval where there are repetitions.
+pub fn ratio_charts(m: &Model, w: &WorkloadModel) -> Vec<Chart> {
+    let rows: Vec<&crate::model::Comparison> = m
+        .comparisons
+        .iter()
+        .filter(|c| c.workload == w.label && c.ratio.is_some())
+        .collect();
+    let mut slices: Vec<&str> = Vec::new();
+    for r in &rows {
+        if !slices.contains(&r.against.as_str()) {
+            slices.push(&r.against);
+        }
+    }
+    let base = stem(&w.label);
+    slices
+        .iter()
+        .enumerate()
+        .map(|(i, against)| {
+            let mut lines: Vec<Line> = Vec::new();
+            for r in rows.iter().filter(|r| r.against == *against) {
+                let ratio = r.ratio.unwrap_or(1.0);
+                let mark = Mark {
+                    x: r.threads.into(),
+                    y: ratio,
+                    tip: format!(
+                        "{}, {} threads: {ratio:.2}x {against}{}",
+                        r.variant,
+                        r.threads,
+                        r.ci.map_or(" (1 repetition, no interval)".into(), |(lo, hi)| {
+                            format!(" (95% interval {lo:.2}x-{hi:.2}x)")
+                        })
+                    ),
+                };
+                match lines.iter_mut().find(|l| l.name == r.variant) {
+                    Some(l) => l.points.push(mark),
+                    None => lines.push(solid(&r.variant, &m.variants, vec![mark])),
+                }
+                if let (Some((lo, hi)), Some(l)) =
+                    (r.ci, lines.iter_mut().find(|l| l.name == r.variant))
+                {
+                    l.whiskers.push((r.threads.into(), lo, hi));
+                }
+            }
+            let title = format!("{}: throughput relative to {against}", w.label);
+            Chart {
+                name: format!("{base}-ratio-{}", i + 1),
+                svg: line_chart(
+                    &Axes {
+                        title: &title,
+                        x_label: "client threads (log2 scale)",
+                        y_label: "throughput ratio (1.0 = the baseline)",
+                        x_ticks: thread_ticks(w),
+                        y_ref: Some(1.0),
+                        ..Axes::default()
+                    },
+                    &lines,
+                ),
+                title,
+            }
+        })
+        .collect()
+}
+
 /// The study-wide charts: server memory over time.
 pub fn memory_charts(m: &Model) -> Vec<Chart> {
     [(false, "rss"), (true, "vsz")]
@@ -541,7 +708,16 @@ pub fn charts(m: &Model) -> Vec<Chart> {
     let mut out: Vec<Chart> = m
         .workloads
         .iter()
-        .flat_map(|w| workload_charts(w, &m.variants))
+        .flat_map(|w| {
+            let mut charts = workload_charts(w, &m.variants);
+            // After the throughput charts, as the report shows them.
+            let at = charts
+                .iter()
+                .position(|c| !c.name.contains("-throughput"))
+                .unwrap_or(charts.len());
+            charts.splice(at..at, ratio_charts(m, w));
+            charts
+        })
         .collect();
     out.extend(memory_charts(m));
     out

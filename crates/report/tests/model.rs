@@ -380,3 +380,61 @@ fn baseline_forms_pick_an_axis_a_value_or_one_variant_and_a_bad_one_lists_what_e
     let table = compare_table(&with("allocator=glibc").unwrap());
     assert!(table.contains("allocator=glibc cpus=0-1"), "{table}");
 }
+
+#[test]
+fn one_repetition_says_so_in_the_sentences_and_shows_no_spread() {
+    let db = fixture(
+        "one-rep",
+        "DELETE FROM ticks WHERE run_id IN (SELECT id FROM runs WHERE repetition = 2);
+         DELETE FROM runs WHERE repetition = 2;",
+    );
+    let m = model(db.path(), &Options::default());
+    let w = &m.workloads[0];
+    let first = &w.summary[0];
+    assert!(
+        first.starts_with("At ")
+            && first.contains(" with cpus=")
+            && first.contains("allocator=jemalloc is ")
+            && first.contains("x allocator=glibc (1 repetition, no interval)."),
+        "{:#?}",
+        w.summary
+    );
+    // The sentence's ratio is the table's.
+    let c = m
+        .comparisons
+        .iter()
+        .filter(|c| c.workload == w.label)
+        .max_by(|a, b| {
+            let size = |c: &&bakeoff_report::Comparison| c.ratio.unwrap().ln().abs();
+            size(a).total_cmp(&size(b))
+        })
+        .unwrap();
+    assert!(
+        first.contains(&format!("{:.2}x", c.ratio.unwrap())),
+        "{first} vs {c:?}"
+    );
+    let table = compare_table(&m);
+    assert!(table.contains("-: one repetition"), "{table}");
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter().all(|r| !r.contains('%')),
+        "a single repetition has no spread to show:\n{table}"
+    );
+    // The ratio chart: one per CPU count (each slice has its own baseline), a line at 1.0.
+    let ratio: Vec<_> = charts(&m)
+        .into_iter()
+        .filter(|c| c.name.starts_with("oltp_point_select-ratio"))
+        .collect();
+    assert_eq!(ratio.len(), 2, "one per CPU count");
+    assert!(ratio[0]
+        .title
+        .contains("relative to allocator=glibc cpus=0"));
+    assert!(
+        ratio[0].svg.contains("stroke-dasharray=\"4 3\""),
+        "the line at 1.0"
+    );
+}
