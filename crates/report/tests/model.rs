@@ -438,3 +438,23 @@ fn one_repetition_says_so_in_the_sentences_and_shows_no_spread() {
         "the line at 1.0"
     );
 }
+
+/// A database written by bakeoff 846bfca (before layouts were versioned): a real two-axis
+/// study (allocator x cpus), one repetition. Today's report compares along its axes.
+#[test]
+fn a_database_of_an_earlier_bakeoff_reports_along_its_axes() {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../store/tests/fixtures/written-by-846bfca.db");
+    let db = TempDb::new("earlier");
+    std::fs::copy(&from, db.path()).unwrap();
+    let m = model(db.path(), &Options::default());
+    assert_eq!(m.axes, ["allocator", "cpus"]);
+    let row = m
+        .comparisons
+        .iter()
+        .find(|c| c.variant == "allocator=jemalloc cpus=0-1" && c.threads == 4)
+        .unwrap();
+    assert_eq!(row.against, "allocator=glibc cpus=0-1");
+    assert!(row.ratio.is_some() && row.ci.is_none(), "{row:?}");
+    assert!(m.workloads[0].summary[0].contains("(1 repetition, no interval)"));
+}

@@ -31,6 +31,12 @@ pub enum StoreError {
         "another bakeoff is writing to {0}; wait for it to finish, or give this run another --db"
     )]
     Locked(PathBuf),
+    #[error("results database {path} was written by a newer bakeoff (layout version {found}; this bakeoff reads up to {known}); open it with that version or a later one")]
+    Newer {
+        path: PathBuf,
+        found: u32,
+        known: u32,
+    },
     #[error("the study file changed since study '{name}' started in {path} (it had hash {old}, now {new}); finished runs would not match the file. Run with --new to start a new study in the same database, or restore the file")]
     Edited {
         name: String,
@@ -140,11 +146,65 @@ impl Store {
             path: path.to_path_buf(),
             _lock: lock,
         };
-        store
-            .conn
-            .execute_batch(schema::SCHEMA)
-            .map_err(|e| store.err(e))?;
+        store.migrate()?;
         Ok(store)
+    }
+
+    /// Bring the database to this version's layout: a new file gets it whole, an older one
+    /// the migration steps it lacks; a newer one is refused, since this version cannot know
+    /// what it holds.
+    fn migrate(&self) -> Result<(), StoreError> {
+        let e = |err| self.err(err);
+        let found: u32 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(e)?;
+        if found > schema::VERSION {
+            return Err(StoreError::Newer {
+                path: self.path.clone(),
+                found,
+                known: schema::VERSION,
+            });
+        }
+        let existing: bool = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'studies'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(e)?;
+        // Files from before the version was stamped hold version 1's layout.
+        let from = if existing {
+            found.max(1)
+        } else {
+            schema::VERSION
+        };
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(e)?;
+        let steps = schema::MIGRATIONS.iter().filter(|(n, _)| *n > from);
+        let migrated = steps
+            .map(|(_, sql)| self.conn.execute_batch(sql))
+            .collect::<Result<(), _>>()
+            .and_then(|()| {
+                self.conn
+                    .execute_batch(&format!("PRAGMA user_version = {}", schema::VERSION))
+            });
+        match migrated {
+            Ok(()) => self.conn.execute_batch("COMMIT").map_err(e)?,
+            Err(err) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                return Err(e(err));
+            }
+        }
+        // Tables, indexes and views of this version (each IF NOT EXISTS), and the pragmas.
+        self.conn.execute_batch(schema::SCHEMA).map_err(e)
+    }
+
+    /// The layout version of the open database.
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        self.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
     }
 
     fn err(&self, source: rusqlite::Error) -> StoreError {
@@ -276,6 +336,20 @@ impl Store {
     /// reported side by side. A study already here (same name, file hash, spec and creation
     /// time) is skipped, so merging the same file twice adds nothing.
     pub fn merge_from(&mut self, source: &Path) -> Result<Merged, StoreError> {
+        // A source of an older layout is brought to this one first (as opening it would);
+        // a newer one is refused. Anything else is left to the copy, which names the file.
+        if let Some(found) = results_version(source) {
+            if found > schema::VERSION {
+                return Err(StoreError::Newer {
+                    path: source.to_path_buf(),
+                    found,
+                    known: schema::VERSION,
+                });
+            }
+            if found.max(1) < schema::VERSION {
+                drop(Store::open(source)?);
+            }
+        }
         let _source_lock = lock(source)?;
         let src_err = |reason: String| StoreError::Io {
             path: source.to_path_buf(),
@@ -558,4 +632,21 @@ fn lock(path: &Path) -> Result<File, StoreError> {
         return Err(StoreError::Locked(path.to_path_buf()));
     }
     Ok(f)
+}
+
+/// The layout version of a bakeoff results database at `path`, read without changing it;
+/// None when it is not one (or cannot be read).
+fn results_version(path: &Path) -> Option<u32> {
+    let c = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    let is_results: bool = c
+        .query_row(
+            "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'studies'",
+            [],
+            |r| r.get(0),
+        )
+        .ok()?;
+    if !is_results {
+        return None;
+    }
+    c.query_row("PRAGMA user_version", [], |r| r.get(0)).ok()
 }

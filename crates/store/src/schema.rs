@@ -1,5 +1,20 @@
 //! The database layout. Columns carry the figures reports and spreadsheets sort by; the rest
 //! of each run (every percentile, errors per code, telemetry, manifest) is JSON beside them.
+//!
+//! Results databases outlive bakeoff versions (a study is hours of machine time), so the
+//! layout is versioned: [`VERSION`] is stored in the file (`PRAGMA user_version`), and
+//! [`MIGRATIONS`] takes a database of any earlier version to this one when it is opened.
+//! Changing the layout means: raise `VERSION`, add the step to `MIGRATIONS`, update `SCHEMA`
+//! (what a new database gets), and keep a database of the old version as a test fixture.
+//! Never edit a step that has shipped.
+
+/// The layout this bakeoff writes. 1: the layout of the first release that stored results
+/// (databases written before the version was stored hold it too, as version 0).
+pub const VERSION: u32 = 1;
+
+/// Steps from version `n - 1` to `n`, in order: (n, SQL). Each runs in the opening
+/// transaction, with the version stamp, so a failed step leaves the file as it was.
+pub const MIGRATIONS: &[(u32, &str)] = &[];
 
 pub const SCHEMA: &str = "
 PRAGMA journal_mode = WAL;

@@ -156,3 +156,60 @@ fn merging_puts_machines_side_by_side_once() {
         }
     }
 }
+
+/// A copy of a results database kept in tests/fixtures (the test must not change the original).
+fn copy_of(fixture: &str, name: &str) -> std::path::PathBuf {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(fixture);
+    let to = db(name);
+    std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+    to
+}
+
+#[test]
+fn a_database_written_before_layouts_were_versioned_opens_and_is_stamped() {
+    let path = copy_of("written-by-846bfca.db", "old-layout");
+    let store = Store::open(&path).expect("a database of an earlier bakeoff opens");
+    assert_eq!(store.schema_version().unwrap(), 1);
+    let studies = store.studies().unwrap();
+    assert_eq!(studies.len(), 1);
+    assert_eq!(studies[0].1, "two-axis");
+    let runs = store.runs(Some(studies[0].0)).unwrap();
+    assert_eq!(runs.len(), 8, "2 allocators x 2 CPU sets x 2 thread counts");
+    assert!(runs.iter().all(|r| r["status"] == "ok"));
+    drop(store);
+    // Opening it again changes nothing more.
+    assert_eq!(Store::open(&path).unwrap().schema_version().unwrap(), 1);
+}
+
+#[test]
+fn a_database_of_a_newer_layout_is_refused_naming_both_versions() {
+    let path = copy_of("written-by-846bfca.db", "newer-layout");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99")
+        .unwrap();
+    match Store::open(&path) {
+        Err(e @ StoreError::Newer { .. }) => {
+            let msg = e.to_string();
+            assert!(
+                msg.contains("99") && msg.contains("up to 1") && msg.contains("newer-layout"),
+                "{msg}"
+            );
+        }
+        Err(e) => panic!("expected a newer-layout refusal, got {e}"),
+        Ok(_) => panic!("a newer layout opened"),
+    }
+    let mut into = Store::open(&db("merge-into")).unwrap();
+    assert!(matches!(
+        into.merge_from(&path),
+        Err(StoreError::Newer { .. })
+    ));
+}
+
+#[test]
+fn a_new_database_carries_the_layout_version() {
+    let store = Store::open(&db("fresh-version")).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 1);
+}
