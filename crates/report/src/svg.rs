@@ -523,30 +523,38 @@ fn ticks_chart(w: &WorkloadModel, variants: &[String], threads: u32, p99: bool) 
     })
 }
 
+/// Memory ticks come every second: a longer gap is a pause between runs, often another
+/// server (each series starts its own).
+const MEMORY_GAP_S: f64 = 3.0;
+
 /// Server RSS or VSZ over the study, per variant.
 fn memory_chart(m: &Model, vsz: bool) -> Option<String> {
     let lines: Vec<Line> = m
         .memory
         .iter()
         .map(|s| {
-            let vsz0 = s.points.first().map_or(0.0, |p| p.vsz_mib);
-            solid(
-                &s.variant,
-                &m.variants,
-                s.points
-                    .iter()
-                    .map(|p| Mark {
+            // VSZ is mostly address space reserved at start (8 TiB for MariaDB): what moves
+            // is its growth, drawn from each server's first tick (a gap starts another).
+            let mut base = (f64::NEG_INFINITY, 0.0);
+            let marks = s
+                .points
+                .iter()
+                .map(|p| {
+                    if p.t - base.0 > MEMORY_GAP_S {
+                        base.1 = p.vsz_mib;
+                    }
+                    base.0 = p.t;
+                    Mark {
                         x: p.t,
-                        // VSZ is mostly address space reserved at start (8 TiB for
-                        // MariaDB): what moves is its growth, so that is drawn.
-                        y: if vsz { p.vsz_mib - vsz0 } else { p.rss_mib },
+                        y: if vsz { p.vsz_mib - base.1 } else { p.rss_mib },
                         tip: format!(
-                            "{}, {:.0} s: RSS {:.1} MiB, VSZ {:.1} MiB",
-                            s.variant, p.t, p.rss_mib, p.vsz_mib
+                            "{}, {:.0} s: RSS {:.1} MiB, VSZ {:.1} MiB ({:+.1} MiB since this server's first tick)",
+                            s.variant, p.t, p.rss_mib, p.vsz_mib, p.vsz_mib - base.1
                         ),
-                    })
-                    .collect(),
-            )
+                    }
+                })
+                .collect();
+            solid(&s.variant, &m.variants, marks)
         })
         .filter(|l| !l.points.is_empty())
         .collect();
@@ -560,10 +568,9 @@ fn memory_chart(m: &Model, vsz: bool) -> Option<String> {
                     "server RSS over the study".to_string()
                 },
                 x_label: "seconds since the variant's first run",
-                // Ticks come every second; a longer gap is a pause between runs.
-                gap: Some(3.0),
+                gap: Some(MEMORY_GAP_S),
                 y_label: &if vsz {
-                    "VSZ growth since the variant's first tick (MiB)".to_string()
+                    "VSZ growth since each server's first tick (MiB)".to_string()
                 } else {
                     format!("server {what} (MiB)")
                 },
