@@ -187,17 +187,20 @@ struct RunRef<'a> {
 
 type Cells<'a> = BTreeMap<(i64, String), BTreeMap<VariantKey, BTreeMap<u32, Vec<RunRef<'a>>>>>;
 
-/// The CPUs a run's client shared with its server, from its manifest (parsed once per
-/// distinct manifest: every run of a series has the same one).
-fn client_shares(manifest: &str, seen: &mut HashMap<String, Option<String>>) -> Option<String> {
-    if let Some(known) = seen.get(manifest) {
-        return known.clone();
+/// The CPUs each variant's client shared with its server, by (study, variant index), from
+/// the variant's manifest: placement is chosen per variant, so its first run's holds for all.
+fn shared_cpus(src: &Source) -> HashMap<(usize, i64), String> {
+    let mut out = HashMap::new();
+    for (si, s) in src.studies.iter().enumerate() {
+        for m in &s.manifests {
+            let json: serde_json::Value =
+                serde_json::from_str(&text(m, "manifest_json")).unwrap_or_default();
+            if let Some(shared) = json["client"]["shared"].as_str() {
+                out.insert((si, num(m, "variant") as i64), shared.to_string());
+            }
+        }
     }
-    let shared = serde_json::from_str::<serde_json::Value>(manifest)
-        .ok()
-        .and_then(|m| m["client"]["shared"].as_str().map(str::to_string));
-    seen.insert(manifest.to_string(), shared.clone());
-    shared
+    out
 }
 
 /// Build the model. Only runs with status ok enter a curve; the rest are listed as problems.
@@ -206,7 +209,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     let mut cells: Cells = BTreeMap::new();
     let mut problems = Vec::new();
     let mut warnings = Vec::new();
-    let mut shared_by_manifest = HashMap::new();
+    let shared_by_variant = shared_cpus(src);
     for (si, s) in src.studies.iter().enumerate() {
         for r in &s.runs {
             let variant = VariantKey {
@@ -230,8 +233,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
                 });
                 continue;
             }
-            if let Some(shared) = client_shares(&text(r, "manifest_json"), &mut shared_by_manifest)
-            {
+            if let Some(shared) = shared_by_variant.get(&(si, variant.index)) {
                 warnings.push(Warning {
                     variant: variant.name.clone(),
                     workload: workload.clone(),

@@ -458,3 +458,25 @@ fn a_database_of_an_earlier_bakeoff_reports_along_its_axes() {
     assert!(row.ratio.is_some() && row.ci.is_none(), "{row:?}");
     assert!(m.workloads[0].summary[0].contains("(1 repetition, no interval)"));
 }
+
+#[test]
+fn a_client_that_shared_the_servers_cpus_is_a_warning_and_shows_in_the_environment() {
+    let db = fixture(
+        "shared",
+        r#"UPDATE runs SET manifest_json = json_set(manifest_json, '$.client',
+               json('{"cpus": "0-1", "chosen": "everywhere", "shared": "0-1"}'))
+           WHERE variant_name = 'allocator=glibc cpus=0-1';"#,
+    );
+    let m = model(db.path(), &Options::default());
+    let shared: Vec<_> = m
+        .warnings
+        .iter()
+        .filter(|w| w.text.starts_with("client shares CPUs 0-1 with the server"))
+        .collect();
+    assert!(!shared.is_empty());
+    assert!(shared
+        .iter()
+        .all(|w| w.variant == "allocator=glibc cpus=0-1"));
+    let page = html(&m);
+    assert!(page.contains("shares CPUs 0-1 with the server"));
+}

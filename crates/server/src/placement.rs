@@ -138,7 +138,7 @@ impl ClientPlacement {
         match self.chosen {
             Chosen::Given => Some(format!("the client runs on CPUs {}", self.cpus)),
             Chosen::OutsideServers => Some(format!(
-                "the client runs on CPUs {}, the ones outside the server's (--client-cpus to choose)",
+                "the client runs on CPUs {}, the ones outside the server's",
                 self.cpus
             )),
             Chosen::Everywhere => None,
