@@ -270,6 +270,12 @@ impl Rule {
             Rule::Nothing => "one variant: nothing to compare".into(),
             Rule::Single { variant } => format!("every variant against '{variant}'"),
             Rule::Along { axis, value } => {
+                // Listed variants are named, not described by axes: say the name.
+                let base = if axis == "variant" {
+                    format!("'{value}'")
+                } else {
+                    format!("{axis}={value}")
+                };
                 let others: Vec<&str> = axes
                     .names
                     .iter()
@@ -277,10 +283,10 @@ impl Rule {
                     .map(String::as_str)
                     .collect();
                 if others.is_empty() {
-                    format!("every variant against {axis}={value}")
+                    format!("every variant against {base}")
                 } else {
                     format!(
-                        "every variant against {axis}={value} at the same {}",
+                        "every variant against {base} at the same {}",
                         others.join(" and ")
                     )
                 }

@@ -480,3 +480,26 @@ fn a_client_that_shared_the_servers_cpus_is_a_warning_and_shows_in_the_environme
     let page = html(&m);
     assert!(page.contains("shares CPUs 0-1 with the server"));
 }
+
+#[test]
+fn listed_variants_compare_with_the_first_listed_and_the_page_names_the_baseline() {
+    let db = fixture(
+        "listed",
+        "UPDATE studies SET spec_json = json_set(spec_json, '$.listed', json('true'));",
+    );
+    let m = model(db.path(), &Options::default());
+    assert_eq!(m.axes, ["variant"]);
+    assert!(m
+        .comparisons
+        .iter()
+        .all(|c| c.against == "allocator=glibc cpus=0"));
+    assert_eq!(m.baseline, "every variant against 'allocator=glibc cpus=0'");
+    let page = html(&m);
+    assert!(
+        page.contains("<th class=\"l\">against</th>"),
+        "the against column"
+    );
+    assert!(page.contains("<td class=\"l\">allocator=glibc cpus=0</td>"));
+    let json = serde_json::to_value(&m).unwrap();
+    assert_eq!(json["comparisons"][0]["against"], "allocator=glibc cpus=0");
+}
