@@ -3,8 +3,8 @@ use std::io;
 use bakeoff_proto::command::{self, Param};
 use bakeoff_proto::packet::{self, HEADER, MAX_PAYLOAD};
 use bakeoff_proto::{
-    auth, caps, text_row, Handshake, HandshakeResponse, Outcome, PrepareOk, PrepareReader,
-    PrepareStep, ProtoError, ResponseReader, Step,
+    auth, caps, mariadb_caps, text_row, Handshake, HandshakeResponse, Outcome, PrepareOk,
+    PrepareReader, PrepareStep, ProtoError, ResponseReader, Step,
 };
 
 use crate::retry::{self, Backoff};
@@ -37,6 +37,8 @@ pub struct Conn {
     seq: u8,
     server_version: String,
     connection_id: u32,
+    /// MARIADB_CLIENT_CACHE_METADATA is in effect (see `mariadb_caps`).
+    cache_metadata: bool,
 }
 
 impl Conn {
@@ -94,6 +96,7 @@ impl Conn {
             seq: 0,
             server_version: String::new(),
             connection_id: 0,
+            cache_metadata: false,
         };
         conn.handshake(opts).await?;
         Ok(conn)
@@ -117,8 +120,11 @@ impl Conn {
             auth::scramble(auth::NATIVE, password, &hs.nonce).unwrap_or_default()
         });
         let mut payload = Vec::with_capacity(128);
+        let mariadb_caps = hs.mariadb_caps & mariadb_caps::CLIENT;
+        self.cache_metadata = mariadb_caps & mariadb_caps::CACHE_METADATA != 0;
         HandshakeResponse {
             capabilities: caps::CLIENT & hs.capabilities | caps::PROTOCOL_41,
+            mariadb_caps,
             user: &opts.user,
             auth_response: &scramble,
             database: opts.database.as_deref(),
@@ -253,7 +259,7 @@ impl Conn {
         self.wbuf.clear();
         command::query(&mut self.wbuf, sql.as_bytes());
         self.send().await?;
-        let mut reader = ResponseReader::new();
+        let mut reader = ResponseReader::with_cached_metadata(self.cache_metadata);
         let mut rows = Vec::new();
         loop {
             let at = self.read_packet("query").await?;
@@ -339,7 +345,7 @@ impl Conn {
         self.wbuf.clear();
         command::query(&mut self.wbuf, sql.as_bytes());
         self.send().await?;
-        let mut reader = ResponseReader::new();
+        let mut reader = ResponseReader::with_cached_metadata(self.cache_metadata);
         let at = self.read_packet("LOAD DATA").await?;
         if self.packet(at).first() == Some(&0xfb) {
             self.send_file(data).await?;
@@ -368,7 +374,8 @@ impl Conn {
     }
 
     async fn read_outcome(&mut self) -> Result<Outcome, DriverError> {
-        self.read_outcome_with(ResponseReader::new()).await
+        self.read_outcome_with(ResponseReader::with_cached_metadata(self.cache_metadata))
+            .await
     }
 
     async fn read_outcome_with(

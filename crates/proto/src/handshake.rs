@@ -9,6 +9,9 @@ pub struct Handshake {
     pub server_version: String,
     pub connection_id: u32,
     pub capabilities: u32,
+    /// MariaDB's extended capabilities (bits 32-63 of its capability set, shifted down); 0
+    /// from MySQL.
+    pub mariadb_caps: u32,
     /// The nonce for the auth scramble (parts 1 and 2 joined, 20 bytes usually).
     pub nonce: Vec<u8>,
     pub auth_plugin: String,
@@ -37,12 +40,19 @@ impl Handshake {
         let cap_low = r.u16()? as u32;
         let mut capabilities = cap_low;
         let mut auth_plugin = String::from(crate::auth::NATIVE);
+        let mut mariadb_caps = 0;
         if !r.is_empty() {
             r.u8()?; // character set
             r.u16()?; // status flags
             capabilities |= (r.u16()? as u32) << 16;
             let nonce_len = r.u8()? as usize;
-            r.bytes(10)?; // reserved (MariaDB keeps extended capabilities in the last 4)
+            let reserved = r.bytes(10)?;
+            // MariaDB keeps its extended capabilities in the last 4 reserved bytes, to be read
+            // only when CLIENT_MYSQL (bit 0) is clear: the server is then MariaDB.
+            if cap_low & caps::LONG_PASSWORD == 0 {
+                mariadb_caps =
+                    u32::from_le_bytes([reserved[6], reserved[7], reserved[8], reserved[9]]);
+            }
             if capabilities & caps::SECURE_CONNECTION != 0 {
                 let n = nonce_len.saturating_sub(8).max(13);
                 let part2 = r.bytes(n.min(r.remaining().len()))?;
@@ -63,6 +73,7 @@ impl Handshake {
             server_version,
             connection_id,
             capabilities,
+            mariadb_caps,
             nonce,
             auth_plugin,
         })
@@ -72,6 +83,9 @@ impl Handshake {
 /// What the client answers: who it is and the auth response for the server's plugin.
 pub struct HandshakeResponse<'a> {
     pub capabilities: u32,
+    /// MariaDB's extended capabilities asked for (0 for any other server); sent in the
+    /// filler's last 4 bytes, which MariaDB reads when CLIENT_MYSQL is clear.
+    pub mariadb_caps: u32,
     pub user: &'a str,
     pub auth_response: &'a [u8],
     pub database: Option<&'a str>,
@@ -91,7 +105,8 @@ impl HandshakeResponse<'_> {
         out.extend_from_slice(&capabilities.to_le_bytes());
         out.extend_from_slice(&(16u32 << 20).to_le_bytes()); // max packet size: 16 MiB
         out.push(CHARSET_UTF8MB4);
-        out.extend_from_slice(&[0u8; 23]);
+        out.extend_from_slice(&[0u8; 19]);
+        out.extend_from_slice(&self.mariadb_caps.to_le_bytes());
         out.extend_from_slice(self.user.as_bytes());
         out.push(0);
         put_lenenc_bytes(out, self.auth_response);
@@ -129,13 +144,16 @@ mod tests {
         p.extend_from_slice(b"5.5.5-10.11.6-MariaDB\0");
         p.extend_from_slice(&42u32.to_le_bytes());
         p.extend_from_slice(b"abcdefgh\0");
-        let caps = caps::CLIENT | caps::DEPRECATE_EOF;
+        // MariaDB leaves CLIENT_MYSQL (bit 0) clear and puts its extended capabilities
+        // (progress, bulk, extended and cached metadata: 0x1d) in the last 4 reserved bytes.
+        let caps = (caps::CLIENT | caps::DEPRECATE_EOF) & !caps::LONG_PASSWORD;
         p.extend_from_slice(&(caps as u16).to_le_bytes());
         p.push(45);
         p.extend_from_slice(&2u16.to_le_bytes());
         p.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
         p.push(21);
-        p.extend_from_slice(&[0; 10]);
+        p.extend_from_slice(&[0; 6]);
+        p.extend_from_slice(&0x1du32.to_le_bytes());
         p.extend_from_slice(b"ijklmnopqrst\0");
         p.extend_from_slice(b"mysql_native_password\0");
         p
@@ -148,6 +166,33 @@ mod tests {
         assert_eq!(h.connection_id, 42);
         assert_eq!(h.nonce, b"abcdefghijklmnopqrst");
         assert_eq!(h.auth_plugin, "mysql_native_password");
+        assert_eq!(h.mariadb_caps, 0x1d);
+    }
+
+    #[test]
+    fn a_server_with_client_mysql_set_has_no_extended_capabilities() {
+        let mut g = mariadb_greeting();
+        // The low capability bytes follow version, id, 8 nonce bytes and a filler.
+        let at = 1 + b"5.5.5-10.11.6-MariaDB\0".len() + 4 + 9;
+        g[at] |= caps::LONG_PASSWORD as u8;
+        assert_eq!(Handshake::parse(&g).unwrap().mariadb_caps, 0);
+    }
+
+    #[test]
+    fn extended_capabilities_go_in_the_fillers_last_four_bytes() {
+        let mut out = Vec::new();
+        HandshakeResponse {
+            capabilities: caps::PROTOCOL_41,
+            mariadb_caps: crate::mariadb_caps::CACHE_METADATA,
+            user: "u",
+            auth_response: &[],
+            database: None,
+            auth_plugin: "p",
+        }
+        .encode(&mut out);
+        // caps (4), max packet (4), charset (1), then 23 filler bytes.
+        assert_eq!(&out[9..28], &[0u8; 19]);
+        assert_eq!(&out[28..32], &0x10u32.to_le_bytes());
     }
 
     #[test]
@@ -161,6 +206,7 @@ mod tests {
         let mut out = Vec::new();
         HandshakeResponse {
             capabilities: caps::CLIENT,
+            mariadb_caps: 0,
             user: "sbtest",
             auth_response: &[1, 2, 3],
             database: Some("sbtest"),

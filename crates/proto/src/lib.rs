@@ -66,5 +66,16 @@ pub mod caps {
         | PLUGIN_AUTH_LENENC_DATA;
 }
 
+/// MariaDB's extended capabilities (the high half of its 64-bit set, bit 32 = 1 here).
+pub mod mariadb_caps {
+    /// MARIADB_CLIENT_CACHE_METADATA (10.6+): a prepared statement's column definitions are
+    /// not sent again with every execution unless they changed. Connector/C asks for it, so
+    /// sysbench's executions cost the server less than a client sending them every time;
+    /// every column count then carries a "metadata follows" byte.
+    pub const CACHE_METADATA: u32 = 1 << 4;
+    /// What bakeoff asks for when the server offers it.
+    pub const CLIENT: u32 = CACHE_METADATA;
+}
+
 /// Server status flag: another result follows this one (multi-statement or CALL).
 pub const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;

@@ -46,6 +46,9 @@ enum State {
 #[derive(Debug)]
 pub struct ResponseReader {
     state: State,
+    /// MARIADB_CLIENT_CACHE_METADATA was negotiated: a column count is followed by a byte
+    /// saying whether the column definitions follow.
+    cache_metadata: bool,
     rows: u64,
     /// A result set seen before a final OK (multi-results): the statement still "read".
     saw_rows: bool,
@@ -59,7 +62,13 @@ impl Default for ResponseReader {
 
 impl ResponseReader {
     pub fn new() -> Self {
+        Self::with_cached_metadata(false)
+    }
+
+    /// A reader for a connection that negotiated MARIADB_CLIENT_CACHE_METADATA (or not).
+    pub fn with_cached_metadata(cache_metadata: bool) -> Self {
         ResponseReader {
+            cache_metadata,
             state: State::First,
             rows: 0,
             saw_rows: false,
@@ -88,8 +97,16 @@ impl ResponseReader {
                     "LOAD DATA LOCAL INFILE request".into(),
                 )),
                 _ => {
-                    let n = Reader::new(p, "column count").lenenc_int()?;
-                    self.state = State::Columns(n);
+                    let mut r = Reader::new(p, "column count");
+                    let n = r.lenenc_int()?;
+                    // Skipped definitions: the EOF that ends them still comes (no
+                    // DEPRECATE_EOF), so only the definitions are left out.
+                    let follows = !self.cache_metadata || r.u8()? != 0;
+                    self.state = if follows {
+                        State::Columns(n)
+                    } else {
+                        State::ColumnsEof
+                    };
                     self.saw_rows = true;
                     Ok(Step::More)
                 }
@@ -381,5 +398,31 @@ mod tests {
             text_row(&[2, b'h', b'i', 0xfb]).unwrap(),
             vec![Some("hi".into()), None]
         );
+    }
+
+    #[test]
+    fn cached_metadata_skips_the_column_definitions_but_not_their_eof() {
+        let eof = [0xfe, 0, 0, 2, 0];
+        // Column count 1, then "metadata follows" = 0: straight to the EOF, a row, the EOF.
+        let mut r = ResponseReader::with_cached_metadata(true);
+        assert!(matches!(r.on_packet(&[1, 0]).unwrap(), Step::More));
+        assert!(matches!(r.on_packet(&eof).unwrap(), Step::More));
+        assert!(matches!(r.on_packet(&[0, 0, 1, b'x']).unwrap(), Step::Row));
+        assert!(matches!(
+            r.on_packet(&eof).unwrap(),
+            Step::Done(Outcome::Rows(1))
+        ));
+        // "Metadata follows" = 1: the definition comes as usual.
+        let mut r = ResponseReader::with_cached_metadata(true);
+        assert!(matches!(r.on_packet(&[1, 1]).unwrap(), Step::More));
+        assert!(matches!(
+            r.on_packet(&[3, b'd', b'e', b'f']).unwrap(),
+            Step::More
+        ));
+        assert!(matches!(r.on_packet(&eof).unwrap(), Step::More));
+        assert!(matches!(
+            r.on_packet(&eof).unwrap(),
+            Step::Done(Outcome::Rows(0))
+        ));
     }
 }
