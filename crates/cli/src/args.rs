@@ -53,21 +53,23 @@ pub enum Command {
     /// (16 KiB blocks with fsync). `--threads=1,2,4,8` sweeps.
     #[command(subcommand)]
     Host(HostCommand),
-    /// Every variant of a study against a baseline at every thread count: throughput ratio
-    /// with a 95% confidence interval from the repetitions, run-to-run variation, p99, each
-    /// curve's peak, saturation point and best throughput within a p99 limit, and the runs
-    /// that failed or need care.
+    /// Every variant of a study against its baseline along the study's axes (allocator=jemalloc
+    /// cpus=0-11 against allocator=glibc cpus=0-11) at every thread count: a few sentences
+    /// made from the data, then the throughput ratio with a 95% confidence interval from the
+    /// repetitions, run-to-run variation, p99, each curve's peak, saturation point and best
+    /// throughput within a p99 limit, and the runs that failed or need care.
     Compare {
         #[command(flatten)]
         results: ResultsArgs,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
-    /// One self-contained HTML page that works offline: per workload throughput (every
-    /// repetition shown), latency percentiles and server CPU per transaction against threads,
-    /// each cell's run over time; server RSS/VSZ over the study; the comparison table with 95%
-    /// intervals; curve analysis; cost per million transactions; host probes; failed runs,
-    /// client-bound warnings and the environment. Optionally every chart as its own file.
+    /// One self-contained HTML page that works offline: per workload the answer in a few
+    /// sentences, throughput (every repetition shown) and its ratio to the baseline (one chart
+    /// per slice, 95% intervals), latency percentiles and server CPU per transaction against
+    /// threads, each cell's run over time; server RSS and VSZ growth over the study; the
+    /// comparison table; curve analysis; cost per million transactions; host probes; failed
+    /// runs, warnings and the environment. Optionally every chart as its own file.
     Report {
         #[command(flatten)]
         results: ResultsArgs,
@@ -188,8 +190,11 @@ impl Command {
 pub struct ResultsArgs {
     /// The results database (written by `bakeoff study run`, or by `bakeoff merge`).
     pub db: std::path::PathBuf,
-    /// The variant to compare against [default: the study's first].
-    #[arg(long)]
+    /// What each variant is compared with. AXIS=VALUE: the variant with that value and every
+    /// other axis equal (allocator=glibc, cpus=0-3, platform=x86); or a whole variant name:
+    /// one baseline for all. [default: the first axis at its first value; listed variants
+    /// against the first listed]
+    #[arg(long, value_name = "AXIS=VALUE|VARIANT")]
     pub baseline: Option<String>,
     /// The study, by name [default: the newest in the database]. Studies of that name from
     /// different machines (after `bakeoff merge`) are shown side by side.
