@@ -246,10 +246,71 @@ fn print_progress(p: Progress) {
         Progress::Creating(t) => println!("Creating table '{t}'..."),
         Progress::Inserting { table, rows } => println!("Inserting {rows} records into '{table}'"),
         Progress::Loaded { rows } => eprintln!("Loaded {rows} rows"),
+        Progress::Rows { .. } => {}
         Progress::Indexing(t) => println!("Creating a secondary index on '{t}'..."),
         Progress::Prewarming(t) => println!("Prewarming table {t}"),
         Progress::Dropping(t) => println!("Dropping table '{t}'..."),
         Progress::LeftAlone(t) => println!("Leaving table '{t}' alone: bakeoff did not create it"),
+    }
+}
+
+/// Loading's progress on a terminal: rows, rows/s and time left, one line on stderr rewritten
+/// in place at most four times a second. Nothing when stderr is not a terminal (logs, CI).
+struct LoadLine {
+    started: std::time::Instant,
+    last: std::sync::Mutex<Option<std::time::Instant>>,
+    tty: bool,
+}
+
+impl LoadLine {
+    fn new() -> LoadLine {
+        use std::io::IsTerminal;
+        LoadLine {
+            started: std::time::Instant::now(),
+            last: std::sync::Mutex::new(None),
+            tty: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Print `p`, drawing the rows line for `Rows` and ending it before anything else.
+    fn show(&self, p: Progress) {
+        match p {
+            Progress::Rows { done, total } if self.tty => self.rows(done, total),
+            Progress::Rows { .. } => {}
+            other => {
+                self.end();
+                print_progress(other)
+            }
+        }
+    }
+
+    /// End the rows line, if one was drawn, so the next message starts on a line of its own.
+    fn end(&self) {
+        if let Ok(mut last) = self.last.lock() {
+            if self.tty && last.take().is_some() {
+                eprintln!();
+            }
+        }
+    }
+
+    fn rows(&self, done: u64, total: u64) {
+        let now = std::time::Instant::now();
+        let Ok(mut last) = self.last.lock() else {
+            return;
+        };
+        if last.is_some_and(|l| now - l < Duration::from_millis(250)) && done < total {
+            return;
+        }
+        *last = Some(now);
+        let secs = self.started.elapsed().as_secs_f64().max(1e-3);
+        let rate = done as f64 / secs;
+        let left = total.saturating_sub(done) as f64 / rate.max(1.0);
+        eprint!(
+            "\r\x1b[Kloading: {done} of {total} rows ({:.0}%), {:.0} rows/s, {:.0} s left",
+            done as f64 * 100.0 / total.max(1) as f64,
+            rate,
+            left
+        );
     }
 }
 
@@ -266,13 +327,14 @@ pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
     };
     place_for_given_server(a)?;
     let started = std::time::Instant::now();
+    let line = LoadLine::new();
     let rows = rt()?.block_on(dataset::prepare(
         &opts,
         &spec,
         a.general.threads,
         prepare_threads(a),
         clock_seed(),
-        &print_progress,
+        &|p| line.show(p),
     ))?;
     eprintln!(
         "Prepared {} rows in {:.2} s",
@@ -359,6 +421,7 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_FAILED));
     }
     if target.is_embedded() {
+        let line = LoadLine::new();
         // The same seed everywhere: every instance holds the same rows.
         for opts in target.endpoints() {
             rt()?.block_on(dataset::prepare(
@@ -367,10 +430,13 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
                 a.general.threads,
                 prepare_threads(a),
                 run_spec.seed,
-                &|p| {
-                    if let Progress::Loaded { rows } = p {
+                &|p| match p {
+                    Progress::Rows { .. } => line.show(p),
+                    Progress::Loaded { rows } => {
+                        line.end();
                         eprintln!("Loaded {rows} rows into the embedded server");
                     }
+                    _ => {}
                 },
             ))?;
         }

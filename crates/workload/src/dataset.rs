@@ -14,7 +14,7 @@
 //! `bakeoff_tables`; `cleanup` drops only recorded tables, never anything else.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome};
@@ -44,8 +44,18 @@ pub enum DatasetError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Progress {
     Creating(String),
-    Inserting { table: String, rows: u32 },
-    Loaded { rows: u64 },
+    Inserting {
+        table: String,
+        rows: u32,
+    },
+    /// Rows loaded so far, after every chunk (from the loader threads).
+    Rows {
+        done: u64,
+        total: u64,
+    },
+    Loaded {
+        rows: u64,
+    },
     Indexing(String),
     Prewarming(String),
     Dropping(String),
@@ -139,7 +149,13 @@ pub async fn prepare(
         }
     }
     let jobs = chunks(tables.len() as u32, size);
-    let loaded = load_on_threads(opts, spec, jobs, seed, parallel.max(1))?;
+    let total = u64::from(size) * tables.len() as u64;
+    let meter = Meter {
+        done: AtomicU64::new(0),
+        total,
+        progress,
+    };
+    let loaded = load_on_threads(opts, spec, jobs, seed, parallel.max(1), &meter)?;
     progress(Progress::Loaded { rows: loaded });
     if spec.options.create_secondary && !bulk {
         let names: Mutex<VecDeque<u32>> = Mutex::new((1..=tables.len() as u32).collect());
@@ -178,6 +194,7 @@ fn load_on_threads(
     jobs: VecDeque<(u32, u32, u32)>,
     seed: u64,
     parallel: u32,
+    meter: &Meter,
 ) -> Result<u64, DatasetError> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let threads = cpus.min(parallel).max(1);
@@ -196,7 +213,8 @@ fn load_on_threads(
                         .map_err(|e| {
                             DatasetError::Thread(format!("starting a loader thread: {e}"))
                         })?;
-                    let workers = (0..mine).map(|_| load_worker(opts, spec, jobs, seed, local));
+                    let workers =
+                        (0..mine).map(|_| load_worker(opts, spec, jobs, seed, local, meter));
                     Ok(rt.block_on(join_all(workers))?.into_iter().sum())
                 })
             })
@@ -213,6 +231,23 @@ fn load_on_threads(
     results.into_iter().sum()
 }
 
+/// Counts loaded rows across the loader threads and reports them.
+struct Meter<'p> {
+    done: AtomicU64,
+    total: u64,
+    progress: &'p (dyn Fn(Progress) + Sync),
+}
+
+impl Meter<'_> {
+    fn add(&self, rows: u64) {
+        let done = self.done.fetch_add(rows, Ordering::Relaxed) + rows;
+        (self.progress)(Progress::Rows {
+            done,
+            total: self.total,
+        });
+    }
+}
+
 /// One chunk of one table: ids `start..=end` of `sbtest{table}`.
 #[derive(Debug, Clone, Copy)]
 struct Chunk {
@@ -227,6 +262,7 @@ async fn load_worker(
     jobs: &Mutex<VecDeque<(u32, u32, u32)>>,
     seed: u64,
     local: &AtomicBool,
+    meter: &Meter<'_>,
 ) -> Result<u64, DatasetError> {
     let mut conn = Conn::connect(opts).await?;
     let mut buf = Vec::with_capacity(BATCH_BYTES + 1024);
@@ -244,6 +280,7 @@ async fn load_worker(
             insert(&mut conn, spec, seed, chunk, &mut buf).await?;
         }
         rows += u64::from(end - start + 1);
+        meter.add(u64::from(end - start + 1));
     }
     conn.quit().await;
     Ok(rows)
