@@ -93,38 +93,35 @@ impl ClientPlacement {
     /// Place the client. `given`: the CPUs asked for; `servers`: each server's CPU list (None:
     /// the server runs on all of `own`); `own`: the CPUs bakeoff was started on.
     pub fn choose(given: Option<&CpuList>, servers: &[Option<&CpuList>], own: &CpuList) -> Self {
-        let server_cpus = servers
-            .iter()
-            .map(|s| s.unwrap_or(own))
-            .fold(None::<CpuList>, |acc, s| {
-                Some(acc.map_or_else(|| s.clone(), |a| a.union(s)))
-            });
-        let placed = servers.iter().any(Option::is_some);
-        let shared_with =
-            |client: &CpuList| server_cpus.as_ref().and_then(|s| client.intersection(s));
+        let server_cpus = union_of(servers, own);
         match given {
             Some(g) => ClientPlacement {
                 cpus: g.clone(),
                 chosen: Chosen::Given,
-                shared: shared_with(g),
+                shared: server_cpus.as_ref().and_then(|s| g.intersection(s)),
             },
-            None if !placed => ClientPlacement {
-                cpus: own.clone(),
-                chosen: Chosen::Everywhere,
-                shared: None,
-            },
+            None if !servers.iter().any(Option::is_some) => ClientPlacement::unplaced(&[], own),
             None => match server_cpus.as_ref().and_then(|s| own.difference(s)) {
                 Some(rest) => ClientPlacement {
                     cpus: rest,
                     chosen: Chosen::OutsideServers,
                     shared: None,
                 },
-                None => ClientPlacement {
-                    cpus: own.clone(),
-                    chosen: Chosen::Everywhere,
-                    shared: shared_with(own),
-                },
+                None => ClientPlacement::unplaced(servers, own),
             },
+        }
+    }
+
+    /// The client left on `own`, bakeoff's CPUs: it shares them with every pinned server
+    /// among `servers` (a run with no server pinned warns about nothing).
+    pub fn unplaced(servers: &[Option<&CpuList>], own: &CpuList) -> Self {
+        let placed = servers.iter().any(Option::is_some);
+        ClientPlacement {
+            cpus: own.clone(),
+            chosen: Chosen::Everywhere,
+            shared: union_of(servers, own)
+                .filter(|_| placed)
+                .and_then(|s| own.intersection(&s)),
         }
     }
 
@@ -151,6 +148,16 @@ impl ClientPlacement {
             .as_ref()
             .map(|s| format!("client shares CPUs {s} with the server"))
     }
+}
+
+/// Every CPU the servers may run on (an unpinned one: all of `own`); None without servers.
+fn union_of(servers: &[Option<&CpuList>], own: &CpuList) -> Option<CpuList> {
+    servers
+        .iter()
+        .map(|s| s.unwrap_or(own))
+        .fold(None, |acc: Option<CpuList>, s| {
+            Some(acc.map_or_else(|| s.clone(), |a| a.union(s)))
+        })
 }
 
 #[cfg(test)]
@@ -201,6 +208,17 @@ mod tests {
             p.warning().as_deref(),
             Some("client shares CPUs 1 with the server")
         );
+    }
+
+    #[test]
+    fn a_client_left_unplaced_beside_a_pinned_server_is_warned_about() {
+        let p = ClientPlacement::unplaced(&[Some(&l("0"))], &l("0-1"));
+        assert_eq!(p.chosen, Chosen::Everywhere);
+        assert_eq!(
+            p.warning().as_deref(),
+            Some("client shares CPUs 0 with the server")
+        );
+        assert!(!p.pins());
     }
 
     #[test]

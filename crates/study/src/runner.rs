@@ -633,18 +633,22 @@ fn todo(spec: &StudySpec, s: &Series, finished: &HashSet<RunKey>) -> Vec<u32> {
 /// Where a series of variant `v` runs its load: the variant's `client_cpus`, else the
 /// study's, else the CPUs outside its servers' (when pinned and any are left). This thread is
 /// pinned there, so every load thread started for the series (load, warmup, runs) inherits
-/// it; a pin the kernel refuses leaves the load where it was, which the warning then shows.
+/// it. A pin the kernel refuses (CPUs this machine lacks; `study check` names them) leaves the
+/// load on bakeoff's own CPUs, recorded as such, with the sharing warning where it applies.
 fn place_client(spec: &StudySpec, v: &crate::NamedVariant) -> ClientPlacement {
     let given = v.client_cpus.as_ref().or(spec.client_cpus.as_ref());
     let servers: Vec<Option<&CpuList>> = v.instances.iter().map(|i| i.cpus.as_ref()).collect();
-    let mut placement = ClientPlacement::choose(given, &servers, &launch_cpus());
+    let own = launch_cpus();
+    let placement = ClientPlacement::choose(given, &servers, &own);
     let target = if placement.pins() {
-        placement.cpus.clone()
+        &placement.cpus
     } else {
-        launch_cpus()
+        &own
     };
-    if pin_this_thread(&target).is_err() {
-        placement = ClientPlacement::choose(None, &[], &launch_cpus());
+    if pin_this_thread(target).is_ok() {
+        return placement;
     }
-    placement
+    // Undo an earlier series' pin too: the load must not stay where that one put it.
+    let _ = pin_this_thread(&own);
+    ClientPlacement::unplaced(&servers, &own)
 }
