@@ -56,8 +56,3 @@ pub(crate) fn advice(p: &ClientPlacement) -> &'static str {
         _ => "leave CPUs outside the server's --cpus, or give --client-cpus",
     }
 }
-
-/// The CPUs the client may use now: its threads' default count.
-pub(crate) fn cpu_count(p: &ClientPlacement) -> u32 {
-    p.cpus.len().max(1) as u32
-}

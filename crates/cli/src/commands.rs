@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
 use crate::output;
+use crate::progress::{print_progress, LoadLine};
 use crate::target::{start_embedded, InstanceCheck, Target};
 
 pub const EXIT_FAILED: u8 = 1;
@@ -241,79 +242,6 @@ pub(crate) fn rt() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-fn print_progress(p: Progress) {
-    match p {
-        Progress::Creating(t) => println!("Creating table '{t}'..."),
-        Progress::Inserting { table, rows } => println!("Inserting {rows} records into '{table}'"),
-        Progress::Loaded { rows } => eprintln!("Loaded {rows} rows"),
-        Progress::Rows { .. } => {}
-        Progress::Indexing(t) => println!("Creating a secondary index on '{t}'..."),
-        Progress::Prewarming(t) => println!("Prewarming table {t}"),
-        Progress::Dropping(t) => println!("Dropping table '{t}'..."),
-        Progress::LeftAlone(t) => println!("Leaving table '{t}' alone: bakeoff did not create it"),
-    }
-}
-
-/// Loading's progress on a terminal: rows, rows/s and time left, one line on stderr rewritten
-/// in place at most four times a second. Nothing when stderr is not a terminal (logs, CI).
-struct LoadLine {
-    started: std::time::Instant,
-    last: std::sync::Mutex<Option<std::time::Instant>>,
-    tty: bool,
-}
-
-impl LoadLine {
-    fn new() -> LoadLine {
-        use std::io::IsTerminal;
-        LoadLine {
-            started: std::time::Instant::now(),
-            last: std::sync::Mutex::new(None),
-            tty: std::io::stderr().is_terminal(),
-        }
-    }
-
-    /// Print `p`, drawing the rows line for `Rows` and ending it before anything else.
-    fn show(&self, p: Progress) {
-        match p {
-            Progress::Rows { done, total } if self.tty => self.rows(done, total),
-            Progress::Rows { .. } => {}
-            other => {
-                self.end();
-                print_progress(other)
-            }
-        }
-    }
-
-    /// End the rows line, if one was drawn, so the next message starts on a line of its own.
-    fn end(&self) {
-        if let Ok(mut last) = self.last.lock() {
-            if self.tty && last.take().is_some() {
-                eprintln!();
-            }
-        }
-    }
-
-    fn rows(&self, done: u64, total: u64) {
-        let now = std::time::Instant::now();
-        let Ok(mut last) = self.last.lock() else {
-            return;
-        };
-        if last.is_some_and(|l| now - l < Duration::from_millis(250)) && done < total {
-            return;
-        }
-        *last = Some(now);
-        let secs = self.started.elapsed().as_secs_f64().max(1e-3);
-        let rate = done as f64 / secs;
-        let left = total.saturating_sub(done) as f64 / rate.max(1.0);
-        eprint!(
-            "\r\x1b[Kloading: {done} of {total} rows ({:.0}%), {:.0} rows/s, {:.0} s left",
-            done as f64 * 100.0 / total.max(1) as f64,
-            rate,
-            left
-        );
-    }
-}
-
 fn prepare_threads(a: &LoadArgs) -> u32 {
     a.general
         .prepare_threads
@@ -393,7 +321,7 @@ fn place_client(a: &LoadArgs) -> Result<ClientPlacement> {
 pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
     let placement = place_client(a)?;
-    let run_spec = run_spec(a, crate::client::cpu_count(&placement))?;
+    let run_spec = run_spec(a, placement.cpu_count())?;
     // Each connection is a file; the runtime and the server's own needs come on top.
     preflight::raise_open_files(u64::from(run_spec.connections) + 256)
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;

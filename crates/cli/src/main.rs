@@ -7,6 +7,7 @@ mod commands;
 mod host;
 mod legacy;
 mod output;
+mod progress;
 mod results;
 mod serve;
 mod slap;

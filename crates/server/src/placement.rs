@@ -125,6 +125,11 @@ impl ClientPlacement {
         }
     }
 
+    /// How many CPUs the client has: its threads' default count.
+    pub fn cpu_count(&self) -> u32 {
+        self.cpus.len().max(1) as u32
+    }
+
     /// Whether bakeoff must pin its load threads (nothing to do when it runs everywhere).
     pub fn pins(&self) -> bool {
         self.chosen != Chosen::Everywhere

@@ -393,7 +393,7 @@ impl SeriesCtx<'_> {
     fn run_spec(&self, threads: u32, time: Duration) -> RunSpec {
         RunSpec {
             connections: threads,
-            client_threads: self.client_cpus().min(threads),
+            client_threads: self.client.cpu_count().min(threads),
             time: Some(time),
             // Reproducible per run: the study's seed and where the run sits in it.
             seed: self.spec.seed
@@ -434,7 +434,7 @@ impl SeriesCtx<'_> {
                     status: Some(s.connect_options()),
                 })
                 .collect(),
-            self.client_cpus().min(threads),
+            self.client.cpu_count().min(threads),
         );
         let session = self.session(endpoints, threads);
         if let Some((iterations, per_conn)) = self.spec.workloads[self.series.workload].fixed {
@@ -516,10 +516,6 @@ impl SeriesCtx<'_> {
             }
         }
         r
-    }
-
-    fn client_cpus(&self) -> u32 {
-        self.client.cpus.len().max(1) as u32
     }
 
     fn manifest(&self, servers: &[Server]) -> String {
