@@ -14,7 +14,7 @@ pub enum ServerError {
     },
     #[error("{what} failed: {detail}")]
     Spawn { what: String, detail: String },
-    #[error("initializing the datadir with {tool} failed (exit {status}):\n{log_tail}")]
+    #[error("initializing the datadir with {tool} failed ({status}):\n{log_tail}")]
     Initialize {
         tool: String,
         status: String,
