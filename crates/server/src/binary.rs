@@ -66,3 +66,20 @@ pub fn find_install_db(server: &Path) -> Result<PathBuf, ServerError> {
             ))
         })
 }
+
+/// SHA-256 of a file (the server binary), hex; None when unreadable.
+pub fn file_sha256(path: &Path) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Some(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}

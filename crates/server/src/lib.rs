@@ -26,8 +26,8 @@ mod server;
 mod template;
 pub mod variant;
 
-pub use binary::{find_server_binary, INSTALL_HINT};
+pub use binary::{file_sha256, find_server_binary, INSTALL_HINT};
 pub use error::ServerError;
-pub use server::{global_variables, Server, ServerSpec};
+pub use server::{global_variables, Listen, Server, ServerSpec};
 pub use template::Template;
 pub use variant::{Check, Variant};

@@ -29,6 +29,17 @@ pub struct ServerSpec {
     /// Start from a copy of this prepared datadir (see [`Server::stop_into_template`]) instead
     /// of a fresh one. It must come from the same server binary.
     pub datadir_from: Option<PathBuf>,
+    /// Listen for the load on this address rather than loopback, with the load's account
+    /// limited to `clients` (the addresses the load comes from): a server on a host of its
+    /// own, driven from others. Never 0.0.0.0.
+    pub listen: Option<Listen>,
+}
+
+/// Where a server driven from other hosts listens, and whom its load account admits.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Listen {
+    pub address: std::net::IpAddr,
+    pub clients: Vec<std::net::IpAddr>,
 }
 
 impl Default for ServerSpec {
@@ -42,6 +53,7 @@ impl Default for ServerSpec {
             database: "sbtest".into(),
             variant: Variant::default(),
             datadir_from: None,
+            listen: None,
         }
     }
 }
@@ -65,6 +77,8 @@ pub struct Server {
     socket: PathBuf,
     log: PathBuf,
     port: u16,
+    /// The address it listens on for TCP.
+    bind: std::net::IpAddr,
     user: String,
     database: String,
     password: Secret,
@@ -116,7 +130,11 @@ impl Server {
         let password = Secret::new(random_password());
         let init = dir.join("init.sql");
         write_private(&init, &init_sql(spec, &password), run_as)?;
-        let port = free_port()?;
+        let bind = spec
+            .listen
+            .as_ref()
+            .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |l| l.address);
+        let port = free_port(bind)?;
         let socket = dir.join("mysqld.sock");
         let log = dir.join("error.log");
         let mut cmd = Command::new(&binary);
@@ -124,7 +142,7 @@ impl Server {
             .arg(format!("--datadir={}", dir.join("data").display()))
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("--port={port}"))
-            .arg("--bind-address=127.0.0.1")
+            .arg(format!("--bind-address={bind}"))
             .arg(format!("--log-error={}", log.display()))
             .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
             .arg(format!("--tmpdir={}", rundir.tmp().display()))
@@ -163,6 +181,7 @@ impl Server {
             socket,
             log,
             port,
+            bind,
             user: spec.user.clone(),
             database: spec.database.clone(),
             password,
@@ -249,10 +268,11 @@ impl Server {
     }
 
     /// The same over TCP on 127.0.0.1.
+    /// Over TCP, at the address the server listens on (loopback unless `listen` said).
     pub fn tcp_connect_options(&self) -> ConnectOptions {
         let mut o = self.connect_options();
         o.endpoint = Endpoint::Tcp {
-            host: "127.0.0.1".into(),
+            host: self.bind.to_string(),
             port: self.port,
         };
         o
@@ -376,6 +396,17 @@ impl Server {
             .await
         });
         matches!(asked, Ok(Ok(_)))
+    }
+
+    /// Kill a server nobody drives any more (its driver's link is gone) at once, and remove
+    /// its directories: its data is throwaway, and a clean shutdown could wait on connections
+    /// to a host that no longer answers.
+    pub fn discard(mut self) {
+        if let Some(mut child) = self.child.take() {
+            launch::signal(&child, libc::SIGKILL);
+            let _ = child.wait();
+        }
+        self.rundir.remove();
     }
 
     fn stop_inner(&mut self) {
@@ -633,7 +664,13 @@ fn scrub_env(cmd: &mut Command) {
 fn init_sql(spec: &ServerSpec, password: &Secret) -> String {
     let (user, db, pw) = (&spec.user, &spec.database, password.expose());
     let mut sql = format!("CREATE DATABASE IF NOT EXISTS `{db}`;\n");
-    for host in ["localhost", "127.0.0.1"] {
+    // The socket (bakeoff's own checks and sampling), and loopback or the load's hosts.
+    let mut hosts = vec!["localhost".to_string()];
+    match &spec.listen {
+        Some(l) => hosts.extend(l.clients.iter().map(|c| c.to_string())),
+        None => hosts.push("127.0.0.1".into()),
+    }
+    for host in &hosts {
         sql += &format!(
             "CREATE USER IF NOT EXISTS '{user}'@'{host}' IDENTIFIED BY '{pw}';\n\
              ALTER USER '{user}'@'{host}' IDENTIFIED BY '{pw}';\n\
@@ -662,10 +699,10 @@ fn write_private(path: &Path, text: &str, run_as: Option<RunAs>) -> Result<(), S
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err)
 }
 
-/// Ask the kernel for a free loopback port. Another process could take it before the server
+/// Ask the kernel for a free port on `addr`. Another process could take it before the server
 /// binds it; `Server::start` then tries again with a new one.
-fn free_port() -> Result<u16, ServerError> {
-    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| ServerError::Spawn {
+fn free_port(addr: std::net::IpAddr) -> Result<u16, ServerError> {
+    let l = TcpListener::bind((addr, 0)).map_err(|e| ServerError::Spawn {
         what: "finding a free port".into(),
         detail: e.to_string(),
     })?;

@@ -19,6 +19,9 @@ mod sampler;
 mod sbhist;
 mod window;
 
-pub use sampler::{HostSample, SampleTarget, Sampler, ServerSample, Telemetry};
+pub use sampler::{
+    read_process, several_nodes, HostSample, ProcReading, RemoteProcess, SampleTarget, Sampler,
+    ServerSample, Telemetry,
+};
 pub use sbhist::SbHistogram;
 pub use window::{LatencySummary, Window, WindowSummary};

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::str::FromStr;
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
-#[serde(into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub enum Allocator {
     /// The C library's malloc: nothing preloaded.
     #[default]
@@ -241,5 +241,13 @@ mod tests {
         assert!(e.contains("did not take effect"), "{e}");
         let e = check_maps(maps, &Allocator::Glibc, None).unwrap_err();
         assert!(e.contains("libjemalloc.so.2"), "{e}");
+    }
+}
+
+/// For the agent protocol, which carries variants as their text.
+impl TryFrom<String> for Allocator {
+    type Error = String;
+    fn try_from(s: String) -> Result<Allocator, String> {
+        s.parse()
     }
 }

@@ -5,8 +5,8 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A set of CPU (or NUMA node) numbers.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct CpuList(BTreeSet<u32>);
 
 impl CpuList {
@@ -149,5 +149,13 @@ mod tests {
             let e = bad.parse::<CpuList>().unwrap_err();
             assert!(e.contains('\''), "{bad}: {e}");
         }
+    }
+}
+
+/// For the agent protocol, which carries variants as their text.
+impl TryFrom<String> for CpuList {
+    type Error = String;
+    fn try_from(s: String) -> Result<CpuList, String> {
+        s.parse()
     }
 }

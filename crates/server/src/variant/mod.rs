@@ -20,7 +20,7 @@ pub(crate) use numa::apply as apply_numa;
 pub(crate) use verify::check_process;
 
 /// A server variable the variant sets, checked against the running value.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Setting {
     pub name: String,
     pub value: String,
@@ -45,7 +45,7 @@ impl std::str::FromStr for Setting {
 }
 
 /// Everything that makes one server setup differ from another, besides the binary.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Variant {
     pub allocator: Allocator,
     /// CPUs the server may run on (taskset); None = all.

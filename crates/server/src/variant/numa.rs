@@ -6,8 +6,8 @@ use std::str::FromStr;
 
 use super::cpus::CpuList;
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
-#[serde(into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub enum NumaPolicy {
     /// Leave the kernel's default (local allocation, no explicit policy).
     #[default]
@@ -173,5 +173,13 @@ mod tests {
             .parse::<NumaPolicy>()
             .unwrap_err()
             .contains("one node"));
+    }
+}
+
+/// For the agent protocol, which carries variants as their text.
+impl TryFrom<String> for NumaPolicy {
+    type Error = String;
+    fn try_from(s: String) -> Result<NumaPolicy, String> {
+        s.parse()
     }
 }

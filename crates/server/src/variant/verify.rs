@@ -5,7 +5,7 @@ use super::numa::online_nodes;
 use super::{CpuList, NumaPolicy, Variant};
 
 /// One verified axis of a variant.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Check {
     /// "allocator", "cpus", "numa" or "setting".
     pub axis: String,

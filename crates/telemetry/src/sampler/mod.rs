@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use bakeoff_driver::ConnectOptions;
 use serde::Serialize;
 
-use procfs::{own_cpu_seconds, read_host, read_process, HostReading, ProcReading};
+use procfs::{own_cpu_seconds, read_host, HostReading};
+pub use procfs::{read_process, ProcReading};
 use status::{StatusReader, GAUGES};
 
 /// The server process over one interval.
@@ -70,16 +71,45 @@ struct Reading {
     status: Option<BTreeMap<String, i64>>,
 }
 
-/// One server to sample: its process when it runs here, and how to read its status.
+/// Reads a server process's counters where /proc cannot: on the server's own host, through
+/// its agent. None when it cannot (the process or the link is gone).
+pub type RemoteProcess = std::sync::Arc<dyn Fn() -> Option<ProcReading> + Send + Sync>;
+
+/// One server to sample: its process when it runs here (or a reader of it on its host), and
+/// how to read its status.
+#[derive(Default)]
 pub struct SampleTarget {
     pub pid: Option<u32>,
     pub status: Option<ConnectOptions>,
+    pub remote: Option<RemoteProcess>,
+}
+
+/// Where a server's process counters come from.
+enum Process {
+    Here(u32),
+    There(RemoteProcess),
+}
+
+impl Process {
+    fn read(&self, numa: bool) -> Option<ProcReading> {
+        match self {
+            Process::Here(pid) => read_process(*pid, numa),
+            Process::There(f) => f(),
+        }
+    }
+}
+
+/// Whether this machine has more than one NUMA node (worth reading numa_maps for).
+pub fn several_nodes() -> bool {
+    std::fs::read_to_string("/sys/devices/system/node/online")
+        .map(|n| n.trim() != "0")
+        .unwrap_or(false)
 }
 
 /// Samples the server processes (summed when the load is spread over several instances), the
 /// host and this process.
 pub struct Sampler {
-    pids: Vec<u32>,
+    processes: Vec<Process>,
     numa: bool,
     status: Vec<StatusReader>,
     client_cpus: f64,
@@ -90,18 +120,24 @@ pub struct Sampler {
 impl Sampler {
     /// `client_cpus`: how many CPUs the client's threads can use at most.
     pub fn new(targets: Vec<SampleTarget>, client_cpus: u32) -> Sampler {
-        let nodes = std::fs::read_to_string("/sys/devices/system/node/online").unwrap_or_default();
-        let pids: Vec<u32> = targets.iter().filter_map(|t| t.pid).collect();
+        let processes: Vec<Process> = targets
+            .iter()
+            .filter_map(|t| match (&t.remote, t.pid) {
+                (Some(f), _) => Some(Process::There(f.clone())),
+                (None, Some(pid)) => Some(Process::Here(pid)),
+                (None, None) => None,
+            })
+            .collect();
         Sampler {
             // Every server's process, or none: a partial sum would read as a smaller server.
-            pids: if pids.len() == targets.len() {
-                pids
+            processes: if processes.len() == targets.len() {
+                processes
             } else {
                 Vec::new()
             },
             // Walking numa_maps costs the server page-table locks; on one node it says nothing
             // that RSS does not.
-            numa: nodes.trim() != "0",
+            numa: several_nodes(),
             status: targets
                 .into_iter()
                 .filter_map(|t| t.status.and_then(StatusReader::new))
@@ -113,11 +149,8 @@ impl Sampler {
     }
 
     fn read(&mut self) -> Reading {
-        let servers: Option<Vec<ProcReading>> = self
-            .pids
-            .iter()
-            .map(|&p| read_process(p, self.numa))
-            .collect();
+        let servers: Option<Vec<ProcReading>> =
+            self.processes.iter().map(|p| p.read(self.numa)).collect();
         // A server that did not answer this time leaves the whole reading without status,
         // rather than a sum that looks like a drop.
         let mut status: Option<BTreeMap<String, i64>> =

@@ -13,9 +13,10 @@ fn page_size() -> u64 {
     (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(1) as u64
 }
 
-/// One reading of a process's counters.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ProcReading {
+/// One reading of a process's counters (also what an agent sends back for a server on its
+/// host).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct ProcReading {
     pub user_s: f64,
     pub sys_s: f64,
     pub threads: u64,
@@ -28,7 +29,7 @@ pub(crate) struct ProcReading {
 }
 
 /// None when the process is gone.
-pub(crate) fn read_process(pid: u32, numa: bool) -> Option<ProcReading> {
+pub fn read_process(pid: u32, numa: bool) -> Option<ProcReading> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: fields start after the last ')'.
     let f: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
