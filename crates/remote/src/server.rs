@@ -1,0 +1,196 @@
+//! A server variant on another host, driven from this one: the agent there launches and
+//! verifies it, listening only on the address this host reaches it by, with a fresh password
+//! that travels only inside the ssh session and an account that admits only this host.
+//! Dropping it (or losing the link) stops the server and removes its directories.
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use bakeoff_driver::{ConnectOptions, Endpoint};
+use bakeoff_server::{Check, Variant};
+use bakeoff_telemetry::{ProcReading, RemoteProcess};
+
+use crate::session::{Agent, Sender};
+use crate::url::HostUrl;
+use crate::wire::{Reply, Request, PING_EVERY_S};
+use crate::RemoteError;
+
+/// What to start.
+#[derive(Debug, Clone, Default)]
+pub struct RemoteSpec {
+    pub binary: Option<String>,
+    pub options: Vec<String>,
+    pub variant: Variant,
+}
+
+pub struct RemoteServer {
+    pub host: HostUrl,
+    pub address: IpAddr,
+    pub port: u16,
+    pub version: String,
+    pub binary: String,
+    pub pid: Option<u32>,
+    pub checks: Vec<Check>,
+    options: ConnectOptions,
+    tx: Sender,
+    /// Sample replies, as the watcher reads them.
+    samples: Arc<Mutex<mpsc::Receiver<Option<ProcReading>>>>,
+    done: Arc<AtomicBool>,
+    watcher: Option<std::thread::JoinHandle<()>>,
+    /// Why the link went, once it has.
+    lost: Arc<Mutex<Option<String>>>,
+}
+
+impl RemoteServer {
+    pub fn start(host: &HostUrl, spec: &RemoteSpec) -> Result<RemoteServer, RemoteError> {
+        let mut agent = Agent::start(host)?;
+        let tx = agent.sender();
+        let _ = tx.send(&Request::ServerStart {
+            binary: spec.binary.clone(),
+            options: spec.options.clone(),
+            variant: spec.variant.clone(),
+            listen: None,
+            clients: Vec::new(),
+        });
+        let refused = |what: String| RemoteError::Refused {
+            host: host.to_string(),
+            what,
+        };
+        let up = loop {
+            match agent.recv()? {
+                Some(r @ Reply::ServerUp { .. }) => break r,
+                Some(Reply::Error { message }) => return Err(refused(message)),
+                Some(_) => continue,
+                None => return Err(agent.lost()),
+            }
+        };
+        let Reply::ServerUp {
+            address,
+            port,
+            user,
+            password,
+            database,
+            version,
+            binary,
+            pid,
+            checks,
+            ..
+        } = up
+        else {
+            unreachable!("matched above")
+        };
+        let options = ConnectOptions::new(
+            Endpoint::Tcp {
+                host: address.to_string(),
+                port,
+            },
+            &user,
+            &password,
+        )
+        .with_database(&database);
+        let done = Arc::new(AtomicBool::new(false));
+        let lost = Arc::new(Mutex::new(None));
+        keep_alive(tx.clone(), done.clone());
+        let (sample_tx, samples) = mpsc::channel();
+        let watcher = Some(watch(agent, done.clone(), lost.clone(), sample_tx));
+        Ok(RemoteServer {
+            host: host.clone(),
+            address,
+            port,
+            version,
+            binary,
+            pid,
+            checks,
+            options,
+            tx,
+            samples: Arc::new(Mutex::new(samples)),
+            done,
+            watcher,
+            lost,
+        })
+    }
+
+    /// How the load connects (TCP to the server's address).
+    pub fn connect_options(&self) -> ConnectOptions {
+        self.options.clone()
+    }
+
+    /// Checks that did not pass, as in `Server::variant_problems`.
+    pub fn variant_problems(&self) -> Option<String> {
+        let bad: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| format!("{} wanted {}, seen {}", c.axis, c.wanted, c.seen))
+            .collect();
+        (!bad.is_empty()).then(|| bad.join("; "))
+    }
+
+    /// A reader of the server process's counters, for the sampler: one round trip to the
+    /// agent per reading (once a tick), None if it does not answer within 2 s.
+    pub fn process_reader(&self) -> RemoteProcess {
+        let (tx, samples) = (self.tx.clone(), self.samples.clone());
+        Arc::new(move || {
+            let rx = samples.lock().ok()?;
+            while rx.try_recv().is_ok() {} // a late answer to an earlier reading
+            tx.send(&Request::Sample { id: 0 }).ok()?;
+            rx.recv_timeout(Duration::from_secs(2)).ok().flatten()
+        })
+    }
+
+    /// The link to the server's host went, and why.
+    pub fn lost(&self) -> Option<String> {
+        self.lost.lock().ok()?.clone()
+    }
+}
+
+impl Drop for RemoteServer {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        let _ = self.tx.send(&Request::ServerStop { id: 0 });
+        self.tx.close();
+        // Until the agent has stopped the server and exited (the agent's own drop bounds it).
+        if let Some(w) = self.watcher.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+fn keep_alive(tx: Sender, done: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        while !done.load(Ordering::Relaxed) {
+            if tx.send(&Request::Ping).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(PING_EVERY_S));
+        }
+    });
+}
+
+/// Read the agent's remaining replies; an end before we closed it is a lost link.
+fn watch(
+    mut agent: Agent,
+    done: Arc<AtomicBool>,
+    lost: Arc<Mutex<Option<String>>>,
+    samples: mpsc::Sender<Option<ProcReading>>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || loop {
+        match agent.recv() {
+            Ok(Some(Reply::Sample { reading, .. })) => {
+                let _ = samples.send(reading);
+            }
+            Ok(Some(_)) => continue,
+            Ok(None) | Err(_) => {
+                if !done.load(Ordering::Relaxed) {
+                    let e = agent.lost();
+                    if let Ok(mut l) = lost.lock() {
+                        *l = Some(e.to_string());
+                    }
+                }
+                return;
+            }
+        }
+    })
+}
