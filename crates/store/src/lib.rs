@@ -47,7 +47,7 @@ pub enum StoreError {
 }
 
 /// What identifies a run within a study: resuming skips the keys already finished.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RunKey {
     pub repetition: u32,
     pub variant: u32,
@@ -56,7 +56,7 @@ pub struct RunKey {
 }
 
 /// One point of a run's per-tick series.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct TickRecord {
     pub t: f64,
     pub tps: f64,
@@ -68,7 +68,7 @@ pub struct TickRecord {
 }
 
 /// A finished (or failed, invalid, interrupted) run, as stored.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RunRecord {
     pub key: Option<RunKey>,
     pub variant_name: String,
@@ -99,7 +99,7 @@ pub struct RunRecord {
 pub type Row = serde_json::Map<String, serde_json::Value>;
 
 /// A host probe's result: its headline figure (events/s, MiB/s, I/O operations/s).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ProbeRecord {
     pub probe: String,
     pub threads: u32,
@@ -224,15 +224,51 @@ impl Store {
         spec_json: &str,
         new: bool,
     ) -> Result<i64, StoreError> {
-        let latest: Option<(i64, String)> = self
-            .conn
-            .query_row(
-                "SELECT id, hash FROM studies WHERE name = ?1 ORDER BY id DESC LIMIT 1",
-                params![name],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+        let latest = self.latest_study(
+            "SELECT id, hash FROM studies WHERE name = ?1 ORDER BY id DESC LIMIT 1",
+            params![name],
+        )?;
+        self.resume_or_insert(latest, name, hash, spec_json, new)
+    }
+
+    /// As [`Store::begin_study`], for the results of one machine of a fleet: the study of
+    /// that name whose spec says `platform` (several machines' studies share one name).
+    pub fn begin_platform_study(
+        &mut self,
+        name: &str,
+        platform: &str,
+        hash: &str,
+        spec_json: &str,
+        new: bool,
+    ) -> Result<i64, StoreError> {
+        let latest = self.latest_study(
+            "SELECT id, hash FROM studies WHERE name = ?1 AND json_extract(spec_json, '$.platform') = ?2
+             ORDER BY id DESC LIMIT 1",
+            params![name, platform],
+        )?;
+        self.resume_or_insert(latest, name, hash, spec_json, new)
+    }
+
+    /// (id, file hash) of the study `sql` selects, if any.
+    fn latest_study(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+    ) -> Result<Option<(i64, String)>, StoreError> {
+        self.conn
+            .query_row(sql, args, |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.err(e))
+    }
+
+    fn resume_or_insert(
+        &mut self,
+        latest: Option<(i64, String)>,
+        name: &str,
+        hash: &str,
+        spec_json: &str,
+        new: bool,
+    ) -> Result<i64, StoreError> {
         match latest {
             Some((id, old)) if old == hash && !new => Ok(id),
             Some((_, old)) if !new => Err(StoreError::Edited {

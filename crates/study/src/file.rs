@@ -92,6 +92,9 @@ pub struct StudySpec {
     /// Where the load (and the host probes) run; None: outside the servers' CPUs when they
     /// are pinned and any are left, else anywhere.
     pub client_cpus: Option<CpuList>,
+    /// `[hosts] server`: the machine the server variants run on (ssh://...), None: this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<String>,
 }
 
 impl std::fmt::Display for Order {
@@ -188,6 +191,7 @@ fn read(
         .filter_map(|v| int_value(p, v, "`threads`", 1..100_001).map(|n| n as u32))
         .collect();
     let (tables, table_size, policy) = dataset(p, &mut top);
+    let server_host = hosts(p, &mut top, policy);
     top.require(
         p,
         "workload",
@@ -281,6 +285,7 @@ fn read(
         probe_threads,
         probe_seconds: Duration::from_secs(probe_seconds),
         client_cpus,
+        server_host,
     };
     if spec.cells() > MAX_CELLS {
         p.at(0..0, format!(
@@ -344,6 +349,38 @@ fn dataset(p: &mut Problems, top: &mut Table) -> (u32, u32, DatasetPolicy) {
     };
     t.finish(p);
     (tables, size, policy)
+}
+
+/// `[hosts]`: where the servers run (`server`, default this machine) and where the load runs
+/// (`clients`: only this machine so far).
+fn hosts(p: &mut Problems, top: &mut Table, policy: DatasetPolicy) -> Option<String> {
+    let mut t = top.tables(p, "hosts").into_iter().next()?;
+    let server = t.string(p, "server").and_then(|(s, span)| {
+        match bakeoff_remote::HostUrl::parse(s) {
+            Ok(bakeoff_remote::HostUrl::Local) => None,
+            Ok(_) if policy == DatasetPolicy::Copy => {
+                p.at(span, "`hosts.server` on another machine needs `dataset.policy = \"rebuild\"`: the copied datadirs of \"copy\" are kept on this machine");
+                None
+            }
+            Ok(_) => Some(s.to_string()),
+            Err(e) => {
+                p.at(span, format!("`hosts.server`: {e}"));
+                None
+            }
+        }
+    });
+    for v in t.list(p, "clients").unwrap_or_default() {
+        let Some(c) = str_value(p, v, "`hosts.clients`") else {
+            continue;
+        };
+        match bakeoff_remote::HostUrl::parse(c) {
+            Ok(bakeoff_remote::HostUrl::Local) => {}
+            Ok(_) => p.at(v.span(), format!("`hosts.clients`: load from other machines ('{c}') is not supported yet; leave `clients` out (the load runs here) or run `bakeoff run --server-host` from that machine")),
+            Err(e) => p.at(v.span(), format!("`hosts.clients`: {e}")),
+        }
+    }
+    t.finish(p);
+    server
 }
 
 /// OLTP options a workload entry may set, by sysbench's 1.0 names.

@@ -18,8 +18,15 @@ mod matrix;
 mod reader;
 mod runner;
 
+pub mod agent;
+pub mod fleet;
+mod lab;
+
+pub use bakeoff_server::file_sha256;
 pub use file::{parse, DatasetPolicy, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS};
 pub use manifest::text_sha256;
 pub use matrix::{estimate, series, Series};
 pub use reader::Problem;
-pub use runner::{pending, run_study, StudyError, StudyObserver, StudyOutcome};
+pub use runner::{
+    pending, run_study, Results, StoredStudy, StudyError, StudyObserver, StudyOutcome,
+};

@@ -3,8 +3,6 @@
 //! verified variant, the server's variables, bakeoff's version, the study's hash and seed).
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::Path;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -53,21 +51,6 @@ impl Host {
     }
 }
 
-/// SHA-256 of a file (the server binary), hex; None when unreadable.
-pub fn file_sha256(path: &Path) -> Option<String> {
-    let mut f = std::fs::File::open(path).ok()?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut buf).ok()?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Some(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
-}
-
 /// SHA-256 of the study file's text: what "edited" means for resuming.
 pub fn text_sha256(text: &str) -> String {
     Sha256::digest(text.as_bytes())
@@ -83,6 +66,9 @@ pub struct Manifest<'a> {
     pub study_hash: &'a str,
     pub seed: u64,
     pub host: &'a Host,
+    /// The host the servers ran on, when not this one (the study's `[hosts] server`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<String>,
     pub server_binary: Option<String>,
     pub server_binary_sha256: Option<String>,
     pub server_version: Option<String>,

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{run_iterations, run_sampled, Observer, RunResult, RunSpec, RunStatus, Tick};
 use bakeoff_hostbench::profile::profile;
+use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::{launch_cpus, pin_this_thread, ClientPlacement};
 use bakeoff_server::variant::CpuList;
 use bakeoff_server::{global_variables, Server, ServerSpec, Template};
@@ -20,7 +21,8 @@ use bakeoff_store::{ProbeRecord, RunKey, RunRecord, Store, StoreError, TickRecor
 use bakeoff_telemetry::{SampleTarget, Sampler};
 use bakeoff_workload::{dataset, SessionContext, Unique};
 
-use crate::manifest::{file_sha256, Host, Manifest};
+use crate::lab::{self, Running};
+use crate::manifest::{Host, Manifest};
 use crate::matrix::{estimate, series, Series};
 use crate::{DatasetPolicy, StudySpec};
 
@@ -48,18 +50,54 @@ pub struct StudyOutcome {
 pub enum StudyError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Results that could not be handed on (an agent's link back to bakeoff was lost).
+    #[error("{0}")]
+    Results(String),
 }
 
-/// Run (or resume) `spec` as study `study` of `store`.
+/// Where the runner puts what it measures, and learns what is already done: the results
+/// database here, or, on a remote host, the agent's stream back to the bakeoff that asked.
+pub trait Results {
+    /// Runs that need not run again.
+    fn finished(&self) -> Result<HashSet<RunKey>, StudyError>;
+    /// (probe, threads) pairs already measured.
+    fn probes_done(&self) -> Result<HashSet<(String, u32)>, StudyError>;
+    /// Keep one run; it must be durable when this returns.
+    fn record(&mut self, r: &RunRecord) -> Result<(), StudyError>;
+    fn record_probe(&mut self, p: &ProbeRecord) -> Result<(), StudyError>;
+}
+
+/// Study `study` of a results database.
+pub struct StoredStudy<'s> {
+    pub store: &'s mut Store,
+    pub study: i64,
+}
+
+impl Results for StoredStudy<'_> {
+    fn finished(&self) -> Result<HashSet<RunKey>, StudyError> {
+        Ok(self.store.finished(self.study)?)
+    }
+    fn probes_done(&self) -> Result<HashSet<(String, u32)>, StudyError> {
+        Ok(self.store.probes_done(self.study)?)
+    }
+    fn record(&mut self, r: &RunRecord) -> Result<(), StudyError> {
+        self.store.record(self.study, r)?;
+        Ok(())
+    }
+    fn record_probe(&mut self, p: &ProbeRecord) -> Result<(), StudyError> {
+        Ok(self.store.record_probe(self.study, p)?)
+    }
+}
+
+/// Run (or resume) `spec`, keeping its results in `store`.
 pub fn run_study(
     spec: &StudySpec,
     hash: &str,
-    store: &mut Store,
-    study: i64,
+    store: &mut dyn Results,
     interrupt: &AtomicBool,
     obs: &mut dyn StudyObserver,
 ) -> Result<StudyOutcome, StudyError> {
-    let finished = store.finished(study)?;
+    let finished = store.finished()?;
     let host = Host::read();
     let all = series(spec);
     let total = all.len() * spec.threads.len();
@@ -67,11 +105,16 @@ pub fn run_study(
         resumed: finished.len(),
         ..Default::default()
     };
-    probe_host(spec, store, study, interrupt, obs)?;
+    probe_host(spec, store, interrupt, obs)?;
     let started = Instant::now();
     let mut done_now = 0usize;
     let mut templates = HashMap::new();
     let mut last_client: Option<ClientPlacement> = None;
+    // Checked when the file was read; an address that no longer parses runs here.
+    let server_host = spec
+        .server_host
+        .as_deref()
+        .and_then(|h| HostUrl::parse(h).ok());
     for s in &all {
         if interrupt.load(Ordering::Relaxed) {
             out.interrupted = true;
@@ -95,13 +138,13 @@ pub fn run_study(
             hash,
             host: &host,
             store,
-            study,
             out: &mut out,
             obs,
             interrupt,
             progress: (started, &mut done_now, finished.len(), total),
             templates: &mut templates,
             client,
+            server_host: server_host.clone(),
         };
         ctx.run(&todo)?;
         if out.interrupted {
@@ -114,12 +157,11 @@ pub fn run_study(
 /// The machine's profile, once per study (kept across resumes), before any server starts.
 fn probe_host(
     spec: &StudySpec,
-    store: &mut Store,
-    study: i64,
+    store: &mut dyn Results,
     interrupt: &AtomicBool,
     obs: &mut dyn StudyObserver,
 ) -> Result<(), StudyError> {
-    let done = store.probes_done(study)?;
+    let done = store.probes_done()?;
     // The probes measure the machine from where the load will run, when the study says.
     if let Some(cpus) = &spec.client_cpus {
         let _ = pin_this_thread(cpus);
@@ -161,7 +203,7 @@ fn probe_host(
                     ..Default::default()
                 },
             };
-            store.record_probe(study, &rec)?;
+            store.record_probe(&rec)?;
         }
     }
     Ok(())
@@ -181,8 +223,7 @@ struct SeriesCtx<'a> {
     series: &'a Series,
     hash: &'a str,
     host: &'a Host,
-    store: &'a mut Store,
-    study: i64,
+    store: &'a mut dyn Results,
     out: &'a mut StudyOutcome,
     obs: &'a mut dyn StudyObserver,
     interrupt: &'a AtomicBool,
@@ -192,6 +233,8 @@ struct SeriesCtx<'a> {
     templates: &'a mut HashMap<(Option<PathBuf>, usize), Template>,
     /// Where this series' load runs; this thread is pinned there (see `place_client`).
     client: ClientPlacement,
+    /// The study's server host, when not this machine.
+    server_host: Option<HostUrl>,
 }
 
 impl SeriesCtx<'_> {
@@ -217,7 +260,7 @@ impl SeriesCtx<'_> {
                 reason: Some(reason.into()),
                 ..self.record_of(t, manifest)
             };
-            self.store.record(self.study, &r)?;
+            self.store.record(&r)?;
             self.count(&r);
             self.obs.on_run_done(&r);
         }
@@ -273,7 +316,7 @@ impl SeriesCtx<'_> {
                 datadir_from: datadir_from.clone(),
                 ..ServerSpec::default()
             };
-            match Server::start(&spec) {
+            match lab::start(self.server_host.as_ref(), &spec) {
                 Ok(s) => servers.push(s),
                 Err(e) => {
                     let reason = format!("the variant did not start: {e}");
@@ -283,7 +326,7 @@ impl SeriesCtx<'_> {
             }
         }
         let manifest = self.manifest(&servers);
-        if let Some(problems) = servers.iter().find_map(Server::variant_problems) {
+        if let Some(problems) = servers.iter().find_map(Running::variant_problems) {
             return self.record_all(
                 todo,
                 "invalid",
@@ -291,7 +334,7 @@ impl SeriesCtx<'_> {
                 &manifest,
             );
         }
-        let endpoints: Vec<ConnectOptions> = servers.iter().map(Server::connect_options).collect();
+        let endpoints: Vec<ConnectOptions> = servers.iter().map(Running::connect_options).collect();
         if let Err(e) = if copy { Ok(()) } else { self.load(&endpoints) } {
             return self.record_all(
                 todo,
@@ -317,18 +360,19 @@ impl SeriesCtx<'_> {
                 return Ok(());
             }
             let record = self.measure(&mut servers, &endpoints, threads, &manifest);
-            self.store.record(self.study, &record)?;
+            self.store.record(&record)?;
             self.count(&record);
             self.obs.on_run_done(&record);
             if record.status == "interrupted" {
                 return Ok(());
             }
-            if let Some(dead) = servers.iter_mut().find_map(|s| s.exited()) {
+            if let Some(dead) = servers.iter_mut().find_map(Running::death) {
                 let rest = &todo[i + 1..];
+                let first = dead.lines().next().unwrap_or("").to_string();
                 return self.record_all(
                     rest,
                     "failed",
-                    &format!("the server exited earlier in this series ({dead})"),
+                    &format!("the server exited earlier in this series ({first})"),
                     &manifest,
                 );
             }
@@ -407,7 +451,7 @@ impl SeriesCtx<'_> {
 
     fn measure(
         &mut self,
-        servers: &mut [Server],
+        servers: &mut [Running],
         endpoints: &[ConnectOptions],
         threads: u32,
         manifest: &str,
@@ -432,6 +476,7 @@ impl SeriesCtx<'_> {
                 .map(|s| SampleTarget {
                     pid: s.pid(),
                     status: Some(s.connect_options()),
+                    remote: s.process_reader(),
                 })
                 .collect(),
             self.client.cpu_count().min(threads),
@@ -458,12 +503,9 @@ impl SeriesCtx<'_> {
                 r.reason = Some(e.to_string());
             }
         }
-        if let Some((socket, status, tail)) = servers.iter_mut().find_map(|s| {
-            s.exited()
-                .map(|st| (s.socket().display().to_string(), st, s.error_log_tail(15)))
-        }) {
+        if let Some(death) = servers.iter_mut().find_map(Running::death) {
             r.status = "failed".into();
-            r.reason = Some(format!("the server on {socket} exited during the run ({status}); last lines of its log:\n{tail}"));
+            r.reason = Some(death);
         }
         r
     }
@@ -518,7 +560,7 @@ impl SeriesCtx<'_> {
         r
     }
 
-    fn manifest(&self, servers: &[Server]) -> String {
+    fn manifest(&self, servers: &[Running]) -> String {
         let first = servers.first();
         let m = Manifest {
             client: &self.client,
@@ -526,9 +568,10 @@ impl SeriesCtx<'_> {
             study_hash: self.hash,
             seed: self.spec.seed,
             host: self.host,
-            server_binary: first.map(|s| s.binary().display().to_string()),
-            server_binary_sha256: first.and_then(|s| file_sha256(s.binary())),
-            server_version: first.map(|s| s.version().to_string()),
+            server_host: first.and_then(Running::host),
+            server_binary: first.map(Running::binary),
+            server_binary_sha256: first.and_then(Running::binary_sha256),
+            server_version: first.map(Running::version),
             checks: servers
                 .iter()
                 .flat_map(|s| s.checks().iter().cloned())

@@ -203,3 +203,28 @@ fn client_cpus_are_read_at_the_top_and_per_variant() {
     at(&p, 2, "`client_cpus`");
     at(&p, 6, "`variant.client_cpus`");
 }
+
+#[test]
+fn hosts_name_the_server_machine_and_refuse_what_is_not_there_yet() {
+    let base = "threads = [1]\n[[workload]]\nname = \"oltp_point_select\"\n";
+    let s = parse(
+        &format!("{base}[hosts]\nserver = \"ssh://root@db1:2222\"\n"),
+        "h",
+    )
+    .unwrap();
+    assert_eq!(s.server_host.as_deref(), Some("ssh://root@db1:2222"));
+    let s = parse(
+        &format!("{base}[hosts]\nserver = \"local\"\nclients = [\"local\"]\n"),
+        "h",
+    )
+    .unwrap();
+    assert_eq!(s.server_host, None);
+    let p = problems(&format!("{base}[hosts]\nserver = \"db1\"\n"));
+    at(&p, 5, "ssh://[user@]host");
+    let p = problems(&format!("{base}[hosts]\nclients = [\"ssh://load1\"]\n"));
+    at(&p, 5, "not supported yet");
+    let p = problems(&format!(
+        "{base}[dataset]\npolicy = \"copy\"\n[hosts]\nserver = \"ssh://db1\"\n"
+    ));
+    at(&p, 7, "rebuild");
+}

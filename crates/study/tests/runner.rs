@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use bakeoff_store::{RunRecord, Store};
-use bakeoff_study::{parse, run_study, text_sha256, StudyObserver, StudySpec};
+use bakeoff_study::{parse, run_study, text_sha256, StoredStudy, StudyObserver, StudySpec};
 
 /// One test at a time: the crash test kills "the" server among this process's children.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -67,8 +67,10 @@ fn an_interrupted_study_resumes_without_running_anything_twice() {
     let first = run_study(
         &spec,
         &hash,
-        &mut store,
-        study,
+        &mut StoredStudy {
+            store: &mut store,
+            study,
+        },
         &flag,
         &mut StopAfter {
             after: 1,
@@ -88,8 +90,10 @@ fn an_interrupted_study_resumes_without_running_anything_twice() {
     let second = run_study(
         &spec,
         &hash,
-        &mut store,
-        study,
+        &mut StoredStudy {
+            store: &mut store,
+            study,
+        },
         &flag,
         &mut StopAfter {
             after: 0,
@@ -172,8 +176,10 @@ name = "healthy"
     let out = run_study(
         &spec,
         &hash,
-        &mut store,
-        study,
+        &mut StoredStudy {
+            store: &mut store,
+            study,
+        },
         &flag,
         &mut KillOnce { killed: false },
     )
@@ -228,7 +234,17 @@ fn with_the_copy_policy_the_tables_are_loaded_once_and_every_series_runs_on_a_co
     let (spec, hash, mut store, study) = begin(&src, "copy");
     let flag = AtomicBool::new(false);
     let mut notes = Notes(Vec::new());
-    let out = run_study(&spec, &hash, &mut store, study, &flag, &mut notes).unwrap();
+    let out = run_study(
+        &spec,
+        &hash,
+        &mut StoredStudy {
+            store: &mut store,
+            study,
+        },
+        &flag,
+        &mut notes,
+    )
+    .unwrap();
     assert_eq!((out.ok, out.failed), (4, 0), "{out:?} {:?}", notes.0);
     let loads = notes
         .0
@@ -252,8 +268,10 @@ fn a_fixed_work_workload_runs_each_connections_events_for_every_iteration() {
     let out = run_study(
         &spec,
         &hash,
-        &mut store,
-        study,
+        &mut StoredStudy {
+            store: &mut store,
+            study,
+        },
         &flag,
         &mut Notes(Vec::new()),
     )
@@ -275,7 +293,17 @@ fn host_probes_run_once_per_study_before_the_series() {
     let (spec, hash, mut store, study) = begin(src, "probes");
     let flag = AtomicBool::new(false);
     let mut notes = Notes(Vec::new());
-    run_study(&spec, &hash, &mut store, study, &flag, &mut notes).unwrap();
+    run_study(
+        &spec,
+        &hash,
+        &mut StoredStudy {
+            store: &mut store,
+            study,
+        },
+        &flag,
+        &mut notes,
+    )
+    .unwrap();
     let probes = store.probe_rows(Some(study)).unwrap();
     assert_eq!(probes.len(), 3, "{probes:?}");
     for p in &probes {
@@ -283,7 +311,17 @@ fn host_probes_run_once_per_study_before_the_series() {
         assert!(p["figure"].as_f64().unwrap() > 0.0, "{p:?}");
     }
     let mut again = Notes(Vec::new());
-    run_study(&spec, &hash, &mut store, study, &flag, &mut again).unwrap();
+    run_study(
+        &spec,
+        &hash,
+        &mut StoredStudy {
+            store: &mut store,
+            study,
+        },
+        &flag,
+        &mut again,
+    )
+    .unwrap();
     assert!(
         !again.0.iter().any(|n| n.contains("host probe")),
         "kept on resume: {:?}",

@@ -1,0 +1,330 @@
+//! `bakeoff agent`: what bakeoff runs on another machine over ssh. It reads requests from
+//! stdin and writes replies to stdout (see `wire`), never listens on a port, and when its
+//! stdin closes or goes silent (Ctrl-C, a lost link, bakeoff killed) it stops what it runs:
+//! the run in progress ends, every server it started is stopped and its directories removed.
+
+use std::collections::HashSet;
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use std::net::IpAddr;
+
+use crate::{parse, run_study, text_sha256, Results, StudyError, StudyObserver};
+use bakeoff_server::{Listen, Server, ServerSpec};
+use bakeoff_store::{ProbeRecord, RunKey, RunRecord};
+use bakeoff_telemetry::{read_process, several_nodes};
+
+use bakeoff_remote::wire::{line, Reply, Request, PROTOCOL, SILENCE_S};
+
+/// Seconds a study gets to wind down after the link is lost before the agent exits anyway
+/// (its servers die with it: they are started with a parent-death signal).
+const GRACE_S: u64 = 20;
+
+/// Serve requests on stdin until it closes. `interrupt` is the flag the runner watches.
+pub fn serve(interrupt: &'static AtomicBool) {
+    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
+    let (tx, rx) = mpsc::channel();
+    let started = Instant::now();
+    let heard = Arc::new(AtomicU64::new(0));
+    let lost = Arc::new(AtomicBool::new(false));
+    {
+        let (heard, lost) = (heard.clone(), lost.clone());
+        let out = out.clone();
+        std::thread::spawn(move || read_requests(tx, &out, interrupt, &heard, &lost, started));
+    }
+    {
+        let (heard, lost) = (heard.clone(), lost.clone());
+        std::thread::spawn(move || watch(interrupt, &heard, &lost, started));
+    }
+    // Discarded (killed, directories removed) when the link is gone.
+    let mut servers: Vec<Option<Server>> = Vec::new();
+    loop {
+        let req = match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Timeout) if !lost.load(Ordering::Relaxed) => continue,
+            Err(_) => break,
+        };
+        let reply = match req {
+            Request::Hello { .. } => hello(),
+            Request::ServerStart {
+                binary,
+                options,
+                variant,
+                listen,
+                clients,
+            } => start_server(&mut servers, binary, options, variant, listen, clients),
+            Request::Sample { id } => Reply::Sample {
+                id,
+                reading: servers
+                    .get(id as usize)
+                    .and_then(Option::as_ref)
+                    .and_then(Server::pid)
+                    .and_then(|pid| read_process(pid, several_nodes())),
+            },
+            Request::ServerStop { id } => {
+                if let Some(s) = servers.get_mut(id as usize).and_then(Option::take) {
+                    s.stop();
+                }
+                Reply::ServerStopped { id }
+            }
+            Request::Study {
+                text,
+                stem,
+                platform,
+                finished,
+                probes_done,
+            } => study(
+                &text,
+                &stem,
+                &platform,
+                finished,
+                probes_done,
+                &out,
+                interrupt,
+            ),
+            Request::Ping | Request::Interrupt => continue,
+        };
+        if out.send(&reply).is_err() {
+            break;
+        }
+    }
+    for s in servers.into_iter().flatten() {
+        s.discard();
+    }
+}
+
+fn read_requests(
+    tx: mpsc::Sender<Request>,
+    out: &Out,
+    interrupt: &AtomicBool,
+    heard: &AtomicU64,
+    lost: &AtomicBool,
+    started: Instant,
+) {
+    let stdin = std::io::stdin();
+    for l in stdin.lock().lines() {
+        let Ok(l) = l else { break };
+        heard.store(started.elapsed().as_secs(), Ordering::Relaxed);
+        match serde_json::from_str::<Request>(&l) {
+            Ok(Request::Interrupt) => interrupt.store(true, Ordering::Relaxed),
+            Ok(Request::Ping) => {}
+            Ok(req) => {
+                if tx.send(req).is_err() {
+                    break;
+                }
+            }
+            // A request of a later protocol this agent does not know: said, not fatal.
+            Err(e) => {
+                let _ = out.send(&Reply::Error {
+                    message: format!(
+                        "agent {}: unreadable request ({e})",
+                        env!("CARGO_PKG_VERSION")
+                    ),
+                });
+            }
+        }
+    }
+    lost.store(true, Ordering::Relaxed);
+    interrupt.store(true, Ordering::Relaxed);
+}
+
+/// Silence for SILENCE_S counts as a lost link; a lost link gets GRACE_S to wind down.
+fn watch(interrupt: &AtomicBool, heard: &AtomicU64, lost: &AtomicBool, started: Instant) {
+    let mut lost_at: Option<Instant> = None;
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let silent = started.elapsed().as_secs() - heard.load(Ordering::Relaxed);
+        if silent > SILENCE_S {
+            lost.store(true, Ordering::Relaxed);
+            interrupt.store(true, Ordering::Relaxed);
+        }
+        if lost.load(Ordering::Relaxed) {
+            let at = *lost_at.get_or_insert_with(Instant::now);
+            if at.elapsed() > Duration::from_secs(GRACE_S) {
+                std::process::exit(3);
+            }
+        }
+    }
+}
+
+/// The two ends of this ssh session, from sshd's SSH_CONNECTION ("client port server port"):
+/// the address bakeoff came from and the one it reached this host by.
+fn session_addresses() -> Option<(IpAddr, IpAddr)> {
+    let v = std::env::var("SSH_CONNECTION").ok()?;
+    let parts: Vec<&str> = v.split_whitespace().collect();
+    Some((parts.first()?.parse().ok()?, parts.get(2)?.parse().ok()?))
+}
+
+fn start_server(
+    servers: &mut Vec<Option<Server>>,
+    binary: Option<String>,
+    options: Vec<String>,
+    variant: bakeoff_server::Variant,
+    listen: Option<IpAddr>,
+    clients: Vec<IpAddr>,
+) -> Reply {
+    let loopback = IpAddr::from([127, 0, 0, 1]);
+    let (came_from, came_to) = session_addresses().unwrap_or((loopback, loopback));
+    let spec = ServerSpec {
+        binary: binary.map(Into::into),
+        options,
+        variant,
+        listen: Some(Listen {
+            address: listen.unwrap_or(came_to),
+            clients: if clients.is_empty() {
+                vec![came_from]
+            } else {
+                clients
+            },
+        }),
+        ..ServerSpec::default()
+    };
+    match Server::start(&spec) {
+        Ok(s) => {
+            let up = Reply::ServerUp {
+                id: servers.len() as u32,
+                address: spec.listen.as_ref().map_or(loopback, |l| l.address),
+                port: s.port(),
+                user: s.user().into(),
+                password: s.password().expose().into(),
+                database: s.database().into(),
+                version: s.version().into(),
+                binary: s.binary().display().to_string(),
+                pid: s.pid(),
+                checks: s.checks().to_vec(),
+            };
+            servers.push(Some(s));
+            up
+        }
+        Err(e) => Reply::Error {
+            message: format!("the server did not start: {e}"),
+        },
+    }
+}
+
+fn hello() -> Reply {
+    Reply::Hello {
+        protocol: PROTOCOL,
+        version: env!("CARGO_PKG_VERSION").into(),
+        os: std::env::consts::OS.into(),
+        arch: std::env::consts::ARCH.into(),
+        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default(),
+    }
+}
+
+fn study(
+    text: &str,
+    stem: &str,
+    platform: &str,
+    finished: Vec<RunKey>,
+    probes_done: Vec<(String, u32)>,
+    out: &Out,
+    interrupt: &AtomicBool,
+) -> Reply {
+    let mut spec = match parse(text, stem) {
+        Ok(s) => s,
+        Err(problems) => {
+            let said: Vec<String> = problems
+                .iter()
+                .map(|p| format!("line {}: {}", p.line, p.message))
+                .collect();
+            return Reply::Error {
+                message: format!(
+                    "the agent's bakeoff reads the study file differently: {}",
+                    said.join("; ")
+                ),
+            };
+        }
+    };
+    if spec.variants.iter().any(|v| v.binary.is_none()) {
+        if let Err(e) = bakeoff_server::find_server_binary() {
+            return Reply::Error {
+                message: e.to_string(),
+            };
+        }
+    }
+    spec.platform = Some(platform.to_string());
+    let mut results = Streamed {
+        out: out.clone(),
+        finished: finished.into_iter().collect(),
+        probes_done: probes_done.into_iter().collect(),
+    };
+    let mut obs = out.clone();
+    match run_study(&spec, &text_sha256(text), &mut results, interrupt, &mut obs) {
+        Ok(o) => Reply::Done {
+            ok: o.ok,
+            failed: o.failed,
+            invalid: o.invalid,
+            interrupted: o.interrupted,
+        },
+        Err(e) => Reply::Error {
+            message: e.to_string(),
+        },
+    }
+}
+
+/// The agent's stdout, shared by the runner and the request reader.
+#[derive(Clone)]
+struct Out(Arc<Mutex<std::io::Stdout>>);
+
+impl Out {
+    fn send(&self, r: &Reply) -> std::io::Result<()> {
+        let mut o = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        o.write_all(line(r).as_bytes())?;
+        o.flush()
+    }
+}
+
+impl StudyObserver for Out {
+    fn on_run_start(&mut self, done: usize, total: usize, what: &str, _left: Duration) {
+        let _ = self.send(&Reply::RunStart {
+            done,
+            total,
+            what: what.into(),
+        });
+    }
+    fn on_tick(&mut self, tps: f64) {
+        let _ = self.send(&Reply::Tick { tps });
+    }
+    fn on_note(&mut self, text: &str) {
+        let _ = self.send(&Reply::Note { text: text.into() });
+    }
+}
+
+/// Results go back over the link; a run counts as kept once its line is written (bakeoff
+/// commits it to its database on arrival). What bakeoff already holds is skipped.
+struct Streamed {
+    out: Out,
+    finished: HashSet<RunKey>,
+    probes_done: HashSet<(String, u32)>,
+}
+
+impl Streamed {
+    fn send(&self, r: &Reply) -> Result<(), StudyError> {
+        self.out
+            .send(r)
+            .map_err(|e| StudyError::Results(format!("the link back to bakeoff was lost ({e})")))
+    }
+}
+
+impl Results for Streamed {
+    fn finished(&self) -> Result<HashSet<RunKey>, StudyError> {
+        Ok(self.finished.clone())
+    }
+    fn probes_done(&self) -> Result<HashSet<(String, u32)>, StudyError> {
+        Ok(self.probes_done.clone())
+    }
+    fn record(&mut self, r: &RunRecord) -> Result<(), StudyError> {
+        self.send(&Reply::Run {
+            record: Box::new(r.clone()),
+        })
+    }
+    fn record_probe(&mut self, p: &ProbeRecord) -> Result<(), StudyError> {
+        self.send(&Reply::Probe { record: p.clone() })
+    }
+}
