@@ -95,6 +95,11 @@ pub enum Command {
         #[arg(short = 'o', long)]
         output: std::path::PathBuf,
     },
+    /// What bakeoff starts on another machine over ssh: reads requests on stdin and answers
+    /// on stdout, one JSON line each; stops everything it started when stdin closes. Not for
+    /// use by hand.
+    #[command(hide = true)]
+    Agent,
     /// Write a results database's runs as CSV or JSON (one row per run), for pandas,
     /// spreadsheets and other tools.
     Export {
@@ -129,6 +134,15 @@ pub enum StudyCommand {
         /// editing the file, so old and new results are not mixed).
         #[arg(long)]
         new: bool,
+        /// Run the whole study on another machine instead, over ssh (server and load both
+        /// there): NAME=ssh://[user@]host[:port], or NAME=local. Give it once per machine
+        /// (--on x86=ssh://bench@c6i --on arm=ssh://bench@c7g): they run at once, every run
+        /// comes back into this one database with NAME as its platform (so compare, report
+        /// and [prices] see them as after `bakeoff merge`), and running it again resumes
+        /// each machine. ssh is `ssh` or $BAKEOFF_SSH, with your keys and ~/.ssh/config;
+        /// bakeoff copies itself to machines of its own OS and architecture.
+        #[arg(long = "on", value_name = "NAME=ADDRESS")]
+        on: Vec<String>,
     },
 }
 
@@ -319,6 +333,14 @@ pub struct EmbeddedArgs {
     pub server_options: Vec<String>,
     #[command(flatten)]
     pub variant: VariantArgs,
+    /// Start the server variant on another machine, over ssh (ssh://[user@]host[:port]; ssh is
+    /// `ssh` or $BAKEOFF_SSH, with your keys and ~/.ssh/config), and drive it from here over
+    /// TCP: it listens only on the address this machine reaches it by, with a fresh password
+    /// that never appears on a command line and an account for this machine only. The
+    /// variant is applied and verified there; the server stops when bakeoff ends or the link
+    /// goes. bakeoff copies itself to a machine of its own OS and architecture.
+    #[arg(long, value_name = "ADDRESS")]
+    pub server_host: Option<String>,
 }
 
 /// How the embedded server is set up; each axis is verified on the running process.

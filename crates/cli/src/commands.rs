@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::args::{Format, LoadArgs};
 use crate::output;
 use crate::progress::{print_progress, LoadLine};
-use crate::target::{start_embedded, InstanceCheck, Target};
+use crate::target::{start_embedded, start_remote, InstanceCheck, Target};
 
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
@@ -328,6 +328,9 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let given = given_servers(a);
     let mut target = match given.is_empty() {
         false => {
+            if a.general.embedded.server_host.is_some() {
+                bail!("--server-host starts a server on another machine; --mysql-host/--mysql-socket name one already running: give one or the other");
+            }
             if !a.general.embedded.variant.is_default() {
                 bail!("--allocator, --cpus, --numa, --set and --instances set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
             }
@@ -338,8 +341,16 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             let rows = u64::from(spec.options.tables) * u64::from(spec.options.table_size);
             preflight::check_space(&std::env::temp_dir(), rows * 300)
                 .map_err(anyhow::Error::msg)?;
-            eprintln!("Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)...");
-            Target::Embedded(start_embedded(&a.general.embedded)?)
+            match &a.general.embedded.server_host {
+                Some(host) => {
+                    eprintln!("Starting the server on {host}...");
+                    Target::Remote(start_remote(&a.general.embedded, host)?)
+                }
+                None => {
+                    eprintln!("Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)...");
+                    Target::Embedded(start_embedded(&a.general.embedded)?)
+                }
+            }
         }
     };
     target.check_connections(run_spec.connections)?;
@@ -362,7 +373,7 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
                     Progress::Rows { .. } => line.show(p),
                     Progress::Loaded { rows } => {
                         line.end();
-                        eprintln!("Loaded {rows} rows into the embedded server");
+                        eprintln!("Loaded {rows} rows into the server");
                     }
                     _ => {}
                 },

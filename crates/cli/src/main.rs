@@ -4,6 +4,7 @@
 mod args;
 mod client;
 mod commands;
+mod fleet;
 mod host;
 mod legacy;
 mod output;
@@ -54,8 +55,15 @@ fn main() -> ExitCode {
         args::Command::Prewarm(a) => commands::prewarm(a),
         args::Command::Server(args::ServerCommand::Start(e)) => serve::start(e),
         args::Command::Study(args::StudyCommand::Check { file }) => study::check(file),
-        args::Command::Study(args::StudyCommand::Run { file, db, new }) => {
+        args::Command::Study(args::StudyCommand::Run { file, db, new, on }) if !on.is_empty() => {
+            fleet::run_on(file, db.as_deref(), *new, on)
+        }
+        args::Command::Study(args::StudyCommand::Run { file, db, new, .. }) => {
             study::run(file, db.as_deref(), *new)
+        }
+        args::Command::Agent => {
+            bakeoff_study::agent::serve(&commands::INTERRUPTED);
+            Ok(ExitCode::SUCCESS)
         }
         args::Command::Export { db, format, what } => results::export(db, format, what),
         args::Command::Report {

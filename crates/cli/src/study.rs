@@ -11,13 +11,13 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use bakeoff_store::{RunRecord, Store};
 use bakeoff_study::{
-    estimate, parse, pending, run_study, series, text_sha256, StudyObserver, StudySpec,
+    estimate, parse, pending, run_study, series, text_sha256, StoredStudy, StudyObserver, StudySpec,
 };
 
 use crate::commands::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
 
 /// The study file's text and its spec, or the problems already printed.
-fn load(file: &Path) -> Result<Result<(String, StudySpec), ExitCode>> {
+pub(crate) fn load(file: &Path) -> Result<Result<(String, StudySpec), ExitCode>> {
     let src = std::fs::read_to_string(file)
         .with_context(|| format!("reading the study file {}", file.display()))?;
     let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("study");
@@ -99,6 +99,9 @@ fn describe(s: &StudySpec, file: &Path) -> String {
             s.probe_seconds.as_secs()
         );
     }
+    if let Some(host) = &s.server_host {
+        let _ = writeln!(out, "servers on {host}, load from this machine");
+    }
     if let Some((platform, price)) = s.own_price() {
         let _ = writeln!(out, "platform: {platform} at {price:.2}/hour on demand");
     }
@@ -117,6 +120,13 @@ fn describe(s: &StudySpec, file: &Path) -> String {
 /// before starting it here. The last note says what runs anyway.
 fn environment_notes(s: &StudySpec) -> Vec<String> {
     let mut notes = Vec::new();
+    if let Some(host) = &s.server_host {
+        // This machine's allocators, CPUs and nodes say nothing of the server's.
+        notes.push(format!(
+            "the servers run on {host}: each variant is applied and verified there when it starts"
+        ));
+        return notes;
+    }
     let online = online_cpus().ok();
     let own = launch_cpus();
     if let (Some(c), Some(on)) = (&s.client_cpus, &online) {
@@ -209,7 +219,11 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
         tty: std::io::stderr().is_terminal(),
         line: String::new(),
     };
-    let out = run_study(&spec, &hash, &mut store, study, &INTERRUPTED, &mut progress)?;
+    let mut results = StoredStudy {
+        store: &mut store,
+        study,
+    };
+    let out = run_study(&spec, &hash, &mut results, &INTERRUPTED, &mut progress)?;
     progress.clear();
     eprintln!(
         "study {}: {} ok, {} failed, {} invalid{}; results in {} (bakeoff export {})",
@@ -233,6 +247,23 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A finished run in one line: what ran, how it ended, the first line of why.
+pub(crate) fn run_line(r: &RunRecord) -> String {
+    let mut line = format!(
+        "{} | {} | {} threads: {} {:.0} tps p99 {:.2} ms",
+        r.variant_name,
+        r.workload_label,
+        r.key.map_or(0, |k| k.threads),
+        r.status,
+        r.tps,
+        r.p99_ms
+    );
+    if let Some(reason) = &r.reason {
+        line.push_str(&format!(" ({})", reason.lines().next().unwrap_or("")));
+    }
+    line
 }
 
 /// One status line: rewritten in place on a terminal, a line per finished run otherwise.
@@ -280,18 +311,7 @@ impl StudyObserver for Progress {
     }
 
     fn on_run_done(&mut self, r: &RunRecord) {
-        let mut line = format!(
-            "{} | {} | {} threads: {} {:.0} tps p99 {:.2} ms",
-            r.variant_name,
-            r.workload_label,
-            r.key.map_or(0, |k| k.threads),
-            r.status,
-            r.tps,
-            r.p99_ms
-        );
-        if let Some(reason) = &r.reason {
-            line.push_str(&format!(" ({})", reason.lines().next().unwrap_or("")));
-        }
+        let line = run_line(r);
         if self.tty {
             eprint!("\r\x1b[K");
         }

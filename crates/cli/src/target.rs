@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
 use bakeoff_driver::{Conn, ConnectOptions};
+use bakeoff_remote::server::{RemoteServer, RemoteSpec};
+use bakeoff_remote::HostUrl;
 use bakeoff_server::{Check, Server, ServerSpec};
 use bakeoff_telemetry::SampleTarget;
 use serde::Serialize;
@@ -17,6 +19,8 @@ pub(crate) enum Target {
     /// Servers given on the command line (a list spreads the connections, as sysbench's).
     Given(Vec<ConnectOptions>),
     Embedded(Vec<Server>),
+    /// The variant's servers on another host (`--server-host`), started there by its agent.
+    Remote(Vec<RemoteServer>),
 }
 
 /// A verified axis, with the instance it belongs to.
@@ -61,26 +65,62 @@ pub(crate) fn start_embedded(e: &EmbeddedArgs) -> Result<Vec<Server>> {
     Ok(servers)
 }
 
+/// Start every instance of the variant on `host` (one agent each), printing their checks.
+pub(crate) fn start_remote(e: &EmbeddedArgs, host: &str) -> Result<Vec<RemoteServer>> {
+    let host = HostUrl::parse(host).map_err(|e| anyhow::anyhow!("--server-host: {e}"))?;
+    let variants = e.variant.variants().map_err(anyhow::Error::msg)?;
+    let mut servers = Vec::new();
+    for variant in variants {
+        let spec = RemoteSpec {
+            binary: e.server_binary.as_ref().map(|b| b.display().to_string()),
+            options: e.server_options.clone(),
+            variant: variant.clone(),
+        };
+        let server = RemoteServer::start(&host, &spec)?;
+        eprintln!(
+            "Server {} ready on {} at {}:{} ({variant})",
+            server.version, server.host, server.address, server.port
+        );
+        for c in &server.checks {
+            eprintln!("{}", output::check_line(c));
+        }
+        servers.push(server);
+    }
+    Ok(servers)
+}
+
 impl Target {
     /// One per server; session `tid` uses `endpoints[tid % len]`.
     pub(crate) fn endpoints(&self) -> Vec<ConnectOptions> {
         match self {
             Target::Given(o) => o.clone(),
             Target::Embedded(s) => s.iter().map(Server::connect_options).collect(),
+            Target::Remote(s) => s.iter().map(RemoteServer::connect_options).collect(),
         }
     }
 
+    /// Started by bakeoff (here or on another host): the tables are loaded, the variant set.
     pub(crate) fn is_embedded(&self) -> bool {
-        matches!(self, Target::Embedded(_))
+        !matches!(self, Target::Given(_))
     }
 
     pub(crate) fn sample_targets(&self) -> Vec<SampleTarget> {
         match self {
+            // Its process is not known: only its status, over its connection.
             Target::Given(o) => o
                 .iter()
                 .map(|o| SampleTarget {
-                    pid: None,
                     status: Some(o.clone()),
+                    ..SampleTarget::default()
+                })
+                .collect(),
+            // Status over TCP from here, the process read by the agent on its host.
+            Target::Remote(s) => s
+                .iter()
+                .map(|s| SampleTarget {
+                    status: Some(s.connect_options()),
+                    remote: Some(s.process_reader()),
+                    ..SampleTarget::default()
                 })
                 .collect(),
             Target::Embedded(s) => s
@@ -88,6 +128,7 @@ impl Target {
                 .map(|s| SampleTarget {
                     pid: s.pid(),
                     status: Some(s.connect_options()),
+                    remote: None,
                 })
                 .collect(),
         }
@@ -132,6 +173,9 @@ impl Target {
 
     /// Why an embedded server is gone, if one exited on its own.
     pub(crate) fn died(&mut self) -> Option<String> {
+        if let Target::Remote(servers) = self {
+            return servers.iter().find_map(RemoteServer::lost);
+        }
         let Target::Embedded(servers) = self else {
             return None;
         };
@@ -146,13 +190,17 @@ impl Target {
     }
 
     pub(crate) fn variant_problems(&self) -> Option<String> {
-        let Target::Embedded(servers) = self else {
-            return None;
+        let problems: Vec<String> = match self {
+            Target::Embedded(servers) => servers
+                .iter()
+                .filter_map(Server::variant_problems)
+                .collect(),
+            Target::Remote(servers) => servers
+                .iter()
+                .filter_map(RemoteServer::variant_problems)
+                .collect(),
+            Target::Given(_) => return None,
         };
-        let problems: Vec<String> = servers
-            .iter()
-            .filter_map(Server::variant_problems)
-            .collect();
         (!problems.is_empty()).then(|| problems.join("\n"))
     }
 
@@ -177,6 +225,16 @@ impl Target {
                     })
                 })
                 .collect(),
+            Target::Remote(s) => s
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| {
+                    s.checks.iter().map(move |c| InstanceCheck {
+                        instance: i + 1,
+                        check: c.clone(),
+                    })
+                })
+                .collect(),
             Target::Given(_) => Vec::new(),
         }
     }
@@ -185,6 +243,7 @@ impl Target {
     pub(crate) fn server_version(&self) -> Option<String> {
         match self {
             Target::Embedded(s) => s.first().map(|s| s.version().to_string()),
+            Target::Remote(s) => s.first().map(|s| s.version.clone()),
             Target::Given(_) => None,
         }
     }

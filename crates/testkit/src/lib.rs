@@ -4,6 +4,8 @@
 //!
 //! A machine without `mariadbd` fails the tests with the install command; nothing is skipped.
 
+pub mod hosts;
+
 use std::sync::OnceLock;
 
 use bakeoff_driver::{Conn, ConnectOptions};

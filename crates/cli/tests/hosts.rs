@@ -1,0 +1,354 @@
+//! Studies across machines over real OpenSSH: test hosts are network namespaces on this
+//! machine with link-local addresses and an sshd each (see bakeoff_testkit::hosts); bakeoff
+//! runs in a namespace of its own and reaches them only with `ssh -F <throwaway config>`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use bakeoff_testkit::hosts::{Hosts, Kind};
+
+const BAKEOFF: &str = env!("CARGO_BIN_EXE_bakeoff");
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bakeoff-hosts-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn study(dir: &Path, duration: u32) -> PathBuf {
+    let file = dir.join("fleet.toml");
+    let text = format!(
+        "duration = {duration}\nthreads = [2]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n"
+    );
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+fn run(hosts: &Hosts, args: &[&str]) -> (Output, String) {
+    let o = hosts
+        .local_command(BAKEOFF)
+        .args(args)
+        .output()
+        .expect("run bakeoff");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    (o, err)
+}
+
+/// Poll `done` every 200 ms; fail saying `what` if it is not true within `limit`.
+fn wait_for(limit: Duration, what: impl Fn() -> String, mut done: impl FnMut() -> bool) {
+    let until = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < until, "{}", what());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn server_in(hosts: &Hosts, name: &str) -> bool {
+    hosts.processes(name).iter().any(|p| p == "mariadbd")
+}
+
+/// Load connections at host `name` that come from the local test host.
+fn from_local(hosts: &Hosts, name: &str) -> usize {
+    sockets(hosts, name, "established")
+        .iter()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(3)
+                .is_some_and(|p| p.starts_with("169.254.77.1:"))
+        })
+        .count()
+}
+
+/// Cut host `name` off and wait for its mariadbd to go: within 20 s, as the issue asks.
+fn cut_and_see_the_server_go(hosts: &Hosts, name: &str) {
+    hosts.cut(name);
+    wait_for(
+        Duration::from_secs(20),
+        || {
+            format!(
+                "mariadbd still running in host {name} 20 s after the link was cut: {:?}",
+                hosts.processes(name)
+            )
+        },
+        || !server_in(hosts, name),
+    );
+}
+
+/// `bakeoff run oltp_point_select` against a server on host `name`, output piped.
+fn remote_run(hosts: &Hosts, name: &str, threads: u32, seconds: u32) -> std::process::Child {
+    hosts
+        .local_command(BAKEOFF)
+        .args([
+            "run",
+            "oltp_point_select",
+            "--server-host",
+            &hosts.url(name),
+        ])
+        .arg(format!("--threads={threads}"))
+        .arg(format!("--time={seconds}"))
+        .arg("--table-size=300")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_fleet_of_two_machines_lands_in_one_database_as_two_platforms() {
+    let hosts = Hosts::new(&[("a", Kind::Full), ("b", Kind::Full)]);
+    let dir = scratch("fleet");
+    let file = study(&dir, 2);
+    let db = dir.join("fleet.db");
+    let (a, b) = (
+        format!("a={}", hosts.url("a")),
+        format!("b={}", hosts.url("b")),
+    );
+    let args = [
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "--on",
+        &a,
+        "--on",
+        &b,
+    ];
+    let (o, err) = run(&hosts, &args);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("a (ssh://root@169.254.77.2): 1 ok, 0 failed"),
+        "{err}"
+    );
+    assert!(
+        err.contains("b (ssh://root@169.254.77.3): 1 ok, 0 failed"),
+        "{err}"
+    );
+    let c = std::process::Command::new(BAKEOFF)
+        .args(["compare", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&c.stdout);
+    assert!(c.status.success(), "{out}");
+    assert!(
+        out.contains("a default") && out.contains("b default"),
+        "{out}"
+    );
+    // Run again: both machines are done, nothing is redone.
+    let (o, err) = run(&hosts, &args);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("a (ssh://root@169.254.77.2): 0 ok"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_machine_cut_off_mid_run_stops_its_server_and_is_named() {
+    let hosts = Hosts::new(&[("a", Kind::Full)]);
+    let dir = scratch("cut");
+    let file = study(&dir, 60);
+    let db = dir.join("cut.db");
+    let on = format!("a={}", hosts.url("a"));
+    let child = hosts
+        .local_command(BAKEOFF)
+        .args([
+            "study",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--on",
+            &on,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(
+        Duration::from_secs(90),
+        || "no mariadbd started in host a".into(),
+        || server_in(&hosts, "a"),
+    );
+    // Into the measured run (the load is loaded, the run has begun), then cut.
+    std::thread::sleep(Duration::from_secs(3));
+    cut_and_see_the_server_go(&hosts, "a");
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("ssh://root@169.254.77.2"), "{err}");
+    assert!(err.contains("stopped:"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unreachable_hosts_and_hosts_without_a_server_are_named() {
+    let hosts = Hosts::new(&[("bare", Kind::NoServer)]);
+    let dir = scratch("bad");
+    let file = study(&dir, 1);
+    let db = dir.join("bad.db");
+    let bare = format!("bare={}", hosts.url("bare"));
+    // Nothing answers at .99 on the test bridge.
+    let nowhere = "gone=ssh://root@169.254.77.99";
+    let started = Instant::now();
+    let (o, err) = run(
+        &hosts,
+        &[
+            "study",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--on",
+            &bare,
+            "--on",
+            nowhere,
+        ],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(45),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("gone (ssh://root@169.254.77.99)") && err.contains("could not be reached"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("bare ({})", hosts.url("bare"))) && err.contains("mariadbd"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `ss` in host `name`'s namespace: lines of sockets in `state` (listening, established).
+fn sockets(hosts: &Hosts, name: &str, state: &str) -> Vec<String> {
+    let out = hosts
+        .exec_in(name, "ss")
+        .args(["-Htn", "state", state])
+        .output()
+        .expect("ss (iproute2)");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_run_drives_a_server_on_another_host_that_admits_only_this_one() {
+    let hosts = Hosts::new(&[("a", Kind::Full)]);
+    let child = remote_run(&hosts, "a", 4, 6);
+    // While it runs: the server listens on A's own address only, and the load's connections
+    // come from the local host's address.
+    wait_for(
+        Duration::from_secs(60),
+        || {
+            format!(
+                "no load connections at host a: {:?}",
+                sockets(&hosts, "a", "established")
+            )
+        },
+        || from_local(&hosts, "a") >= 4,
+    );
+    assert!(server_in(&hosts, "a"));
+    let listening = sockets(&hosts, "a", "listening");
+    // Local address is the third column: sshd's and the server's, both on A's address only.
+    assert!(
+        listening.len() >= 2
+            && listening.iter().all(|l| l
+                .split_whitespace()
+                .nth(2)
+                .is_some_and(|a| a.starts_with("169.254.77.2:"))),
+        "{listening:?}"
+    );
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(
+        err.contains(&format!("ready on {} at 169.254.77.2:", hosts.url("a"))),
+        "{err}"
+    );
+    assert!(out.contains("queries performed"), "{out}");
+    wait_for(
+        Duration::from_secs(20),
+        || "mariadbd left running in host a".into(),
+        || !server_in(&hosts, "a"),
+    );
+}
+
+#[test]
+fn a_run_whose_server_host_is_cut_off_stops_that_server_and_names_the_host() {
+    let hosts = Hosts::new(&[("a", Kind::Full)]);
+    let child = remote_run(&hosts, "a", 2, 30);
+    wait_for(
+        Duration::from_secs(60),
+        || "the run never reached host a".into(),
+        || from_local(&hosts, "a") >= 2,
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    cut_and_see_the_server_go(&hosts, "a");
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&hosts.url("a")), "{err}");
+}
+
+#[test]
+fn a_study_runs_its_servers_on_the_server_host_and_records_it() {
+    let hosts = Hosts::new(&[("a", Kind::Full)]);
+    let dir = scratch("server-host");
+    let file = dir.join("remote.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "duration = 3\nthreads = [1, 2]\n[hosts]\nserver = \"{}\"\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n",
+            hosts.url("a")
+        ),
+    )
+    .unwrap();
+    let db = dir.join("remote.db");
+    let child = hosts
+        .local_command(BAKEOFF)
+        .args([
+            "study",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(
+        Duration::from_secs(60),
+        || "the study's server never ran in host a".into(),
+        || from_local(&hosts, "a") > 0 && server_in(&hosts, "a"),
+    );
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("2 ok, 0 failed"), "{err}");
+    // The environment stored with the runs names the server's host.
+    let store = bakeoff_store::Store::open(&db).unwrap();
+    let (study, _) = store.studies().unwrap()[0].clone();
+    let manifests = store.manifests(study).unwrap();
+    assert!(!manifests.is_empty());
+    for r in manifests {
+        let m: serde_json::Value =
+            serde_json::from_str(r["manifest_json"].as_str().unwrap()).unwrap();
+        assert_eq!(m["server_host"], hosts.url("a").as_str(), "{m}");
+    }
+    // The server's CPU was sampled on its host, through the agent, every tick.
+    for r in store.runs(Some(study)).unwrap() {
+        let us = r["server_cpu_us_per_event"].as_f64();
+        assert!(us.is_some_and(|u| u > 0.0), "{r:?}");
+    }
+    drop(store);
+    assert!(!server_in(&hosts, "a"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
