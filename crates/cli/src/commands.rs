@@ -134,6 +134,7 @@ pub fn run_spec(a: &LoadArgs, client_cpus: u32) -> Result<RunSpec> {
         },
         queue_limit: 131_072,
         batch_scheduling: g.client_sched == "batch",
+        first_tid: 0,
     })
 }
 

@@ -99,8 +99,14 @@ fn describe(s: &StudySpec, file: &Path) -> String {
             s.probe_seconds.as_secs()
         );
     }
-    if let Some(host) = &s.server_host {
-        let _ = writeln!(out, "servers on {host}, load from this machine");
+    let servers = s.server_host.as_deref().unwrap_or("this machine");
+    let load = if s.client_hosts.is_empty() {
+        "this machine".to_string()
+    } else {
+        s.client_hosts.join(", ")
+    };
+    if s.server_host.is_some() || !s.client_hosts.is_empty() {
+        let _ = writeln!(out, "servers on {servers}, load from {load}");
     }
     if let Some((platform, price)) = s.own_price() {
         let _ = writeln!(out, "platform: {platform} at {price:.2}/hour on demand");

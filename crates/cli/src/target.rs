@@ -75,6 +75,7 @@ pub(crate) fn start_remote(e: &EmbeddedArgs, host: &str) -> Result<Vec<RemoteSer
             binary: e.server_binary.as_ref().map(|b| b.display().to_string()),
             options: e.server_options.clone(),
             variant: variant.clone(),
+            clients: Vec::new(),
         };
         let server = RemoteServer::start(&host, &spec)?;
         eprintln!(

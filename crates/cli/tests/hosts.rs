@@ -352,3 +352,111 @@ fn a_study_runs_its_servers_on_the_server_host_and_records_it() {
     assert!(!server_in(&hosts, "a"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The addresses connected to host `name` other than over ssh (the server's load and status).
+fn load_peers(hosts: &Hosts, name: &str) -> Vec<String> {
+    sockets(hosts, name, "established")
+        .iter()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace().skip(2);
+            let (local, peer) = (f.next()?, f.next()?);
+            (!local.ends_with(":22")).then(|| peer.rsplit_once(':').map(|p| p.0.to_string()))?
+        })
+        .collect()
+}
+
+#[test]
+fn a_study_with_its_server_on_a_takes_its_load_from_b_and_c() {
+    let hosts = Hosts::new(&[
+        ("a", Kind::Full),
+        ("b", Kind::NoServer),
+        ("c", Kind::NoServer),
+    ]);
+    let dir = scratch("clients");
+    let file = dir.join("spread.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "duration = 4\nthreads = [3, 8]\n[hosts]\nserver = \"{}\"\nclients = [\"{}\", \"{}\"]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n",
+            hosts.url("a"),
+            hosts.url("b"),
+            hosts.url("c")
+        ),
+    )
+    .unwrap();
+    let db = dir.join("spread.db");
+    let child = hosts
+        .local_command(BAKEOFF)
+        .args(["study", "run", file.to_str().unwrap(), "--db"])
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (b, c) = (hosts.addr("b").to_string(), hosts.addr("c").to_string());
+    wait_for(
+        Duration::from_secs(90),
+        || {
+            format!(
+                "no load from both b and c at a's server: {:?}",
+                load_peers(&hosts, "a")
+            )
+        },
+        || {
+            let peers = load_peers(&hosts, "a");
+            server_in(&hosts, "a") && peers.contains(&b) && peers.contains(&c)
+        },
+    );
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("2 ok, 0 failed"), "{err}");
+    let store = bakeoff_store::Store::open(&db).unwrap();
+    let (study, _) = store.studies().unwrap()[0].clone();
+    for r in store.manifests(study).unwrap() {
+        let m: serde_json::Value =
+            serde_json::from_str(r["manifest_json"].as_str().unwrap()).unwrap();
+        assert_eq!(m["server_host"], hosts.url("a").as_str(), "{m}");
+        assert_eq!(
+            m["client_hosts"],
+            serde_json::json!([hosts.url("b"), hosts.url("c")]),
+            "{m}"
+        );
+    }
+    for r in store.summaries(study).unwrap() {
+        let summary: serde_json::Value =
+            serde_json::from_str(r["summary_json"].as_str().unwrap()).unwrap();
+        let shares = summary["client_hosts"].as_array().expect("client_hosts");
+        let threads = r["threads"].as_u64().unwrap();
+        // Both hosts ran a part; the parts make up the run, events and connections alike.
+        assert_eq!(shares.len(), 2, "{summary}");
+        let sum = |k: &str| shares.iter().map(|s| s[k].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(sum("connections"), threads, "{summary}");
+        assert!(
+            shares.iter().all(|s| s["events"].as_u64() > Some(0)),
+            "{summary}"
+        );
+        assert_eq!(sum("events"), r["events"].as_u64().unwrap(), "{summary}");
+        assert!(
+            shares
+                .iter()
+                .all(|s| s["client_cpu_seconds"].as_f64() > Some(0.0)),
+            "{summary}"
+        );
+        // Every second of the 4 s run is a tick merged from both hosts' ticks.
+        let id = r["id"].as_i64().unwrap();
+        assert!(store.tick_count(id).unwrap() >= 3, "{summary}");
+    }
+    for r in store.runs(Some(study)).unwrap() {
+        // The server's CPU, sampled on a, over the load that came from b and c.
+        assert!(
+            r["server_cpu_us_per_event"]
+                .as_f64()
+                .is_some_and(|u| u > 0.0),
+            "{r:?}"
+        );
+    }
+    drop(store);
+    assert!(!server_in(&hosts, "a"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

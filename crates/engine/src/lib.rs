@@ -26,14 +26,14 @@ mod worker;
 
 use std::time::Duration;
 
-use bakeoff_telemetry::{Telemetry, WindowSummary};
-use serde::Serialize;
+use bakeoff_telemetry::{Telemetry, Window, WindowSummary};
+use serde::{Deserialize, Serialize};
 
 pub use fixed::{run_iterations, FixedWork, Iteration};
 pub use run::{run, run_sampled};
 
 /// Error codes that restart the event instead of stopping the run (`--mysql-ignore-errors`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum IgnoreErrors {
     All,
     Codes(Vec<u16>),
@@ -53,8 +53,8 @@ impl IgnoreErrors {
     }
 }
 
-/// How to run: validated plain data.
-#[derive(Debug, Clone)]
+/// How to run: validated plain data (it crosses to client hosts as it is).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
     /// Connections (sysbench's --threads).
     pub connections: u32,
@@ -83,6 +83,10 @@ pub struct RunSpec {
     /// more responses ready (measured on 2 CPUs: half the client CPU per query at 64
     /// connections). Threads with a single connection keep the default policy.
     pub batch_scheduling: bool,
+    /// The first connection's id: a client host that runs connections 40..80 of a run spread
+    /// over several hosts says 40, so per-connection seeds and key ranges stay those of one
+    /// client running them all (the workload's `threads` is the whole run's).
+    pub first_tid: u32,
 }
 
 impl Default for RunSpec {
@@ -102,6 +106,7 @@ impl Default for RunSpec {
             seed: 0,
             queue_limit: 131_072,
             batch_scheduling: true,
+            first_tid: 0,
         }
     }
 }
@@ -127,13 +132,13 @@ pub struct Tick {
 }
 
 /// Per-connection totals, for sysbench's "threads fairness".
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct ConnTotals {
     pub events: u64,
     pub latency_sum_ns: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", content = "reason", rename_all = "snake_case")]
 pub enum RunStatus {
     Completed,
@@ -157,14 +162,24 @@ pub struct RunResult {
     pub unfinished_events: u64,
     #[serde(skip)]
     pub histogram: bakeoff_telemetry::SbHistogram,
+    /// Everything the measured span recorded, to merge with other client hosts' exactly.
+    #[serde(skip)]
+    pub window: Window,
 }
 
 /// Receives each tick as it closes (the CLI prints it; a study stores it).
 pub trait Observer {
     fn on_tick(&mut self, _tick: &Tick) {}
+    /// All connections are open and prepared, the clock not started yet. Blocking here holds
+    /// the start (a client host waits at the barrier for the others); false calls the run off.
+    fn on_ready(&mut self) -> bool {
+        true
+    }
     /// All connections are open and prepared; the load starts now (the clock too, unless
     /// there is a warmup).
     fn on_start(&mut self) {}
+    /// A tick closes, with everything it recorded (before `on_tick`).
+    fn on_window(&mut self, _tick: &Tick, _window: &Window) {}
     /// The warmup is over: statistics start from zero now.
     fn on_measure(&mut self) {}
     /// Fixed work: iteration `index` (from 0) finished.
@@ -187,4 +202,7 @@ pub enum EngineError {
     /// A client thread stopped opening its connections because another thread failed.
     #[error("stopped while another client thread failed to connect")]
     Stopped,
+    /// Every connection was ready, and the observer called the run off before it started.
+    #[error("called off before the start: {0}")]
+    CalledOff(String),
 }

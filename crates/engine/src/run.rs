@@ -45,6 +45,7 @@ pub fn run_sampled(
     for index in 0..threads {
         let tids: Vec<u32> = (index..spec.connections)
             .step_by(threads as usize)
+            .map(|t| t + spec.first_tid)
             .collect();
         let rec = Arc::new(Mutex::new(Recorder {
             window: Window::default(),
@@ -91,6 +92,12 @@ pub fn run_sampled(
     if failure.is_none() && shared.stop.load(Ordering::Relaxed) {
         failure = Some(EngineError::Thread(
             "the run stopped while connecting".into(),
+        ));
+    }
+    if failure.is_none() && !observer.on_ready() {
+        shared.stop.store(true, Ordering::SeqCst);
+        failure = Some(EngineError::CalledOff(
+            "another part of the run did not get ready".into(),
         ));
     }
     if let Some(e) = failure {
@@ -191,6 +198,7 @@ fn coordinate(
                 window,
                 histogram,
             };
+            observer.on_window(&t, &tick);
             observer.on_tick(&t);
             ticks.push(t);
             total.add(&tick);
@@ -230,6 +238,7 @@ fn coordinate(
         connections,
         unfinished_events: shared.in_flight.load(Ordering::Relaxed),
         histogram: total.sb_histogram().clone(),
+        window: total,
     })
 }
 

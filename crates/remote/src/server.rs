@@ -12,9 +12,9 @@ use bakeoff_driver::{ConnectOptions, Endpoint};
 use bakeoff_server::{Check, Variant};
 use bakeoff_telemetry::{ProcReading, RemoteProcess};
 
-use crate::session::{Agent, Sender};
+use crate::session::{keep_alive, Agent, Sender};
 use crate::url::HostUrl;
-use crate::wire::{Reply, Request, PING_EVERY_S};
+use crate::wire::{Reply, Request};
 use crate::RemoteError;
 
 /// What to start.
@@ -23,6 +23,8 @@ pub struct RemoteSpec {
     pub binary: Option<String>,
     pub options: Vec<String>,
     pub variant: Variant,
+    /// Client hosts whose load it admits, beside this machine (the address it came from).
+    pub clients: Vec<IpAddr>,
 }
 
 pub struct RemoteServer {
@@ -52,7 +54,7 @@ impl RemoteServer {
             options: spec.options.clone(),
             variant: spec.variant.clone(),
             listen: None,
-            clients: Vec::new(),
+            clients: spec.clients.clone(),
         });
         let refused = |what: String| RemoteError::Refused {
             host: host.to_string(),
@@ -156,17 +158,6 @@ impl Drop for RemoteServer {
             let _ = w.join();
         }
     }
-}
-
-fn keep_alive(tx: Sender, done: Arc<AtomicBool>) {
-    std::thread::spawn(move || {
-        while !done.load(Ordering::Relaxed) {
-            if tx.send(&Request::Ping).is_err() {
-                return;
-            }
-            std::thread::sleep(Duration::from_secs(PING_EVERY_S));
-        }
-    });
 }
 
 /// Read the agent's remaining replies; an end before we closed it is a lost link.

@@ -21,6 +21,10 @@ pub struct Agent {
     stderr: Arc<Mutex<String>>,
     /// The agent's hostname, from its hello.
     pub hostname: String,
+    /// The ends of the ssh session as that host sees them, from its hello: the address this
+    /// machine came from, and the host's own (the one its load reaches a server from).
+    pub peer: Option<std::net::IpAddr>,
+    pub address: Option<std::net::IpAddr>,
 }
 
 /// Writes requests to an agent; cheap to clone, usable from any thread.
@@ -95,6 +99,8 @@ impl Agent {
             stdout,
             stderr,
             hostname: String::new(),
+            peer: None,
+            address: None,
         };
         agent.hello()?;
         Ok(agent)
@@ -111,6 +117,8 @@ impl Agent {
                 protocol,
                 version,
                 hostname,
+                peer,
+                address,
                 ..
             }) => {
                 if protocol != PROTOCOL || version != ours {
@@ -121,6 +129,7 @@ impl Agent {
                     });
                 }
                 self.hostname = hostname;
+                (self.peer, self.address) = (peer, address);
                 Ok(())
             }
             Some(other) => Err(RemoteError::Ssh {
@@ -196,6 +205,20 @@ impl Drop for Agent {
             let _ = self.child.wait();
         }
     }
+}
+
+/// Ping the agent every `PING_EVERY_S` until `done` (or the link goes): an agent that hears
+/// nothing for `SILENCE_S` takes the link as lost, and work between requests (loading tables,
+/// a long run elsewhere) can take longer than that.
+pub fn keep_alive(tx: Sender, done: Arc<std::sync::atomic::AtomicBool>) {
+    std::thread::spawn(move || {
+        while !done.load(std::sync::atomic::Ordering::Relaxed) {
+            if tx.send(&Request::Ping).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(crate::wire::PING_EVERY_S));
+        }
+    });
 }
 
 /// The exit code if the child ends within `limit`.

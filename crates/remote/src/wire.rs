@@ -10,9 +10,12 @@
 
 use std::net::IpAddr;
 
+use bakeoff_driver::{ConnectOptions, Endpoint};
+use bakeoff_engine::{ConnTotals, RunSpec, RunStatus};
 use bakeoff_server::{Check, Variant};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord};
-use bakeoff_telemetry::ProcReading;
+use bakeoff_telemetry::{ProcReading, Telemetry, Window};
+use bakeoff_workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 
 pub const PROTOCOL: u32 = 1;
@@ -44,7 +47,8 @@ pub enum Request {
     },
     /// Start a server variant there, listening for load from other hosts: on `listen` (default:
     /// the address this ssh session came in on), its load account admitting only `clients`
-    /// (default: the address this ssh session came from). Answered by `ServerUp`.
+    /// and the address this ssh session came from (bakeoff loads the tables and reads the
+    /// server's status from there). Answered by `ServerUp`.
     ServerStart {
         #[serde(default)]
         binary: Option<String>,
@@ -64,6 +68,23 @@ pub enum Request {
     ServerStop {
         id: u32,
     },
+    /// Run this host's part of a load spread over several client hosts: `run.connections`
+    /// connections from id `run.first_tid`, of `threads` in all, to `endpoints`. The agent
+    /// connects them all, answers `LoadReady` and waits for `Go` (or `CallOff`); then a
+    /// `LoadTick` every tick and `Loaded` at the end (or `Error`).
+    Load {
+        endpoints: Vec<Target>,
+        workload: WorkloadSpec,
+        run: RunSpec,
+        threads: u32,
+        /// This host's place among the client hosts (for values that must stay unique).
+        part: u32,
+        parts: u32,
+    },
+    /// Every client host is ready: start the load now.
+    Go,
+    /// Another client host failed to get ready: close the connections, run nothing.
+    CallOff,
     /// Still here (see [`SILENCE_S`]).
     Ping,
     /// Stop after the run in progress (stored as interrupted), as Ctrl-C does locally.
@@ -79,6 +100,12 @@ pub enum Reply {
         os: String,
         arch: String,
         hostname: String,
+        /// The two ends of this ssh session as the agent's host sees them: the address
+        /// bakeoff came from and the host's own (None outside ssh).
+        #[serde(default)]
+        peer: Option<IpAddr>,
+        #[serde(default)]
+        address: Option<IpAddr>,
     },
     Note {
         text: String,
@@ -125,10 +152,83 @@ pub enum Reply {
         invalid: usize,
         interrupted: bool,
     },
+    /// Every connection of a `Load` is open and prepared.
+    LoadReady,
+    LoadTick {
+        tick: Box<LoadTick>,
+    },
+    Loaded {
+        result: Box<HostLoad>,
+    },
     /// The request could not be carried out; the agent then waits for the next one.
     Error {
         message: String,
     },
+}
+
+/// A server as a client host reaches it: TCP to an address it can route to.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Target {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+    pub database: Option<String>,
+}
+
+impl Target {
+    /// None for a socket: a client host cannot reach another machine's socket file.
+    pub fn of(o: &ConnectOptions) -> Option<Target> {
+        let Endpoint::Tcp { host, port } = &o.endpoint else {
+            return None;
+        };
+        Some(Target {
+            host: host.clone(),
+            port: *port,
+            user: o.user.clone(),
+            password: o.password.expose().into(),
+            database: o.database.clone(),
+        })
+    }
+
+    pub fn options(&self) -> ConnectOptions {
+        let o = ConnectOptions::new(
+            Endpoint::Tcp {
+                host: self.host.clone(),
+                port: self.port,
+            },
+            &self.user,
+            &self.password,
+        );
+        match &self.database {
+            Some(db) => o.with_database(db),
+            None => o,
+        }
+    }
+}
+
+/// One tick of one client host's part of a load: what it recorded, bucket for bucket, and its
+/// own CPU (the telemetry of a sampler with no server).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadTick {
+    pub t: f64,
+    pub threads: u32,
+    pub queue_length: u64,
+    pub concurrency: u64,
+    pub window: Window,
+    pub telemetry: Option<Telemetry>,
+}
+
+/// One client host's part of a load, at its end.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostLoad {
+    pub status: RunStatus,
+    pub setup_seconds: f64,
+    pub elapsed_seconds: f64,
+    pub window: Window,
+    pub telemetry: Option<Telemetry>,
+    pub connections: Vec<ConnTotals>,
+    pub unfinished_events: u64,
 }
 
 pub fn line<T: Serialize>(msg: &T) -> String {

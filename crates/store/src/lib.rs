@@ -561,6 +561,16 @@ impl Store {
         )
     }
 
+    /// Each run's summary (what the engine and the client hosts reported, as JSON) with its
+    /// identity: id, threads, status, events, summary_json.
+    pub fn summaries(&self, study: i64) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT id, threads, status, events, summary_json FROM runs
+             WHERE study_id = ?1 ORDER BY id",
+            Some(study),
+        )
+    }
+
     /// Every tick of every run (of `study`), one row each, with its run's identity.
     pub fn tick_rows(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
         self.rows(

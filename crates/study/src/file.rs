@@ -95,6 +95,10 @@ pub struct StudySpec {
     /// `[hosts] server`: the machine the server variants run on (ssh://...), None: this one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_host: Option<String>,
+    /// `[hosts] clients`: the machines the load is spread over ("local" among them is this
+    /// one); empty: the load runs here, in this process.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub client_hosts: Vec<String>,
 }
 
 impl std::fmt::Display for Order {
@@ -191,7 +195,7 @@ fn read(
         .filter_map(|v| int_value(p, v, "`threads`", 1..100_001).map(|n| n as u32))
         .collect();
     let (tables, table_size, policy) = dataset(p, &mut top);
-    let server_host = hosts(p, &mut top, policy);
+    let (server_host, client_hosts) = hosts(p, &mut top, policy);
     top.require(
         p,
         "workload",
@@ -286,7 +290,16 @@ fn read(
         probe_seconds: Duration::from_secs(probe_seconds),
         client_cpus,
         server_host,
+        client_hosts,
     };
+    if !spec.client_hosts.is_empty() {
+        for w in spec.workloads.iter().filter(|w| w.fixed.is_some()) {
+            p.at(0..0, format!(
+                "workload '{}' is fixed work (iterations), which runs on this machine only; with `hosts.clients` on other machines use a timed workload (`time`) or leave `clients` out",
+                w.label
+            ));
+        }
+    }
     if spec.cells() > MAX_CELLS {
         p.at(0..0, format!(
             "the matrix has {} cells ({} variants x {} workloads x {} thread counts), more than {MAX_CELLS}; shorten an axis or split the study",
@@ -352,12 +365,21 @@ fn dataset(p: &mut Problems, top: &mut Table) -> (u32, u32, DatasetPolicy) {
 }
 
 /// `[hosts]`: where the servers run (`server`, default this machine) and where the load runs
-/// (`clients`: only this machine so far).
-fn hosts(p: &mut Problems, top: &mut Table, policy: DatasetPolicy) -> Option<String> {
-    let mut t = top.tables(p, "hosts").into_iter().next()?;
-    let server = t.string(p, "server").and_then(|(s, span)| {
-        match bakeoff_remote::HostUrl::parse(s) {
-            Ok(bakeoff_remote::HostUrl::Local) => None,
+/// (`clients`, default this machine): (server host, client hosts), the latter empty when the
+/// load stays here.
+fn hosts(
+    p: &mut Problems,
+    top: &mut Table,
+    policy: DatasetPolicy,
+) -> (Option<String>, Vec<String>) {
+    use bakeoff_remote::HostUrl;
+    let Some(mut t) = top.tables(p, "hosts").into_iter().next() else {
+        return (None, Vec::new());
+    };
+    let server = t
+        .string(p, "server")
+        .and_then(|(s, span)| match HostUrl::parse(s) {
+            Ok(HostUrl::Local) => None,
             Ok(_) if policy == DatasetPolicy::Copy => {
                 p.at(span, "`hosts.server` on another machine needs `dataset.policy = \"rebuild\"`: the copied datadirs of \"copy\" are kept on this machine");
                 None
@@ -367,20 +389,28 @@ fn hosts(p: &mut Problems, top: &mut Table, policy: DatasetPolicy) -> Option<Str
                 p.at(span, format!("`hosts.server`: {e}"));
                 None
             }
-        }
-    });
+        });
+    let mut clients = Vec::new();
+    let mut remote = false;
     for v in t.list(p, "clients").unwrap_or_default() {
         let Some(c) = str_value(p, v, "`hosts.clients`") else {
             continue;
         };
-        match bakeoff_remote::HostUrl::parse(c) {
-            Ok(bakeoff_remote::HostUrl::Local) => {}
-            Ok(_) => p.at(v.span(), format!("`hosts.clients`: load from other machines ('{c}') is not supported yet; leave `clients` out (the load runs here) or run `bakeoff run --server-host` from that machine")),
+        match HostUrl::parse(c) {
+            Ok(u) if clients.contains(&u.to_string()) => p.at(
+                v.span(),
+                format!("`hosts.clients`: '{c}' is listed twice; list each client host once"),
+            ),
+            Ok(u) => {
+                remote |= u != HostUrl::Local;
+                clients.push(u.to_string());
+            }
             Err(e) => p.at(v.span(), format!("`hosts.clients`: {e}")),
         }
     }
     t.finish(p);
-    server
+    // Only this machine: the load runs in this process, as without `clients`.
+    (server, if remote { clients } else { Vec::new() })
 }
 
 /// OLTP options a workload entry may set, by sysbench's 1.0 names.

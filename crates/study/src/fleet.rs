@@ -191,7 +191,10 @@ fn keep(
         Reply::Hello { .. }
         | Reply::ServerUp { .. }
         | Reply::ServerStopped { .. }
-        | Reply::Sample { .. } => {}
+        | Reply::Sample { .. }
+        | Reply::LoadReady
+        | Reply::LoadTick { .. }
+        | Reply::Loaded { .. } => {}
     }
     Ok(())
 }

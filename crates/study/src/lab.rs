@@ -4,25 +4,47 @@
 use bakeoff_driver::ConnectOptions;
 use bakeoff_remote::server::{RemoteServer, RemoteSpec};
 use bakeoff_remote::HostUrl;
-use bakeoff_server::{file_sha256, Check, Server, ServerSpec};
+use bakeoff_server::{file_sha256, Check, Listen, Server, ServerSpec};
+
+use crate::spread::ClientHosts;
 
 pub(crate) enum Running {
     Here(Server),
     There(RemoteServer),
 }
 
-/// Start `spec` here, or on `host` when the study names a server host.
-pub(crate) fn start(host: Option<&HostUrl>, spec: &ServerSpec) -> Result<Running, String> {
+/// Start `spec` here, or on `host` when the study names a server host; admitting load from
+/// `clients` when the load is spread over client hosts.
+pub(crate) fn start(
+    host: Option<&HostUrl>,
+    spec: &ServerSpec,
+    clients: Option<&ClientHosts>,
+) -> Result<Running, String> {
+    let admit = clients.map(ClientHosts::addresses).unwrap_or_default();
     match host {
-        None => Server::start(spec)
-            .map(Running::Here)
-            .map_err(|e| e.to_string()),
+        None => {
+            let mut spec = spec.clone();
+            if let Some(c) = clients {
+                // Here, listening on the address the client hosts reach this machine by.
+                let address = c
+                    .this_machine()?
+                    .ok_or("no client host said by which address it reaches this machine")?;
+                spec.listen = Some(Listen {
+                    address,
+                    clients: admit,
+                });
+            }
+            Server::start(&spec)
+                .map(Running::Here)
+                .map_err(|e| e.to_string())
+        }
         Some(h) => RemoteServer::start(
             h,
             &RemoteSpec {
                 binary: spec.binary.as_ref().map(|b| b.display().to_string()),
                 options: spec.options.clone(),
                 variant: spec.variant.clone(),
+                clients: admit,
             },
         )
         .map(Running::There)
@@ -35,6 +57,14 @@ impl Running {
     pub(crate) fn connect_options(&self) -> ConnectOptions {
         match self {
             Running::Here(s) => s.connect_options(),
+            Running::There(s) => s.connect_options(),
+        }
+    }
+
+    /// How client hosts reach it: TCP, at the address it listens on for them.
+    pub(crate) fn reach(&self) -> ConnectOptions {
+        match self {
+            Running::Here(s) => s.tcp_connect_options(),
             Running::There(s) => s.connect_options(),
         }
     }

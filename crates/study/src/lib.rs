@@ -10,6 +10,10 @@
 //! - [`run_study`] runs (or resumes) it: series after series, each run stored before the next
 //!   starts; failures recorded with their reason, the study going on.
 //!
+//! Across machines: [`agent`] is what runs on another host over ssh; [`fleet`] runs a whole
+//! study on each of several machines; [`spread::ClientHosts`] spreads one run's load over
+//! several client hosts.
+//!
 //! What it must not do: print or exit. Progress goes to a [`StudyObserver`].
 
 mod file;
@@ -21,6 +25,7 @@ mod runner;
 pub mod agent;
 pub mod fleet;
 mod lab;
+pub mod spread;
 
 pub use bakeoff_server::file_sha256;
 pub use file::{parse, DatasetPolicy, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS};

@@ -76,4 +76,8 @@ pub struct Manifest<'a> {
     pub server_variables: BTreeMap<String, String>,
     /// Where the load ran: its CPUs, how they were chosen, CPUs shared with a server.
     pub client: &'a bakeoff_server::placement::ClientPlacement,
+    /// The client hosts the load was spread over (`[hosts] clients`); then `client` is only
+    /// where bakeoff itself ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub client_hosts: Vec<String>,
 }

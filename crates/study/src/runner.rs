@@ -24,6 +24,7 @@ use bakeoff_workload::{dataset, SessionContext, Unique};
 use crate::lab::{self, Running};
 use crate::manifest::{Host, Manifest};
 use crate::matrix::{estimate, series, Series};
+use crate::spread::{ClientHosts, HostShare};
 use crate::{DatasetPolicy, StudySpec};
 
 /// What the runner tells whoever shows progress. Every method has a no-op default.
@@ -53,6 +54,9 @@ pub enum StudyError {
     /// Results that could not be handed on (an agent's link back to bakeoff was lost).
     #[error("{0}")]
     Results(String),
+    /// A client host of `[hosts] clients` could not be reached or set up.
+    #[error("{0}; the study did not start its runs (what is stored stays)")]
+    Hosts(String),
 }
 
 /// Where the runner puts what it measures, and learns what is already done: the results
@@ -115,6 +119,7 @@ pub fn run_study(
         .server_host
         .as_deref()
         .and_then(|h| HostUrl::parse(h).ok());
+    let mut clients: Option<ClientHosts> = None;
     for s in &all {
         if interrupt.load(Ordering::Relaxed) {
             out.interrupted = true;
@@ -123,6 +128,9 @@ pub fn run_study(
         let todo = todo(spec, s, &finished);
         if todo.is_empty() {
             continue;
+        }
+        if clients.is_none() && !spec.client_hosts.is_empty() {
+            clients = Some(connect_clients(spec, obs)?);
         }
         let client = place_client(spec, &spec.variants[s.variant]);
         if last_client.as_ref() != Some(&client) {
@@ -145,6 +153,7 @@ pub fn run_study(
             templates: &mut templates,
             client,
             server_host: server_host.clone(),
+            clients: clients.as_mut(),
         };
         ctx.run(&todo)?;
         if out.interrupted {
@@ -152,6 +161,25 @@ pub fn run_study(
         }
     }
     Ok(out)
+}
+
+/// Agents on the study's client hosts, started once for all its series.
+fn connect_clients(
+    spec: &StudySpec,
+    obs: &mut dyn StudyObserver,
+) -> Result<ClientHosts, StudyError> {
+    let urls = spec
+        .client_hosts
+        .iter()
+        .map(|h| HostUrl::parse(h))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(StudyError::Hosts)?;
+    let hosts = ClientHosts::connect(&urls).map_err(|e| StudyError::Hosts(e.to_string()))?;
+    obs.on_note(&format!(
+        "the load is spread over {}",
+        hosts.names().join(", ")
+    ));
+    Ok(hosts)
 }
 
 /// The machine's profile, once per study (kept across resumes), before any server starts.
@@ -235,6 +263,8 @@ struct SeriesCtx<'a> {
     client: ClientPlacement,
     /// The study's server host, when not this machine.
     server_host: Option<HostUrl>,
+    /// The client hosts the load is spread over; None: it runs in this process.
+    clients: Option<&'a mut ClientHosts>,
 }
 
 impl SeriesCtx<'_> {
@@ -316,7 +346,7 @@ impl SeriesCtx<'_> {
                 datadir_from: datadir_from.clone(),
                 ..ServerSpec::default()
             };
-            match lab::start(self.server_host.as_ref(), &spec) {
+            match lab::start(self.server_host.as_ref(), &spec, self.clients.as_deref()) {
                 Ok(s) => servers.push(s),
                 Err(e) => {
                     let reason = format!("the variant did not start: {e}");
@@ -343,23 +373,32 @@ impl SeriesCtx<'_> {
                 &manifest,
             );
         }
+        let reach: Vec<ConnectOptions> = servers.iter().map(Running::reach).collect();
         if !self.spec.warmup.is_zero() {
             // Unmeasured: warm the buffer pool and the server's caches at the first thread count.
             let warm = self.run_spec(self.spec.threads[0], self.spec.warmup);
-            let _ = run_sampled(
-                self.session(&endpoints, self.spec.threads[0]),
-                &warm,
-                self.interrupt,
-                &mut Quiet,
-                None,
-            );
+            let workload = &self.spec.workloads[self.series.workload].spec;
+            match self.clients.as_deref_mut() {
+                Some(c) => {
+                    let _ = c.run(&reach, workload, &warm, self.interrupt, &mut Quiet, None);
+                }
+                None => {
+                    let _ = run_sampled(
+                        self.session(&endpoints, self.spec.threads[0]),
+                        &warm,
+                        self.interrupt,
+                        &mut Quiet,
+                        None,
+                    );
+                }
+            }
         }
         for (i, &threads) in todo.iter().enumerate() {
             if self.interrupt.load(Ordering::Relaxed) {
                 self.out.interrupted = true;
                 return Ok(());
             }
-            let record = self.measure(&mut servers, &endpoints, threads, &manifest);
+            let record = self.measure(&mut servers, &endpoints, &reach, threads, &manifest);
             self.store.record(&record)?;
             self.count(&record);
             self.obs.on_run_done(&record);
@@ -453,6 +492,7 @@ impl SeriesCtx<'_> {
         &mut self,
         servers: &mut [Running],
         endpoints: &[ConnectOptions],
+        reach: &[ConnectOptions],
         threads: u32,
         manifest: &str,
     ) -> RunRecord {
@@ -488,19 +528,41 @@ impl SeriesCtx<'_> {
         let mut fwd = Forward {
             obs: &mut *self.obs,
         };
-        let result = run_sampled(
-            session,
-            &run_spec,
-            self.interrupt,
-            &mut fwd,
-            Some(&mut sampler),
-        );
+        let (result, shares) = match self.clients.as_deref_mut() {
+            Some(c) => {
+                let workload = &self.spec.workloads[self.series.workload].spec;
+                match c.run(
+                    reach,
+                    workload,
+                    &run_spec,
+                    self.interrupt,
+                    &mut fwd,
+                    Some(&mut sampler),
+                ) {
+                    Ok(spread) => (Ok(spread.result), spread.hosts),
+                    Err(e) => (Err(e), Vec::new()),
+                }
+            }
+            None => {
+                let r = run_sampled(
+                    session,
+                    &run_spec,
+                    self.interrupt,
+                    &mut fwd,
+                    Some(&mut sampler),
+                );
+                (r.map_err(|e| e.to_string()), Vec::new())
+            }
+        };
         let mut r = self.record_of(threads, manifest);
         match result {
-            Ok(res) => fill(&mut r, &res),
+            Ok(res) => {
+                fill(&mut r, &res);
+                self.note_client_hosts(&mut r, &shares);
+            }
             Err(e) => {
                 r.status = "failed".into();
-                r.reason = Some(e.to_string());
+                r.reason = Some(e);
             }
         }
         if let Some(death) = servers.iter_mut().find_map(Running::death) {
@@ -508,6 +570,26 @@ impl SeriesCtx<'_> {
             r.reason = Some(death);
         }
         r
+    }
+
+    /// Each client host's share goes into the run's summary; a host that was client-bound is
+    /// named, since its figures may measure that host rather than the server.
+    fn note_client_hosts(&mut self, r: &mut RunRecord, shares: &[HostShare]) {
+        if shares.is_empty() {
+            return;
+        }
+        if let Ok(mut summary) = serde_json::from_str::<serde_json::Value>(&r.summary_json) {
+            summary["client_hosts"] = serde_json::json!(shares);
+            r.summary_json = summary.to_string();
+        }
+        for h in shares.iter().filter(|h| h.client_bound) {
+            self.obs.on_note(&format!(
+                "client host {} was client-bound ({:.0}% of its CPUs): {} threads may measure that host, not the server",
+                h.host,
+                h.client_cpu_share * 100.0,
+                r.key.as_ref().map_or(0, |k| k.threads)
+            ));
+        }
     }
 
     /// mysqlslap's way: every connection runs its events, `iterations` times; the run's
@@ -564,6 +646,11 @@ impl SeriesCtx<'_> {
         let first = servers.first();
         let m = Manifest {
             client: &self.client,
+            client_hosts: self
+                .clients
+                .as_deref()
+                .map(ClientHosts::names)
+                .unwrap_or_default(),
             bakeoff_version: env!("CARGO_PKG_VERSION"),
             study_hash: self.hash,
             seed: self.spec.seed,

@@ -205,7 +205,7 @@ fn client_cpus_are_read_at_the_top_and_per_variant() {
 }
 
 #[test]
-fn hosts_name_the_server_machine_and_refuse_what_is_not_there_yet() {
+fn hosts_name_the_server_and_client_machines_and_refuse_what_cannot_run() {
     let base = "threads = [1]\n[[workload]]\nname = \"oltp_point_select\"\n";
     let s = parse(
         &format!("{base}[hosts]\nserver = \"ssh://root@db1:2222\"\n"),
@@ -221,8 +221,23 @@ fn hosts_name_the_server_machine_and_refuse_what_is_not_there_yet() {
     assert_eq!(s.server_host, None);
     let p = problems(&format!("{base}[hosts]\nserver = \"db1\"\n"));
     at(&p, 5, "ssh://[user@]host");
-    let p = problems(&format!("{base}[hosts]\nclients = [\"ssh://load1\"]\n"));
-    at(&p, 5, "not supported yet");
+    assert!(
+        s.client_hosts.is_empty(),
+        "only this machine: load in-process"
+    );
+    let s = parse(
+        &format!("{base}[hosts]\nclients = [\"ssh://load1\", \"local\"]\n"),
+        "h",
+    )
+    .unwrap();
+    assert_eq!(s.client_hosts, ["ssh://load1", "local"]);
+    let p = problems(&format!(
+        "{base}[hosts]\nclients = [\"ssh://load1\", \"ssh://load1\"]\n"
+    ));
+    at(&p, 5, "listed twice");
+    let fixed = "threads = [1]\n[[workload]]\nname = \"oltp_point_select\"\niterations = 2\nevents_per_connection = 10\n";
+    let p = problems(&format!("{fixed}[hosts]\nclients = [\"ssh://load1\"]\n"));
+    assert!(p.iter().any(|p| p.message.contains("fixed work")), "{p:?}");
     let p = problems(&format!(
         "{base}[dataset]\npolicy = \"copy\"\n[hosts]\nserver = \"ssh://db1\"\n"
     ));

@@ -83,6 +83,26 @@ impl SbHistogram {
         HIGH_MS
     }
 
+    /// Non-empty buckets as (index, count): the exact contents, for carrying it elsewhere.
+    pub fn sparse(&self) -> Vec<(u16, u64)> {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (i as u16, c))
+            .collect()
+    }
+
+    /// The histogram [`sparse`](Self::sparse) describes; indexes out of range are clamped.
+    pub fn from_sparse(buckets: &[(u16, u64)]) -> SbHistogram {
+        let mut h = SbHistogram::default();
+        for &(i, c) in buckets {
+            h.counts[usize::from(i).min(BUCKETS - 1)] += c;
+            h.total += c;
+        }
+        h
+    }
+
     /// Non-empty buckets as (representative ms, count), for `--histogram`.
     pub fn buckets(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
         let m = multiplier();

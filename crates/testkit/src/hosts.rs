@@ -271,6 +271,11 @@ impl Hosts {
             .unwrap_or_else(|| panic!("no test host {name}"))
     }
 
+    /// Host `name`'s address on the test network.
+    pub fn addr(&self, name: &str) -> &str {
+        &self.host(name).addr
+    }
+
     /// `ssh://root@ADDRESS` of host `name`.
     pub fn url(&self, name: &str) -> String {
         format!("ssh://root@{}", self.host(name).addr)

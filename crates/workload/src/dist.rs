@@ -4,11 +4,11 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Rng;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RandType {
     Uniform,
@@ -48,7 +48,7 @@ impl fmt::Display for RandType {
 
 /// A distribution with its parameters (sysbench's --rand-spec-*, --rand-pareto-h,
 /// --rand-zipfian-exp).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Distribution {
     pub kind: RandType,
     /// --rand-spec-iter: terms of the Irwin-Hall sum (gaussian and special).

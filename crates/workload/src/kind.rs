@@ -3,11 +3,11 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Distribution;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadKind {
     OltpReadWrite,
@@ -167,7 +167,7 @@ impl FromStr for WorkloadKind {
 
 /// `--db-ps-mode`: server-side prepared statements (`auto`) or values substituted into text
 /// (`disable`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PsMode {
     Auto,
@@ -175,7 +175,7 @@ pub enum PsMode {
 }
 
 /// oltp_common.lua's options, with sysbench's defaults.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OltpOptions {
     pub tables: u32,
     pub table_size: u32,
@@ -231,7 +231,7 @@ impl Default for OltpOptions {
 }
 
 /// A validated workload: kind, options and key distribution.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSpec {
     pub kind: WorkloadKind,
     pub options: OltpOptions,

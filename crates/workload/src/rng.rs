@@ -79,6 +79,9 @@ impl Rng {
 pub struct Unique {
     index: AtomicU32,
     offset: u32,
+    /// Indexes taken at a time: a client host of several walks only its own residue class,
+    /// so hosts sharing a seed never hand out the same value.
+    step: u32,
 }
 
 const PRIME: u32 = 4_294_967_291;
@@ -97,15 +100,23 @@ fn permute(x: u32) -> u32 {
 
 impl Unique {
     pub fn new(seed: u64) -> Unique {
+        Unique::share(seed, 0, 1)
+    }
+
+    /// Part `part` of `parts` of the sequence [`new`](Self::new) gives: the parts never
+    /// overlap and together are that sequence's values.
+    pub fn share(seed: u64, part: u32, parts: u32) -> Unique {
         let mut rng = Rng::seeded(seed ^ 0x5eed);
+        let start = rng.next_u64() as u32;
         Unique {
-            index: AtomicU32::new(rng.next_u64() as u32),
+            index: AtomicU32::new(start.wrapping_add(part)),
             offset: rng.next_u64() as u32,
+            step: parts.max(1),
         }
     }
 
     pub fn next(&self) -> u32 {
-        let i = self.index.fetch_add(1, Ordering::Relaxed);
+        let i = self.index.fetch_add(self.step, Ordering::Relaxed);
         permute(permute(i).wrapping_add(self.offset) ^ 0x5bf0_3635)
     }
 }
@@ -113,6 +124,22 @@ impl Unique {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shares_of_unique_never_meet_and_make_up_the_whole() {
+        let whole: Vec<u32> = {
+            let u = Unique::new(7);
+            (0..3000).map(|_| u.next()).collect()
+        };
+        let parts: Vec<Unique> = (0..3).map(|p| Unique::share(7, p, 3)).collect();
+        let mut shared: Vec<u32> = (0..1000)
+            .flat_map(|_| parts.iter().map(|u| u.next()).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(shared, whole);
+        shared.sort_unstable();
+        shared.dedup();
+        assert_eq!(shared.len(), 3000);
+    }
 
     #[test]
     fn unit_stays_in_range_and_covers_it() {

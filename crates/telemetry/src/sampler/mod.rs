@@ -8,14 +8,14 @@ mod status;
 use std::collections::BTreeMap;
 
 use bakeoff_driver::ConnectOptions;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use procfs::{own_cpu_seconds, read_host, HostReading};
 pub use procfs::{read_process, ProcReading};
 use status::{StatusReader, GAUGES};
 
 /// The server process over one interval.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ServerSample {
     pub cpu_user_seconds: f64,
     pub cpu_sys_seconds: f64,
@@ -34,7 +34,7 @@ pub struct ServerSample {
 }
 
 /// Shares of all CPU time on the host over the interval.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct HostSample {
     pub user: f64,
     pub sys: f64,
@@ -44,7 +44,7 @@ pub struct HostSample {
 }
 
 /// Everything sampled over one interval (a Tick, or the whole run).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Telemetry {
     pub seconds: f64,
     /// None when the server is not a local process bakeoff knows (a remote server).

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use std::net::IpAddr;
 
+mod load;
+
 use crate::{parse, run_study, text_sha256, Results, StudyError, StudyObserver};
 use bakeoff_server::{Listen, Server, ServerSpec};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord};
@@ -30,10 +32,20 @@ pub fn serve(interrupt: &'static AtomicBool) {
     let started = Instant::now();
     let heard = Arc::new(AtomicU64::new(0));
     let lost = Arc::new(AtomicBool::new(false));
+    let gate = Arc::new(load::Gate::default());
     {
-        let (heard, lost) = (heard.clone(), lost.clone());
+        let (heard, lost, gate) = (heard.clone(), lost.clone(), gate.clone());
         let out = out.clone();
-        std::thread::spawn(move || read_requests(tx, &out, interrupt, &heard, &lost, started));
+        std::thread::spawn(move || {
+            let link = Link {
+                interrupt,
+                heard: &heard,
+                lost: &lost,
+                gate: &gate,
+                started,
+            };
+            read_requests(tx, &out, link)
+        });
     }
     {
         let (heard, lost) = (heard.clone(), lost.clone());
@@ -85,7 +97,30 @@ pub fn serve(interrupt: &'static AtomicBool) {
                 &out,
                 interrupt,
             ),
-            Request::Ping | Request::Interrupt => continue,
+            Request::Load {
+                endpoints,
+                workload,
+                run,
+                threads,
+                part,
+                parts,
+            } => {
+                if lost.load(Ordering::Relaxed) {
+                    break;
+                }
+                // An interrupt of the previous part is spent; this part starts afresh.
+                interrupt.store(false, Ordering::Relaxed);
+                let p = load::Part {
+                    endpoints,
+                    workload,
+                    run,
+                    threads,
+                    part,
+                    parts,
+                };
+                load::run_part(p, &out, interrupt, &gate)
+            }
+            Request::Ping | Request::Interrupt | Request::Go | Request::CallOff => continue,
         };
         if out.send(&reply).is_err() {
             break;
@@ -96,20 +131,33 @@ pub fn serve(interrupt: &'static AtomicBool) {
     }
 }
 
-fn read_requests(
-    tx: mpsc::Sender<Request>,
-    out: &Out,
-    interrupt: &AtomicBool,
-    heard: &AtomicU64,
-    lost: &AtomicBool,
+/// What the request reader shares with the rest of the agent.
+struct Link<'a> {
+    interrupt: &'static AtomicBool,
+    heard: &'a AtomicU64,
+    lost: &'a AtomicBool,
+    gate: &'a load::Gate,
     started: Instant,
-) {
+}
+
+/// Requests that steer work in progress (interrupt, the load's barrier) act at once; the rest
+/// queue for the main loop.
+fn read_requests(tx: mpsc::Sender<Request>, out: &Out, link: Link<'_>) {
+    let Link {
+        interrupt,
+        heard,
+        lost,
+        gate,
+        started,
+    } = link;
     let stdin = std::io::stdin();
     for l in stdin.lock().lines() {
         let Ok(l) = l else { break };
         heard.store(started.elapsed().as_secs(), Ordering::Relaxed);
         match serde_json::from_str::<Request>(&l) {
             Ok(Request::Interrupt) => interrupt.store(true, Ordering::Relaxed),
+            Ok(Request::Go) => gate.go(),
+            Ok(Request::CallOff) => gate.call_off(),
             Ok(Request::Ping) => {}
             Ok(req) => {
                 if tx.send(req).is_err() {
@@ -174,11 +222,10 @@ fn start_server(
         variant,
         listen: Some(Listen {
             address: listen.unwrap_or(came_to),
-            clients: if clients.is_empty() {
-                vec![came_from]
-            } else {
-                clients
-            },
+            // bakeoff itself loads the tables and reads the server's status from where it is.
+            clients: std::iter::once(came_from)
+                .chain(clients.into_iter().filter(|c| *c != came_from))
+                .collect(),
         }),
         ..ServerSpec::default()
     };
@@ -206,7 +253,10 @@ fn start_server(
 }
 
 fn hello() -> Reply {
+    let (peer, address) = session_addresses().unzip();
     Reply::Hello {
+        peer,
+        address,
         protocol: PROTOCOL,
         version: env!("CARGO_PKG_VERSION").into(),
         os: std::env::consts::OS.into(),

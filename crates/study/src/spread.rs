@@ -1,0 +1,537 @@
+//! A load spread over several client hosts, each running its part through its agent.
+//!
+//! The connections are split in contiguous blocks of connection ids (so each host's block
+//! still spreads over every server instance, and per-connection seeds and key ranges are those
+//! of one client running them all); the event limit and the open-loop rate are split in the
+//! same proportions. Every host connects and prepares its part, then all start at one barrier
+//! (`Go`, sent once every host is ready). Each host streams its ticks' windows bucket for
+//! bucket; tick `i` of every host is merged into the run's tick `i` (counts added, histograms
+//! merged exactly, so percentiles are those of all events together, not an average of
+//! percentiles). Each host's own CPU is kept, and a host that used ≥ 90% of its CPUs is named.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bakeoff_driver::ConnectOptions;
+use bakeoff_engine::{Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_remote::session::{keep_alive, Agent, Sender};
+use bakeoff_remote::wire::{HostLoad, LoadTick, Reply, Request, Target};
+use bakeoff_remote::{HostUrl, RemoteError};
+use bakeoff_telemetry::{Sampler, Telemetry, Window};
+use bakeoff_workload::WorkloadSpec;
+use serde::Serialize;
+
+/// The client hosts of a study or a run, each with its agent started and kept alive.
+pub struct ClientHosts {
+    links: Vec<Link>,
+    /// Every host's replies, in arrival order: (host, reply), None once its link is gone.
+    replies: mpsc::Receiver<(usize, Option<Reply>)>,
+}
+
+struct Link {
+    url: HostUrl,
+    tx: Sender,
+    peer: Option<IpAddr>,
+    address: Option<IpAddr>,
+    lost: Arc<Mutex<Option<String>>>,
+    done: Arc<AtomicBool>,
+    reader: Option<JoinHandle<()>>,
+}
+
+/// One host's share of a run, as recorded with it.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostShare {
+    pub host: String,
+    pub connections: u32,
+    pub events: u64,
+    pub client_cpu_seconds: f64,
+    pub client_cpu_share: f64,
+    pub client_bound: bool,
+}
+
+/// A run spread over the client hosts: the merged result and each host's share.
+pub struct Spread {
+    pub result: RunResult,
+    pub hosts: Vec<HostShare>,
+}
+
+impl ClientHosts {
+    /// Start an agent on each host (`local` is this machine, through an agent of its own).
+    pub fn connect(urls: &[HostUrl]) -> Result<ClientHosts, RemoteError> {
+        let (tx, replies) = mpsc::channel();
+        let mut links = Vec::new();
+        for (i, url) in urls.iter().enumerate() {
+            let agent = Agent::start(url)?;
+            let (done, lost) = (Arc::new(AtomicBool::new(false)), Arc::default());
+            keep_alive(agent.sender(), done.clone());
+            links.push(Link {
+                url: url.clone(),
+                tx: agent.sender(),
+                peer: agent.peer,
+                address: agent.address,
+                lost: Arc::clone(&lost),
+                done: done.clone(),
+                reader: Some(read(i, agent, done, lost, tx.clone())),
+            });
+        }
+        Ok(ClientHosts { links, replies })
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.links.iter().map(|l| l.url.to_string()).collect()
+    }
+
+    /// The hosts' own addresses (what a server's account must admit); none for `local`.
+    pub fn addresses(&self) -> Vec<IpAddr> {
+        self.links.iter().filter_map(|l| l.address).collect()
+    }
+
+    /// The address every remote host sees this machine at, when they agree: where a server
+    /// here listens for them.
+    pub fn this_machine(&self) -> Result<Option<IpAddr>, String> {
+        let seen: Vec<(String, IpAddr)> = self
+            .links
+            .iter()
+            .filter_map(|l| l.peer.map(|p| (l.url.to_string(), p)))
+            .collect();
+        match seen.split_first() {
+            None => Ok(None),
+            Some(((_, first), rest)) => match rest.iter().find(|(_, p)| p != first) {
+                None => Ok(Some(*first)),
+                Some((host, p)) => Err(format!(
+                    "the client hosts reach this machine by different addresses ({first}, and {p} from {host}); a server here listens on one: run the server on a host of its own ([hosts] server)"
+                )),
+            },
+        }
+    }
+
+    /// Run `spec` against `endpoints`, spread over the hosts. Err before the start (a host
+    /// could not connect or prepare: the others are called off); after it, the result says
+    /// how it ended, naming any host that failed or was lost.
+    pub fn run(
+        &mut self,
+        endpoints: &[ConnectOptions],
+        workload: &WorkloadSpec,
+        spec: &RunSpec,
+        interrupt: &AtomicBool,
+        observer: &mut dyn Observer,
+        mut sampler: Option<&mut Sampler>,
+    ) -> Result<Spread, String> {
+        let targets = endpoints
+            .iter()
+            .map(Target::of)
+            .collect::<Option<Vec<_>>>()
+            .ok_or("a server reached by its socket cannot take load from other hosts")?;
+        let parts = self.parts(spec);
+        let active: Vec<usize> = (0..parts.len())
+            .filter(|&k| parts[k].connections > 0)
+            .collect();
+        for &k in &active {
+            let _ = self.links[k].tx.send(&Request::Load {
+                endpoints: targets.clone(),
+                workload: workload.clone(),
+                run: parts[k].clone(),
+                threads: spec.connections,
+                part: k as u32,
+                parts: parts.len() as u32,
+            });
+        }
+        self.barrier(&active, interrupt)?;
+        if let Some(s) = sampler.as_deref_mut() {
+            s.begin();
+        }
+        for &k in &active {
+            let _ = self.links[k].tx.send(&Request::Go);
+        }
+        observer.on_start();
+        let started = Instant::now();
+        let mut merge = Merge::new(spec, &active);
+        self.follow(&mut merge, interrupt, observer, &mut sampler);
+        let elapsed = merge.elapsed(started);
+        Ok(merge.finish(self, &parts, spec, elapsed, sampler))
+    }
+
+    /// Each host's RunSpec: its block of connections and its share of events and rate.
+    fn parts(&self, spec: &RunSpec) -> Vec<RunSpec> {
+        let n = self.links.len().max(1) as u32;
+        let total = spec.connections;
+        let mut first = 0;
+        (0..n)
+            .map(|k| {
+                let c = total / n + u32::from(k < total % n);
+                let mut part = spec.clone();
+                part.connections = c;
+                part.first_tid = first;
+                part.events = spec.events.map(|e| share(e, first, c, total.max(1)));
+                part.rate = spec
+                    .rate
+                    .map(|r| r * f64::from(c) / f64::from(total.max(1)));
+                first += c;
+                part
+            })
+            .collect()
+    }
+
+    /// Wait until every active host is ready; if one fails (or Ctrl-C), call the others off
+    /// and wait for them to let go of their connections.
+    fn barrier(&mut self, active: &[usize], interrupt: &AtomicBool) -> Result<(), String> {
+        let mut waiting: Vec<usize> = active.to_vec();
+        let mut failure = None;
+        while !waiting.is_empty() {
+            if interrupt.load(Ordering::Relaxed) && failure.is_none() {
+                failure = Some("interrupted before the start".to_string());
+                self.call_off(&waiting);
+            }
+            let Ok((k, reply)) = self.replies.recv_timeout(Duration::from_millis(100)) else {
+                continue;
+            };
+            let outcome = match reply {
+                Some(Reply::LoadReady) if failure.is_none() => None,
+                // Called off: its part ends with an error that says so.
+                Some(Reply::LoadReady) => continue,
+                Some(Reply::Error { message }) => Some(message),
+                Some(Reply::Loaded { .. }) => Some("it ended before the start".into()),
+                None => Some(self.lost(k)),
+                Some(_) => continue,
+            };
+            waiting.retain(|&w| w != k);
+            if let Some(why) = outcome {
+                if failure.is_none() {
+                    failure = Some(format!("client host {}: {why}", self.links[k].url));
+                    self.call_off(&waiting);
+                }
+            }
+        }
+        failure.map_or(Ok(()), Err)
+    }
+
+    fn call_off(&self, hosts: &[usize]) {
+        for &k in hosts {
+            let _ = self.links[k].tx.send(&Request::CallOff);
+        }
+    }
+
+    fn lost(&self, k: usize) -> String {
+        self.links[k]
+            .lost
+            .lock()
+            .ok()
+            .and_then(|l| l.clone())
+            .unwrap_or_else(|| "the link was lost".into())
+    }
+
+    /// Merge ticks as they come until every host's part has ended.
+    fn follow(
+        &mut self,
+        merge: &mut Merge,
+        interrupt: &AtomicBool,
+        observer: &mut dyn Observer,
+        sampler: &mut Option<&mut Sampler>,
+    ) {
+        let mut told = false;
+        while merge.running() {
+            if interrupt.load(Ordering::Relaxed) && !told {
+                told = true;
+                self.interrupt_all(&merge.hosts);
+            }
+            let Ok((k, reply)) = self.replies.recv_timeout(Duration::from_millis(100)) else {
+                continue;
+            };
+            match reply {
+                Some(Reply::LoadTick { tick }) => {
+                    if let Some(t) = merge.tick(k, *tick, sampler) {
+                        observer.on_window(&t.0, &t.1);
+                        observer.on_tick(&t.0);
+                        merge.ticks.push(t.0);
+                    }
+                }
+                Some(Reply::Loaded { result }) => merge.ended(k, Ok(*result)),
+                Some(Reply::Error { message }) => {
+                    merge.ended(
+                        k,
+                        Err(format!("client host {}: {message}", self.links[k].url)),
+                    );
+                    self.interrupt_all(&merge.hosts);
+                }
+                None => {
+                    let why = self.lost(k);
+                    merge.ended(k, Err(why));
+                    self.interrupt_all(&merge.hosts);
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn interrupt_all(&self, hosts: &[usize]) {
+        for &k in hosts {
+            let _ = self.links[k].tx.send(&Request::Interrupt);
+        }
+    }
+}
+
+impl Drop for ClientHosts {
+    fn drop(&mut self) {
+        for l in &mut self.links {
+            l.done.store(true, Ordering::Relaxed);
+            l.tx.close();
+        }
+        for l in &mut self.links {
+            if let Some(r) = l.reader.take() {
+                let _ = r.join();
+            }
+        }
+    }
+}
+
+/// Events `e` shared out by connections: the block of `c` connections from `first` of
+/// `total` gets its proportion, the parts adding up to `e` exactly.
+fn share(e: u64, first: u32, c: u32, total: u32) -> u64 {
+    let upto = |n: u32| (u128::from(e) * u128::from(n) / u128::from(total)) as u64;
+    upto(first + c) - upto(first)
+}
+
+/// Pass a host's replies on until its link ends.
+fn read(
+    i: usize,
+    mut agent: Agent,
+    done: Arc<AtomicBool>,
+    lost: Arc<Mutex<Option<String>>>,
+    tx: mpsc::Sender<(usize, Option<Reply>)>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || loop {
+        match agent.recv() {
+            Ok(Some(r)) => {
+                let _ = tx.send((i, Some(r)));
+            }
+            Ok(None) | Err(_) => {
+                if !done.load(Ordering::Relaxed) {
+                    if let Ok(mut l) = lost.lock() {
+                        *l = Some(agent.lost().to_string());
+                    }
+                    let _ = tx.send((i, None));
+                }
+                return;
+            }
+        }
+    })
+}
+
+/// The run's ticks and ends as the hosts report them.
+struct Merge {
+    hosts: Vec<usize>,
+    tick_s: f64,
+    percentile: f64,
+    /// Tick index -> what the hosts reported for it so far.
+    open: BTreeMap<usize, Partial>,
+    seen: BTreeMap<usize, usize>,
+    ticks: Vec<Tick>,
+    ends: BTreeMap<usize, Result<HostLoad, String>>,
+}
+
+#[derive(Default)]
+struct Partial {
+    hosts: usize,
+    t: f64,
+    threads: u32,
+    queue_length: u64,
+    concurrency: u64,
+    window: Window,
+    clients: Vec<Telemetry>,
+}
+
+impl Merge {
+    fn new(spec: &RunSpec, hosts: &[usize]) -> Merge {
+        Merge {
+            hosts: hosts.to_vec(),
+            tick_s: spec.tick.as_secs_f64(),
+            percentile: spec.percentile,
+            open: BTreeMap::new(),
+            seen: BTreeMap::new(),
+            ticks: Vec::new(),
+            ends: BTreeMap::new(),
+        }
+    }
+
+    fn running(&self) -> bool {
+        self.ends.len() < self.hosts.len()
+    }
+
+    /// Add host `k`'s next tick; the run's tick once every host has reported it.
+    fn tick(
+        &mut self,
+        k: usize,
+        t: LoadTick,
+        sampler: &mut Option<&mut Sampler>,
+    ) -> Option<(Tick, Window)> {
+        let seen = self.seen.entry(k).or_default();
+        let index = *seen;
+        *seen += 1;
+        let p = self.open.entry(index).or_default();
+        p.hosts += 1;
+        p.t = p.t.max(t.t);
+        p.threads += t.threads;
+        p.queue_length += t.queue_length;
+        p.concurrency += t.concurrency;
+        p.window.add(&t.window);
+        p.clients.extend(t.telemetry);
+        if p.hosts < self.hosts.len() {
+            return None;
+        }
+        let p = self.open.remove(&index)?;
+        let window = p.window.summary(self.tick_s, self.percentile);
+        let own = sampler
+            .as_deref_mut()
+            .and_then(|s| s.tick(self.tick_s, window.events));
+        let tick = Tick {
+            t: p.t,
+            threads: p.threads,
+            queue_length: p.queue_length,
+            concurrency: p.concurrency,
+            telemetry: with_clients(own, &p.clients),
+            histogram: p.window.sb_histogram().buckets().collect(),
+            window,
+        };
+        Some((tick, p.window))
+    }
+
+    fn ended(&mut self, k: usize, end: Result<HostLoad, String>) {
+        self.ends.insert(k, end);
+    }
+
+    fn elapsed(&self, started: Instant) -> f64 {
+        let reported = self
+            .ends
+            .values()
+            .filter_map(|e| e.as_ref().ok())
+            .map(|h| h.elapsed_seconds)
+            .fold(0.0, f64::max);
+        if reported > 0.0 {
+            reported
+        } else {
+            started.elapsed().as_secs_f64()
+        }
+    }
+
+    fn finish(
+        self,
+        hosts: &ClientHosts,
+        parts: &[RunSpec],
+        spec: &RunSpec,
+        elapsed: f64,
+        sampler: Option<&mut Sampler>,
+    ) -> Spread {
+        let mut total = Window::default();
+        let mut status = RunStatus::Completed;
+        let (mut connections, mut shares, mut clients) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut unfinished, mut setup) = (0, 0.0f64);
+        for (&k, end) in &self.ends {
+            let host = hosts.links[k].url.to_string();
+            match end {
+                Ok(h) => {
+                    total.add(&h.window);
+                    connections.extend_from_slice(&h.connections);
+                    unfinished += h.unfinished_events;
+                    setup = setup.max(h.setup_seconds);
+                    status = worse(status, &h.status, &host);
+                    shares.push(share_of(&host, parts[k].connections, h));
+                    clients.extend(h.telemetry.clone());
+                }
+                Err(why) => status = worse(status, &RunStatus::Failed(why.clone()), &host),
+            }
+        }
+        let summary = total.summary(elapsed, spec.percentile);
+        let own = sampler.and_then(|s| s.total(elapsed, summary.events));
+        Spread {
+            result: RunResult {
+                status,
+                setup_seconds: setup,
+                elapsed_seconds: elapsed,
+                total: summary,
+                telemetry: with_clients(own, &clients),
+                ticks: self.ticks,
+                connections,
+                unfinished_events: unfinished,
+                histogram: total.sb_histogram().clone(),
+                window: total,
+            },
+            hosts: shares,
+        }
+    }
+}
+
+/// The run's status once host `host` ended with `theirs`: a failure (named) over an
+/// interrupt over completion.
+fn worse(ours: RunStatus, theirs: &RunStatus, host: &str) -> RunStatus {
+    match (&ours, theirs) {
+        (RunStatus::Failed(_), _) => ours,
+        (_, RunStatus::Failed(why)) if why.contains(host) => RunStatus::Failed(why.clone()),
+        (_, RunStatus::Failed(why)) => RunStatus::Failed(format!("client host {host}: {why}")),
+        (_, RunStatus::Interrupted) => RunStatus::Interrupted,
+        _ => ours,
+    }
+}
+
+fn share_of(host: &str, connections: u32, h: &HostLoad) -> HostShare {
+    let t = h.telemetry.as_ref();
+    HostShare {
+        host: host.into(),
+        connections,
+        events: h.window.events,
+        client_cpu_seconds: t.map_or(0.0, |t| t.client_cpu_seconds),
+        client_cpu_share: t.map_or(0.0, |t| t.client_cpu_share),
+        client_bound: t.is_some_and(|t| t.client_bound),
+    }
+}
+
+/// The server's figures as sampled here, with the client's taken from the client hosts:
+/// their CPU seconds added, the busiest host's share, bound if any host was.
+fn with_clients(own: Option<Telemetry>, clients: &[Telemetry]) -> Option<Telemetry> {
+    if clients.is_empty() {
+        return own;
+    }
+    let mut t = own.unwrap_or_else(|| Telemetry {
+        seconds: clients.iter().map(|c| c.seconds).fold(0.0, f64::max),
+        ..Telemetry::default()
+    });
+    t.client_cpu_seconds = clients.iter().map(|c| c.client_cpu_seconds).sum();
+    t.client_cpu_share = clients
+        .iter()
+        .map(|c| c.client_cpu_share)
+        .fold(0.0, f64::max);
+    t.client_bound = clients.iter().any(|c| c.client_bound);
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_shared_by_connections_and_add_up() {
+        // 7 connections over 3 hosts: blocks of 3, 2, 2.
+        let parts = [(0, 3), (3, 2), (5, 2)];
+        let got: Vec<u64> = parts.iter().map(|&(f, c)| share(1000, f, c, 7)).collect();
+        assert_eq!(got.iter().sum::<u64>(), 1000);
+        assert_eq!(got, vec![428, 286, 286]);
+    }
+
+    #[test]
+    fn a_failure_names_its_host_once_and_outranks_an_interrupt() {
+        let s = worse(
+            RunStatus::Interrupted,
+            &RunStatus::Failed("FATAL: gone".into()),
+            "ssh://b",
+        );
+        assert_eq!(
+            s,
+            RunStatus::Failed("client host ssh://b: FATAL: gone".into())
+        );
+        let s = worse(s, &RunStatus::Interrupted, "ssh://c");
+        assert!(matches!(s, RunStatus::Failed(why) if why.contains("ssh://b")));
+    }
+}
