@@ -460,3 +460,47 @@ fn a_study_with_its_server_on_a_takes_its_load_from_b_and_c() {
     assert!(!server_in(&hosts, "a"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_study_whose_server_host_is_cut_off_while_b_and_c_load_it_names_that_host() {
+    let hosts = Hosts::new(&[
+        ("a", Kind::Full),
+        ("b", Kind::NoServer),
+        ("c", Kind::NoServer),
+    ]);
+    let dir = scratch("clients-cut");
+    let file = dir.join("cut.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "duration = 12\nthreads = [4]\n[hosts]\nserver = \"{}\"\nclients = [\"{}\", \"{}\"]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n",
+            hosts.url("a"),
+            hosts.url("b"),
+            hosts.url("c")
+        ),
+    )
+    .unwrap();
+    let child = hosts
+        .local_command(BAKEOFF)
+        .args(["study", "run", file.to_str().unwrap(), "--db"])
+        .arg(dir.join("cut.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (b, c) = (hosts.addr("b").to_string(), hosts.addr("c").to_string());
+    wait_for(
+        Duration::from_secs(90),
+        || "the load from b and c never reached a".into(),
+        || {
+            let peers = load_peers(&hosts, "a");
+            peers.contains(&b) && peers.contains(&c)
+        },
+    );
+    cut_and_see_the_server_go(&hosts, "a");
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&hosts.url("a")), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
