@@ -309,6 +309,13 @@ pub struct GeneralArgs {
     /// Covers the run, prepare, prewarm and fixed work.
     #[arg(long, value_name = "LIST")]
     pub client_cpus: Option<String>,
+    /// Spread the load over other machines (repeat it: --client-host ssh://load1 --client-host
+    /// ssh://load2; `local` is this one), reached with ssh as --server-host is: the connections
+    /// are split between them in blocks, all start at one barrier, and every second's figures
+    /// are merged (latency histograms bucket for bucket). The server (embedded, --server-host
+    /// or --mysql-host) must be reachable from them over TCP. Timed runs only.
+    #[arg(long, value_name = "ADDRESS")]
+    pub client_host: Vec<String>,
     /// Scheduling policy of the client threads: batch (SCHED_BATCH: responses do not preempt
     /// the server on a shared machine, so the client costs less CPU per query) or normal.
     #[arg(long, default_value = "batch", value_parser = ["batch", "normal"])]

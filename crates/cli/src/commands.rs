@@ -12,6 +12,8 @@ use bakeoff_engine::{IgnoreErrors, Observer, RunResult, RunSpec, RunStatus, Tick
 use bakeoff_server::placement::ClientPlacement;
 use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
+use bakeoff_server::Listen;
+use bakeoff_study::spread::{ClientHosts, HostShare};
 use bakeoff_telemetry::Sampler;
 use bakeoff_workload::dataset::{self, Progress};
 use bakeoff_workload::{
@@ -327,6 +329,8 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     preflight::raise_open_files(u64::from(run_spec.connections) + 256)
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
     let given = given_servers(a);
+    // First: a server started for client hosts admits their addresses.
+    let mut clients = crate::clients::connect(a)?;
     let mut target = match given.is_empty() {
         false => {
             if a.general.embedded.server_host.is_some() {
@@ -345,11 +349,17 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             match &a.general.embedded.server_host {
                 Some(host) => {
                     eprintln!("Starting the server on {host}...");
-                    Target::Remote(start_remote(&a.general.embedded, host)?)
+                    let admit = clients.as_ref().map(ClientHosts::addresses);
+                    Target::Remote(start_remote(
+                        &a.general.embedded,
+                        host,
+                        &admit.unwrap_or_default(),
+                    )?)
                 }
                 None => {
                     eprintln!("Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)...");
-                    Target::Embedded(start_embedded(&a.general.embedded)?)
+                    let listen = listen_for(clients.as_ref())?;
+                    Target::Embedded(start_embedded(&a.general.embedded, listen.as_ref())?)
                 }
             }
         }
@@ -407,11 +417,12 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         threads: run_spec.connections,
         unique: Unique::new(run_spec.seed),
     });
-    let code = match fixed_work(&a.general)? {
-        Some((iterations, _)) => {
+    let code = match (fixed_work(&a.general)?, clients.as_mut()) {
+        (Some((iterations, _)), _) => {
             crate::slap::run(a, &spec, &run_spec, iterations, ctx, &target, &placement)?
         }
-        None => run_timed(a, &spec, &run_spec, ctx, &target, &placement)?,
+        (None, Some(hosts)) => run_spread(a, &spec, &run_spec, hosts, &target, &placement)?,
+        (None, None) => run_timed(a, &spec, &run_spec, ctx, &target, &placement)?,
     };
     if let Some(death) = target.died() {
         // The report above stays: it is what was measured, up to the crash.
@@ -421,6 +432,84 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     drop(target); // stops the embedded server, after everything measured is printed
     Ok(code)
 }
+
+/// Where an embedded server listens for client hosts: the address they reach this machine
+/// by, its account admitting theirs.
+fn listen_for(clients: Option<&ClientHosts>) -> Result<Option<Listen>> {
+    let Some(c) = clients else { return Ok(None) };
+    let address = c
+        .this_machine()
+        .map_err(anyhow::Error::msg)?
+        .ok_or_else(|| {
+            anyhow::anyhow!("no client host said by which address it reaches this machine")
+        })?;
+    Ok(Some(Listen {
+        address,
+        clients: c.addresses(),
+    }))
+}
+
+/// The run spread over `hosts`; a warmup first, as its own unmeasured run, so the server's
+/// figures cover the measured span only.
+fn run_spread(
+    a: &LoadArgs,
+    spec: &WorkloadSpec,
+    run_spec: &RunSpec,
+    hosts: &mut ClientHosts,
+    target: &Target,
+    placement: &ClientPlacement,
+) -> Result<ExitCode> {
+    let reach = target.reach();
+    if !run_spec.warmup.is_zero() {
+        let warm = RunSpec {
+            time: Some(run_spec.warmup),
+            warmup: Duration::ZERO,
+            events: None,
+            ..run_spec.clone()
+        };
+        eprintln!("Warming up for {} s...", run_spec.warmup.as_secs());
+        hosts
+            .run(&reach, spec, &warm, &INTERRUPTED, &mut Quiet, None)
+            .map_err(anyhow::Error::msg)?;
+    }
+    let measured = RunSpec {
+        warmup: Duration::ZERO,
+        ..run_spec.clone()
+    };
+    let text = a.general.format == Format::Text;
+    if text {
+        print_header(spec, &measured, &ignored_options(a, spec));
+    }
+    let mut printer = Printer {
+        text,
+        interval: a.general.report_interval > 0,
+        percentile: run_spec.percentile,
+        open_loop: run_spec.rate.is_some(),
+    };
+    let mut sampler = sampler(run_spec, target);
+    let spread = hosts
+        .run(
+            &reach,
+            spec,
+            &measured,
+            &INTERRUPTED,
+            &mut printer,
+            Some(&mut sampler),
+        )
+        .map_err(anyhow::Error::msg)?;
+    report(
+        a,
+        spec,
+        &measured,
+        &spread.result,
+        &spread.hosts,
+        target,
+        placement,
+    )
+}
+
+struct Quiet;
+impl Observer for Quiet {}
 
 fn run_timed(
     a: &LoadArgs,
@@ -448,20 +537,39 @@ fn run_timed(
         &mut printer,
         Some(&mut sampler),
     )?;
+    report(a, spec, run_spec, &result, &[], target, placement)
+}
+
+/// The final report, text or JSON; the exit code the run's status gives.
+fn report(
+    a: &LoadArgs,
+    spec: &WorkloadSpec,
+    run_spec: &RunSpec,
+    result: &RunResult,
+    hosts: &[HostShare],
+    target: &Target,
+    placement: &ClientPlacement,
+) -> Result<ExitCode> {
+    let text = a.general.format == Format::Text;
     if text {
         if a.general.histogram {
             print!("{}", output::histogram(&result.histogram));
         }
-        print!("{}", output::final_report(&result, run_spec.percentile));
-        print!("{}", output::extra_report(&result));
+        print!("{}", output::final_report(result, run_spec.percentile));
+        print!("{}", output::extra_report(result));
         if let Some(t) = &result.telemetry {
             print!("{}", output::telemetry_report(t, run_spec.client_threads));
         }
-        print!("{}", output::placement_report(placement));
+        if hosts.is_empty() {
+            print!("{}", output::placement_report(placement));
+        } else {
+            print!("{}", crate::clients::report(hosts));
+        }
     } else {
         let doc = JsonReport {
             header: JsonHeader::new(spec, run_spec, target, placement, ignored_options(a, spec)),
-            result: &result,
+            result,
+            client_hosts: hosts,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
     }
@@ -616,6 +724,9 @@ struct JsonReport<'a> {
     #[serde(flatten)]
     header: JsonHeader<'a>,
     result: &'a RunResult,
+    /// Each client host's share, when the load was spread (--client-host).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    client_hosts: &'a [HostShare],
 }
 
 #[derive(Serialize)]

@@ -3,6 +3,7 @@
 
 mod args;
 mod client;
+mod clients;
 mod commands;
 mod fleet;
 mod host;

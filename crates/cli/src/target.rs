@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use bakeoff_driver::{Conn, ConnectOptions};
 use bakeoff_remote::server::{RemoteServer, RemoteSpec};
 use bakeoff_remote::HostUrl;
-use bakeoff_server::{Check, Server, ServerSpec};
+use bakeoff_server::{Check, Listen, Server, ServerSpec};
 use bakeoff_telemetry::SampleTarget;
 use serde::Serialize;
 
@@ -31,8 +31,9 @@ pub(crate) struct InstanceCheck {
     check: Check,
 }
 
-/// Start every instance of the variant the options describe, printing each one's checks.
-pub(crate) fn start_embedded(e: &EmbeddedArgs) -> Result<Vec<Server>> {
+/// Start every instance of the variant the options describe, printing each one's checks;
+/// listening for client hosts when `listen` says.
+pub(crate) fn start_embedded(e: &EmbeddedArgs, listen: Option<&Listen>) -> Result<Vec<Server>> {
     let variants = e.variant.variants().map_err(anyhow::Error::msg)?;
     let mut servers = Vec::new();
     for (i, variant) in variants.into_iter().enumerate() {
@@ -40,6 +41,7 @@ pub(crate) fn start_embedded(e: &EmbeddedArgs) -> Result<Vec<Server>> {
             binary: e.server_binary.clone(),
             options: e.server_options.clone(),
             variant,
+            listen: listen.cloned(),
             ..ServerSpec::default()
         };
         let server = Server::start(&spec).with_context(|| match e.variant.instances {
@@ -65,8 +67,13 @@ pub(crate) fn start_embedded(e: &EmbeddedArgs) -> Result<Vec<Server>> {
     Ok(servers)
 }
 
-/// Start every instance of the variant on `host` (one agent each), printing their checks.
-pub(crate) fn start_remote(e: &EmbeddedArgs, host: &str) -> Result<Vec<RemoteServer>> {
+/// Start every instance of the variant on `host` (one agent each), printing their checks;
+/// admitting load from `clients` too.
+pub(crate) fn start_remote(
+    e: &EmbeddedArgs,
+    host: &str,
+    clients: &[std::net::IpAddr],
+) -> Result<Vec<RemoteServer>> {
     let host = HostUrl::parse(host).map_err(|e| anyhow::anyhow!("--server-host: {e}"))?;
     let variants = e.variant.variants().map_err(anyhow::Error::msg)?;
     let mut servers = Vec::new();
@@ -75,7 +82,7 @@ pub(crate) fn start_remote(e: &EmbeddedArgs, host: &str) -> Result<Vec<RemoteSer
             binary: e.server_binary.as_ref().map(|b| b.display().to_string()),
             options: e.server_options.clone(),
             variant: variant.clone(),
-            clients: Vec::new(),
+            clients: clients.to_vec(),
         };
         let server = RemoteServer::start(&host, &spec)?;
         eprintln!(
@@ -101,6 +108,16 @@ impl Target {
     }
 
     /// Started by bakeoff (here or on another host): the tables are loaded, the variant set.
+    /// How client hosts reach the servers: over TCP (an embedded server at the address it
+    /// listens on for them).
+    pub(crate) fn reach(&self) -> Vec<ConnectOptions> {
+        match self {
+            Target::Given(o) => o.clone(),
+            Target::Embedded(s) => s.iter().map(Server::tcp_connect_options).collect(),
+            Target::Remote(s) => s.iter().map(RemoteServer::connect_options).collect(),
+        }
+    }
+
     pub(crate) fn is_embedded(&self) -> bool {
         !matches!(self, Target::Given(_))
     }

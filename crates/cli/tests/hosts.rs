@@ -504,3 +504,53 @@ fn a_study_whose_server_host_is_cut_off_while_b_and_c_load_it_names_that_host() 
     assert!(err.contains(&hosts.url("a")), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_run_spreads_its_load_over_client_hosts_onto_the_embedded_server() {
+    let hosts = Hosts::new(&[("b", Kind::NoServer), ("c", Kind::NoServer)]);
+    let o = hosts
+        .local_command(BAKEOFF)
+        .args([
+            "run",
+            "oltp_point_select",
+            "--table-size=300",
+            "--threads=5",
+        ])
+        .args(["--time=3", "--format=json", "--client-host"])
+        .arg(hosts.url("b"))
+        .arg("--client-host")
+        .arg(hosts.url("c"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    let shares = doc["client_hosts"].as_array().expect("client_hosts");
+    let names: Vec<&str> = shares.iter().map(|s| s["host"].as_str().unwrap()).collect();
+    assert_eq!(names, [hosts.url("b"), hosts.url("c")]);
+    // Blocks of 3 and 2 connections; every event of the run came from one of them.
+    let conns: Vec<u64> = shares
+        .iter()
+        .map(|s| s["connections"].as_u64().unwrap())
+        .collect();
+    assert_eq!(conns, [3, 2]);
+    let events: u64 = shares.iter().map(|s| s["events"].as_u64().unwrap()).sum();
+    assert!(
+        shares.iter().all(|s| s["events"].as_u64() > Some(0)),
+        "{doc}"
+    );
+    assert_eq!(
+        doc["result"]["total"]["events"].as_u64(),
+        Some(events),
+        "{doc}"
+    );
+    assert_eq!(
+        doc["result"]["connections"].as_array().map(Vec::len),
+        Some(5)
+    );
+    // The per-second series is the merged one: its events add up to at most the total.
+    let ticks = doc["result"]["ticks"].as_array().unwrap();
+    assert!(ticks.len() >= 2, "{doc}");
+    let in_ticks: u64 = ticks.iter().map(|t| t["events"].as_u64().unwrap()).sum();
+    assert!(in_ticks > 0 && in_ticks <= events, "{in_ticks} of {events}");
+}
