@@ -11,8 +11,8 @@
 //! - [`server::RemoteServer`]: a server variant on another host, driven from this one
 //!   (`bakeoff run --server-host`).
 //!
-//! Not yet here (issue 15): `[hosts]` in a study file (the study runner still starts its
-//! servers locally) and load from several client hosts (`--client-host`).
+//! A run's load spread over several client hosts is driven from the study crate
+//! (`bakeoff_study::spread`), over the `Load` / `Go` / `LoadTick` / `Loaded` exchange here.
 
 pub mod server;
 pub mod session;

@@ -258,6 +258,36 @@ mod tests {
     }
 
     #[test]
+    fn a_load_part_crosses_as_it_was_given() {
+        let workload = WorkloadSpec {
+            kind: "oltp_read_write".parse().unwrap(),
+            options: Default::default(),
+            distribution: bakeoff_workload::Distribution::new("pareto".parse().unwrap()),
+        };
+        let r = Request::Load {
+            endpoints: vec![Target {
+                host: "169.254.77.2".into(),
+                port: 3306,
+                user: "bakeoff".into(),
+                password: "s3cret".into(),
+                database: Some("sbtest".into()),
+            }],
+            workload,
+            run: RunSpec {
+                connections: 40,
+                first_tid: 40,
+                rate: Some(1500.0),
+                ..RunSpec::default()
+            },
+            threads: 80,
+            part: 1,
+            parts: 2,
+        };
+        let back: Request = serde_json::from_str(line(&r).trim()).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
     fn a_variant_crosses_as_it_was_given() {
         let variant = Variant {
             allocator: "jemalloc".parse().unwrap(),
