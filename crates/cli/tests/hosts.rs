@@ -417,6 +417,10 @@ fn a_study_with_its_server_on_a_takes_its_load_from_b_and_c() {
         let m: serde_json::Value =
             serde_json::from_str(r["manifest_json"].as_str().unwrap()).unwrap();
         assert_eq!(m["server_host"], hosts.url("a").as_str(), "{m}");
+        // Both machines: this one's profile and the server host's, read there.
+        assert!(m["host"]["cpus"].as_u64() > Some(0), "{m}");
+        assert!(m["server_machine"]["cpus"].as_u64() > Some(0), "{m}");
+        assert!(m["server_binary_sha256"].as_str().is_some(), "{m}");
         assert_eq!(
             m["client_hosts"],
             serde_json::json!([hosts.url("b"), hosts.url("c")]),

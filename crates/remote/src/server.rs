@@ -35,6 +35,9 @@ pub struct RemoteServer {
     pub binary: String,
     pub pid: Option<u32>,
     pub checks: Vec<Check>,
+    pub binary_sha256: Option<String>,
+    /// The server host's profile, as its agent read it.
+    pub machine: Option<serde_json::Value>,
     options: ConnectOptions,
     tx: Sender,
     /// Sample replies, as the watcher reads them.
@@ -78,6 +81,8 @@ impl RemoteServer {
             binary,
             pid,
             checks,
+            binary_sha256,
+            machine,
             ..
         } = up
         else {
@@ -105,6 +110,8 @@ impl RemoteServer {
             binary,
             pid,
             checks,
+            binary_sha256,
+            machine,
             options,
             tx,
             samples: Arc::new(Mutex::new(samples)),

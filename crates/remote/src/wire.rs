@@ -136,6 +136,12 @@ pub enum Reply {
         binary: String,
         pid: Option<u32>,
         checks: Vec<Check>,
+        /// The binary's SHA-256, and the server host's profile (hostname, kernel, CPU model,
+        /// CPUs, NUMA nodes, governor, THP) for the manifest.
+        #[serde(default)]
+        binary_sha256: Option<String>,
+        #[serde(default)]
+        machine: Option<serde_json::Value>,
     },
     ServerStopped {
         id: u32,

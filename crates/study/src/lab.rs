@@ -132,7 +132,15 @@ impl Running {
     pub(crate) fn binary_sha256(&self) -> Option<String> {
         match self {
             Running::Here(s) => file_sha256(s.binary()),
-            Running::There(_) => None,
+            Running::There(s) => s.binary_sha256.clone(),
+        }
+    }
+
+    /// The profile of the machine it runs on, when not here.
+    pub(crate) fn machine(&self) -> Option<serde_json::Value> {
+        match self {
+            Running::Here(_) => None,
+            Running::There(s) => s.machine.clone(),
         }
     }
 

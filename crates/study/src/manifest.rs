@@ -69,6 +69,9 @@ pub struct Manifest<'a> {
     /// The host the servers ran on, when not this one (the study's `[hosts] server`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_host: Option<String>,
+    /// That host's profile (as `host` is this machine's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_machine: Option<serde_json::Value>,
     pub server_binary: Option<String>,
     pub server_binary_sha256: Option<String>,
     pub server_version: Option<String>,

@@ -656,6 +656,7 @@ impl SeriesCtx<'_> {
             seed: self.spec.seed,
             host: self.host,
             server_host: first.and_then(Running::host),
+            server_machine: first.and_then(Running::machine),
             server_binary: first.map(Running::binary),
             server_binary_sha256: first.and_then(Running::binary_sha256),
             server_version: first.map(Running::version),

@@ -242,6 +242,8 @@ fn start_server(
                 binary: s.binary().display().to_string(),
                 pid: s.pid(),
                 checks: s.checks().to_vec(),
+                binary_sha256: bakeoff_server::file_sha256(s.binary()),
+                machine: serde_json::to_value(crate::manifest::Host::read()).ok(),
             };
             servers.push(Some(s));
             up
