@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
-use bakeoff_engine::{IgnoreErrors, Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_engine::{IgnoreErrors, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick};
 use bakeoff_server::placement::ClientPlacement;
 use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
 use bakeoff_server::Listen;
-use bakeoff_study::spread::{ClientHosts, HostShare};
+use bakeoff_study::spread::{ClientHosts, HostShare, INTERRUPTED_BEFORE_START};
 use bakeoff_telemetry::Sampler;
 use bakeoff_workload::dataset::{self, Progress};
 use bakeoff_workload::{
@@ -476,27 +476,23 @@ fn run_spread(
         warmup: Duration::ZERO,
         ..run_spec.clone()
     };
-    let text = a.general.format == Format::Text;
-    if text {
-        print_header(spec, &measured, &ignored_options(a, spec));
-    }
-    let mut printer = Printer {
-        text,
-        interval: a.general.report_interval > 0,
-        percentile: run_spec.percentile,
-        open_loop: run_spec.rate.is_some(),
-    };
+    let mut printer = start_printing(a, spec, &measured);
     let mut sampler = sampler(run_spec, target);
-    let spread = hosts
-        .run(
-            &reach,
-            spec,
-            &measured,
-            &INTERRUPTED,
-            &mut printer,
-            Some(&mut sampler),
-        )
-        .map_err(anyhow::Error::msg)?;
+    let spread = match hosts.run(
+        &reach,
+        spec,
+        &measured,
+        &INTERRUPTED,
+        &mut printer,
+        Some(&mut sampler),
+    ) {
+        Ok(s) => s,
+        Err(e) if e == INTERRUPTED_BEFORE_START => {
+            eprintln!("Interrupted before the load started: nothing was measured");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+        Err(e) => bail!(e),
+    };
     report(
         a,
         spec,
@@ -508,8 +504,19 @@ fn run_spread(
     )
 }
 
-struct Quiet;
-impl Observer for Quiet {}
+/// The text header (sysbench's), and the printer of the run's intervals.
+fn start_printing(a: &LoadArgs, spec: &WorkloadSpec, run_spec: &RunSpec) -> Printer {
+    let text = a.general.format == Format::Text;
+    if text {
+        print_header(spec, run_spec, &ignored_options(a, spec));
+    }
+    Printer {
+        text,
+        interval: a.general.report_interval > 0,
+        percentile: run_spec.percentile,
+        open_loop: run_spec.rate.is_some(),
+    }
+}
 
 fn run_timed(
     a: &LoadArgs,
@@ -519,16 +526,7 @@ fn run_timed(
     target: &Target,
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
-    let text = a.general.format == Format::Text;
-    if text {
-        print_header(spec, run_spec, &ignored_options(a, spec));
-    }
-    let mut printer = Printer {
-        text,
-        interval: a.general.report_interval > 0,
-        percentile: run_spec.percentile,
-        open_loop: run_spec.rate.is_some(),
-    };
+    let mut printer = start_printing(a, spec, run_spec);
     let mut sampler = sampler(run_spec, target);
     let result = bakeoff_engine::run_sampled(
         ctx,

@@ -365,19 +365,20 @@ fn load_peers(hosts: &Hosts, name: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn a_study_with_its_server_on_a_takes_its_load_from_b_and_c() {
-    let hosts = Hosts::new(&[
-        ("a", Kind::Full),
-        ("b", Kind::NoServer),
-        ("c", Kind::NoServer),
-    ]);
-    let dir = scratch("clients");
+/// Hosts a (with a server) and b, c (without); a study with its server on a and its load
+/// from b and c started in the background, its `duration` and `threads` as given, once the
+/// load from both has reached a's server; and its database.
+fn spread_study(
+    hosts: &Hosts,
+    dir: &Path,
+    duration: u32,
+    threads: &str,
+) -> (std::process::Child, PathBuf) {
     let file = dir.join("spread.toml");
     std::fs::write(
         &file,
         format!(
-            "duration = 4\nthreads = [3, 8]\n[hosts]\nserver = \"{}\"\nclients = [\"{}\", \"{}\"]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n",
+            "duration = {duration}\nthreads = {threads}\n[hosts]\nserver = \"{}\"\nclients = [\"{}\", \"{}\"]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n",
             hosts.url("a"),
             hosts.url("b"),
             hosts.url("c")
@@ -399,14 +400,30 @@ fn a_study_with_its_server_on_a_takes_its_load_from_b_and_c() {
         || {
             format!(
                 "no load from both b and c at a's server: {:?}",
-                load_peers(&hosts, "a")
+                load_peers(hosts, "a")
             )
         },
         || {
-            let peers = load_peers(&hosts, "a");
-            server_in(&hosts, "a") && peers.contains(&b) && peers.contains(&c)
+            let peers = load_peers(hosts, "a");
+            server_in(hosts, "a") && peers.contains(&b) && peers.contains(&c)
         },
     );
+    (child, db)
+}
+
+fn a_b_and_c() -> Hosts {
+    Hosts::new(&[
+        ("a", Kind::Full),
+        ("b", Kind::NoServer),
+        ("c", Kind::NoServer),
+    ])
+}
+
+#[test]
+fn a_study_with_its_server_on_a_takes_its_load_from_b_and_c() {
+    let hosts = a_b_and_c();
+    let dir = scratch("clients");
+    let (child, db) = spread_study(&hosts, &dir, 4, "[3, 8]");
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
@@ -467,40 +484,9 @@ fn a_study_with_its_server_on_a_takes_its_load_from_b_and_c() {
 
 #[test]
 fn a_study_whose_server_host_is_cut_off_while_b_and_c_load_it_names_that_host() {
-    let hosts = Hosts::new(&[
-        ("a", Kind::Full),
-        ("b", Kind::NoServer),
-        ("c", Kind::NoServer),
-    ]);
+    let hosts = a_b_and_c();
     let dir = scratch("clients-cut");
-    let file = dir.join("cut.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "duration = 12\nthreads = [4]\n[hosts]\nserver = \"{}\"\nclients = [\"{}\", \"{}\"]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n",
-            hosts.url("a"),
-            hosts.url("b"),
-            hosts.url("c")
-        ),
-    )
-    .unwrap();
-    let child = hosts
-        .local_command(BAKEOFF)
-        .args(["study", "run", file.to_str().unwrap(), "--db"])
-        .arg(dir.join("cut.db"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (b, c) = (hosts.addr("b").to_string(), hosts.addr("c").to_string());
-    wait_for(
-        Duration::from_secs(90),
-        || "the load from b and c never reached a".into(),
-        || {
-            let peers = load_peers(&hosts, "a");
-            peers.contains(&b) && peers.contains(&c)
-        },
-    );
+    let (child, _) = spread_study(&hosts, &dir, 12, "[4]");
     cut_and_see_the_server_go(&hosts, "a");
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -557,4 +543,35 @@ fn a_run_spreads_its_load_over_client_hosts_onto_the_embedded_server() {
     assert!(ticks.len() >= 2, "{doc}");
     let in_ticks: u64 = ticks.iter().map(|t| t["events"].as_u64().unwrap()).sum();
     assert!(in_ticks > 0 && in_ticks <= events, "{in_ticks} of {events}");
+}
+
+#[test]
+fn this_machine_can_be_one_of_the_client_hosts() {
+    let hosts = Hosts::new(&[("b", Kind::NoServer)]);
+    let o = hosts
+        .local_command(BAKEOFF)
+        .args([
+            "run",
+            "oltp_point_select",
+            "--table-size=300",
+            "--threads=4",
+        ])
+        .args([
+            "--time=2",
+            "--format=json",
+            "--client-host=local",
+            "--client-host",
+        ])
+        .arg(hosts.url("b"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    let shares = doc["client_hosts"].as_array().expect("client_hosts");
+    assert_eq!(shares.len(), 2, "{doc}");
+    assert!(
+        shares.iter().all(|s| s["events"].as_u64() > Some(0)),
+        "{doc}"
+    );
 }

@@ -186,6 +186,11 @@ pub trait Observer {
     fn on_iteration(&mut self, _index: usize, _it: &Iteration) {}
 }
 
+/// An observer that wants nothing (a warmup, an unmeasured run).
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// A connection could not be opened before the run: the run does not start.

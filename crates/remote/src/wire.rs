@@ -72,15 +72,7 @@ pub enum Request {
     /// connections from id `run.first_tid`, of `threads` in all, to `endpoints`. The agent
     /// connects them all, answers `LoadReady` and waits for `Go` (or `CallOff`); then a
     /// `LoadTick` every tick and `Loaded` at the end (or `Error`).
-    Load {
-        endpoints: Vec<Target>,
-        workload: WorkloadSpec,
-        run: RunSpec,
-        threads: u32,
-        /// This host's place among the client hosts (for values that must stay unique).
-        part: u32,
-        parts: u32,
-    },
+    Load(LoadPart),
     /// Every client host is ready: start the load now.
     Go,
     /// Another client host failed to get ready: close the connections, run nothing.
@@ -213,6 +205,19 @@ impl Target {
     }
 }
 
+/// What a client host runs of a load (see `Request::Load`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LoadPart {
+    pub endpoints: Vec<Target>,
+    pub workload: WorkloadSpec,
+    pub run: RunSpec,
+    /// Connections in the whole run, over every host (the workload's `threads`).
+    pub threads: u32,
+    /// This host's place among the client hosts (for values that must stay unique).
+    pub part: u32,
+    pub parts: u32,
+}
+
 /// One tick of one client host's part of a load: what it recorded, bucket for bucket, and its
 /// own CPU (the telemetry of a sampler with no server).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -270,7 +275,7 @@ mod tests {
             options: Default::default(),
             distribution: bakeoff_workload::Distribution::new("pareto".parse().unwrap()),
         };
-        let r = Request::Load {
+        let r = Request::Load(LoadPart {
             endpoints: vec![Target {
                 host: "169.254.77.2".into(),
                 port: 3306,
@@ -288,7 +293,7 @@ mod tests {
             threads: 80,
             part: 1,
             parts: 2,
-        };
+        });
         let back: Request = serde_json::from_str(line(&r).trim()).unwrap();
         assert_eq!(back, r);
     }

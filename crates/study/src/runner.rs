@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bakeoff_driver::ConnectOptions;
-use bakeoff_engine::{run_iterations, run_sampled, Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_engine::{
+    run_iterations, run_sampled, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
+};
 use bakeoff_hostbench::profile::profile;
 use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::{launch_cpus, pin_this_thread, ClientPlacement};
@@ -560,6 +562,10 @@ impl SeriesCtx<'_> {
                 fill(&mut r, &res);
                 self.note_client_hosts(&mut r, &shares);
             }
+            // Ctrl-C while the client hosts connected: not a failure, and run again on resume.
+            Err(e) if e == crate::spread::INTERRUPTED_BEFORE_START => {
+                r.status = "interrupted".into()
+            }
             Err(e) => {
                 r.status = "failed".into();
                 r.reason = Some(e);
@@ -726,9 +732,6 @@ fn tick(t: &Tick) -> TickRecord {
         json: serde_json::to_string(t).unwrap_or_else(|_| "{}".into()),
     }
 }
-
-struct Quiet;
-impl Observer for Quiet {}
 
 struct Forward<'o> {
     obs: &'o mut dyn StudyObserver,

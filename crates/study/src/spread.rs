@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{Observer, RunResult, RunSpec, RunStatus, Tick};
 use bakeoff_remote::session::{keep_alive, Agent, Sender};
-use bakeoff_remote::wire::{HostLoad, LoadTick, Reply, Request, Target};
+use bakeoff_remote::wire::{HostLoad, LoadPart, LoadTick, Reply, Request, Target};
 use bakeoff_remote::{HostUrl, RemoteError};
 use bakeoff_telemetry::{Sampler, Telemetry, Window};
 use bakeoff_workload::WorkloadSpec;
@@ -41,6 +41,9 @@ struct Link {
     done: Arc<AtomicBool>,
     reader: Option<JoinHandle<()>>,
 }
+
+/// Why `ClientHosts::run` did not start when Ctrl-C came first.
+pub const INTERRUPTED_BEFORE_START: &str = "interrupted before the start";
 
 /// One host's share of a run, as recorded with it.
 #[derive(Debug, Clone, Serialize)]
@@ -85,9 +88,23 @@ impl ClientHosts {
         self.links.iter().map(|l| l.url.to_string()).collect()
     }
 
-    /// The hosts' own addresses (what a server's account must admit); none for `local`.
+    /// The addresses a server's account must admit: each host's own, and for `local` the
+    /// address the other hosts see this machine at (its load connects from there).
     pub fn addresses(&self) -> Vec<IpAddr> {
-        self.links.iter().filter_map(|l| l.address).collect()
+        let here = self.this_machine().ok().flatten();
+        let mut all: Vec<IpAddr> = self
+            .links
+            .iter()
+            .filter_map(|l| {
+                if l.url == HostUrl::Local {
+                    here
+                } else {
+                    l.address
+                }
+            })
+            .collect();
+        all.dedup();
+        all
     }
 
     /// The address every remote host sees this machine at, when they agree: where a server
@@ -131,14 +148,14 @@ impl ClientHosts {
             .filter(|&k| parts[k].connections > 0)
             .collect();
         for &k in &active {
-            let _ = self.links[k].tx.send(&Request::Load {
+            let _ = self.links[k].tx.send(&Request::Load(LoadPart {
                 endpoints: targets.clone(),
                 workload: workload.clone(),
                 run: parts[k].clone(),
                 threads: spec.connections,
                 part: k as u32,
                 parts: parts.len() as u32,
-            });
+            }));
         }
         self.barrier(&active, interrupt)?;
         if let Some(s) = sampler.as_deref_mut() {
@@ -176,37 +193,43 @@ impl ClientHosts {
             .collect()
     }
 
-    /// Wait until every active host is ready; if one fails (or Ctrl-C), call the others off
-    /// and wait for them to let go of their connections.
+    /// Wait until every active host is ready. If one fails (or Ctrl-C), every other part is
+    /// called off, ready or not, and waited for until it has ended: no host is left holding
+    /// its connections at a barrier that will never open.
     fn barrier(&mut self, active: &[usize], interrupt: &AtomicBool) -> Result<(), String> {
-        let mut waiting: Vec<usize> = active.to_vec();
-        let mut failure = None;
-        while !waiting.is_empty() {
+        let mut open: Vec<usize> = active.to_vec(); // parts not ended
+        let mut ready = Vec::new();
+        let mut failure: Option<String> = None;
+        loop {
+            match &failure {
+                None if ready.len() == open.len() => return Ok(()),
+                Some(why) if open.is_empty() => return Err(why.clone()),
+                _ => {}
+            }
             if interrupt.load(Ordering::Relaxed) && failure.is_none() {
-                failure = Some("interrupted before the start".to_string());
-                self.call_off(&waiting);
+                failure = Some(INTERRUPTED_BEFORE_START.into());
+                self.call_off(&open);
             }
             let Ok((k, reply)) = self.replies.recv_timeout(Duration::from_millis(100)) else {
                 continue;
             };
-            let outcome = match reply {
-                Some(Reply::LoadReady) if failure.is_none() => None,
-                // Called off: its part ends with an error that says so.
-                Some(Reply::LoadReady) => continue,
-                Some(Reply::Error { message }) => Some(message),
-                Some(Reply::Loaded { .. }) => Some("it ended before the start".into()),
-                None => Some(self.lost(k)),
+            let why = match reply {
+                // Called off after this: its part still ends with an error that says so.
+                Some(Reply::LoadReady) => {
+                    ready.push(k);
+                    continue;
+                }
+                Some(Reply::Error { message }) => message,
+                Some(Reply::Loaded { .. }) => "it ended before the start".into(),
+                None => self.lost(k),
                 Some(_) => continue,
             };
-            waiting.retain(|&w| w != k);
-            if let Some(why) = outcome {
-                if failure.is_none() {
-                    failure = Some(format!("client host {}: {why}", self.links[k].url));
-                    self.call_off(&waiting);
-                }
+            open.retain(|&o| o != k);
+            if failure.is_none() {
+                failure = Some(format!("client host {}: {why}", self.links[k].url));
+                self.call_off(&open);
             }
         }
-        failure.map_or(Ok(()), Err)
     }
 
     fn call_off(&self, hosts: &[usize]) {

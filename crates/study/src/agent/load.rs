@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bakeoff_engine::{run_sampled, Observer, RunSpec, Tick};
-use bakeoff_remote::wire::{HostLoad, LoadTick, Reply, Target};
+use bakeoff_engine::{run_sampled, Observer, Tick};
+use bakeoff_remote::wire::{HostLoad, LoadPart, LoadTick, Reply, Target};
 use bakeoff_server::placement::launch_cpus;
 use bakeoff_telemetry::{Sampler, Window};
-use bakeoff_workload::{SessionContext, Unique, WorkloadSpec};
+use bakeoff_workload::{SessionContext, Unique};
 
 use super::Out;
 
@@ -29,24 +29,14 @@ impl Gate {
     pub(super) fn call_off(&self) {
         self.0.store(CALLED_OFF, Ordering::SeqCst);
     }
-    fn reset(&self) {
+    pub(super) fn reset(&self) {
         self.0.store(WAITING, Ordering::SeqCst);
     }
 }
 
-/// What a `Load` request asks.
-pub(super) struct Part {
-    pub endpoints: Vec<Target>,
-    pub workload: WorkloadSpec,
-    pub run: RunSpec,
-    pub threads: u32,
-    pub part: u32,
-    pub parts: u32,
-}
-
-/// Run this host's part; the reply that ends it (`Loaded`, or `Error`).
-pub(super) fn run_part(p: Part, out: &Out, interrupt: &AtomicBool, gate: &Gate) -> Reply {
-    gate.reset();
+/// Run this host's part (its gate was reset when the request was read); the reply that
+/// ends it (`Loaded`, or `Error`).
+pub(super) fn run_part(p: LoadPart, out: &Out, interrupt: &AtomicBool, gate: &Gate) -> Reply {
     let ctx = Arc::new(SessionContext {
         endpoints: p.endpoints.iter().map(Target::options).collect(),
         spec: p.workload,

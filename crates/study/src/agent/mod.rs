@@ -97,28 +97,11 @@ pub fn serve(interrupt: &'static AtomicBool) {
                 &out,
                 interrupt,
             ),
-            Request::Load {
-                endpoints,
-                workload,
-                run,
-                threads,
-                part,
-                parts,
-            } => {
+            Request::Load(part) => {
                 if lost.load(Ordering::Relaxed) {
                     break;
                 }
-                // An interrupt of the previous part is spent; this part starts afresh.
-                interrupt.store(false, Ordering::Relaxed);
-                let p = load::Part {
-                    endpoints,
-                    workload,
-                    run,
-                    threads,
-                    part,
-                    parts,
-                };
-                load::run_part(p, &out, interrupt, &gate)
+                load::run_part(part, &out, interrupt, &gate)
             }
             Request::Ping | Request::Interrupt | Request::Go | Request::CallOff => continue,
         };
@@ -156,6 +139,18 @@ fn read_requests(tx: mpsc::Sender<Request>, out: &Out, link: Link<'_>) {
         heard.store(started.elapsed().as_secs(), Ordering::Relaxed);
         match serde_json::from_str::<Request>(&l) {
             Ok(Request::Interrupt) => interrupt.store(true, Ordering::Relaxed),
+            // A new part starts afresh: its barrier closed, an interrupt of the previous part
+            // spent. Done here, in line order, so a `call_off` or `interrupt` sent right
+            // after it (before the main loop picks it up) still counts.
+            Ok(req @ Request::Load(_)) => {
+                gate.reset();
+                if !lost.load(Ordering::Relaxed) {
+                    interrupt.store(false, Ordering::Relaxed);
+                }
+                if tx.send(req).is_err() {
+                    break;
+                }
+            }
             Ok(Request::Go) => gate.go(),
             Ok(Request::CallOff) => gate.call_off(),
             Ok(Request::Ping) => {}
