@@ -313,7 +313,8 @@ pub struct GeneralArgs {
     /// ssh://load2; `local` is this one), reached with ssh as --server-host is: the connections
     /// are split between them in blocks, all start at one barrier, and every second's figures
     /// are merged (latency histograms bucket for bucket). The server (embedded, --server-host
-    /// or --mysql-host) must be reachable from them over TCP. Timed runs only.
+    /// or --mysql-host) must be reachable from them over TCP. Fixed work (--iterations) splits
+    /// each iteration's connections the same way.
     #[arg(long, value_name = "ADDRESS")]
     pub client_host: Vec<String>,
     /// Scheduling policy of the client threads: batch (SCHED_BATCH: responses do not preempt

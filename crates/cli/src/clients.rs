@@ -24,9 +24,6 @@ pub(crate) fn connect(a: &LoadArgs) -> Result<Option<ClientHosts>> {
     if urls.iter().all(|u| *u == HostUrl::Local) {
         return Ok(None);
     }
-    if crate::commands::fixed_work(&a.general)?.is_some() {
-        bail!("--client-host runs timed load; fixed work (--iterations, --number-of-queries) runs on this machine only: leave --client-host out or use --time");
-    }
     if a.general.client_cpus.is_some() {
         bail!("--client-cpus places the load on this machine's CPUs; with --client-host each client host runs its part on all of its own CPUs: give one or the other");
     }

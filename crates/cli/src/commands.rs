@@ -418,8 +418,9 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         unique: Unique::new(run_spec.seed),
     });
     let code = match (fixed_work(&a.general)?, clients.as_mut()) {
-        (Some((iterations, _)), _) => {
-            crate::slap::run(a, &spec, &run_spec, iterations, ctx, &target, &placement)?
+        (Some((iterations, _)), hosts) => {
+            let how = (ctx, hosts);
+            crate::slap::run(a, &spec, &run_spec, iterations, how, &target, &placement)?
         }
         (None, Some(hosts)) => run_spread(a, &spec, &run_spec, hosts, &target, &placement)?,
         (None, None) => run_timed(a, &spec, &run_spec, ctx, &target, &placement)?,

@@ -1,27 +1,30 @@
 //! Fixed-work runs (`--iterations`, `--events-per-connection`), reported as mysqlslap does so
-//! that scripts written for mysqlslap's output read ours.
+//! that scripts written for mysqlslap's output read ours. With --client-host every iteration
+//! is spread over the client hosts, each running its block of connections.
 
 use std::fmt::Write;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use bakeoff_engine::{FixedWork, Iteration, Observer, RunResult, RunSpec};
 use bakeoff_server::placement::ClientPlacement;
+use bakeoff_study::spread::{ClientHosts, HostShare, INTERRUPTED_BEFORE_START};
 use bakeoff_workload::{SessionContext, WorkloadSpec};
 use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
-use crate::commands::{exit_code, JsonHeader, INTERRUPTED};
+use crate::commands::{exit_code, JsonHeader, EXIT_INTERRUPTED, INTERRUPTED};
 use crate::target::Target;
 
+/// The fixed work, in this process or spread over `hosts` (each its block of connections).
 pub fn run(
     a: &LoadArgs,
     spec: &WorkloadSpec,
     run_spec: &RunSpec,
     iterations: u32,
-    ctx: Arc<SessionContext>,
+    (ctx, hosts): (Arc<SessionContext>, Option<&mut ClientHosts>),
     target: &Target,
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
@@ -37,11 +40,36 @@ pub fn run(
         total: iterations,
         tty: std::io::stderr().is_terminal(),
     };
-    let fw =
-        bakeoff_engine::run_iterations(ctx, run_spec, iterations, &INTERRUPTED, &mut progress)?;
+    let (fw, shares) = match hosts {
+        None => (
+            bakeoff_engine::run_iterations(ctx, run_spec, iterations, &INTERRUPTED, &mut progress)?,
+            Vec::new(),
+        ),
+        Some(h) => {
+            let reach = target.reach();
+            match h.run_fixed(
+                &reach,
+                spec,
+                run_spec,
+                iterations,
+                &INTERRUPTED,
+                &mut progress,
+            ) {
+                Ok(done) => done,
+                Err(e) if e == INTERRUPTED_BEFORE_START => {
+                    eprintln!("Interrupted before the load started: nothing was measured");
+                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                }
+                Err(e) => bail!(e),
+            }
+        }
+    };
     if a.general.format == Format::Text {
         print!("{}", report(&fw));
         print!("{}", crate::output::placement_report(placement));
+        if !shares.is_empty() {
+            print!("{}", crate::clients::report(&shares));
+        }
     } else {
         let doc = JsonReport {
             header: JsonHeader::new(
@@ -54,6 +82,7 @@ pub fn run(
             fixed_work: &fw,
             summary: Summary::of(&fw),
             runs: &fw.runs,
+            client_hosts: &shares,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
     }
@@ -180,4 +209,7 @@ struct JsonReport<'a> {
     summary: Summary,
     /// Each iteration's full run (totals, latency percentiles, per-connection counts).
     runs: &'a [RunResult],
+    /// Each client host's share over all iterations (with --client-host).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    client_hosts: &'a [HostShare],
 }

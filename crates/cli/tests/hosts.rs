@@ -575,3 +575,98 @@ fn this_machine_can_be_one_of_the_client_hosts() {
         "{doc}"
     );
 }
+
+/// Each host's (connections, events) from a `client_hosts` list.
+fn host_shares(shares: &serde_json::Value) -> Vec<(u64, u64)> {
+    let shares = shares.as_array().expect("client_hosts");
+    shares
+        .iter()
+        .map(|s| {
+            let n = |k: &str| s[k].as_u64().unwrap();
+            (n("connections"), n("events"))
+        })
+        .collect()
+}
+
+#[test]
+fn fixed_work_splits_its_connections_over_the_client_hosts_in_a_run_and_a_study() {
+    let hosts = Hosts::new(&[("b", Kind::NoServer), ("c", Kind::NoServer)]);
+    let (b, c) = (hosts.url("b"), hosts.url("c"));
+    let (o, err) = run(
+        &hosts,
+        &[
+            "run",
+            "oltp_point_select",
+            "--table-size=300",
+            "--threads=5",
+            "--events-per-connection=20",
+            "--iterations=3",
+            "--format=json",
+            "--client-host",
+            &b,
+            "--client-host",
+            &c,
+        ],
+    );
+    assert!(o.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    // Every iteration is the whole work: 5 connections x 20 events, each connection its 20,
+    // from blocks of 3 and 2 connections on b and c.
+    let its = doc["fixed_work"]["iterations"]
+        .as_array()
+        .expect("iterations");
+    assert_eq!(its.len(), 3, "{doc}");
+    assert!(its.iter().all(|i| i["events"] == 100), "{doc}");
+    for run in doc["runs"].as_array().unwrap() {
+        let conns = run["connections"].as_array().unwrap();
+        assert_eq!(conns.len(), 5, "{run}");
+        assert!(conns.iter().all(|c| c["events"] == 20), "{run}");
+    }
+    assert_eq!(host_shares(&doc["client_hosts"]), [(3, 180), (2, 120)]);
+    let names: Vec<&str> = doc["client_hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [b.as_str(), c.as_str()]);
+
+    // The same work in a study, its server embedded here.
+    let dir = scratch("fixed");
+    let file = dir.join("fixed.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "threads = [4]\n[hosts]\nclients = [\"{b}\", \"{c}\"]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\niterations = 2\nevents_per_connection = 10\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.join("fixed.db");
+    let (o, err) = run(
+        &hosts,
+        &[
+            "study",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{err}");
+    let store = bakeoff_store::Store::open(&db).unwrap();
+    let (study, _) = store.studies().unwrap()[0].clone();
+    let rows = store.summaries(study).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["status"], "ok");
+    assert_eq!(rows[0]["events"].as_u64(), Some(80));
+    let summary: serde_json::Value =
+        serde_json::from_str(rows[0]["summary_json"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        summary["fixed_work"]["iterations"].as_array().map(Vec::len),
+        Some(2),
+        "{summary}"
+    );
+    assert_eq!(host_shares(&summary["client_hosts"]), [(2, 40), (2, 40)]);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}

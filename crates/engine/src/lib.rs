@@ -29,7 +29,7 @@ use std::time::Duration;
 use bakeoff_telemetry::{Telemetry, Window, WindowSummary};
 use serde::{Deserialize, Serialize};
 
-pub use fixed::{run_iterations, FixedWork, Iteration};
+pub use fixed::{run_iterations, run_rounds, FixedWork, Iteration};
 pub use run::{run, run_sampled};
 
 /// Error codes that restart the event instead of stopping the run (`--mysql-ignore-errors`).

@@ -292,14 +292,6 @@ fn read(
         server_host,
         client_hosts,
     };
-    if !spec.client_hosts.is_empty() {
-        for w in spec.workloads.iter().filter(|w| w.fixed.is_some()) {
-            p.at(0..0, format!(
-                "workload '{}' is fixed work (iterations), which runs on this machine only; with `hosts.clients` on other machines use a timed workload (`time`) or leave `clients` out",
-                w.label
-            ));
-        }
-    }
     if spec.cells() > MAX_CELLS {
         p.at(0..0, format!(
             "the matrix has {} cells ({} variants x {} workloads x {} thread counts), more than {MAX_CELLS}; shorten an axis or split the study",

@@ -525,7 +525,8 @@ impl SeriesCtx<'_> {
         );
         let session = self.session(endpoints, threads);
         if let Some((iterations, per_conn)) = self.spec.workloads[self.series.workload].fixed {
-            return self.measure_fixed(session, run_spec, iterations, per_conn, threads, manifest);
+            let work = (iterations, per_conn);
+            return self.measure_fixed(session, reach, run_spec, work, threads, manifest);
         }
         let mut fwd = Forward {
             obs: &mut *self.obs,
@@ -598,21 +599,43 @@ impl SeriesCtx<'_> {
         }
     }
 
-    /// mysqlslap's way: every connection runs its events, `iterations` times; the run's
-    /// seconds are the average iteration's, its tps the events over all iterations' time.
+    /// mysqlslap's way: every connection runs its events, `iterations` times (here, or
+    /// each client host its block of connections); the run's seconds are the average
+    /// iteration's, its tps the events over all iterations' time.
     fn measure_fixed(
         &mut self,
         session: Arc<SessionContext>,
+        reach: &[ConnectOptions],
         mut run_spec: RunSpec,
-        iterations: u32,
-        per_conn: u64,
+        (iterations, per_conn): (u32, u64),
         threads: u32,
         manifest: &str,
     ) -> RunRecord {
         run_spec.time = None;
         run_spec.events_per_connection = Some(per_conn);
         let mut r = self.record_of(threads, manifest);
-        match run_iterations(session, &run_spec, iterations, self.interrupt, &mut Quiet) {
+        let (done, shares) = match self.clients.as_deref_mut() {
+            Some(c) => {
+                let workload = &self.spec.workloads[self.series.workload].spec;
+                match c.run_fixed(
+                    reach,
+                    workload,
+                    &run_spec,
+                    iterations,
+                    self.interrupt,
+                    &mut Quiet,
+                ) {
+                    Ok((fw, shares)) => (Ok(fw), shares),
+                    Err(e) => (Err(e), Vec::new()),
+                }
+            }
+            None => (
+                run_iterations(session, &run_spec, iterations, self.interrupt, &mut Quiet)
+                    .map_err(|e| e.to_string()),
+                Vec::new(),
+            ),
+        };
+        match done {
             Ok(fw) => {
                 let total_s: f64 = fw
                     .iterations
@@ -640,11 +663,15 @@ impl SeriesCtx<'_> {
                 }))
                 .unwrap_or_else(|_| "{}".into());
             }
+            Err(e) if e == crate::spread::INTERRUPTED_BEFORE_START => {
+                r.status = "interrupted".into()
+            }
             Err(e) => {
                 r.status = "failed".into();
-                r.reason = Some(e.to_string());
+                r.reason = Some(e);
             }
         }
+        self.note_client_hosts(&mut r, &shares);
         r
     }
 

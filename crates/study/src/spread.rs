@@ -8,6 +8,8 @@
 //! bucket; tick `i` of every host is merged into the run's tick `i` (counts added, histograms
 //! merged exactly, so percentiles are those of all events together, not an average of
 //! percentiles). Each host's own CPU is kept, and a host that used ≥ 90% of its CPUs is named.
+//! Fixed work (mysqlslap's iterations) is rounds of such runs, each host running its block
+//! of connections' events in every round.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -17,7 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bakeoff_driver::ConnectOptions;
-use bakeoff_engine::{Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_engine::{run_rounds, FixedWork, Observer, RunResult, RunSpec, RunStatus, Tick};
 use bakeoff_remote::session::{keep_alive, Agent, Sender};
 use bakeoff_remote::wire::{HostLoad, LoadPart, LoadTick, Reply, Request, Target};
 use bakeoff_remote::{HostUrl, RemoteError};
@@ -170,6 +172,33 @@ impl ClientHosts {
         self.follow(&mut merge, interrupt, observer, &mut sampler);
         let elapsed = merge.elapsed(started);
         Ok(merge.finish(self, &parts, spec, elapsed, sampler))
+    }
+
+    /// Fixed work spread over the hosts: `iterations` rounds, each a run of `spec` (whose
+    /// `events_per_connection` is set) in which every host runs its block of connections
+    /// from the one barrier. A round's seconds are the slowest host's connecting (the
+    /// barrier opens when it is ready) plus the slowest host's events. Each host's share
+    /// adds up over the rounds.
+    pub fn run_fixed(
+        &mut self,
+        endpoints: &[ConnectOptions],
+        workload: &WorkloadSpec,
+        spec: &RunSpec,
+        iterations: u32,
+        interrupt: &AtomicBool,
+        observer: &mut dyn Observer,
+    ) -> Result<(FixedWork, Vec<HostShare>), String> {
+        let per_conn = spec
+            .events_per_connection
+            .ok_or("fixed work needs events per connection")?;
+        let mut shares: Vec<HostShare> = Vec::new();
+        let shape = (spec.connections, per_conn, iterations);
+        let fw = run_rounds(shape, interrupt, observer, |obs| {
+            let s = self.run(endpoints, workload, spec, interrupt, obs, None)?;
+            add_shares(&mut shares, &s.hosts);
+            Ok::<_, String>(s.result)
+        })?;
+        Ok((fw, shares))
     }
 
     /// Each host's RunSpec: its block of connections and its share of events and rate.
@@ -508,6 +537,22 @@ fn share_of(host: &str, connections: u32, h: &HostLoad) -> HostShare {
         client_cpu_seconds: t.map_or(0.0, |t| t.client_cpu_seconds),
         client_cpu_share: t.map_or(0.0, |t| t.client_cpu_share),
         client_bound: t.is_some_and(|t| t.client_bound),
+    }
+}
+
+/// Fold one round's shares into the shares so far: events and CPU seconds added, the
+/// busiest round's CPU share, bound if any round was.
+fn add_shares(total: &mut Vec<HostShare>, round: &[HostShare]) {
+    for r in round {
+        match total.iter_mut().find(|t| t.host == r.host) {
+            None => total.push(r.clone()),
+            Some(t) => {
+                t.events += r.events;
+                t.client_cpu_seconds += r.client_cpu_seconds;
+                t.client_cpu_share = t.client_cpu_share.max(r.client_cpu_share);
+                t.client_bound |= r.client_bound;
+            }
+        }
     }
 }
 

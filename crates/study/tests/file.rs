@@ -236,8 +236,14 @@ fn hosts_name_the_server_and_client_machines_and_refuse_what_cannot_run() {
     ));
     at(&p, 5, "listed twice");
     let fixed = "threads = [1]\n[[workload]]\nname = \"oltp_point_select\"\niterations = 2\nevents_per_connection = 10\n";
-    let p = problems(&format!("{fixed}[hosts]\nclients = [\"ssh://load1\"]\n"));
-    assert!(p.iter().any(|p| p.message.contains("fixed work")), "{p:?}");
+    // Fixed work splits its connections over the client hosts too.
+    let s = parse(
+        &format!("{fixed}[hosts]\nclients = [\"ssh://load1\"]\n"),
+        "h",
+    )
+    .unwrap();
+    assert_eq!(s.workloads[0].fixed, Some((2, 10)));
+    assert_eq!(s.client_hosts, ["ssh://load1"]);
     let p = problems(&format!(
         "{base}[dataset]\npolicy = \"copy\"\n[hosts]\nserver = \"ssh://db1\"\n"
     ));
