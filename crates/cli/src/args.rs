@@ -321,6 +321,13 @@ pub struct GeneralArgs {
     /// the server on a shared machine, so the client costs less CPU per query) or normal.
     #[arg(long, default_value = "batch", value_parser = ["batch", "normal"])]
     pub client_sched: String,
+    /// How client threads wait for responses: sleep (in epoll_wait; the server pays to wake
+    /// them), poll (keep polling the sockets: the server never wakes the client, which keeps
+    /// its CPUs busy; its idle polling is not counted as client CPU), or auto: poll when the
+    /// client's CPUs are known to be none of the server's (the server pinned with --cpus, or
+    /// a server on --mysql-socket pinned by taskset), else sleep.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "sleep", "poll"])]
+    pub client_wait: String,
     /// Connections used by prepare (default: two per CPU, at least 4).
     #[arg(long)]
     pub prepare_threads: Option<u32>,

@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
-use bakeoff_engine::{IgnoreErrors, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick};
-use bakeoff_server::placement::ClientPlacement;
+use bakeoff_engine::{
+    ClientWait, IgnoreErrors, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
+};
+use bakeoff_server::placement::{cpus_behind_socket, launch_cpus, ClientPlacement};
 use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
 use bakeoff_server::Listen;
@@ -98,7 +100,8 @@ pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
 
 /// The run as the options say; `client_cpus` is how many CPUs the client was given (the
 /// default for --client-threads).
-pub fn run_spec(a: &LoadArgs, client_cpus: u32) -> Result<RunSpec> {
+pub fn run_spec(a: &LoadArgs, placement: &ClientPlacement) -> Result<RunSpec> {
+    let client_cpus = placement.cpu_count();
     let g = &a.general;
     if !(0.0..=100.0).contains(&g.percentile) {
         bail!("--percentile={} must be between 0 and 100", g.percentile);
@@ -137,6 +140,11 @@ pub fn run_spec(a: &LoadArgs, client_cpus: u32) -> Result<RunSpec> {
         queue_limit: 131_072,
         batch_scheduling: g.client_sched == "batch",
         first_tid: 0,
+        client_wait: match g.client_wait.as_str() {
+            "poll" => ClientWait::Poll,
+            "auto" if placement.apart => ClientWait::Poll,
+            _ => ClientWait::Sleep,
+        },
     })
 }
 
@@ -299,10 +307,24 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A server bakeoff did not start: its CPUs are unknown, so the client goes where it is told.
+/// A server bakeoff did not start: on a unix socket here its CPUs are read from its process
+/// (the socket's peer), and the client placed beside it as beside an embedded one; over TCP
+/// they are unknown, so the client goes where it is told.
 fn place_for_given_server(a: &LoadArgs) -> Result<ClientPlacement> {
     let cpus = crate::client::parse(a.general.client_cpus.as_deref())?;
-    crate::client::place(cpus.as_ref(), &[])
+    let own = launch_cpus();
+    let servers: Option<Vec<Option<CpuList>>> = a
+        .mysql
+        .mysql_socket
+        .iter()
+        .map(|p| {
+            // A server on every CPU bakeoff has is an unpinned one.
+            cpus_behind_socket(std::path::Path::new(p)).map(|c| (!own.is_subset(&c)).then_some(c))
+        })
+        .collect();
+    let servers = servers.filter(|s| !s.is_empty()).unwrap_or_default();
+    let refs: Vec<Option<&CpuList>> = servers.iter().map(Option::as_ref).collect();
+    crate::client::place(cpus.as_ref(), &refs)
 }
 
 /// Place the client beside the servers this run will start (or the one it was given).
@@ -324,7 +346,7 @@ fn place_client(a: &LoadArgs) -> Result<ClientPlacement> {
 pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
     let placement = place_client(a)?;
-    let run_spec = run_spec(a, placement.cpu_count())?;
+    let run_spec = run_spec(a, &placement)?;
     // Each connection is a file; the runtime and the server's own needs come on top.
     preflight::raise_open_files(u64::from(run_spec.connections) + 256)
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
@@ -742,6 +764,7 @@ pub(crate) struct RunEcho {
     seed: u64,
     ignore_errors: IgnoreErrors,
     client_sched: &'static str,
+    client_wait: ClientWait,
 }
 
 impl RunEcho {
@@ -763,6 +786,7 @@ impl RunEcho {
             } else {
                 "normal"
             },
+            client_wait: r.client_wait,
         }
     }
 }

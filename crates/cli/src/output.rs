@@ -245,6 +245,13 @@ pub fn telemetry_report(t: &bakeoff_telemetry::Telemetry, client_threads: u32) -
         t.client_cpu_share * 100.0,
         client_threads
     );
+    if t.client_idle_poll_seconds > 0.0 {
+        let _ = writeln!(
+            s,
+            "    client polling: {:.2} s more CPU spent polling for responses instead of sleeping (not counted above; the server never woke the client)",
+            t.client_idle_poll_seconds
+        );
+    }
     if t.client_bound {
         let _ = writeln!(
             s,

@@ -384,3 +384,57 @@ fn a_list_of_sockets_spreads_the_connections_as_sysbench_does() {
         "statements per server: {ea} and {eb}"
     );
 }
+
+/// A server on a unix socket, pinned by `taskset -a` as a user pins one by hand: bakeoff reads
+/// its CPUs from the socket's peer, places the client on the CPU left, and (by default) polls
+/// there instead of sleeping, its idle polling kept out of the client's CPU; `sleep` does not.
+#[test]
+fn a_client_beside_a_server_pinned_by_taskset_goes_elsewhere_and_polls() {
+    two_cpus();
+    let s = small_queue_server(500);
+    let pid = s.pid().expect("the server's pid").to_string();
+    let pinned = Command::new("taskset")
+        .args(["-a", "-p", "-c", "0", &pid])
+        .output()
+        .expect("taskset (util-linux)");
+    assert!(pinned.status.success(), "taskset -a -p -c 0 {pid}");
+    let load = |wait: &str| {
+        let (o, out, err) = run(with_server(
+            &mut bakeoff(&[
+                "run",
+                "oltp_point_select",
+                "--table-size=1000",
+                "--threads=8",
+                "--time=2",
+                "--format=json",
+                wait,
+            ]),
+            &s,
+            false,
+        ));
+        assert!(o.status.success(), "{wait}: {err}");
+        serde_json::from_str::<serde_json::Value>(&out).expect("json")
+    };
+    let doc = load("--client-wait=auto");
+    assert_eq!(
+        doc["client"]["chosen"], "outside_servers",
+        "{}",
+        doc["client"]
+    );
+    assert_eq!(doc["client"]["cpus"], "1", "{}", doc["client"]);
+    assert_eq!(doc["client"]["apart"], true);
+    assert_eq!(doc["run"]["client_wait"], "poll");
+    let t = &doc["result"]["telemetry"];
+    assert!(
+        t["client_idle_poll_seconds"].as_f64() > Some(0.0),
+        "a polling client spends time finding nothing: {t}"
+    );
+    assert!(doc["result"]["total"]["events"].as_u64() > Some(0));
+    let doc = load("--client-wait=sleep");
+    assert_eq!(doc["run"]["client_wait"], "sleep");
+    assert!(
+        doc["result"]["telemetry"]["client_idle_poll_seconds"].is_null(),
+        "{}",
+        doc["result"]["telemetry"]
+    );
+}

@@ -22,3 +22,4 @@ pub use conn::{Conn, Stmt};
 pub use error::{is_lost_code, DriverError};
 pub use options::{ConnectOptions, Endpoint, Secret};
 pub use retry::somaxconn;
+pub use stream::reads_on_this_thread;

@@ -37,6 +37,9 @@ pub fn run_sampled(
     let entered = Instant::now();
     let spec = Arc::new(spec.clone());
     let shared = Arc::new(Shared::default());
+    if let Some(s) = sampler.as_deref_mut() {
+        s.discount_client(shared.idle_poll_ns.clone());
+    }
     let threads = spec.client_threads.clamp(1, spec.connections.max(1));
     let (ready_tx, ready_rx) = mpsc::channel();
     let (start_tx, start_rx) = watch::channel(None);

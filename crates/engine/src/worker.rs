@@ -1,6 +1,6 @@
 //! One client thread: a single-threaded runtime driving its share of the connections.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -12,7 +12,7 @@ use bakeoff_workload::{EventError, Session, SessionContext, StmtCounts};
 use tokio::sync::{watch, Notify};
 
 use crate::pacing::Arrivals;
-use crate::{ConnTotals, EngineError, RunSpec};
+use crate::{ClientWait, ConnTotals, EngineError, RunSpec};
 
 /// State all client threads and the coordinator share. Touched a few times per event.
 #[derive(Default)]
@@ -27,6 +27,9 @@ pub(crate) struct Shared {
     pub failure: OnceLock<String>,
     /// Measurement ends here (start + --time), once started.
     pub end: OnceLock<Option<Instant>>,
+    /// Nanoseconds client threads spent polling without finding a response (ClientWait::Poll):
+    /// CPU the client burnt by choice, not CPU the load needed.
+    pub idle_poll_ns: Arc<AtomicU64>,
 }
 
 impl Shared {
@@ -127,9 +130,16 @@ impl Worker {
                     tokio::task::spawn_local(connection(this.clone(), queue.clone(), s, i))
                 })
                 .collect();
+            let polling = Rc::new(Cell::new(
+                this.spec.client_wait == ClientWait::Poll && !this.blocking_io(),
+            ));
+            if polling.get() {
+                tokio::task::spawn_local(poll_while(polling.clone(), this.shared.clone()));
+            }
             for t in tasks {
                 let _ = t.await;
             }
+            polling.set(false);
         });
     }
 
@@ -195,6 +205,34 @@ impl Worker {
         }
         Ok(sessions)
     }
+}
+
+/// ClientWait::Poll: a task that only yields, so the runtime always has a task ready and
+/// polls its sockets (epoll_wait with no timeout) instead of sleeping until a response
+/// wakes it: the server's response then finds no sleeper to wake. Rounds in which no socket
+/// returned anything are idle polling, added to `idle_poll_ns` (flushed every millisecond or
+/// so, to keep the shared counter off the hot path).
+async fn poll_while(polling: Rc<Cell<bool>>, shared: Arc<Shared>) {
+    let mut reads = bakeoff_driver::reads_on_this_thread();
+    let mut last = Instant::now();
+    let mut idle = Duration::ZERO;
+    while polling.get() {
+        tokio::task::yield_now().await;
+        let (now, r) = (Instant::now(), bakeoff_driver::reads_on_this_thread());
+        if r == reads {
+            idle += now - last;
+        }
+        (reads, last) = (r, now);
+        if idle >= Duration::from_millis(1) {
+            shared
+                .idle_poll_ns
+                .fetch_add(idle.as_nanos() as u64, Ordering::Relaxed);
+            idle = Duration::ZERO;
+        }
+    }
+    shared
+        .idle_poll_ns
+        .fetch_add(idle.as_nanos() as u64, Ordering::Relaxed);
 }
 
 /// Open loop: this thread's share of the arrivals, queued for its connections.

@@ -68,6 +68,55 @@ pub fn pin_this_thread(cpus: &CpuList) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPUs of the server listening on the unix socket at `path`, when this machine can tell:
+/// the socket's peer process (SO_PEERCRED) and the union of its threads' sets (taskset -a
+/// pins each thread). None when it cannot (no server there, or its /proc not readable).
+pub fn cpus_behind_socket(path: &std::path::Path) -> Option<CpuList> {
+    let s = std::os::unix::net::UnixStream::connect(path).ok()?;
+    process_cpus(peer_pid(&s)?)
+}
+
+fn peer_pid(s: &std::os::unix::net::UnixStream) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: ucred is plain data; getsockopt writes at most `len` bytes into it.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: a valid socket, a pointer to a ucred and its size.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
+}
+
+/// The union of the CPU sets of process `pid`'s threads.
+pub fn process_cpus(pid: u32) -> Option<CpuList> {
+    let mut all: Option<CpuList> = None;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        // A thread that ended meanwhile has nothing to add.
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+            continue;
+        };
+        let Some(list) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .and_then(|v| v.trim().parse::<CpuList>().ok())
+        else {
+            continue;
+        };
+        all = Some(all.map_or_else(|| list.clone(), |a| a.union(&list)));
+    }
+    all
+}
+
 /// How the client's CPUs were chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -87,6 +136,9 @@ pub struct ClientPlacement {
     pub chosen: Chosen,
     /// CPUs the client shares with a server, when CPUs were placed at all.
     pub shared: Option<CpuList>,
+    /// Every server's CPUs are known and the client's are none of them: the client may keep
+    /// its CPUs busy without taking the server's.
+    pub apart: bool,
 }
 
 impl ClientPlacement {
@@ -95,17 +147,22 @@ impl ClientPlacement {
     pub fn choose(given: Option<&CpuList>, servers: &[Option<&CpuList>], own: &CpuList) -> Self {
         let server_cpus = union_of(servers, own);
         match given {
-            Some(g) => ClientPlacement {
-                cpus: g.clone(),
-                chosen: Chosen::Given,
-                shared: server_cpus.as_ref().and_then(|s| g.intersection(s)),
-            },
+            Some(g) => {
+                let shared = server_cpus.as_ref().and_then(|s| g.intersection(s));
+                ClientPlacement {
+                    cpus: g.clone(),
+                    chosen: Chosen::Given,
+                    apart: server_cpus.is_some() && shared.is_none(),
+                    shared,
+                }
+            }
             None if !servers.iter().any(Option::is_some) => ClientPlacement::unplaced(&[], own),
             None => match server_cpus.as_ref().and_then(|s| own.difference(s)) {
                 Some(rest) => ClientPlacement {
                     cpus: rest,
                     chosen: Chosen::OutsideServers,
                     shared: None,
+                    apart: true,
                 },
                 None => ClientPlacement::unplaced(servers, own),
             },
@@ -122,6 +179,7 @@ impl ClientPlacement {
             shared: union_of(servers, own)
                 .filter(|_| placed)
                 .and_then(|s| own.intersection(&s)),
+            apart: false,
         }
     }
 
@@ -181,6 +239,7 @@ mod tests {
             ("12-15".into(), Chosen::OutsideServers)
         );
         assert_eq!(p.warning(), None);
+        assert!(p.apart);
         // Two instances: the client avoids both.
         let p = ClientPlacement::choose(None, &[Some(&l("0-3")), Some(&l("4-7"))], &l("0-15"));
         assert_eq!(p.cpus.to_string(), "8-15");
@@ -205,14 +264,20 @@ mod tests {
             p.warning().as_deref(),
             Some("client shares CPUs 2-3 with the server")
         );
+        assert!(!p.apart);
         let p = ClientPlacement::choose(Some(&l("1")), &[Some(&l("0"))], &l("0-1"));
         assert_eq!(p.warning(), None);
+        assert!(p.apart);
         // An unpinned server runs everywhere, so a pinned client shares with it.
         let p = ClientPlacement::choose(Some(&l("1")), &[None], &l("0-1"));
         assert_eq!(
             p.warning().as_deref(),
             Some("client shares CPUs 1 with the server")
         );
+        assert!(!p.apart);
+        // A server whose CPUs are not known: the client is not known to be apart from it.
+        let p = ClientPlacement::choose(Some(&l("1")), &[], &l("0-1"));
+        assert!(!p.apart && p.warning().is_none());
     }
 
     #[test]
@@ -232,6 +297,36 @@ mod tests {
         assert_eq!((p.chosen, p.warning()), (Chosen::Everywhere, None));
         let p = ClientPlacement::choose(None, &[], &l("0-1"));
         assert_eq!(p.chosen, Chosen::Everywhere);
+    }
+
+    #[test]
+    fn a_process_cpus_are_its_threads_sets() {
+        let pid = std::process::id();
+        let one = CpuList::single(launch_cpus().iter().next().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let pinned = one.clone();
+        let t = std::thread::spawn(move || {
+            pin_this_thread(&pinned).unwrap();
+            tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        });
+        rx.recv().unwrap();
+        // One pinned thread among unpinned ones: the process may run on all of them.
+        assert_eq!(process_cpus(pid), Some(launch_cpus()));
+        t.join().unwrap();
+        // A process pinned as a whole (taskset): its set.
+        let mut child = std::process::Command::new("taskset")
+            .args(["-c", &one.to_string(), "sleep", "5"])
+            .spawn()
+            .expect("taskset (util-linux)");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while process_cpus(child.id()) != Some(one.clone()) && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(process_cpus(child.id()), Some(one));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(process_cpus(u32::MAX), None);
     }
 
     #[test]

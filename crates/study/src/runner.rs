@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{
-    run_iterations, run_sampled, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
+    run_iterations, run_sampled, ClientWait, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
 };
 use bakeoff_hostbench::profile::profile;
 use bakeoff_remote::HostUrl;
@@ -480,6 +480,12 @@ impl SeriesCtx<'_> {
             connections: threads,
             client_threads: self.client.cpu_count().min(threads),
             time: Some(time),
+            // On CPUs of its own the client polls, so the server never pays to wake it.
+            client_wait: if self.client.apart {
+                ClientWait::Poll
+            } else {
+                ClientWait::Sleep
+            },
             // Reproducible per run: the study's seed and where the run sits in it.
             seed: self.spec.seed
                 ^ (u64::from(self.series.repetition) << 48)

@@ -19,7 +19,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bakeoff_driver::ConnectOptions;
-use bakeoff_engine::{run_rounds, FixedWork, Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_engine::{
+    run_rounds, ClientWait, FixedWork, Observer, RunResult, RunSpec, RunStatus, Tick,
+};
 use bakeoff_remote::session::{keep_alive, Agent, Sender};
 use bakeoff_remote::wire::{HostLoad, LoadPart, LoadTick, Reply, Request, Target};
 use bakeoff_remote::{HostUrl, RemoteError};
@@ -216,6 +218,15 @@ impl ClientHosts {
                 part.rate = spec
                     .rate
                     .map(|r| r * f64::from(c) / f64::from(total.max(1)));
+                // The local agent is not pinned to the client's CPUs: polling there could take
+                // a server's CPU.
+                if self
+                    .links
+                    .get(k as usize)
+                    .is_some_and(|l| l.url == HostUrl::Local)
+                {
+                    part.client_wait = ClientWait::Sleep;
+                }
                 first += c;
                 part
             })
@@ -567,6 +578,7 @@ fn with_clients(own: Option<Telemetry>, clients: &[Telemetry]) -> Option<Telemet
         ..Telemetry::default()
     });
     t.client_cpu_seconds = clients.iter().map(|c| c.client_cpu_seconds).sum();
+    t.client_idle_poll_seconds = clients.iter().map(|c| c.client_idle_poll_seconds).sum();
     t.client_cpu_share = clients
         .iter()
         .map(|c| c.client_cpu_share)

@@ -6,6 +6,8 @@ mod procfs;
 mod status;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bakeoff_driver::ConnectOptions;
 use serde::{Deserialize, Serialize};
@@ -56,6 +58,10 @@ pub struct Telemetry {
     pub client_cpu_share: f64,
     /// The client used >= 90% of the CPU it may use: the figures may measure the client.
     pub client_bound: bool,
+    /// CPU seconds the client spent polling sockets that had nothing yet (a client that polls
+    /// instead of sleeping), left out of `client_cpu_seconds`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub client_idle_poll_seconds: f64,
     /// SHOW GLOBAL STATUS: deltas of Com_*, Innodb_rows_*, Handler_*, buffer pool reads
     /// (nonzero ones), values of Threads_running and Threads_connected.
     pub status: BTreeMap<String, i64>,
@@ -63,11 +69,17 @@ pub struct Telemetry {
     pub context_switches_per_event: Option<f64>,
 }
 
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 #[derive(Clone)]
 struct Reading {
     server: Option<ProcReading>,
     host: HostReading,
+    /// The client's CPU seconds, less `idle`.
     client: f64,
+    idle: f64,
     status: Option<BTreeMap<String, i64>>,
 }
 
@@ -113,6 +125,8 @@ pub struct Sampler {
     numa: bool,
     status: Vec<StatusReader>,
     client_cpus: f64,
+    /// Nanoseconds of the client's CPU it spent polling by choice (see `discount_client`).
+    idle_client_ns: Option<Arc<AtomicU64>>,
     first: Option<Reading>,
     last: Option<Reading>,
 }
@@ -143,6 +157,7 @@ impl Sampler {
                 .filter_map(|t| t.status.and_then(StatusReader::new))
                 .collect(),
             client_cpus: f64::from(client_cpus.max(1)),
+            idle_client_ns: None,
             first: None,
             last: None,
         }
@@ -163,12 +178,23 @@ impl Sampler {
             m.into_iter()
                 .for_each(|(k, v)| *total.entry(k).or_insert(0) += v);
         }
+        let idle = self
+            .idle_client_ns
+            .as_ref()
+            .map_or(0.0, |n| n.load(Ordering::Relaxed) as f64 / 1e9);
         Reading {
             server: servers.filter(|s| !s.is_empty()).map(|s| sum(&s)),
             host: read_host(),
-            client: own_cpu_seconds(),
+            client: own_cpu_seconds() - idle,
+            idle,
             status,
         }
+    }
+
+    /// The client's CPU is counted less what `ns` says it spent idle by choice (polling
+    /// sockets that had nothing), so its share still says whether the load needed the CPU.
+    pub fn discount_client(&mut self, ns: Arc<AtomicU64>) {
+        self.idle_client_ns = Some(ns);
     }
 
     /// Start of the measured span.
@@ -226,6 +252,7 @@ impl Sampler {
             client_cpu_seconds: client,
             client_cpu_share: client_share,
             client_bound: client_share >= 0.9,
+            client_idle_poll_seconds: (b.idle - a.idle).max(0.0),
             status: status_delta(a.status.as_ref(), b.status.as_ref()),
             server_cpu_us_per_event: server
                 .as_ref()
