@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
+use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
 use bakeoff_engine::{
     ClientWait, IgnoreErrors, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
 };
-use bakeoff_server::placement::{cpus_behind_socket, launch_cpus, ClientPlacement};
+use bakeoff_server::placement::{launch_cpus, process_cpus, ClientPlacement};
 use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
 use bakeoff_server::Listen;
@@ -142,8 +142,8 @@ pub fn run_spec(a: &LoadArgs, placement: &ClientPlacement) -> Result<RunSpec> {
         first_tid: 0,
         client_wait: match g.client_wait.as_str() {
             "poll" => ClientWait::Poll,
-            "auto" if placement.apart => ClientWait::Poll,
-            _ => ClientWait::Sleep,
+            "sleep" => ClientWait::Sleep,
+            _ => ClientWait::auto(placement.apart),
         },
     })
 }
@@ -308,18 +308,27 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
 }
 
 /// A server bakeoff did not start: on a unix socket here its CPUs are read from its process
-/// (the socket's peer), and the client placed beside it as beside an embedded one; over TCP
-/// they are unknown, so the client goes where it is told.
+/// (the pid its socket gives, on a connection closed politely so the server counts no aborted
+/// connect), and the client placed beside it as beside an embedded one; over TCP they are
+/// unknown, so the client goes where it is told.
 fn place_for_given_server(a: &LoadArgs) -> Result<ClientPlacement> {
     let cpus = crate::client::parse(a.general.client_cpus.as_deref())?;
     let own = launch_cpus();
-    let servers: Option<Vec<Option<CpuList>>> = a
-        .mysql
-        .mysql_socket
+    let rt = rt()?;
+    let servers: Option<Vec<Option<CpuList>>> = given_servers(a)
         .iter()
-        .map(|p| {
+        .map(|o| {
+            if !matches!(o.endpoint, Endpoint::Unix(_)) {
+                return None;
+            }
+            let pid = rt.block_on(async {
+                let c = Conn::connect(o).await.ok()?;
+                let pid = c.peer_pid();
+                c.quit().await;
+                pid
+            })?;
             // A server on every CPU bakeoff has is an unpinned one.
-            cpus_behind_socket(std::path::Path::new(p)).map(|c| (!own.is_subset(&c)).then_some(c))
+            process_cpus(pid).map(|c| (!own.is_subset(&c)).then_some(c))
         })
         .collect();
     let servers = servers.filter(|s| !s.is_empty()).unwrap_or_default();

@@ -331,6 +331,11 @@ impl Conn {
         }
     }
 
+    /// The server's process id when connected over its unix socket (None over TCP).
+    pub fn peer_pid(&self) -> Option<u32> {
+        self.stream.peer_pid()
+    }
+
     /// Say goodbye politely; errors are irrelevant at this point.
     pub async fn quit(mut self) {
         self.wbuf.clear();

@@ -77,6 +77,29 @@ impl Stream {
     pub fn is_unix(&self) -> bool {
         matches!(self, Stream::Unix(_) | Stream::BlockingUnix(_))
     }
+
+    /// The server's process id, on a unix socket (SO_PEERCRED); None over TCP.
+    pub fn peer_pid(&self) -> Option<u32> {
+        let fd = match self {
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::BlockingUnix(s) => s.as_raw_fd(),
+            _ => return None,
+        };
+        // SAFETY: ucred is plain data; getsockopt writes at most `len` bytes into it.
+        let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        // SAFETY: a valid socket we own, a pointer to a ucred and its size.
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_PEERCRED,
+                (&mut cred as *mut libc::ucred).cast(),
+                &mut len,
+            )
+        };
+        (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
+    }
 }
 
 fn readable_only<S: AsRawFd>(s: S) -> io::Result<AsyncFd<S>> {

@@ -111,6 +111,18 @@ pub enum ClientWait {
     Poll,
 }
 
+impl ClientWait {
+    /// The default choice: poll on CPUs known to be none of any server's (`client_apart`),
+    /// else sleep.
+    pub fn auto(client_apart: bool) -> ClientWait {
+        if client_apart {
+            ClientWait::Poll
+        } else {
+            ClientWait::Sleep
+        }
+    }
+}
+
 impl Default for RunSpec {
     fn default() -> Self {
         RunSpec {

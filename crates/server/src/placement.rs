@@ -68,33 +68,8 @@ pub fn pin_this_thread(cpus: &CpuList) -> io::Result<()> {
     Ok(())
 }
 
-/// The CPUs of the server listening on the unix socket at `path`, when this machine can tell:
-/// the socket's peer process (SO_PEERCRED) and the union of its threads' sets (taskset -a
-/// pins each thread). None when it cannot (no server there, or its /proc not readable).
-pub fn cpus_behind_socket(path: &std::path::Path) -> Option<CpuList> {
-    let s = std::os::unix::net::UnixStream::connect(path).ok()?;
-    process_cpus(peer_pid(&s)?)
-}
-
-fn peer_pid(s: &std::os::unix::net::UnixStream) -> Option<u32> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: ucred is plain data; getsockopt writes at most `len` bytes into it.
-    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: a valid socket, a pointer to a ucred and its size.
-    let r = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
-}
-
-/// The union of the CPU sets of process `pid`'s threads.
+/// The union of the CPU sets of process `pid`'s threads (taskset -a pins each thread): a
+/// server's CPUs when bakeoff did not start it. None when /proc does not say.
 pub fn process_cpus(pid: u32) -> Option<CpuList> {
     let mut all: Option<CpuList> = None;
     for task in std::fs::read_dir(format!("/proc/{pid}/task"))

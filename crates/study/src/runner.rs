@@ -480,12 +480,7 @@ impl SeriesCtx<'_> {
             connections: threads,
             client_threads: self.client.cpu_count().min(threads),
             time: Some(time),
-            // On CPUs of its own the client polls, so the server never pays to wake it.
-            client_wait: if self.client.apart {
-                ClientWait::Poll
-            } else {
-                ClientWait::Sleep
-            },
+            client_wait: ClientWait::auto(self.client.apart),
             // Reproducible per run: the study's seed and where the run sits in it.
             seed: self.spec.seed
                 ^ (u64::from(self.series.repetition) << 48)
