@@ -34,6 +34,11 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create the tables and load them (parallel load; secondary index built after the load).
+    ///
+    /// Ends with where the time went: the load and index phases, the redo log the server
+    /// wrote, the CPU each side spent per row, and which side held the load back (the
+    /// server's CPUs, the client's, or waits in the server). --format=json prints that as one
+    /// object on stdout instead of sysbench's messages.
     Prepare(LoadArgs),
     /// Run a workload and report (on the embedded MariaDB unless a server is given).
     Run(LoadArgs),

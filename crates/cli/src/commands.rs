@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
 use crate::output;
+use crate::prepared::{self, CpuMeter};
 use crate::progress::{print_progress, LoadLine};
 use crate::target::{start_embedded, start_remote, InstanceCheck, Target};
 
@@ -265,21 +266,29 @@ pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
         bail!("prepare needs a server that outlives this command: pass --mysql-socket or --mysql-host (`bakeoff run` without them prepares its embedded server itself)");
     };
     place_for_given_server(a)?;
-    let started = std::time::Instant::now();
+    let json = a.general.format == Format::Json;
     let line = LoadLine::new();
-    let rows = rt()?.block_on(dataset::prepare(
+    let cpu = CpuMeter::start(server_pid(&opts));
+    let prepared = rt()?.block_on(dataset::prepare(
         &opts,
         &spec,
         a.general.threads,
         prepare_threads(a),
         clock_seed(),
-        &|p| line.show(p),
+        // JSON keeps stdout for its one document; the rows line is on stderr either way.
+        &|p| match p {
+            Progress::Rows { .. } => line.show(p),
+            _ if json => {}
+            _ => line.show(p),
+        },
     ))?;
-    eprintln!(
-        "Prepared {} rows in {:.2} s",
-        rows,
-        started.elapsed().as_secs_f64()
-    );
+    let spent = cpu.stop();
+    line.end();
+    if json {
+        println!("{}", prepared::json(&prepared, &spent));
+    } else {
+        eprintln!("{}", prepared::text(&prepared, &spent));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -314,19 +323,10 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
 fn place_for_given_server(a: &LoadArgs) -> Result<ClientPlacement> {
     let cpus = crate::client::parse(a.general.client_cpus.as_deref())?;
     let own = launch_cpus();
-    let rt = rt()?;
     let servers: Option<Vec<Option<CpuList>>> = given_servers(a)
         .iter()
         .map(|o| {
-            if !matches!(o.endpoint, Endpoint::Unix(_)) {
-                return None;
-            }
-            let pid = rt.block_on(async {
-                let c = Conn::connect(o).await.ok()?;
-                let pid = c.peer_pid();
-                c.quit().await;
-                pid
-            })?;
+            let pid = server_pid(o)?;
             // A server on every CPU bakeoff has is an unpinned one.
             process_cpus(pid).map(|c| (!own.is_subset(&c)).then_some(c))
         })
@@ -334,6 +334,21 @@ fn place_for_given_server(a: &LoadArgs) -> Result<ClientPlacement> {
     let servers = servers.filter(|s| !s.is_empty()).unwrap_or_default();
     let refs: Vec<Option<&CpuList>> = servers.iter().map(Option::as_ref).collect();
     crate::client::place(cpus.as_ref(), &refs)
+}
+
+/// The process of a server on a unix socket here (the socket's peer, read on a connection
+/// closed politely so the server counts no aborted connect); None over TCP or when it cannot
+/// be read.
+pub(crate) fn server_pid(o: &ConnectOptions) -> Option<u32> {
+    if !matches!(o.endpoint, Endpoint::Unix(_)) {
+        return None;
+    }
+    rt().ok()?.block_on(async {
+        let c = Conn::connect(o).await.ok()?;
+        let pid = c.peer_pid();
+        c.quit().await;
+        pid
+    })
 }
 
 /// Place the client beside the servers this run will start (or the one it was given).

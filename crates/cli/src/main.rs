@@ -9,6 +9,7 @@ mod fleet;
 mod host;
 mod legacy;
 mod output;
+mod prepared;
 mod progress;
 mod results;
 mod serve;

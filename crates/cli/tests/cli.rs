@@ -220,6 +220,74 @@ fn json_output_holds_series_totals_and_percentiles() {
 }
 
 #[test]
+fn prepare_reports_where_its_time_went() {
+    let d = db("prepared");
+    let args = [
+        "prepare",
+        "oltp_read_only",
+        "--tables=2",
+        "--table-size=5000",
+    ];
+    let o = bakeoff(&[&args[..], &["--format=json"]].concat(), Some(&d));
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // stdout is the one document: sysbench's progress messages stay out of it.
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(
+        (v["tables"].as_u64(), v["rows"].as_u64()),
+        (Some(2), Some(10_000))
+    );
+    let (load, index) = (
+        v["load_seconds"].as_f64().unwrap(),
+        v["index_seconds"].as_f64().unwrap(),
+    );
+    assert!(load > 0.0 && index > 0.0, "{v}");
+    assert!(
+        (v["seconds"].as_f64().unwrap() - load - index).abs() < 1e-6,
+        "{v}"
+    );
+    // Every row's c and pad alone are 180 bytes, and all of it goes through the redo log.
+    assert!(v["redo_bytes"].as_u64().unwrap() > 10_000 * 180, "{v}");
+    // A server on a unix socket here: its process is read through the socket's peer.
+    assert!(v["server_cpu_seconds"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["server_cpus"].as_u64().unwrap() >= 1, "{v}");
+    assert!(v["client_cpu_seconds"].as_f64().unwrap() > 0.0, "{v}");
+    let limit = v["limit"].as_str().unwrap();
+    assert!(
+        ["server_cpu", "client_cpu", "waiting"].contains(&limit),
+        "{v}"
+    );
+    rt().block_on(async {
+        let mut c = connect(&server().connect_options().with_database(&d)).await;
+        let n = c.query_rows("SELECT COUNT(*) FROM sbtest2").await.unwrap();
+        assert_eq!(n[0][0].as_deref(), Some("5000"));
+    });
+    assert!(bakeoff(&["cleanup", "oltp_read_only"], Some(&d))
+        .status
+        .success());
+    // The text report says the same in words, after sysbench's messages.
+    let o = bakeoff(&args, Some(&d));
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("Creating a secondary index on 'sbtest2'"),
+        "{out}"
+    );
+    for needle in [
+        "Prepared 10000 rows in 2 table(s)",
+        "secondary indexes",
+        "redo log",
+        "server ",
+        "held back by: ",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    assert!(bakeoff(&["cleanup", "oltp_read_only"], Some(&d))
+        .status
+        .success());
+}
+
+#[test]
 fn cleanup_leaves_a_foreign_table_alone() {
     let d = db("foreign");
     let opts = server().connect_options().with_database(&d);

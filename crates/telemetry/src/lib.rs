@@ -20,8 +20,8 @@ mod sbhist;
 mod window;
 
 pub use sampler::{
-    read_process, several_nodes, HostSample, ProcReading, RemoteProcess, SampleTarget, Sampler,
-    ServerSample, Telemetry,
+    own_cpu_seconds, read_process, several_nodes, HostSample, ProcReading, RemoteProcess,
+    SampleTarget, Sampler, ServerSample, Telemetry,
 };
 pub use sbhist::SbHistogram;
 pub use window::{LatencySummary, Window, WindowSummary};

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use bakeoff_driver::ConnectOptions;
 use serde::{Deserialize, Serialize};
 
-use procfs::{own_cpu_seconds, read_host, HostReading};
+pub use procfs::own_cpu_seconds;
+use procfs::{read_host, HostReading};
 pub use procfs::{read_process, ProcReading};
 use status::{StatusReader, GAUGES};
 

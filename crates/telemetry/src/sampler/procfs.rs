@@ -124,7 +124,7 @@ pub(crate) fn read_host() -> HostReading {
 }
 
 /// CPU seconds (user + system) this process has used, all threads.
-pub(crate) fn own_cpu_seconds() -> f64 {
+pub fn own_cpu_seconds() -> f64 {
     // SAFETY: getrusage writes into the struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointer to a rusage struct.

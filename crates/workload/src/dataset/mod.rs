@@ -10,25 +10,34 @@
 //! multi-row INSERTs. Each chunk's rows come from its own seed, so the data does not depend on
 //! which connection loaded it.
 //!
+//! Where the time goes (2 CPUs, MariaDB 10.11, 4 x 250k rows, measured with perf and the
+//! server's /proc times): the server's CPUs are the limit (1.6-1.7 of 2 busy; the client
+//! 0.3-0.4 us a row). Of the server's ~3.3 us a row, LOAD DATA's field reader (a byte at a
+//! time) takes a quarter, InnoDB's row inserts two fifths, the secondary index build a fifth;
+//! sysbench's INSERTs cost it 5.4 us a row, a third of it parsing. The redo log (264 bytes a
+//! row) did not limit: a 1 GiB log, flush_log_at_trx_commit=2 and no doublewrite buffer each
+//! moved nothing beyond noise. A prepared multi-row INSERT with binary parameters (no text to
+//! parse) cost the server 5-15% more per row than LOAD DATA, so LOAD DATA stays. One table
+//! loads at about one server CPU's pace whatever the number of connections on it (1, 2 or 4:
+//! 0.9-1.0 CPUs busy, as a single LOAD DATA of the whole table); tables load side by side.
+//! `Prepared` carries the phases so every prepare can say this about its own machine.
+//!
 //! Safety: every table bakeoff creates is first recorded in the marker table
 //! `bakeoff_tables`; `cleanup` drops only recorded tables, never anything else.
 
+mod load;
+
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome};
+use bakeoff_driver::{Conn, ConnectOptions, DriverError};
 
-use crate::strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
-use crate::{Rng, WorkloadKind, WorkloadSpec};
+use crate::{WorkloadKind, WorkloadSpec};
+use load::{chunks, load_on_threads, Meter};
 
 pub const MARKER_TABLE: &str = "bakeoff_tables";
-const BATCH_BYTES: usize = 512 * 1024;
-const CHUNK_ROWS: u32 = 25_000;
-/// "Local infile is not allowed": MariaDB 10.5+'s ER_LOAD_INFILE_CAPABILITY_DISABLED (4166,
-/// seen from 10.11 with local-infile=0), the older ER_NOT_ALLOWED_COMMAND (1148), MySQL 8's
-/// ER_CLIENT_LOCAL_FILES_DISABLED (3948).
-const LOCAL_INFILE_REFUSED: [u16; 3] = [4166, 1148, 3948];
 
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
@@ -106,6 +115,20 @@ pub fn default_connections() -> u32 {
     (2 * cpus).max(4)
 }
 
+/// What `prepare` did, phase by phase: where its time went, as far as the server says.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prepared {
+    pub tables: u32,
+    pub rows: u64,
+    /// Creating the tables and loading their rows.
+    pub load: Duration,
+    /// Building the secondary indexes after the load (zero when there are none).
+    pub index: Duration,
+    /// Bytes the server wrote to its redo log meanwhile (InnoDB's `Innodb_os_log_written`);
+    /// None when the server does not report it.
+    pub redo_bytes: Option<u64>,
+}
+
 /// Create, load and index the tables with `parallel` connections.
 pub async fn prepare(
     opts: &ConnectOptions,
@@ -114,8 +137,10 @@ pub async fn prepare(
     parallel: u32,
     seed: u64,
     progress: &(dyn Fn(Progress) + Sync),
-) -> Result<u64, DatasetError> {
+) -> Result<Prepared, DatasetError> {
+    let started = Instant::now();
     let mut admin = Conn::connect(opts).await?;
+    let redo_before = redo_written(&mut admin).await;
     admin
         .exec(&format!(
             "CREATE TABLE IF NOT EXISTS {MARKER_TABLE} (table_name VARCHAR(64) NOT NULL PRIMARY KEY, \
@@ -155,217 +180,36 @@ pub async fn prepare(
         total,
         progress,
     };
-    let loaded = load_on_threads(opts, spec, jobs, seed, parallel.max(1), &meter)?;
-    progress(Progress::Loaded { rows: loaded });
+    let rows = load_on_threads(opts, spec, jobs, seed, parallel.max(1), &meter)?;
+    progress(Progress::Loaded { rows });
+    let load = started.elapsed();
     if spec.options.create_secondary && !bulk {
         let names: Mutex<VecDeque<u32>> = Mutex::new((1..=tables.len() as u32).collect());
         let workers = (0..parallel.max(1)).map(|_| index_worker(opts, &names, progress));
         join_all(workers).await?;
     }
+    let index = started.elapsed() - load;
+    let redo_after = redo_written(&mut admin).await;
     admin.quit().await;
-    Ok(loaded)
+    Ok(Prepared {
+        tables: tables.len() as u32,
+        rows,
+        load,
+        index,
+        redo_bytes: redo_after
+            .zip(redo_before)
+            .map(|(a, b)| a.saturating_sub(b)),
+    })
 }
 
-/// Every table's rows cut into chunks, queued table after table in turn (t1 c1, t2 c1, ...,
-/// t1 c2, ...): concurrent loaders then fill different tables, as sysbench's one thread per
-/// table does, instead of all splitting pages of one table's primary key while the other
-/// tables wait (the queue used to hold table 1's chunks first, so 32 loaders of 16 x 1M rows
-/// started on one table).
-fn chunks(tables: u32, size: u32) -> VecDeque<(u32, u32, u32)> {
-    let mut jobs = VecDeque::new();
-    let mut start = 1;
-    while start <= size {
-        let end = (start + CHUNK_ROWS - 1).min(size);
-        jobs.extend((1..=tables).map(|t| (t, start, end)));
-        start = end + 1;
-    }
-    jobs
-}
-
-/// Load every chunk of `jobs` with `parallel` connections spread over one OS thread per CPU
-/// this process may use (at most one per connection). Making the rows (random digits for c
-/// and pad) costs the client 0.42 us a row (sysbench: 1.08), measured here on 8 x 200k rows:
-/// one thread would generate ~2.4M rows/s, so this is headroom for servers that load faster
-/// than that, not what limits a 16-CPU load today. Blocks the calling thread until every
-/// loader is done.
-fn load_on_threads(
-    opts: &ConnectOptions,
-    spec: &WorkloadSpec,
-    jobs: VecDeque<(u32, u32, u32)>,
-    seed: u64,
-    parallel: u32,
-    meter: &Meter,
-) -> Result<u64, DatasetError> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let threads = cpus.min(parallel).max(1);
-    let jobs = Mutex::new(jobs);
-    let local = AtomicBool::new(true);
-    let results: Vec<Result<u64, DatasetError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|i| {
-                // Connections dealt round-robin: thread i drives every threads-th one.
-                let mine = (i..parallel).step_by(threads as usize).count();
-                let (jobs, local) = (&jobs, &local);
-                scope.spawn(move || -> Result<u64, DatasetError> {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .map_err(|e| {
-                            DatasetError::Thread(format!("starting a loader thread: {e}"))
-                        })?;
-                    let workers =
-                        (0..mine).map(|_| load_worker(opts, spec, jobs, seed, local, meter));
-                    Ok(rt.block_on(join_all(workers))?.into_iter().sum())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(DatasetError::Thread("a loader thread panicked".into()))
-                })
-            })
-            .collect()
-    });
-    results.into_iter().sum()
-}
-
-/// Counts loaded rows across the loader threads and reports them.
-struct Meter<'p> {
-    done: AtomicU64,
-    total: u64,
-    progress: &'p (dyn Fn(Progress) + Sync),
-}
-
-impl Meter<'_> {
-    fn add(&self, rows: u64) {
-        let done = self.done.fetch_add(rows, Ordering::Relaxed) + rows;
-        (self.progress)(Progress::Rows {
-            done,
-            total: self.total,
-        });
-    }
-}
-
-/// One chunk of one table: ids `start..=end` of `sbtest{table}`.
-#[derive(Debug, Clone, Copy)]
-struct Chunk {
-    table: u32,
-    start: u32,
-    end: u32,
-}
-
-async fn load_worker(
-    opts: &ConnectOptions,
-    spec: &WorkloadSpec,
-    jobs: &Mutex<VecDeque<(u32, u32, u32)>>,
-    seed: u64,
-    local: &AtomicBool,
-    meter: &Meter<'_>,
-) -> Result<u64, DatasetError> {
-    let mut conn = Conn::connect(opts).await?;
-    let mut buf = Vec::with_capacity(BATCH_BYTES + 1024);
-    let mut rows = 0u64;
-    loop {
-        let job = jobs.lock().map(|mut j| j.pop_front()).unwrap_or(None);
-        let Some((table, start, end)) = job else {
-            break;
-        };
-        let chunk = Chunk { table, start, end };
-        if !(local.load(Ordering::Relaxed)
-            && load_local(&mut conn, spec, seed, chunk, &mut buf).await?)
-        {
-            local.store(false, Ordering::Relaxed);
-            insert(&mut conn, spec, seed, chunk, &mut buf).await?;
-        }
-        rows += u64::from(end - start + 1);
-        meter.add(u64::from(end - start + 1));
-    }
-    conn.quit().await;
-    Ok(rows)
-}
-
-/// Every row of `chunk`, generated from the chunk's own seed.
-fn rows(spec: &WorkloadSpec, seed: u64, chunk: Chunk, mut f: impl FnMut(u32, u32, &[u8], &[u8])) {
-    let mut rng = Rng::seeded(seed ^ (u64::from(chunk.table) << 32 | u64::from(chunk.start)));
-    let (mut c, mut pad) = ([0u8; C_LEN], [0u8; PAD_LEN]);
-    for id in chunk.start..=chunk.end {
-        let k = spec
-            .distribution
-            .sample(&mut rng, 1, spec.options.table_size);
-        fill_c(&mut rng, &mut c);
-        fill_pad(&mut rng, &mut pad);
-        f(id, k, &c, &pad);
-    }
-}
-
-/// Load `chunk` as tab-separated rows; false when the server does not allow local infile.
-async fn load_local(
-    conn: &mut Conn,
-    spec: &WorkloadSpec,
-    seed: u64,
-    chunk: Chunk,
-    buf: &mut Vec<u8>,
-) -> Result<bool, DatasetError> {
-    use std::io::Write;
-    buf.clear();
-    rows(spec, seed, chunk, |id, k, c, pad| {
-        let _ = write!(buf, "{id}\t{k}\t");
-        buf.extend_from_slice(c);
-        buf.push(b'\t');
-        buf.extend_from_slice(pad);
-        buf.push(b'\n');
-    });
-    let t = chunk.table;
-    let sql =
-        format!("LOAD DATA LOCAL INFILE 'bakeoff-sbtest{t}' INTO TABLE sbtest{t} (id, k, c, pad)");
-    match conn.load_local(&sql, buf).await? {
-        Outcome::Err(e) if LOCAL_INFILE_REFUSED.contains(&e.code) => Ok(false),
-        Outcome::Err(e) => Err(DriverError::Server(e).into()),
-        _ => Ok(true),
-    }
-}
-
-/// Load `chunk` as sysbench does: multi-row INSERTs of about 512 KiB.
-async fn insert(
-    conn: &mut Conn,
-    spec: &WorkloadSpec,
-    seed: u64,
-    chunk: Chunk,
-    buf: &mut Vec<u8>,
-) -> Result<(), DatasetError> {
-    let prefix = format!("INSERT INTO sbtest{}(id, k, c, pad) VALUES", chunk.table);
-    let mut batches = Vec::new();
-    buf.clear();
-    rows(spec, seed, chunk, |id, k, c, pad| {
-        if buf.is_empty() {
-            buf.extend_from_slice(prefix.as_bytes());
-        } else {
-            buf.push(b',');
-        }
-        push_row(buf, id, k, c, pad);
-        if buf.len() >= BATCH_BYTES - 256 {
-            batches.push(std::mem::take(buf));
-        }
-    });
-    if !buf.is_empty() {
-        batches.push(std::mem::take(buf));
-    }
-    for sql in batches {
-        conn.exec(std::str::from_utf8(&sql).unwrap_or_default())
-            .await?;
-    }
-    Ok(())
-}
-
-fn push_row(out: &mut Vec<u8>, id: u32, k: u32, c: &[u8], pad: &[u8]) {
-    use std::io::Write;
-    let _ = write!(out, "({id}, {k}, '");
-    out.extend_from_slice(c);
-    out.extend_from_slice(b"', '");
-    out.extend_from_slice(pad);
-    out.extend_from_slice(b"')");
+/// Bytes the server has written to its redo log since it started (MariaDB and MySQL both
+/// report `Innodb_os_log_written`); None when it does not say.
+async fn redo_written(conn: &mut Conn) -> Option<u64> {
+    let rows = conn
+        .query_rows("SHOW GLOBAL STATUS LIKE 'Innodb_os_log_written'")
+        .await
+        .ok()?;
+    rows.first()?.get(1)?.as_deref()?.parse().ok()
 }
 
 /// sysbench's `prewarm`: read every table through its primary key and its secondary index so
@@ -520,28 +364,4 @@ async fn join_all<T, F: std::future::Future<Output = Result<T, DatasetError>>>(
         .into_iter()
         .map(|r| r.expect("every future completed"))
         .collect()
-}
-
-#[cfg(test)]
-mod chunk_tests {
-    use super::*;
-
-    #[test]
-    fn chunks_take_the_tables_in_turn_and_cover_every_row_once() {
-        let jobs: Vec<_> = chunks(3, 2 * CHUNK_ROWS + 5).into_iter().collect();
-        assert_eq!(
-            jobs.iter().take(4).map(|j| j.0).collect::<Vec<_>>(),
-            [1, 2, 3, 1],
-            "the first chunks go to different tables"
-        );
-        for t in 1..=3 {
-            let rows: u32 = jobs
-                .iter()
-                .filter(|j| j.0 == t)
-                .map(|j| j.2 - j.1 + 1)
-                .sum();
-            assert_eq!(rows, 2 * CHUNK_ROWS + 5);
-        }
-        assert!(chunks(4, 0).is_empty());
-    }
 }
