@@ -124,14 +124,20 @@ impl Target {
 
     pub(crate) fn sample_targets(&self) -> Vec<SampleTarget> {
         match self {
-            // Its process is not known: only its status, over its connection.
-            Target::Given(o) => o
-                .iter()
-                .map(|o| SampleTarget {
-                    status: Some(o.clone()),
-                    ..SampleTarget::default()
-                })
-                .collect(),
+            // On a unix socket here its process is the socket's peer; over TCP it is not
+            // known, only its status over its connection. A server given twice is sampled once.
+            Target::Given(o) => {
+                let mut seen = std::collections::BTreeSet::new();
+                o.iter()
+                    .map(|o| (o, crate::commands::server_pid(o)))
+                    .filter(|(_, pid)| pid.is_none_or(|p| seen.insert(p)))
+                    .map(|(o, pid)| SampleTarget {
+                        pid,
+                        status: Some(o.clone()),
+                        remote: None,
+                    })
+                    .collect()
+            }
             // Status over TCP from here, the process read by the agent on its host.
             Target::Remote(s) => s
                 .iter()

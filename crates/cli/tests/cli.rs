@@ -209,6 +209,10 @@ fn json_output_holds_series_totals_and_percentiles() {
         "one interval per second of --time=2, the last one included as sysbench prints it"
     );
     assert_eq!(v["result"]["status"]["status"], "completed");
+    // A server given by its unix socket is sampled too: its process is the socket's peer.
+    let t = &v["result"]["telemetry"];
+    assert!(t["server"]["rss_bytes"].as_u64().unwrap() > 10 << 20, "{t}");
+    assert!(t["server_cpu_us_per_event"].as_f64().unwrap() > 0.0, "{t}");
     assert_eq!(
         v["workload"]["distribution"]["kind"], "special",
         "the default distribution is stated"
