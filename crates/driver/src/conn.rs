@@ -23,6 +23,9 @@ pub struct Stmt {
 
 /// One open connection. Not shareable: one statement in flight at a time, as the protocol has.
 pub struct Conn {
+    /// Declared before `stream`: fields drop in order, so the goodbye goes out before the
+    /// socket closes.
+    farewell: Farewell,
     stream: Stream,
     endpoint: String,
     /// Bytes read from the socket: `rbuf[start..end]` is not consumed yet; the packet handed
@@ -85,6 +88,10 @@ impl Conn {
                     source,
                 })?;
         let mut conn = Conn {
+            farewell: Farewell {
+                fd: stream.raw_fd(),
+                armed: false,
+            },
             stream,
             endpoint: endpoint.to_string(),
             rbuf: vec![0; INITIAL_READ_BUF],
@@ -99,6 +106,7 @@ impl Conn {
             cache_metadata: false,
         };
         conn.handshake(opts).await?;
+        conn.farewell.armed = true;
         Ok(conn)
     }
 
@@ -341,6 +349,7 @@ impl Conn {
         self.wbuf.clear();
         command::quit(&mut self.wbuf);
         let _ = self.send().await;
+        self.farewell.armed = false;
     }
 
     /// `LOAD DATA LOCAL INFILE ...` with `data` as the file's contents, whatever name the
@@ -372,7 +381,7 @@ impl Conn {
             let at = packet::begin(&mut self.wbuf);
             self.wbuf.extend_from_slice(chunk);
             self.seq = packet::finish(&mut self.wbuf, at, self.seq);
-            let r = self.stream.write_all(&self.wbuf).await;
+            let r = self.write_wbuf().await;
             r.map_err(|e| self.io("LOAD DATA", e))?;
         }
         Ok(())
@@ -399,9 +408,18 @@ impl Conn {
         }
     }
 
+    /// Write `wbuf` whole. A connection dropped halfway through (its future cancelled) must
+    /// not say goodbye: the bytes would land inside the unfinished packet.
+    async fn write_wbuf(&mut self) -> std::io::Result<()> {
+        let armed = std::mem::replace(&mut self.farewell.armed, false);
+        let r = self.stream.write_all(&self.wbuf).await;
+        self.farewell.armed = armed && r.is_ok();
+        r
+    }
+
     async fn send(&mut self) -> Result<(), DriverError> {
         self.seq = 1;
-        let r = self.stream.write_all(&self.wbuf).await;
+        let r = self.write_wbuf().await;
         r.map_err(|e| self.io("write", e))
     }
 
@@ -411,7 +429,7 @@ impl Conn {
         let at = packet::begin(&mut self.wbuf);
         self.wbuf.extend_from_slice(payload);
         self.seq = packet::finish(&mut self.wbuf, at, self.seq);
-        let r = self.stream.write_all(&self.wbuf).await;
+        let r = self.write_wbuf().await;
         r.map_err(|e| self.io(op, e))
     }
 
@@ -530,4 +548,24 @@ fn jitter_seed(endpoint: &str) -> u64 {
         std::sync::atomic::AtomicU64::new(0x9e37_79b9_7f4a_7c15);
     let n = NEXT.fetch_add(0x9e37_79b9_7f4a_7c15, std::sync::atomic::Ordering::Relaxed);
     n ^ endpoint.len() as u64
+}
+
+/// A connection dropped between statements without `quit` (a failed run, Ctrl-C, an error in
+/// one of prepare's loaders) still sends COM_QUIT, so the server counts no aborted client and
+/// logs no "Aborted connection" warning: counters and logs that DBAs watch. Best effort: one
+/// non-blocking send of five bytes, armed only while the connection is authenticated and no
+/// packet is half written.
+struct Farewell {
+    fd: std::os::fd::RawFd,
+    armed: bool,
+}
+
+impl Drop for Farewell {
+    fn drop(&mut self) {
+        if self.armed {
+            let mut quit = Vec::with_capacity(5);
+            command::quit(&mut quit);
+            crate::stream::send_now(self.fd, &quit);
+        }
+    }
 }

@@ -74,17 +74,25 @@ impl Stream {
         }
     }
 
+    pub fn raw_fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::BlockingTcp(s) => s.as_raw_fd(),
+            Stream::BlockingUnix(s) => s.as_raw_fd(),
+        }
+    }
+
     pub fn is_unix(&self) -> bool {
         matches!(self, Stream::Unix(_) | Stream::BlockingUnix(_))
     }
 
     /// The server's process id, on a unix socket (SO_PEERCRED); None over TCP.
     pub fn peer_pid(&self) -> Option<u32> {
-        let fd = match self {
-            Stream::Unix(s) => s.as_raw_fd(),
-            Stream::BlockingUnix(s) => s.as_raw_fd(),
-            _ => return None,
-        };
+        if !self.is_unix() {
+            return None;
+        }
+        let fd = self.raw_fd();
         // SAFETY: ucred is plain data; getsockopt writes at most `len` bytes into it.
         let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
         let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
@@ -100,6 +108,21 @@ impl Stream {
         };
         (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
     }
+}
+
+/// Send `buf` on `fd` if the socket takes it at once; never waits, never raises SIGPIPE.
+/// Returns whether all of it went.
+pub(crate) fn send_now(fd: RawFd, buf: &[u8]) -> bool {
+    // SAFETY: `buf` is valid for its length; a closed or bad descriptor only yields an error.
+    let n = unsafe {
+        libc::send(
+            fd,
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    usize::try_from(n) == Ok(buf.len())
 }
 
 fn readable_only<S: AsRawFd>(s: S) -> io::Result<AsyncFd<S>> {
