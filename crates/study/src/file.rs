@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use bakeoff_engine::ClientWait;
 use bakeoff_hostbench::profile::HostProbe;
 use bakeoff_server::variant::{instance_variants, Allocator, CpuList, Setting};
 use bakeoff_server::Variant;
@@ -92,6 +93,10 @@ pub struct StudySpec {
     /// Where the load (and the host probes) run; None: outside the servers' CPUs when they
     /// are pinned and any are left, else anywhere.
     pub client_cpus: Option<CpuList>,
+    /// How the load waits for responses; None: poll when the client's CPUs are none of the
+    /// servers', else sleep (`ClientWait::auto`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_wait: Option<ClientWait>,
     /// `[hosts] server`: the machine the server variants run on (ssh://...), None: this one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_host: Option<String>,
@@ -236,6 +241,14 @@ fn read(
     let client_cpus = top
         .string(p, "client_cpus")
         .and_then(|(s, span)| cpu_list(p, s, span, "client_cpus"));
+    let client_wait = top.string(p, "client_wait").and_then(|(s, span)| {
+        let waits = [
+            ("auto", None),
+            ("sleep", Some(ClientWait::Sleep)),
+            ("poll", Some(ClientWait::Poll)),
+        ];
+        one_of(p, span, "client_wait", s, &waits).flatten()
+    });
     let probes: Vec<HostProbe> = top
         .list(p, "probes")
         .unwrap_or_default()
@@ -289,6 +302,7 @@ fn read(
         probe_threads,
         probe_seconds: Duration::from_secs(probe_seconds),
         client_cpus,
+        client_wait,
         server_host,
         client_hosts,
     };

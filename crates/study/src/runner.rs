@@ -480,7 +480,10 @@ impl SeriesCtx<'_> {
             connections: threads,
             client_threads: self.client.cpu_count().min(threads),
             time: Some(time),
-            client_wait: ClientWait::auto(self.client.apart),
+            client_wait: self
+                .spec
+                .client_wait
+                .unwrap_or(ClientWait::auto(self.client.apart)),
             // Reproducible per run: the study's seed and where the run sits in it.
             seed: self.spec.seed
                 ^ (u64::from(self.series.repetition) << 48)

@@ -1,6 +1,7 @@
 //! Study files: a good one expands as declared; a bad one gets every problem at once, each at
 //! its line and column.
 
+use bakeoff_engine::ClientWait;
 use bakeoff_study::{parse, DatasetPolicy, Order, Problem};
 
 const GOOD: &str = r#"
@@ -202,6 +203,26 @@ fn client_cpus_are_read_at_the_top_and_per_variant() {
     let p = problems(bad);
     at(&p, 2, "`client_cpus`");
     at(&p, 6, "`variant.client_cpus`");
+}
+
+#[test]
+fn client_wait_is_auto_unless_the_study_says_sleep_or_poll() {
+    let base = "threads = [8]\n[[workload]]\nname = \"oltp_point_select\"\n";
+    assert_eq!(parse(base, "w").unwrap().client_wait, None);
+    for (v, want) in [
+        ("auto", None),
+        ("sleep", Some(ClientWait::Sleep)),
+        ("poll", Some(ClientWait::Poll)),
+    ] {
+        let spec = parse(&format!("client_wait = \"{v}\"\n{base}"), "w").unwrap();
+        assert_eq!(spec.client_wait, want, "{v}");
+    }
+    let p = problems(&format!("client_wait = \"spin\"\n{base}"));
+    at(
+        &p,
+        1,
+        "`client_wait` = \"spin\": use one of auto, sleep, poll",
+    );
 }
 
 #[test]
