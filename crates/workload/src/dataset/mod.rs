@@ -17,7 +17,7 @@
 //! sysbench's INSERTs cost it 5.4 us a row, a third of it parsing. The redo log (264 bytes a
 //! row) did not limit: a 1 GiB log, flush_log_at_trx_commit=2 and no doublewrite buffer each
 //! moved nothing beyond noise. A prepared multi-row INSERT with binary parameters (no text to
-//! parse) cost the server 5-15% more per row than LOAD DATA, so LOAD DATA stays. One table
+//! parse) cost the server 5-17% more per row than LOAD DATA, so LOAD DATA stays. One table
 //! loads at about one server CPU's pace whatever the number of connections on it (1, 2 or 4:
 //! 0.9-1.0 CPUs busy, as a single LOAD DATA of the whole table); tables load side by side.
 //! `Prepared` carries the phases so every prepare can say this about its own machine.
