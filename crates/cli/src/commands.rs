@@ -17,7 +17,7 @@ use bakeoff_server::variant::CpuList;
 use bakeoff_server::Listen;
 use bakeoff_study::spread::{ClientHosts, HostShare, INTERRUPTED_BEFORE_START};
 use bakeoff_telemetry::Sampler;
-use bakeoff_workload::dataset::{self, Progress};
+use bakeoff_workload::dataset::{self, DatasetError, Progress};
 use bakeoff_workload::{
     Distribution, OltpOptions, PsMode, SessionContext, Unique, WorkloadKind, WorkloadSpec,
 };
@@ -265,25 +265,35 @@ pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
     let Some(opts) = first_given(a, "prepare") else {
         bail!("prepare needs a server that outlives this command: pass --mysql-socket or --mysql-host (`bakeoff run` without them prepares its embedded server itself)");
     };
-    place_for_given_server(a)?;
+    let pids = server_pids(&given_servers(a));
+    place_for_given_server(a, &pids)?;
     let json = a.general.format == Format::Json;
     let line = LoadLine::new();
-    let cpu = CpuMeter::start(server_pid(&opts));
+    // `opts` is the first server given.
+    let cpu = CpuMeter::start(pids.first().copied().flatten());
     let prepared = rt()?.block_on(dataset::prepare(
         &opts,
         &spec,
         a.general.threads,
         prepare_threads(a),
         clock_seed(),
+        &INTERRUPTED,
         // JSON keeps stdout for its one document; the rows line is on stderr either way.
-        &|p| match p {
-            Progress::Rows { .. } => line.show(p),
-            _ if json => {}
-            _ => line.show(p),
+        &|p| {
+            if !json || matches!(p, Progress::Rows { .. }) {
+                line.show(p)
+            }
         },
-    ))?;
-    let spent = cpu.stop();
+    ));
     line.end();
+    let prepared = match prepared {
+        Err(e @ DatasetError::Interrupted { .. }) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+        r => r?,
+    };
+    let spent = cpu.stop();
     if json {
         println!("{}", prepared::json(&prepared, &spent));
     } else {
@@ -297,7 +307,7 @@ pub fn prewarm(a: &LoadArgs) -> Result<ExitCode> {
     let Some(opts) = first_given(a, "prewarm") else {
         bail!("prewarm needs a server: pass --mysql-socket or --mysql-host (for the embedded server use `bakeoff run --prewarm`)");
     };
-    place_for_given_server(a)?;
+    place_for_given_server(a, &server_pids(&given_servers(a)))?;
     rt()?.block_on(dataset::prewarm(
         &opts,
         &spec,
@@ -320,13 +330,13 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
 /// (the pid its socket gives, on a connection closed politely so the server counts no aborted
 /// connect), and the client placed beside it as beside an embedded one; over TCP they are
 /// unknown, so the client goes where it is told.
-fn place_for_given_server(a: &LoadArgs) -> Result<ClientPlacement> {
+fn place_for_given_server(a: &LoadArgs, pids: &[Option<u32>]) -> Result<ClientPlacement> {
     let cpus = crate::client::parse(a.general.client_cpus.as_deref())?;
     let own = launch_cpus();
-    let servers: Option<Vec<Option<CpuList>>> = given_servers(a)
+    let servers: Option<Vec<Option<CpuList>>> = pids
         .iter()
-        .map(|o| {
-            let pid = server_pid(o)?;
+        .map(|&pid| {
+            let pid = pid?;
             // A server on every CPU bakeoff has is an unpinned one.
             process_cpus(pid).map(|c| (!own.is_subset(&c)).then_some(c))
         })
@@ -336,25 +346,34 @@ fn place_for_given_server(a: &LoadArgs) -> Result<ClientPlacement> {
     crate::client::place(cpus.as_ref(), &refs)
 }
 
-/// The process of a server on a unix socket here (the socket's peer, read on a connection
-/// closed politely so the server counts no aborted connect); None over TCP or when it cannot
-/// be read.
-pub(crate) fn server_pid(o: &ConnectOptions) -> Option<u32> {
-    if !matches!(o.endpoint, Endpoint::Unix(_)) {
-        return None;
-    }
-    rt().ok()?.block_on(async {
-        let c = Conn::connect(o).await.ok()?;
-        let pid = c.peer_pid();
-        c.quit().await;
-        pid
-    })
+/// Each given server's process when it is on a unix socket here (the socket's peer, read on
+/// a connection closed politely so the server counts no aborted connect); None over TCP or
+/// when it cannot be read. Read once per command: placing the client and sampling the
+/// server both use it.
+fn server_pids(servers: &[ConnectOptions]) -> Vec<Option<u32>> {
+    let Ok(rt) = rt() else {
+        return vec![None; servers.len()];
+    };
+    servers
+        .iter()
+        .map(|o| {
+            if !matches!(o.endpoint, Endpoint::Unix(_)) {
+                return None;
+            }
+            rt.block_on(async {
+                let c = Conn::connect(o).await.ok()?;
+                let pid = c.peer_pid();
+                c.quit().await;
+                pid
+            })
+        })
+        .collect()
 }
 
 /// Place the client beside the servers this run will start (or the one it was given).
-fn place_client(a: &LoadArgs) -> Result<ClientPlacement> {
-    if !given_servers(a).is_empty() {
-        return place_for_given_server(a);
+fn place_client(a: &LoadArgs, given_pids: &[Option<u32>]) -> Result<ClientPlacement> {
+    if !given_pids.is_empty() {
+        return place_for_given_server(a, given_pids);
     }
     let cpus = crate::client::parse(a.general.client_cpus.as_deref())?;
     let variants = a
@@ -369,12 +388,13 @@ fn place_client(a: &LoadArgs) -> Result<ClientPlacement> {
 
 pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
-    let placement = place_client(a)?;
+    let given = given_servers(a);
+    let pids = server_pids(&given);
+    let placement = place_client(a, &pids)?;
     let run_spec = run_spec(a, &placement)?;
     // Each connection is a file; the runtime and the server's own needs come on top.
     preflight::raise_open_files(u64::from(run_spec.connections) + 256)
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
-    let given = given_servers(a);
     // First: a server started for client hosts admits their addresses.
     let mut clients = crate::clients::connect(a)?;
     let mut target = match given.is_empty() {
@@ -385,7 +405,7 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             if !a.general.embedded.variant.is_default() {
                 bail!("--allocator, --cpus, --numa, --set and --instances set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
             }
-            Target::Given(given)
+            Target::Given(given, pids)
         }
         true => {
             // ~300 bytes a row with its indexes, as sysbench's tables measure in InnoDB.
@@ -420,12 +440,13 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         let line = LoadLine::new();
         // The same seed everywhere: every instance holds the same rows.
         for opts in target.endpoints() {
-            rt()?.block_on(dataset::prepare(
+            let loaded = rt()?.block_on(dataset::prepare(
                 &opts,
                 &spec,
                 a.general.threads,
                 prepare_threads(a),
                 run_spec.seed,
+                &INTERRUPTED,
                 &|p| match p {
                     Progress::Rows { .. } => line.show(p),
                     Progress::Loaded { rows } => {
@@ -434,7 +455,14 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
                     }
                     _ => {}
                 },
-            ))?;
+            ));
+            if let Err(DatasetError::Interrupted { rows, total }) = loaded {
+                line.end();
+                // The embedded server and its tables go away with `target`.
+                eprintln!("Interrupted while preparing the tables ({rows} of {total} rows loaded): nothing was measured");
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+            loaded?;
         }
     }
     if a.general.prewarm {

@@ -99,8 +99,9 @@ pub(crate) fn limit(seconds: f64, spent: &Spent) -> Limit {
     }
 }
 
+/// The whole prepare's seconds, never zero (rates divide by it).
 fn seconds(p: &Prepared) -> f64 {
-    (p.load + p.index).as_secs_f64()
+    (p.load + p.index).as_secs_f64().max(1e-9)
 }
 
 /// The report's text: a headline and where the time went.
@@ -112,7 +113,7 @@ pub(crate) fn text(p: &Prepared, spent: &Spent) -> String {
         "Prepared {} rows in {} table(s) in {secs:.2} s ({:.0} rows/s)\n    load {:.2} s, secondary indexes {:.2} s",
         p.rows,
         p.tables,
-        p.rows as f64 / secs.max(1e-9),
+        p.rows as f64 / secs,
         p.load.as_secs_f64(),
         p.index.as_secs_f64()
     );
@@ -128,7 +129,7 @@ pub(crate) fn text(p: &Prepared, spent: &Spent) -> String {
         out += &format!(
             "server {s:.2} s ({:.2} us a row, {:.1} of its {} busy), ",
             per_row(s),
-            s / secs.max(1e-9),
+            s / secs,
             cpus_word(cpus)
         );
     }
@@ -136,7 +137,7 @@ pub(crate) fn text(p: &Prepared, spent: &Spent) -> String {
         "client {:.2} s ({:.2} us a row, {:.1} of its {} busy)\n    held back by: {}",
         spent.client_seconds,
         per_row(spent.client_seconds),
-        spent.client_seconds / secs.max(1e-9),
+        spent.client_seconds / secs,
         cpus_word(spent.client_cpus),
         limit(secs, spent).words()
     );
@@ -158,7 +159,7 @@ pub(crate) fn json(p: &Prepared, spent: &Spent) -> Value {
         "tables": p.tables,
         "rows": p.rows,
         "seconds": secs,
-        "rows_per_second": p.rows as f64 / secs.max(1e-9),
+        "rows_per_second": p.rows as f64 / secs,
         "load_seconds": p.load.as_secs_f64(),
         "index_seconds": p.index.as_secs_f64(),
         "redo_bytes": p.redo_bytes,

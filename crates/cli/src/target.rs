@@ -16,8 +16,9 @@ use crate::commands::rt;
 use crate::output;
 
 pub(crate) enum Target {
-    /// Servers given on the command line (a list spreads the connections, as sysbench's).
-    Given(Vec<ConnectOptions>),
+    /// Servers given on the command line (a list spreads the connections, as sysbench's),
+    /// with each one's process where it is known here (a unix socket's peer).
+    Given(Vec<ConnectOptions>, Vec<Option<u32>>),
     Embedded(Vec<Server>),
     /// The variant's servers on another host (`--server-host`), started there by its agent.
     Remote(Vec<RemoteServer>),
@@ -101,7 +102,7 @@ impl Target {
     /// One per server; session `tid` uses `endpoints[tid % len]`.
     pub(crate) fn endpoints(&self) -> Vec<ConnectOptions> {
         match self {
-            Target::Given(o) => o.clone(),
+            Target::Given(o, _) => o.clone(),
             Target::Embedded(s) => s.iter().map(Server::connect_options).collect(),
             Target::Remote(s) => s.iter().map(RemoteServer::connect_options).collect(),
         }
@@ -112,26 +113,26 @@ impl Target {
     /// listens on for them).
     pub(crate) fn reach(&self) -> Vec<ConnectOptions> {
         match self {
-            Target::Given(o) => o.clone(),
+            Target::Given(o, _) => o.clone(),
             Target::Embedded(s) => s.iter().map(Server::tcp_connect_options).collect(),
             Target::Remote(s) => s.iter().map(RemoteServer::connect_options).collect(),
         }
     }
 
     pub(crate) fn is_embedded(&self) -> bool {
-        !matches!(self, Target::Given(_))
+        !matches!(self, Target::Given(..))
     }
 
     pub(crate) fn sample_targets(&self) -> Vec<SampleTarget> {
         match self {
             // On a unix socket here its process is the socket's peer; over TCP it is not
             // known, only its status over its connection. A server given twice is sampled once.
-            Target::Given(o) => {
+            Target::Given(o, pids) => {
                 let mut seen = std::collections::BTreeSet::new();
                 o.iter()
-                    .map(|o| (o, crate::commands::server_pid(o)))
+                    .zip(pids)
                     .filter(|(_, pid)| pid.is_none_or(|p| seen.insert(p)))
-                    .map(|(o, pid)| SampleTarget {
+                    .map(|(o, &pid)| SampleTarget {
                         pid,
                         status: Some(o.clone()),
                         remote: None,
@@ -223,7 +224,7 @@ impl Target {
                 .iter()
                 .filter_map(RemoteServer::variant_problems)
                 .collect(),
-            Target::Given(_) => return None,
+            Target::Given(..) => return None,
         };
         (!problems.is_empty()).then(|| problems.join("\n"))
     }
@@ -259,7 +260,7 @@ impl Target {
                     })
                 })
                 .collect(),
-            Target::Given(_) => Vec::new(),
+            Target::Given(..) => Vec::new(),
         }
     }
 
@@ -268,7 +269,7 @@ impl Target {
         match self {
             Target::Embedded(s) => s.first().map(|s| s.version().to_string()),
             Target::Remote(s) => s.first().map(|s| s.version.clone()),
-            Target::Given(_) => None,
+            Target::Given(..) => None,
         }
     }
 }

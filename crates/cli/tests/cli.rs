@@ -292,6 +292,76 @@ fn prepare_reports_where_its_time_went() {
 }
 
 #[test]
+fn ctrl_c_stops_prepare_between_chunks_and_cleanup_drops_the_partial_tables() {
+    use std::io::{BufRead, BufReader};
+    let d = db("interrupted_prepare");
+    let s = server();
+    let Endpoint::Unix(sock) = &s.connect_options().endpoint else {
+        unreachable!()
+    };
+    // 8 x 500k rows take this machine some 10 s: far more than the chunks in flight.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args([
+            "prepare",
+            "oltp_read_only",
+            "--tables=8",
+            "--table-size=500000",
+        ])
+        .arg(format!("--mysql-socket={}", sock.display()))
+        .arg(format!("--mysql-user={}", s.user()))
+        .arg(format!("--mysql-db={d}"))
+        .env("BAKEOFF_MYSQL_PASSWORD", s.password().expose())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn bakeoff prepare");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // The tables exist and the load starts once sysbench's "Inserting" messages are out.
+    assert!(
+        lines.any(|l| l.is_ok_and(|l| l.starts_with("Inserting 500000 records into 'sbtest8'"))),
+        "prepare never started loading"
+    );
+    let sent = std::time::Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        sent.elapsed() < std::time::Duration::from_secs(5),
+        "stopped after the chunks in flight, not at the end: {:?}",
+        sent.elapsed()
+    );
+    assert!(
+        err.contains("prepare was interrupted with ") && err.contains("bakeoff cleanup"),
+        "{err}"
+    );
+    let loaded: u64 = rt().block_on(async {
+        let mut c = connect(&s.connect_options().with_database(&d)).await;
+        let mut n = 0;
+        for t in 1..=8 {
+            let r = c
+                .query_rows(&format!("SELECT COUNT(*) FROM sbtest{t}"))
+                .await
+                .unwrap();
+            n += r[0][0].as_deref().unwrap().parse::<u64>().unwrap();
+        }
+        n
+    });
+    assert!(
+        loaded < 4_000_000,
+        "the load went on to the end: {loaded} rows"
+    );
+    let o = bakeoff(&["cleanup", "oltp_read_only"], Some(&d));
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(
+        text(&o).0.contains("Dropping table 'sbtest8'"),
+        "{:?}",
+        text(&o)
+    );
+}
+
+#[test]
 fn cleanup_leaves_a_foreign_table_alone() {
     let d = db("foreign");
     let opts = server().connect_options().with_database(&d);

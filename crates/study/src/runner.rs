@@ -311,6 +311,14 @@ impl SeriesCtx<'_> {
         }
     }
 
+    /// Ctrl-C has come: the series stops unrecorded (a resume runs it), and the study says
+    /// it was interrupted. Loading the tables stops early then, which is not a failure.
+    fn interrupted_now(&mut self) -> bool {
+        let now = self.interrupt.load(Ordering::Relaxed);
+        self.out.interrupted |= now;
+        now
+    }
+
     fn count(&mut self, r: &RunRecord) {
         match r.status.as_str() {
             "ok" => self.out.ok += 1,
@@ -327,6 +335,7 @@ impl SeriesCtx<'_> {
         let datadir_from = if copy {
             match self.template(v.binary.clone()) {
                 Ok(dir) => Some(dir),
+                Err(_) if self.interrupted_now() => return Ok(()),
                 Err(e) => {
                     return self.record_all(
                         todo,
@@ -368,6 +377,9 @@ impl SeriesCtx<'_> {
         }
         let endpoints: Vec<ConnectOptions> = servers.iter().map(Running::connect_options).collect();
         if let Err(e) = if copy { Ok(()) } else { self.load(&endpoints) } {
+            if self.interrupted_now() {
+                return Ok(());
+            }
             return self.record_all(
                 todo,
                 "failed",
@@ -459,6 +471,7 @@ impl SeriesCtx<'_> {
                 max_threads,
                 dataset::default_connections(),
                 self.spec.seed,
+                self.interrupt,
                 &|_| {},
             ))
             .map_err(|e| e.to_string())?;

@@ -1,6 +1,8 @@
 //! prepare's two ways of loading rows give the same tables: LOAD DATA LOCAL where the server
 //! allows it, sysbench's multi-row INSERTs where it does not.
 
+use std::sync::atomic::AtomicBool;
+
 use bakeoff_driver::{Conn, ConnectOptions};
 use bakeoff_server::{Server, ServerSpec, INSTALL_HINT};
 use bakeoff_testkit::{connect, global_status, rt, schema};
@@ -39,7 +41,7 @@ async fn load(opts: &ConnectOptions) -> (Vec<Vec<Option<String>>>, u64, u64) {
         global_status(&mut c, "Com_load").await,
         global_status(&mut c, "Com_insert").await,
     );
-    dataset::prepare(opts, &spec(), 1, 3, 42, &|_| {})
+    dataset::prepare(opts, &spec(), 1, 3, 42, &AtomicBool::new(false), &|_| {})
         .await
         .expect("prepare");
     let loads = global_status(&mut c, "Com_load").await - load0;

@@ -1,6 +1,7 @@
 //! Statements per event, read from the server's own counters, equal sysbench's (reference
 //! section 1.4). One server for this binary; tests take a lock because Com_* are global.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use bakeoff_driver::Conn;
@@ -53,9 +54,17 @@ fn per_event(kind: WorkloadKind, name: &str) -> ([f64; 6], StmtCounts) {
     let opts = schema(name);
     let spec = spec(kind);
     rt().block_on(async {
-        dataset::prepare(&opts, &spec, 1, 2, 1, &|_: Progress| {})
-            .await
-            .expect("prepare");
+        dataset::prepare(
+            &opts,
+            &spec,
+            1,
+            2,
+            1,
+            &AtomicBool::new(false),
+            &|_: Progress| {},
+        )
+        .await
+        .expect("prepare");
         let ctx = Arc::new(SessionContext {
             endpoints: vec![opts.clone()],
             spec: spec.clone(),

@@ -85,11 +85,13 @@ pub(super) fn load_on_threads(
     results.into_iter().sum()
 }
 
-/// Counts loaded rows across the loader threads and reports them.
+/// Counts loaded rows across the loader threads and reports them; `interrupt` set stops
+/// every loader before its next chunk.
 pub(super) struct Meter<'p> {
     pub(super) done: AtomicU64,
     pub(super) total: u64,
     pub(super) progress: &'p (dyn Fn(Progress) + Sync),
+    pub(super) interrupt: &'p AtomicBool,
 }
 
 impl Meter<'_> {
@@ -121,7 +123,7 @@ async fn load_worker(
     let mut conn = Conn::connect(opts).await?;
     let mut buf = Vec::with_capacity(BATCH_BYTES + 1024);
     let mut rows = 0u64;
-    loop {
+    while !meter.interrupt.load(Ordering::Relaxed) {
         let job = jobs.lock().map(|mut j| j.pop_front()).unwrap_or(None);
         let Some((table, start, end)) = job else {
             break;

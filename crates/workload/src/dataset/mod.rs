@@ -28,7 +28,7 @@
 mod load;
 
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -43,10 +43,12 @@ pub const MARKER_TABLE: &str = "bakeoff_tables";
 pub enum DatasetError {
     #[error("table '{0}' already exists; run `bakeoff cleanup` with the same options first, or use another --mysql-db")]
     Exists(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Driver(#[from] DriverError),
     #[error("{0}")]
     Thread(String),
+    #[error("prepare was interrupted with {rows} of {total} rows loaded and the secondary indexes not all built; drop the partial tables with `bakeoff cleanup` before preparing again")]
+    Interrupted { rows: u64, total: u64 },
 }
 
 /// Progress of prepare/cleanup, for the CLI to show (sysbench's messages).
@@ -129,13 +131,15 @@ pub struct Prepared {
     pub redo_bytes: Option<u64>,
 }
 
-/// Create, load and index the tables with `parallel` connections.
+/// Create, load and index the tables with `parallel` connections. `interrupt` set (Ctrl-C)
+/// stops the load after the chunks in flight, and the index builds before the next table.
 pub async fn prepare(
     opts: &ConnectOptions,
     spec: &WorkloadSpec,
     threads: u32,
     parallel: u32,
     seed: u64,
+    interrupt: &AtomicBool,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Prepared, DatasetError> {
     let started = Instant::now();
@@ -179,14 +183,22 @@ pub async fn prepare(
         done: AtomicU64::new(0),
         total,
         progress,
+        interrupt,
     };
     let rows = load_on_threads(opts, spec, jobs, seed, parallel.max(1), &meter)?;
+    let interrupted = || interrupt.load(Ordering::Relaxed);
+    if interrupted() {
+        return Err(DatasetError::Interrupted { rows, total });
+    }
     progress(Progress::Loaded { rows });
     let load = started.elapsed();
     if spec.options.create_secondary && !bulk {
         let names: Mutex<VecDeque<u32>> = Mutex::new((1..=tables.len() as u32).collect());
-        let workers = (0..parallel.max(1)).map(|_| index_worker(opts, &names, progress));
+        let workers = (0..parallel.max(1)).map(|_| index_worker(opts, &names, interrupt, progress));
         join_all(workers).await?;
+        if interrupted() {
+            return Err(DatasetError::Interrupted { rows, total });
+        }
     }
     let index = started.elapsed() - load;
     let redo_after = redo_written(&mut admin).await;
@@ -263,10 +275,11 @@ async fn prewarm_worker(
 async fn index_worker(
     opts: &ConnectOptions,
     tables: &Mutex<VecDeque<u32>>,
+    interrupt: &AtomicBool,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<(), DatasetError> {
     let mut conn = Conn::connect(opts).await?;
-    loop {
+    while !interrupt.load(Ordering::Relaxed) {
         let next = tables.lock().map(|mut q| q.pop_front()).unwrap_or(None);
         let Some(t) = next else { break };
         progress(Progress::Indexing(format!("sbtest{t}")));
