@@ -28,11 +28,17 @@ pub enum ServerError {
         log: PathBuf,
         log_tail: String,
     },
-    #[error("the server did not become ready within {secs} s (last attempt: {last}); last lines of its error log:\n{log_tail}")]
+    #[error("the server did not become ready within {secs} s, the server start timeout (server_start_timeout in a study file, --server-start-timeout for bakeoff run; last attempt: {last}); last lines of its error log:\n{log_tail}")]
     NotReady {
         secs: u64,
         last: String,
         log: PathBuf,
         log_tail: String,
     },
+    /// What was asked would open the server to others (see `exposure`, `accounts`).
+    #[error("{0}")]
+    Refused(String),
+    /// The start was given up half-way (see `Server::start_watched`); nothing is left of it.
+    #[error("the server start was abandoned (nobody waits for it any more); what it had launched was stopped and removed")]
+    Abandoned,
 }

@@ -141,3 +141,12 @@ pub fn signal(child: &Child, sig: libc::c_int) {
         libc::kill(child.id() as libc::pid_t, sig);
     }
 }
+
+/// Send `sig` to the process group of a child we spawned (each server leads its own group, see
+/// [`spawn_contained`]): a wrapper script and whatever it started go too.
+pub fn signal_group(child: &Child, sig: libc::c_int) {
+    // SAFETY: as in `signal`; the group's id is our unreaped child's pid, so it names no one else.
+    unsafe {
+        libc::kill(-(child.id() as libc::pid_t), sig);
+    }
+}

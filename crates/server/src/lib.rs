@@ -11,16 +11,21 @@
 //!   that lives as long as the process (the signal follows the *thread* that forked);
 //! - mysqld never runs as root: as root, bakeoff starts it as the `mysql` user (or `nobody`);
 //! - hermetic: `--no-defaults`, a scrubbed environment, loopback only;
+//! - least privilege: run directories 0700, full rights only on the socket, the TCP account
+//!   on the load database only, no anonymous accounts, passwords from getrandom;
 //! - only directories bakeoff created and marked are ever deleted;
 //! - every wait is bounded; shutdown escalates SHUTDOWN -> SIGTERM -> SIGKILL.
 //!
 //! What it must not do: print, or exit the process.
 
+mod accounts;
 mod binary;
 mod error;
+mod exposure;
 mod launch;
 pub mod placement;
 pub mod preflight;
+mod random;
 mod rundir;
 mod server;
 mod template;
@@ -28,6 +33,9 @@ pub mod variant;
 
 pub use binary::{file_sha256, find_server_binary, INSTALL_HINT};
 pub use error::ServerError;
-pub use server::{global_variables, Listen, Server, ServerSpec};
+pub use random::random_hex;
+pub use server::{
+    global_variables, Listen, Server, ServerSpec, DEFAULT_START_TIMEOUT, DEFAULT_START_TIMEOUT_S,
+};
 pub use template::Template;
 pub use variant::{Check, Variant};

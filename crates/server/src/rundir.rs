@@ -38,11 +38,13 @@ impl RunDir {
             // Left over from a crashed bakeoff with the same pid: ours to clear only if marked.
             RunDir { path: path.clone() }.remove();
         }
-        fs::create_dir(&path).map_err(err)?;
+        // 0700: the socket, the init file and the datadir are the server's owner's alone (the
+        // socket account holds every privilege; whoever reaches the socket is that account).
+        private_dir(&path).map_err(err)?;
         fs::write(path.join(MARKER), format!("{}\n", std::process::id())).map_err(err)?;
         // The server's own tmpdir: a starting mariadbd deletes every `#sql*` file in its tmpdir,
         // so in a shared /tmp one server's start destroys another's bootstrap temp tables.
-        fs::create_dir(path.join(TMP)).map_err(err)?;
+        private_dir(&path.join(TMP)).map_err(err)?;
         if let Some(r) = run_as {
             chown(&path, r).map_err(err)?;
             chown(&path.join(TMP), r).map_err(err)?;
@@ -101,6 +103,14 @@ fn sweep_stale(root: &Path) {
             RunDir { path: entry.path() }.remove();
         }
     }
+}
+
+/// Create `path` (it must not exist: an existing one, or a symlink, fails) with mode 0700,
+/// whatever the umask.
+fn private_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    fs::DirBuilder::new().mode(0o700).create(path)?;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o700))
 }
 
 fn chown(path: &Path, r: RunAs) -> std::io::Result<()> {

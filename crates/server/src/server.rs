@@ -1,10 +1,12 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
 
+use crate::accounts::{self, init_sql};
 use crate::binary::{find_install_db, find_server_binary};
 use crate::launch::{self, spawn_contained, unprivileged_user, Placement, RunAs};
 use crate::rundir::{error_lines_and_tail, tail, RunDir};
@@ -19,6 +21,9 @@ pub struct ServerSpec {
     pub binary: Option<PathBuf>,
     /// Extra server options, `name=value` or a bare `name` (dashes or underscores).
     pub options: Vec<String>,
+    /// How long a launched server may take to answer an authenticated `SELECT 1` (the datadir's
+    /// initialisation or copy is not counted): [`DEFAULT_START_TIMEOUT`] unless a study's
+    /// `server_start_timeout` or `--server-start-timeout` says.
     pub start_timeout: Duration,
     pub stop_timeout: Duration,
     /// The account and database created for the load (sysbench's defaults).
@@ -31,9 +36,16 @@ pub struct ServerSpec {
     pub datadir_from: Option<PathBuf>,
     /// Listen for the load on this address rather than loopback, with the load's account
     /// limited to `clients` (the addresses the load comes from): a server on a host of its
-    /// own, driven from others. Never 0.0.0.0.
+    /// own, driven from others. Never an unspecified address (0.0.0.0, ::), and options that
+    /// would undo it are refused (see `exposure`).
     pub listen: Option<Listen>,
 }
+
+/// The server start timeout when nothing says otherwise, in seconds: a cold MariaDB on a
+/// loaded machine starts in a few seconds, a large buffer pool or a slow disk takes longer.
+pub const DEFAULT_START_TIMEOUT_S: u64 = 60;
+/// [`DEFAULT_START_TIMEOUT_S`] as a duration.
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(DEFAULT_START_TIMEOUT_S);
 
 /// Where a server driven from other hosts listens, and whom its load account admits.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -47,7 +59,7 @@ impl Default for ServerSpec {
         ServerSpec {
             binary: None,
             options: Vec::new(),
-            start_timeout: Duration::from_secs(60),
+            start_timeout: DEFAULT_START_TIMEOUT,
             stop_timeout: Duration::from_secs(30),
             user: "sbtest".into(),
             database: "sbtest".into(),
@@ -90,6 +102,15 @@ pub struct Server {
 
 impl Server {
     pub fn start(spec: &ServerSpec) -> Result<Server, ServerError> {
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        Server::start_watched(spec, &NEVER)
+    }
+
+    /// [`Server::start`], given up as soon as `abandon` is set (by another thread: nobody waits
+    /// for this server any more, say the agent's link is gone). The start then kills what it
+    /// launched, removes its directories and returns [`ServerError::Abandoned`].
+    pub fn start_watched(spec: &ServerSpec, abandon: &AtomicBool) -> Result<Server, ServerError> {
+        crate::exposure::check(spec)?;
         // The port is free when chosen, but another process may bind it before the server does
         // (two bakeoffs starting at once, a test suite): then try again with another one.
         let own_port = !spec
@@ -99,7 +120,7 @@ impl Server {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            match Server::start_once(spec) {
+            match Server::start_once(spec, abandon) {
                 Err(ServerError::ExitedAtStart { log_tail, .. })
                     if own_port && attempts < 3 && log_tail.contains("Address already in use") => {}
                 other => return other,
@@ -107,7 +128,7 @@ impl Server {
         }
     }
 
-    fn start_once(spec: &ServerSpec) -> Result<Server, ServerError> {
+    fn start_once(spec: &ServerSpec, abandon: &AtomicBool) -> Result<Server, ServerError> {
         let binary = match &spec.binary {
             Some(b) => b.clone(),
             None => find_server_binary()?,
@@ -125,11 +146,18 @@ impl Server {
                     source: e,
                 })?
             }
-            None => initialize(flavor, &binary, &dir, &rundir.tmp(), run_as)?,
+            None => initialize(flavor, &binary, &dir, &rundir.tmp(), run_as, abandon)?,
         }
-        let password = Secret::new(random_password());
+        let password = new_secret()?;
         let init = dir.join("init.sql");
-        write_private(&init, &init_sql(spec, &password), run_as)?;
+        let sql = init_sql(
+            spec,
+            &password,
+            flavor,
+            &accounts::hostname(),
+            &new_secret()?,
+        );
+        write_private(&init, &sql, run_as)?;
         let bind = spec
             .listen
             .as_ref()
@@ -190,7 +218,8 @@ impl Server {
             checks: Vec::new(),
             binary: binary.clone(),
         };
-        server.version = server.wait_ready(spec.start_timeout)?;
+        server.version = server.wait_ready(spec.start_timeout, abandon)?;
+        server.refuse_anonymous()?;
         server.checks = server.verify(&spec.variant, library.as_ref());
         Ok(server)
     }
@@ -309,7 +338,11 @@ impl Server {
     }
 
     /// Ready means an authenticated `SELECT 1` answered, not that a pid file or socket exists.
-    fn wait_ready(&mut self, timeout: Duration) -> Result<String, ServerError> {
+    fn wait_ready(
+        &mut self,
+        timeout: Duration,
+        abandon: &AtomicBool,
+    ) -> Result<String, ServerError> {
         let rt = runtime();
         let opts = ConnectOptions {
             connect_timeout: Duration::from_secs(2),
@@ -318,6 +351,10 @@ impl Server {
         let started = Instant::now();
         let mut last = String::from("no attempt yet");
         while started.elapsed() < timeout {
+            if abandon.load(Ordering::Relaxed) {
+                self.kill_now();
+                return Err(ServerError::Abandoned);
+            }
             if let Some(status) = self
                 .child
                 .as_mut()
@@ -341,6 +378,28 @@ impl Server {
             log: self.log.clone(),
             log_tail: tail(&self.log, 25),
         })
+    }
+
+    /// Fail closed on anonymous accounts: the init file drops the ones initializers make, and
+    /// one that is still there (another host name, a copied datadir) lets anyone log in.
+    fn refuse_anonymous(&mut self) -> Result<(), ServerError> {
+        let opts = self.connect_options();
+        let found = runtime().block_on(async {
+            let mut c = Conn::connect(&opts).await.map_err(|e| e.to_string())?;
+            let found = accounts::anonymous(&mut c).await;
+            c.quit().await;
+            found
+        });
+        match found {
+            Ok(a) if a.is_empty() => Ok(()),
+            Ok(a) => Err(ServerError::Refused(format!(
+                "the server has anonymous accounts ({}), which let anyone log in without a password; drop them from the datadir it starts from",
+                a.join(", ")
+            ))),
+            Err(e) => Err(ServerError::Refused(format!(
+                "could not check the server for anonymous accounts: {e}"
+            ))),
+        }
     }
 
     /// Stop: SQL SHUTDOWN, then SIGTERM, then SIGKILL, each with a bounded wait.
@@ -402,11 +461,16 @@ impl Server {
     /// its directories: its data is throwaway, and a clean shutdown could wait on connections
     /// to a host that no longer answers.
     pub fn discard(mut self) {
+        self.kill_now();
+        self.rundir.remove();
+    }
+
+    /// SIGKILL the server's whole process group (a wrapper script and what it started too).
+    fn kill_now(&mut self) {
         if let Some(mut child) = self.child.take() {
-            launch::signal(&child, libc::SIGKILL);
+            launch::signal_group(&child, libc::SIGKILL);
             let _ = child.wait();
         }
-        self.rundir.remove();
     }
 
     fn stop_inner(&mut self) {
@@ -548,6 +612,7 @@ fn initialize(
     dir: &Path,
     tmp: &Path,
     run_as: Option<RunAs>,
+    abandon: &AtomicBool,
 ) -> Result<(), ServerError> {
     let (tool, args) = init_command(flavor, binary, dir, tmp)?;
     let log = dir.join("install.log");
@@ -569,10 +634,23 @@ fn initialize(
             what: what.clone(),
             detail: e.to_string(),
         })?;
-    let status = child.wait().map_err(|e| ServerError::Spawn {
-        what: what.clone(),
-        detail: e.to_string(),
-    })?;
+    let status = loop {
+        if abandon.load(Ordering::Relaxed) {
+            launch::signal_group(&child, libc::SIGKILL);
+            let _ = child.wait();
+            return Err(ServerError::Abandoned);
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => {
+                return Err(ServerError::Spawn {
+                    what: what.clone(),
+                    detail: e.to_string(),
+                })
+            }
+        }
+    };
     if !status.success() {
         return Err(ServerError::Initialize {
             tool: what,
@@ -639,10 +717,13 @@ fn init_command(
         // Passed through to the bootstrap server.
         tmpdir,
     ];
+    // A tree of its own (a tarball in /opt): the initializer found in it needs --basedir to
+    // find its share files. One from the system's PATH uses the system's, whatever wraps the
+    // server binary (a script that delays or traces it).
     if let Some(basedir) = binary
         .parent()
         .and_then(|d| d.parent())
-        .filter(|d| d != &Path::new("/usr"))
+        .filter(|d| d != &Path::new("/usr") && tool.starts_with(d))
     {
         args.push(format!("--basedir={}", basedir.display()));
     }
@@ -659,25 +740,6 @@ fn scrub_env(cmd: &mut Command) {
     if let Ok(tz) = std::env::var("TZ") {
         cmd.env("TZ", tz);
     }
-}
-
-fn init_sql(spec: &ServerSpec, password: &Secret) -> String {
-    let (user, db, pw) = (&spec.user, &spec.database, password.expose());
-    let mut sql = format!("CREATE DATABASE IF NOT EXISTS `{db}`;\n");
-    // The socket (bakeoff's own checks and sampling), and loopback or the load's hosts.
-    let mut hosts = vec!["localhost".to_string()];
-    match &spec.listen {
-        Some(l) => hosts.extend(l.clients.iter().map(|c| c.to_string())),
-        None => hosts.push("127.0.0.1".into()),
-    }
-    for host in &hosts {
-        sql += &format!(
-            "CREATE USER IF NOT EXISTS '{user}'@'{host}' IDENTIFIED BY '{pw}';\n\
-             ALTER USER '{user}'@'{host}' IDENTIFIED BY '{pw}';\n\
-             GRANT ALL PRIVILEGES ON *.* TO '{user}'@'{host}' WITH GRANT OPTION;\n"
-        );
-    }
-    sql
 }
 
 fn write_private(path: &Path, text: &str, run_as: Option<RunAs>) -> Result<(), ServerError> {
@@ -709,14 +771,14 @@ fn free_port(addr: std::net::IpAddr) -> Result<u16, ServerError> {
     Ok(l.local_addr().map(|a| a.port()).unwrap_or(0))
 }
 
-/// A password for the throwaway account: random enough that nothing else on the machine can
-/// guess it, without pulling in an RNG crate.
-fn random_password() -> String {
-    let mut bytes = [0u8; 16];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        let _ = std::io::Read::read_exact(&mut f, &mut bytes);
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// A password for a throwaway account, from the kernel's randomness; a start fails without it.
+fn new_secret() -> Result<Secret, ServerError> {
+    crate::random::random_hex(16)
+        .map(Secret::new)
+        .map_err(|e| ServerError::Spawn {
+            what: "making the load account's password".into(),
+            detail: e.to_string(),
+        })
 }
 
 #[cfg(test)]

@@ -24,9 +24,16 @@ fn our_run_dirs() -> Vec<String> {
 
 /// Start `spec`, expecting failure; returns the error after checking nothing was left.
 fn failing_start(spec: ServerSpec) -> ServerError {
+    failing_start_with(spec, Server::start)
+}
+
+fn failing_start_with(
+    spec: ServerSpec,
+    start: impl FnOnce(&ServerSpec) -> Result<Server, ServerError>,
+) -> ServerError {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dirs = our_run_dirs();
-    let err = match Server::start(&spec) {
+    let err = match start(&spec) {
         Err(e) => e,
         Ok(s) => panic!(
             "started with {:?} on {}",
@@ -95,6 +102,42 @@ fn a_server_that_never_becomes_ready_is_stopped_at_the_timeout() {
     assert!(
         started.elapsed() < Duration::from_secs(60),
         "bounded: {:?}",
+        started.elapsed()
+    );
+    let _ = std::fs::remove_file(&elsewhere);
+}
+
+#[test]
+fn a_start_abandoned_half_way_stops_what_it_launched_and_removes_it() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let elsewhere = std::env::temp_dir().join(format!(
+        "bakeoff-test-abandoned-{}.sock",
+        std::process::id()
+    ));
+    // A server that would wait out its whole (long) timeout, given up after 2 s.
+    let abandon = AtomicBool::new(false);
+    let started = Instant::now();
+    let err = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_secs(2));
+            abandon.store(true, Ordering::Relaxed);
+        });
+        failing_start_with(
+            ServerSpec {
+                options: vec![
+                    format!("socket={}", elsewhere.display()),
+                    "skip-networking".into(),
+                ],
+                start_timeout: Duration::from_secs(300),
+                ..ServerSpec::default()
+            },
+            |spec| Server::start_watched(spec, &abandon),
+        )
+    });
+    assert!(matches!(err, ServerError::Abandoned), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "abandoning took {:?}",
         started.elapsed()
     );
     let _ = std::fs::remove_file(&elsewhere);

@@ -141,3 +141,89 @@ fn a_stopped_servers_datadir_starts_other_servers_with_its_tables() {
     drop(template);
     assert!(!dir.exists(), "the template goes with its owner");
 }
+
+/// Every `SHOW GRANTS` line for `account`, read through `c`.
+async fn grants(c: &mut Conn, account: &str) -> Vec<String> {
+    c.query_rows(&format!("SHOW GRANTS FOR {account}"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r[0].clone().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn the_tcp_account_holds_the_load_database_only_and_the_run_directory_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Server::start(&ServerSpec::default()).unwrap_or_else(|e| panic!("{e}"));
+    let dir = server.socket().parent().unwrap();
+    let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "run directory {} is {mode:o}", dir.display());
+    rt().block_on(async {
+        let mut local = Conn::connect(&server.connect_options()).await.unwrap();
+        let tcp = grants(&mut local, "'sbtest'@'127.0.0.1'").await;
+        assert!(
+            tcp.iter().any(|g| g.contains("ON `sbtest`.*"))
+                && tcp
+                    .iter()
+                    .all(|g| !g.contains(" ON *.*") || g.starts_with("GRANT USAGE")),
+            "{tcp:?}"
+        );
+        let socket = grants(&mut local, "'sbtest'@'localhost'").await;
+        assert!(
+            socket.iter().any(|g| g.contains("ALL PRIVILEGES ON *.*")),
+            "{socket:?}"
+        );
+        let anonymous = local
+            .query_rows("SELECT COUNT(*) FROM mysql.user WHERE User = ''")
+            .await
+            .unwrap();
+        assert_eq!(anonymous[0][0].as_deref(), Some("0"));
+        // Over TCP the account reaches its database and nothing else.
+        let mut c = Conn::connect(&server.tcp_connect_options()).await.unwrap();
+        c.exec("CREATE TABLE over_tcp (id INT)").await.unwrap();
+        match c.query("CREATE DATABASE not_ours").await.unwrap() {
+            Outcome::Err(e) => assert_eq!(e.code, 1044, "{e:?}"),
+            other => panic!("the TCP account created a database: {other:?}"),
+        }
+        match c.query("SELECT COUNT(*) FROM mysql.user").await.unwrap() {
+            Outcome::Err(e) => assert!(e.code == 1142 || e.code == 1044, "{e:?}"),
+            other => panic!("the TCP account read mysql.user: {other:?}"),
+        }
+    });
+}
+
+#[test]
+fn anonymous_accounts_in_a_datadir_are_dropped_or_refuse_the_start() {
+    let first = Server::start(&ServerSpec::default()).unwrap_or_else(|e| panic!("{e}"));
+    rt().block_on(async {
+        let mut c = Conn::connect(&first.connect_options()).await.unwrap();
+        for host in ["localhost", "%"] {
+            c.exec(&format!("CREATE USER ''@'{host}'")).await.unwrap();
+        }
+    });
+    let template = first.stop_into_template().unwrap();
+    let copy = Server::start(&ServerSpec {
+        datadir_from: Some(template.datadir()),
+        ..ServerSpec::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    rt().block_on(async {
+        let mut c = Conn::connect(&copy.connect_options()).await.unwrap();
+        let rows = c
+            .query_rows("SELECT COUNT(*) FROM mysql.user WHERE User = ''")
+            .await
+            .unwrap();
+        assert_eq!(rows[0][0].as_deref(), Some("0"), "anonymous accounts left");
+        // One the init file cannot know of (a documentation address, never contacted).
+        c.exec("CREATE USER ''@'192.0.2.7'").await.unwrap();
+    });
+    let second = copy.stop_into_template().unwrap();
+    let err = Server::start(&ServerSpec {
+        datadir_from: Some(second.datadir()),
+        ..ServerSpec::default()
+    })
+    .err()
+    .expect("a server with an anonymous account must not count as started");
+    assert!(err.to_string().contains("''@'192.0.2.7'"), "{err}");
+}
