@@ -43,6 +43,7 @@ pub(crate) fn start_embedded(e: &EmbeddedArgs, listen: Option<&Listen>) -> Resul
             options: e.server_options.clone(),
             variant,
             listen: listen.cloned(),
+            start_timeout: std::time::Duration::from_secs(e.server_start_timeout),
             ..ServerSpec::default()
         };
         let server = Server::start(&spec).with_context(|| match e.variant.instances {
@@ -84,6 +85,7 @@ pub(crate) fn start_remote(
             options: e.server_options.clone(),
             variant: variant.clone(),
             clients: clients.to_vec(),
+            start_timeout: std::time::Duration::from_secs(e.server_start_timeout),
         };
         let server = RemoteServer::start(&host, &spec)?;
         eprintln!(

@@ -12,19 +12,21 @@ use bakeoff_driver::{ConnectOptions, Endpoint};
 use bakeoff_server::{Check, Variant};
 use bakeoff_telemetry::{ProcReading, RemoteProcess};
 
-use crate::session::{keep_alive, Agent, Sender};
+use crate::session::{Agent, Sender};
 use crate::url::HostUrl;
 use crate::wire::{Reply, Request};
 use crate::RemoteError;
 
 /// What to start.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RemoteSpec {
     pub binary: Option<String>,
     pub options: Vec<String>,
     pub variant: Variant,
     /// Client hosts whose load it admits, beside this machine (the address it came from).
     pub clients: Vec<IpAddr>,
+    /// How long the server may take to become ready there (see `ServerSpec::start_timeout`).
+    pub start_timeout: Duration,
 }
 
 pub struct RemoteServer {
@@ -58,6 +60,7 @@ impl RemoteServer {
             variant: spec.variant.clone(),
             listen: None,
             clients: spec.clients.clone(),
+            start_timeout_s: Some(spec.start_timeout.as_secs()),
         });
         let refused = |what: String| RemoteError::Refused {
             host: host.to_string(),
@@ -94,12 +97,11 @@ impl RemoteServer {
                 port,
             },
             &user,
-            &password,
+            password.secret().expose(),
         )
         .with_database(&database);
         let done = Arc::new(AtomicBool::new(false));
         let lost = Arc::new(Mutex::new(None));
-        keep_alive(tx.clone(), done.clone());
         let (sample_tx, samples) = mpsc::channel();
         let watcher = Some(watch(agent, done.clone(), lost.clone(), sample_tx));
         Ok(RemoteServer {

@@ -1,7 +1,11 @@
 //! bakeoff's side of an agent: put bakeoff on the host if needed, start `bakeoff agent` there
-//! over ssh, check it speaks our protocol, then exchange lines.
+//! over ssh, check it speaks our protocol, keep the link alive, then exchange lines.
+//!
+//! The copy of bakeoff cached on a host is trusted only while its SHA-256 is this binary's:
+//! an upload is checked there before it is moved into place (a copy cut off by a dropped link
+//! is removed and sent again), and the cached file is checked again before each start.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -9,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::ssh::{self, quote};
 use crate::url::HostUrl;
-use crate::wire::{line, Reply, Request, PROTOCOL};
+use crate::wire::{line, read_line, Reply, Request, MAX_LINE, PROTOCOL};
 use crate::RemoteError;
 
 /// A running agent.
@@ -19,6 +23,10 @@ pub struct Agent {
     tx: Sender,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<String>>,
+    /// Set when this side is done with the agent: the keepalive stops.
+    done: Arc<std::sync::atomic::AtomicBool>,
+    /// The line being read (kept to reuse its allocation).
+    buf: Vec<u8>,
     /// The agent's hostname, from its hello.
     pub hostname: String,
     /// The ends of the ssh session as that host sees them, from its hello: the address this
@@ -98,11 +106,16 @@ impl Agent {
             tx,
             stdout,
             stderr,
+            done: Arc::default(),
+            buf: Vec::new(),
             hostname: String::new(),
             peer: None,
             address: None,
         };
         agent.hello()?;
+        // From here on, whatever the agent is asked to do: a server that takes long to start
+        // or a long load must not read as silence (see wire::SILENCE_S).
+        keep_alive(agent.tx.clone(), agent.done.clone());
         Ok(agent)
     }
 
@@ -146,13 +159,20 @@ impl Agent {
 
     /// The next reply; None when the agent's output ended (see [`Agent::lost`]).
     pub fn recv(&mut self) -> Result<Option<Reply>, RemoteError> {
-        let mut l = String::new();
         loop {
-            l.clear();
-            match self.stdout.read_line(&mut l) {
-                Ok(0) | Err(_) => return Ok(None),
-                Ok(_) => {}
+            match read_line(&mut self.stdout, &mut self.buf, MAX_LINE) {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    self.tx.close();
+                    return Err(RemoteError::Ssh {
+                        host: self.host.to_string(),
+                        what: format!("the agent sent {e}; the link was closed"),
+                    });
+                }
+                Err(_) => return Ok(None),
             }
+            let l = String::from_utf8_lossy(&self.buf);
             match serde_json::from_str::<Reply>(l.trim()) {
                 Ok(r) => return Ok(Some(r)),
                 // A reply of a later protocol (it said the same number in hello, so a field
@@ -199,6 +219,7 @@ impl Agent {
 
 impl Drop for Agent {
     fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
         self.tx.close();
         if wait_a_little(&mut self.child, Duration::from_secs(30)).is_none() {
             let _ = self.child.kill();
@@ -208,9 +229,9 @@ impl Drop for Agent {
 }
 
 /// Ping the agent every `PING_EVERY_S` until `done` (or the link goes): an agent that hears
-/// nothing for `SILENCE_S` takes the link as lost, and work between requests (loading tables,
-/// a long run elsewhere) can take longer than that.
-pub fn keep_alive(tx: Sender, done: Arc<std::sync::atomic::AtomicBool>) {
+/// nothing for `SILENCE_S` takes the link as lost, and work between requests (a slow server
+/// start, loading tables, a long run elsewhere) can take longer than that.
+fn keep_alive(tx: Sender, done: Arc<std::sync::atomic::AtomicBool>) {
     std::thread::spawn(move || {
         while !done.load(std::sync::atomic::Ordering::Relaxed) {
             if tx.send(&Request::Ping).is_err() {
@@ -247,6 +268,11 @@ fn own_sha256(me: &std::path::Path) -> Option<String> {
     SHA.get_or_init(|| bakeoff_server::file_sha256(me)).clone()
 }
 
+/// Where a host keeps its copies of bakeoff (a shell word, expanded there).
+const CACHE_DIR: &str = r#""${XDG_CACHE_HOME:-$HOME/.cache}/bakeoff/bin""#;
+/// The exit status of a remote command that found a copy whose hash is not bakeoff's.
+const DAMAGED: i32 = 86;
+
 /// Make sure `host` can run this bakeoff's agent; the command line that starts it. The same
 /// OS and architecture get this very binary, copied once and cached by its hash; others must
 /// have bakeoff on their PATH (its version is checked in hello).
@@ -256,13 +282,20 @@ fn install(host: &HostUrl) -> Result<String, RemoteError> {
         host: host.to_string(),
         what: format!("cannot read bakeoff's own binary {}", me.display()),
     })?;
-    let file = format!("bakeoff-{}", &sha[..16]);
-    let dir = r#""${XDG_CACHE_HOME:-$HOME/.cache}/bakeoff/bin""#;
+    let file = format!("{CACHE_DIR}/bakeoff-{}", &sha[..16]);
+    let check = hash_check(&file, &sha);
+    // A cached copy whose hash is wrong (cut off, damaged, replaced) is removed at once.
     let probe = format!(
-        r#"uname -s; uname -m; if [ -x {dir}/{file} ]; then echo cached; else echo missing; fi; command -v bakeoff || echo none"#
+        r#"uname -s; uname -m; command -v sha256sum >/dev/null || echo no-sha256sum; if [ ! -e {file} ]; then echo missing; elif {check}; then echo cached; else rm -f {file}; echo damaged; fi; command -v bakeoff || echo none"#
     );
     let said = ssh::output(host, &probe, None)?;
     let lines: Vec<&str> = said.lines().map(str::trim).collect();
+    if lines.contains(&"no-sha256sum") {
+        return Err(RemoteError::Ssh {
+            host: host.to_string(),
+            what: "it has no sha256sum, which bakeoff needs to check its copy there: install coreutils".into(),
+        });
+    }
     let [os, arch, cached, on_path, ..] = lines.as_slice() else {
         return Err(RemoteError::Ssh {
             host: host.to_string(),
@@ -272,18 +305,12 @@ fn install(host: &HostUrl) -> Result<String, RemoteError> {
     let same = os.eq_ignore_ascii_case(std::env::consts::OS) && *arch == std::env::consts::ARCH;
     if same {
         if *cached != "cached" {
-            let data = std::fs::read(&me).map_err(|e| RemoteError::Ssh {
-                host: host.to_string(),
-                what: format!("reading {} to copy it: {e}", me.display()),
-            })?;
-            let tmp = format!("{dir}/.{file}.$$");
-            // Copies of other builds unused for a week go: each is the size of bakeoff.
-            let copy = format!(
-                "mkdir -p {dir} && cat > {tmp} && chmod 755 {tmp} && mv -f {tmp} {dir}/{file} && {{ find {dir} -name 'bakeoff-*' -atime +7 -delete 2>/dev/null || true; }}"
-            );
-            ssh::output(host, &copy, Some(&data))?;
+            upload(host, &me, &file, &sha)?;
         }
-        return Ok(format!("exec {dir}/{file} agent"));
+        // Checked again right before it runs: the cache is only as good as its last check.
+        return Ok(format!(
+            "if {check}; then exec {file} agent; else rm -f {file}; echo 'the copy of bakeoff cached at '{file}' does not match its hash; it was removed: run again to send a new one' >&2; exit {DAMAGED}; fi"
+        ));
     }
     if *on_path == "none" {
         return Err(RemoteError::Ssh {
@@ -297,4 +324,44 @@ fn install(host: &HostUrl) -> Result<String, RemoteError> {
         });
     }
     Ok(format!("exec {} agent", quote(on_path)))
+}
+
+/// A shell test, true when `file`'s SHA-256 is `sha`.
+fn hash_check(file: &str, sha: &str) -> String {
+    format!(r#"[ "$(sha256sum < {file} | cut -c1-64)" = {sha} ]"#)
+}
+
+/// Send bakeoff to `file` on `host`: into a private temporary file, checked against `sha`
+/// there, and only then moved into place. A copy that arrives cut short or damaged is removed
+/// and sent once more; twice damaged is an error.
+fn upload(host: &HostUrl, me: &std::path::Path, file: &str, sha: &str) -> Result<(), RemoteError> {
+    let data = std::fs::read(me).map_err(|e| RemoteError::Ssh {
+        host: host.to_string(),
+        what: format!("reading {} to copy it: {e}", me.display()),
+    })?;
+    let tmp = format!("{CACHE_DIR}/.upload.$$");
+    let check = hash_check(&tmp, sha);
+    // Copies of other builds unused for a week go: each is the size of bakeoff.
+    let copy = format!(
+        "umask 077 && mkdir -p {CACHE_DIR} && chmod 700 {CACHE_DIR} && cat > {tmp} && if {check}; then chmod 700 {tmp} && mv -f {tmp} {file} && {{ find {CACHE_DIR} \\( -name 'bakeoff-*' -atime +7 -o -name '.upload.*' -mmin +60 \\) -delete 2>/dev/null || true; }}; else echo \"arrived with $(wc -c < {tmp}) bytes\" >&2; rm -f {tmp}; exit {DAMAGED}; fi"
+    );
+    let mut said = String::new();
+    for _ in 0..2 {
+        match ssh::output(host, &copy, Some(&data)) {
+            Ok(_) => return Ok(()),
+            Err(RemoteError::Ssh { what, .. })
+                if what.contains(&format!("exit status {DAMAGED}")) =>
+            {
+                said = what;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(RemoteError::Ssh {
+        host: host.to_string(),
+        what: format!(
+            "the copy of bakeoff ({} bytes) arrived damaged twice and was removed ({said}); check the link and the disk space there",
+            data.len()
+        ),
+    })
 }

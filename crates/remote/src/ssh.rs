@@ -1,8 +1,9 @@
 //! Running commands on another machine with the user's own OpenSSH: `ssh`, or what
 //! `BAKEOFF_SSH` says (run through `sh -c`, as git runs GIT_SSH_COMMAND), so keys, agent,
 //! ~/.ssh/config and jump hosts all apply. bakeoff adds only options that make a tool out of
-//! it: no password prompts (BatchMode), a connect timeout, and keepalives that notice a dead
-//! link within seconds.
+//! it: no password prompts (BatchMode), a connect timeout, keepalives that notice a dead link
+//! within seconds, and nothing the session does not need: no terminal (-T), no agent
+//! forwarding, no port forwarding (options on the command line win over ~/.ssh/config).
 
 use std::process::{Command, Stdio};
 
@@ -13,8 +14,13 @@ use crate::RemoteError;
 pub const CONNECT_TIMEOUT_S: u32 = 15;
 
 const OPTIONS: &[&str] = &[
+    "-T",
     "-o",
     "BatchMode=yes",
+    "-o",
+    "ForwardAgent=no",
+    "-o",
+    "ClearAllForwardings=yes",
     "-o",
     "ServerAliveInterval=5",
     "-o",
@@ -27,9 +33,15 @@ pub fn command(host: &HostUrl, remote: &str) -> Command {
         .ok()
         .filter(|s| !s.trim().is_empty())
         .unwrap_or_else(|| "ssh".into());
+    command_with(&ssh, host, remote)
+}
+
+/// [`command`] with `ssh` as the ssh command line.
+fn command_with(ssh: &str, host: &HostUrl, remote: &str) -> Command {
     let mut cmd = Command::new("sh");
+    // exec: the child bakeoff holds (and signals) is ssh itself, not a shell waiting on it.
     cmd.arg("-c")
-        .arg(format!("{ssh} \"$@\""))
+        .arg(format!("exec {ssh} \"$@\""))
         .arg("bakeoff-ssh");
     cmd.args(OPTIONS);
     cmd.arg("-o")
@@ -136,6 +148,34 @@ mod tests {
         );
         let e = failure(&h, Some(3), "boom\n").to_string();
         assert!(e.contains("exit status 3") && e.contains("boom"), "{e}");
+    }
+
+    #[test]
+    fn ssh_runs_as_the_child_itself_with_no_terminal_and_no_forwarding() {
+        let h = HostUrl::parse("ssh://bench@db1:2222").unwrap();
+        let cmd = command_with("ssh", &h, "true");
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(args[1].starts_with("exec ssh "), "{args:?}");
+        let line = args.join(" ");
+        for want in [
+            " -T ",
+            "-o ForwardAgent=no",
+            "-o ClearAllForwardings=yes",
+            "-o BatchMode=yes",
+            "-p 2222 -- bench@db1 true",
+        ] {
+            assert!(line.contains(want), "{want} missing from {line}");
+        }
+        // What bakeoff holds (and kills) is the ssh program, not sh.
+        let mut child = command_with("sleep 5 #", &h, "true").spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let comm = std::fs::read_to_string(format!("/proc/{}/comm", child.id())).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(comm.trim(), "sleep");
     }
 
     #[test]

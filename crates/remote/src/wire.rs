@@ -8,9 +8,10 @@
 //! either takes the next number, and a newer bakeoff that still knows the older number may
 //! speak it (the number in the agent's hello says which).
 
+use std::io::BufRead;
 use std::net::IpAddr;
 
-use bakeoff_driver::{ConnectOptions, Endpoint};
+use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
 use bakeoff_engine::{ConnTotals, RunSpec, RunStatus};
 use bakeoff_server::{Check, Variant};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord};
@@ -24,6 +25,10 @@ pub const PROTOCOL: u32 = 1;
 pub const PING_EVERY_S: u64 = 2;
 /// An agent that hears nothing for this long takes the link as lost and stops its servers.
 pub const SILENCE_S: u64 = 10;
+/// The longest line either side reads. The largest real lines are a run's record (ticks and
+/// their histograms: about 2 MiB for an hour at one tick a second) and a study file; a longer
+/// one is a broken or hostile peer, and reading it whole would let it fill our memory.
+pub const MAX_LINE: usize = 64 << 20;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "snake_case")]
@@ -59,6 +64,9 @@ pub enum Request {
         listen: Option<IpAddr>,
         #[serde(default)]
         clients: Vec<IpAddr>,
+        /// The server start timeout in seconds (None: the agent's default).
+        #[serde(default)]
+        start_timeout_s: Option<u64>,
     },
     /// Read server `id`'s process counters (CPU, memory, threads) now. Answered by `Sample`.
     Sample {
@@ -122,7 +130,7 @@ pub enum Reply {
         address: IpAddr,
         port: u16,
         user: String,
-        password: String,
+        password: Password,
         database: String,
         version: String,
         binary: String,
@@ -170,8 +178,29 @@ pub struct Target {
     pub host: String,
     pub port: u16,
     pub user: String,
-    pub password: String,
+    pub password: Password,
     pub database: Option<String>,
+}
+
+/// A password on the wire: sent as it is inside the ssh session (the only place it travels),
+/// printed as `***` by Debug, so no log, error or panic message of a wire type shows it.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Password(String);
+
+impl Password {
+    pub fn new(s: &Secret) -> Password {
+        Password(s.expose().to_string())
+    }
+    pub fn secret(&self) -> Secret {
+        Secret::new(self.0.clone())
+    }
+}
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
 }
 
 impl Target {
@@ -184,7 +213,7 @@ impl Target {
             host: host.clone(),
             port: *port,
             user: o.user.clone(),
-            password: o.password.expose().into(),
+            password: Password::new(&o.password),
             database: o.database.clone(),
         })
     }
@@ -196,7 +225,7 @@ impl Target {
                 port: self.port,
             },
             &self.user,
-            &self.password,
+            self.password.0.as_str(),
         );
         match &self.database {
             Some(db) => o.with_database(db),
@@ -242,6 +271,38 @@ pub struct HostLoad {
     pub unfinished_events: u64,
 }
 
+/// Read one line into `buf` (cleared first), at most `limit` bytes of it; Ok(false) at the
+/// end of input. A longer line is an error that names the limit; what was read of it is
+/// dropped.
+pub fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> std::io::Result<bool> {
+    buf.clear();
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(!buf.is_empty());
+        }
+        let (take, end) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if buf.len() + take > limit + 1 {
+            buf.clear();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "a line of the agent protocol longer than its limit of {} MiB (wire::MAX_LINE)",
+                    limit >> 20
+                ),
+            ));
+        }
+        buf.extend_from_slice(&chunk[..take]);
+        r.consume(take);
+        if end {
+            return Ok(true);
+        }
+    }
+}
+
 pub fn line<T: Serialize>(msg: &T) -> String {
     let mut s = serde_json::to_string(msg).unwrap_or_else(|_| "\"unencodable\"".into());
     s.push('\n');
@@ -280,7 +341,7 @@ mod tests {
                 host: "169.254.77.2".into(),
                 port: 3306,
                 user: "bakeoff".into(),
-                password: "s3cret".into(),
+                password: Password::new(&Secret::new("s3cret")),
                 database: Some("sbtest".into()),
             }],
             workload,
@@ -312,8 +373,61 @@ mod tests {
             variant,
             listen: Some([169, 254, 77, 2].into()),
             clients: vec![[169, 254, 77, 3].into()],
+            start_timeout_s: Some(120),
         };
         let back: Request = serde_json::from_str(line(&r).trim()).unwrap();
         assert_eq!(back, r);
+    }
+
+    #[test]
+    fn passwords_never_show_in_debug() {
+        let r = Request::Load(LoadPart {
+            endpoints: vec![Target {
+                host: "169.254.77.2".into(),
+                port: 3306,
+                user: "bakeoff".into(),
+                password: Password::new(&Secret::new("s3cret-pw")),
+                database: None,
+            }],
+            workload: WorkloadSpec {
+                kind: "oltp_point_select".parse().unwrap(),
+                options: Default::default(),
+                distribution: bakeoff_workload::Distribution::new("uniform".parse().unwrap()),
+            },
+            run: RunSpec::default(),
+            threads: 1,
+            part: 0,
+            parts: 1,
+        });
+        let debug = format!("{r:?}");
+        assert!(
+            !debug.contains("s3cret-pw") && debug.contains("***"),
+            "{debug}"
+        );
+        // On the wire it is the password itself.
+        assert!(line(&r).contains("\"s3cret-pw\""));
+        let up: Reply = serde_json::from_str(
+            r#"{"server_up":{"id":0,"address":"169.254.77.2","port":1,"user":"u","password":"s3cret-pw","database":"d","version":"v","binary":"b","pid":null,"checks":[]}}"#,
+        )
+        .unwrap();
+        assert!(!format!("{up:?}").contains("s3cret-pw"));
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_refused_naming_it() {
+        let mut buf = Vec::new();
+        let mut r = std::io::BufReader::with_capacity(16, &b"short\n"[..]);
+        assert!(read_line(&mut r, &mut buf, 1 << 20).unwrap());
+        assert_eq!(buf, b"short\n");
+        assert!(!read_line(&mut r, &mut buf, 1 << 20).unwrap());
+        let long = vec![b'x'; (2 << 20) + 10];
+        let mut r = std::io::BufReader::with_capacity(4096, &long[..]);
+        let e = read_line(&mut r, &mut buf, 2 << 20).unwrap_err();
+        assert!(e.to_string().contains("limit of 2 MiB"), "{e}");
+        // A line exactly at the limit (newline included) is fine.
+        let mut exact = vec![b'y'; 1 << 20];
+        exact.push(b'\n');
+        let mut r = std::io::BufReader::with_capacity(4096, &exact[..]);
+        assert!(read_line(&mut r, &mut buf, 1 << 20).unwrap());
     }
 }

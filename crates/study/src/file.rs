@@ -104,6 +104,10 @@ pub struct StudySpec {
     /// one); empty: the load runs here, in this process.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub client_hosts: Vec<String>,
+    /// `server_start_timeout`: seconds a launched server may take to answer an authenticated
+    /// `SELECT 1`, here or on the server host (None: the lab's default, 60 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_start_timeout: Option<u64>,
 }
 
 impl std::fmt::Display for Order {
@@ -274,6 +278,9 @@ fn read(
         })
         .unwrap_or_else(|| vec![1]);
     let probe_seconds = top.int(p, "probe_seconds", 1..601).unwrap_or(10) as u64;
+    let server_start_timeout = top
+        .int(p, "server_start_timeout", 1..86_401)
+        .map(|n| n as u64);
     if let (Some(pl), false) = (&platform, prices.is_empty()) {
         if !prices.iter().any(|x| &x.platform == pl) {
             let (_, span) = Table::new(doc, 0..0, "").string(p, "platform")?;
@@ -305,6 +312,7 @@ fn read(
         client_wait,
         server_host,
         client_hosts,
+        server_start_timeout,
     };
     if spec.cells() > MAX_CELLS {
         p.at(0..0, format!(

@@ -13,7 +13,7 @@ use crate::{text_sha256, StudySpec};
 use bakeoff_store::{RunRecord, Store, StoreError};
 
 use bakeoff_remote::session::{Agent, Sender};
-use bakeoff_remote::wire::{Reply, Request, PING_EVERY_S};
+use bakeoff_remote::wire::{Reply, Request};
 use bakeoff_remote::{HostUrl, RemoteError};
 
 /// One machine of the fleet: its name (the platform its results go under) and address.
@@ -116,7 +116,6 @@ pub fn run_fleet(
         .collect();
     let mut senders: Vec<Option<Sender>> = vec![None; machines.len()];
     let mut told_to_stop = false;
-    let mut last_ping = std::time::Instant::now();
     loop {
         if interrupt.load(Ordering::Relaxed) && !told_to_stop {
             told_to_stop = true;
@@ -124,12 +123,7 @@ pub fn run_fleet(
                 let _ = s.send(&Request::Interrupt);
             }
         }
-        if last_ping.elapsed() >= Duration::from_secs(PING_EVERY_S) {
-            last_ping = std::time::Instant::now();
-            for s in senders.iter().flatten() {
-                let _ = s.send(&Request::Ping);
-            }
-        }
+        // Each agent's link keeps itself alive (bakeoff_remote::session).
         let (i, ev) = match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(x) => x,
             Err(mpsc::RecvTimeoutError::Timeout) => continue,

@@ -45,6 +45,7 @@ pub(crate) fn start(
                 options: spec.options.clone(),
                 variant: spec.variant.clone(),
                 clients: admit,
+                start_timeout: spec.start_timeout,
             },
         )
         .map(Running::There)

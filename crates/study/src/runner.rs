@@ -355,6 +355,7 @@ impl SeriesCtx<'_> {
                 binary: v.binary.clone(),
                 variant: inst.clone(),
                 datadir_from: datadir_from.clone(),
+                start_timeout: self.start_timeout(),
                 ..ServerSpec::default()
             };
             match lab::start(self.server_host.as_ref(), &spec, self.clients.as_deref()) {
@@ -447,6 +448,7 @@ impl SeriesCtx<'_> {
         self.obs.on_note(&note);
         let server = Server::start(&ServerSpec {
             binary,
+            start_timeout: self.start_timeout(),
             ..ServerSpec::default()
         })
         .map_err(|e| e.to_string())?;
@@ -455,6 +457,13 @@ impl SeriesCtx<'_> {
         let dir = t.datadir();
         self.templates.insert(key, t);
         Ok(dir)
+    }
+
+    /// The study's server start timeout, else the lab's default.
+    fn start_timeout(&self) -> Duration {
+        self.spec
+            .server_start_timeout
+            .map_or(bakeoff_server::DEFAULT_START_TIMEOUT, Duration::from_secs)
     }
 
     fn load(&self, endpoints: &[ConnectOptions]) -> Result<(), String> {

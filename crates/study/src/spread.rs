@@ -22,7 +22,7 @@ use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{
     run_rounds, ClientWait, FixedWork, Observer, RunResult, RunSpec, RunStatus, Tick,
 };
-use bakeoff_remote::session::{keep_alive, Agent, Sender};
+use bakeoff_remote::session::{Agent, Sender};
 use bakeoff_remote::wire::{HostLoad, LoadPart, LoadTick, Reply, Request, Target};
 use bakeoff_remote::{HostUrl, RemoteError};
 use bakeoff_telemetry::{Sampler, Telemetry, Window};
@@ -74,7 +74,6 @@ impl ClientHosts {
         for (i, url) in urls.iter().enumerate() {
             let agent = Agent::start(url)?;
             let (done, lost) = (Arc::new(AtomicBool::new(false)), Arc::default());
-            keep_alive(agent.sender(), done.clone());
             links.push(Link {
                 url: url.clone(),
                 tx: agent.sender(),

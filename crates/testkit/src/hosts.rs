@@ -31,7 +31,11 @@ pub enum Kind {
 }
 
 pub struct Hosts {
+    /// Keys, sshd configs and logs: a fresh directory with a random name, mode 0700.
     dir: PathBuf,
+    /// Where the hosts' sessions keep bakeoff's agent copies (XDG_CACHE_HOME set by sshd),
+    /// when the hosts have a cache of their own; None: root's own cache.
+    cache: Option<PathBuf>,
     hub: String,
     local: TestHost,
     hosts: Vec<TestHost>,
@@ -61,6 +65,19 @@ fn need_root() {
         Path::new("/usr/sbin/sshd").exists(),
         "no /usr/sbin/sshd: install OpenSSH's server (apt-get install openssh-server); scripts/test does"
     );
+}
+
+/// A new directory for keys and configs: a random name nobody could have made ahead of us (a
+/// planted symlink or directory makes the creation fail), readable by root alone.
+fn private_dir(tag: &str) -> PathBuf {
+    use std::os::unix::fs::DirBuilderExt;
+    let random = bakeoff_server::random_hex(8).expect("randomness from the kernel");
+    let dir = std::env::temp_dir().join(format!("bakeoff-hosts-{tag}-{random}"));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+    dir
 }
 
 /// Remove namespaces left by test processes that no longer exist.
@@ -104,6 +121,16 @@ fn pids_in(netns: &str) -> Vec<u32> {
 impl Hosts {
     /// Hosts named `names` (each with its kind), plus the local one.
     pub fn new(names: &[(&str, Kind)]) -> Hosts {
+        Hosts::build(names, false)
+    }
+
+    /// [`Hosts::new`], whose ssh sessions keep bakeoff's agent copies in a cache of their own
+    /// ([`Hosts::agent_cache`]) instead of root's: for tests that tamper with it.
+    pub fn with_own_agent_cache(names: &[(&str, Kind)]) -> Hosts {
+        Hosts::build(names, true)
+    }
+
+    fn build(names: &[(&str, Kind)], own_cache: bool) -> Hosts {
         need_root();
         sweep();
         static N: AtomicU32 = AtomicU32::new(0);
@@ -112,13 +139,13 @@ impl Hosts {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         );
-        let dir = std::env::temp_dir().join(format!("bakeoff-hosts-{tag}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("hosts dir");
+        let dir = private_dir(&tag);
         let hub = format!("{tag}-hub");
         ip(&["netns", "add", &hub]);
+        let cache = own_cache.then(|| dir.join("cache"));
         let mut hosts = Hosts {
             dir,
+            cache,
             hub: hub.clone(),
             local: TestHost {
                 name: "local".into(),
@@ -205,6 +232,11 @@ impl Hosts {
             ),
         )
         .unwrap();
+        if let Some(c) = &self.cache {
+            let mut text = std::fs::read_to_string(&cfg).unwrap();
+            text += &format!("SetEnv XDG_CACHE_HOME={}\n", c.display());
+            std::fs::write(&cfg, text).unwrap();
+        }
         let log = std::fs::File::create(self.dir.join(format!("sshd-{}.log", h.name))).unwrap();
         let sshd = format!("exec /usr/sbin/sshd -D -e -f {}", cfg.display());
         let script = match kind {
@@ -253,6 +285,12 @@ impl Hosts {
             );
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// The directory the hosts keep bakeoff's agent copies in, for hosts made with
+    /// [`Hosts::with_own_agent_cache`].
+    pub fn agent_cache(&self) -> Option<PathBuf> {
+        self.cache.as_ref().map(|c| c.join("bakeoff/bin"))
     }
 
     pub fn ssh_config(&self) -> PathBuf {
@@ -331,5 +369,18 @@ impl Drop for Hosts {
             .args(["netns", "delete", &self.hub])
             .status();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_hosts_directory_is_private_and_unpredictable() {
+        use std::os::unix::fs::PermissionsExt;
+        let (a, b) = (super::private_dir("t"), super::private_dir("t"));
+        assert_ne!(a, b);
+        let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let _ = (std::fs::remove_dir(&a), std::fs::remove_dir(&b));
     }
 }

@@ -4,7 +4,7 @@
 //! the run in progress ends, every server it started is stopped and its directories removed.
 
 use std::collections::HashSet;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -19,7 +19,9 @@ use bakeoff_server::{Listen, Server, ServerSpec};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord};
 use bakeoff_telemetry::{read_process, several_nodes};
 
-use bakeoff_remote::wire::{line, Reply, Request, PROTOCOL, SILENCE_S};
+use bakeoff_remote::wire::{
+    line, read_line, Password, Reply, Request, MAX_LINE, PROTOCOL, SILENCE_S,
+};
 
 /// Seconds a study gets to wind down after the link is lost before the agent exits anyway
 /// (its servers die with it: they are started with a parent-death signal).
@@ -67,7 +69,18 @@ pub fn serve(interrupt: &'static AtomicBool) {
                 variant,
                 listen,
                 clients,
-            } => start_server(&mut servers, binary, options, variant, listen, clients),
+                start_timeout_s,
+            } => {
+                let asked = Asked {
+                    binary,
+                    options,
+                    variant,
+                    listen,
+                    clients,
+                    start_timeout_s,
+                };
+                start_server(&mut servers, asked, &lost)
+            }
             Request::Sample { id } => Reply::Sample {
                 id,
                 reading: servers
@@ -134,10 +147,23 @@ fn read_requests(tx: mpsc::Sender<Request>, out: &Out, link: Link<'_>) {
         started,
     } = link;
     let stdin = std::io::stdin();
-    for l in stdin.lock().lines() {
-        let Ok(l) = l else { break };
+    let mut stdin = stdin.lock();
+    let mut buf = Vec::new();
+    loop {
+        match read_line(&mut stdin, &mut buf, MAX_LINE) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                // Said before the link is taken as lost: bakeoff names it in its error.
+                let _ = out.send(&Reply::Error {
+                    message: format!("agent {}: {e}", env!("CARGO_PKG_VERSION")),
+                });
+                eprintln!("bakeoff agent: {e}; stopping");
+                break;
+            }
+        }
         heard.store(started.elapsed().as_secs(), Ordering::Relaxed);
-        match serde_json::from_str::<Request>(&l) {
+        match serde_json::from_slice::<Request>(&buf) {
             Ok(Request::Interrupt) => interrupt.store(true, Ordering::Relaxed),
             // A new part starts afresh: its barrier closed, an interrupt of the previous part
             // spent. Done here, in line order, so a `call_off` or `interrupt` sent right
@@ -179,7 +205,7 @@ fn watch(interrupt: &AtomicBool, heard: &AtomicU64, lost: &AtomicBool, started: 
     let mut lost_at: Option<Instant> = None;
     loop {
         std::thread::sleep(Duration::from_millis(500));
-        let silent = started.elapsed().as_secs() - heard.load(Ordering::Relaxed);
+        let silent = silence(started.elapsed().as_secs(), heard.load(Ordering::Relaxed));
         if silent > SILENCE_S {
             lost.store(true, Ordering::Relaxed);
             interrupt.store(true, Ordering::Relaxed);
@@ -193,6 +219,12 @@ fn watch(interrupt: &AtomicBool, heard: &AtomicU64, lost: &AtomicBool, started: 
     }
 }
 
+/// Seconds since a request was last heard. The reader may store a later second than the
+/// clock this thread read just before: that is no silence, not an overflow.
+fn silence(now_s: u64, heard_s: u64) -> u64 {
+    now_s.saturating_sub(heard_s)
+}
+
 /// The two ends of this ssh session, from sshd's SSH_CONNECTION ("client port server port"):
 /// the address bakeoff came from and the one it reached this host by.
 fn session_addresses() -> Option<(IpAddr, IpAddr)> {
@@ -201,14 +233,27 @@ fn session_addresses() -> Option<(IpAddr, IpAddr)> {
     Some((parts.first()?.parse().ok()?, parts.get(2)?.parse().ok()?))
 }
 
-fn start_server(
-    servers: &mut Vec<Option<Server>>,
+/// A `ServerStart` request's fields.
+struct Asked {
     binary: Option<String>,
     options: Vec<String>,
     variant: bakeoff_server::Variant,
     listen: Option<IpAddr>,
     clients: Vec<IpAddr>,
-) -> Reply {
+    start_timeout_s: Option<u64>,
+}
+
+/// Start a server as asked. While it starts, requests are still read (pings keep the link),
+/// and a link lost half-way abandons the start: what it launched is killed and removed.
+fn start_server(servers: &mut Vec<Option<Server>>, asked: Asked, lost: &AtomicBool) -> Reply {
+    let Asked {
+        binary,
+        options,
+        variant,
+        listen,
+        clients,
+        start_timeout_s,
+    } = asked;
     let loopback = IpAddr::from([127, 0, 0, 1]);
     let (came_from, came_to) = session_addresses().unwrap_or((loopback, loopback));
     let spec = ServerSpec {
@@ -222,16 +267,19 @@ fn start_server(
                 .chain(clients.into_iter().filter(|c| *c != came_from))
                 .collect(),
         }),
+        start_timeout: start_timeout_s
+            .map(Duration::from_secs)
+            .unwrap_or(bakeoff_server::DEFAULT_START_TIMEOUT),
         ..ServerSpec::default()
     };
-    match Server::start(&spec) {
+    match Server::start_watched(&spec, lost) {
         Ok(s) => {
             let up = Reply::ServerUp {
                 id: servers.len() as u32,
                 address: spec.listen.as_ref().map_or(loopback, |l| l.address),
                 port: s.port(),
                 user: s.user().into(),
-                password: s.password().expose().into(),
+                password: Password::new(s.password()),
                 database: s.database().into(),
                 version: s.version().into(),
                 binary: s.binary().display().to_string(),
@@ -373,5 +421,14 @@ impl Results for Streamed {
     }
     fn record_probe(&mut self, p: &ProbeRecord) -> Result<(), StudyError> {
         self.send(&Reply::Probe { record: p.clone() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_request_heard_after_the_clock_was_read_is_no_silence() {
+        assert_eq!(super::silence(10, 11), 0);
+        assert_eq!(super::silence(25, 11), 14);
     }
 }
