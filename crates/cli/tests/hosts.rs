@@ -7,6 +7,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use bakeoff_testkit::hosts::{Hosts, Kind};
+use bakeoff_testkit::wait_for;
 
 const BAKEOFF: &str = env!("CARGO_BIN_EXE_bakeoff");
 
@@ -36,17 +37,8 @@ fn run(hosts: &Hosts, args: &[&str]) -> (Output, String) {
     (o, err)
 }
 
-/// Poll `done` every 200 ms; fail saying `what` if it is not true within `limit`.
-fn wait_for(limit: Duration, what: impl Fn() -> String, mut done: impl FnMut() -> bool) {
-    let until = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < until, "{}", what());
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
 fn server_in(hosts: &Hosts, name: &str) -> bool {
-    hosts.processes(name).iter().any(|p| p == "mariadbd")
+    hosts.runs(name, "mariadbd")
 }
 
 /// Load connections at host `name` that come from the local test host.
@@ -252,6 +244,7 @@ fn a_run_drives_a_server_on_another_host_that_admits_only_this_one() {
         || from_local(&hosts, "a") >= 4,
     );
     assert!(server_in(&hosts, "a"));
+    the_network_account_holds_the_load_database_only(&hosts);
     let listening = sockets(&hosts, "a", "listening");
     // Local address is the third column: sshd's and the server's, both on A's address only.
     assert!(
@@ -277,6 +270,53 @@ fn a_run_drives_a_server_on_another_host_that_admits_only_this_one() {
         Duration::from_secs(20),
         || "mariadbd left running in host a".into(),
         || !server_in(&hosts, "a"),
+    );
+}
+
+/// The grants of host a's server, read back through its socket as the OS's root (MariaDB's
+/// root logs in by socket only): the account for the local host's address holds the load
+/// database only, the socket account everything; no anonymous account; the run directory 0700.
+fn the_network_account_holds_the_load_database_only(hosts: &Hosts) {
+    use std::os::unix::fs::PermissionsExt;
+    let socket = hosts
+        .command_lines("a", "mariadbd")
+        .into_iter()
+        .flatten()
+        .find_map(|a| a.strip_prefix("--socket=").map(PathBuf::from))
+        .expect("host a's mariadbd names its socket");
+    let rundir = socket.parent().unwrap();
+    let mode = std::fs::metadata(rundir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{}", rundir.display());
+    let sql = |q: &str| {
+        let o = std::process::Command::new("mariadb")
+            .arg("--no-defaults")
+            .arg(format!("--socket={}", socket.display()))
+            .args(["-u", "root", "-N", "-B", "-e", q])
+            .output()
+            .expect("the mariadb client (apt-get install mariadb-client)");
+        assert!(
+            o.status.success(),
+            "{q}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let network = sql("SHOW GRANTS FOR 'sbtest'@'169.254.77.1'");
+    assert!(network.contains("ON `sbtest`.*"), "{network}");
+    assert!(
+        network
+            .lines()
+            .all(|g| !g.contains(" ON *.*") || g.starts_with("GRANT USAGE")),
+        "{network}"
+    );
+    let socket_grants = sql("SHOW GRANTS FOR 'sbtest'@'localhost'");
+    assert!(
+        socket_grants.contains("ALL PRIVILEGES ON *.*"),
+        "{socket_grants}"
+    );
+    assert_eq!(
+        sql("SELECT COUNT(*) FROM mysql.user WHERE User = ''").trim(),
+        "0"
     );
 }
 

@@ -344,6 +344,28 @@ impl Hosts {
             .collect()
     }
 
+    /// Whether a process named `comm` lives in host `name`'s network namespace.
+    pub fn runs(&self, name: &str, comm: &str) -> bool {
+        self.processes(name).iter().any(|p| p == comm)
+    }
+
+    /// The command lines of the processes named `comm` in host `name`'s namespace.
+    pub fn command_lines(&self, name: &str, comm: &str) -> Vec<Vec<String>> {
+        pids_in(&self.host(name).netns)
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == comm)
+            })
+            .filter_map(|p| std::fs::read(format!("/proc/{p}/cmdline")).ok())
+            .map(|raw| {
+                raw.split(|&b| b == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Cut host `name` off the bridge (its link goes down; nothing is sent or received).
     pub fn cut(&self, name: &str) {
         ip(&["-n", &self.host(name).netns, "link", "set", "eth0", "down"]);

@@ -21,6 +21,19 @@ pub fn server() -> &'static Server {
     })
 }
 
+/// Poll `done` every 200 ms; fail saying `what` if it is not true within `limit`.
+pub fn wait_for(
+    limit: std::time::Duration,
+    what: impl Fn() -> String,
+    mut done: impl FnMut() -> bool,
+) {
+    let until = std::time::Instant::now() + limit;
+    while !done() {
+        assert!(std::time::Instant::now() < until, "{}", what());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 /// A current-thread runtime for driving async code from a test.
 pub fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
