@@ -270,3 +270,13 @@ fn hosts_name_the_server_and_client_machines_and_refuse_what_cannot_run() {
     ));
     at(&p, 7, "rebuild");
 }
+
+#[test]
+fn the_server_start_timeout_is_a_study_setting_in_seconds() {
+    let base = "threads = [1]\n[[workload]]\nname = \"oltp_point_select\"\n";
+    assert_eq!(parse(base, "s").unwrap().server_start_timeout, None);
+    let s = parse(&format!("server_start_timeout = 300\n{base}"), "s").unwrap();
+    assert_eq!(s.server_start_timeout, Some(300));
+    let p = problems(&format!("server_start_timeout = 0\n{base}"));
+    at(&p, 1, "`server_start_timeout`");
+}
