@@ -487,7 +487,7 @@ pub struct MysqlArgs {
         default_value = "",
         hide_env_values = true
     )]
-    pub mysql_password: String,
+    pub mysql_password: bakeoff_driver::Secret,
     #[arg(long, default_value = "sbtest")]
     pub mysql_db: String,
     /// Seconds a connection may take to open, handshake included. A server whose listen
@@ -635,4 +635,26 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(mult))
         .ok_or_else(|| format!("'{s}' is not a size; write a number with K, M, G or T, e.g. 16K"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_password_never_shows_in_debug() {
+        let cli = Cli::try_parse_from([
+            "bakeoff",
+            "run",
+            "oltp_point_select",
+            "--mysql-socket=/tmp/x.sock",
+            "--mysql-password=hunter2",
+        ])
+        .unwrap();
+        let debug = format!("{cli:?}");
+        assert!(
+            !debug.contains("hunter2") && debug.contains("***"),
+            "{debug}"
+        );
+    }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
+use bakeoff_driver::{Conn, ConnectOptions, Endpoint};
 use bakeoff_engine::{
     ClientWait, IgnoreErrors, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
 };
@@ -227,7 +227,7 @@ fn given_servers(a: &LoadArgs) -> Vec<ConnectOptions> {
         .into_iter()
         .map(|endpoint| {
             let mut o = ConnectOptions::new(endpoint, &m.mysql_user, "");
-            o.password = Secret::new(m.mysql_password.clone());
+            o.password = m.mysql_password.clone();
             o.connect_timeout = Duration::from_secs(m.mysql_connect_timeout);
             o.with_database(&m.mysql_db)
         })

@@ -37,6 +37,14 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// From a command line or an environment variable, as is.
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Secret, Self::Err> {
+        Ok(Secret::new(s))
+    }
+}
+
 impl fmt::Display for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("***")
