@@ -289,13 +289,9 @@ fn install(host: &HostUrl) -> Result<String, RemoteError> {
         r#"uname -s; uname -m; command -v sha256sum >/dev/null || echo no-sha256sum; if [ ! -e {file} ]; then echo missing; elif {check}; then echo cached; else rm -f {file}; echo damaged; fi; command -v bakeoff || echo none"#
     );
     let said = ssh::output(host, &probe, None)?;
-    let lines: Vec<&str> = said.lines().map(str::trim).collect();
-    if lines.contains(&"no-sha256sum") {
-        return Err(RemoteError::Ssh {
-            host: host.to_string(),
-            what: "it has no sha256sum, which bakeoff needs to check its copy there: install coreutils".into(),
-        });
-    }
+    let mut lines: Vec<&str> = said.lines().map(str::trim).collect();
+    let no_sha = lines.contains(&"no-sha256sum");
+    lines.retain(|l| *l != "no-sha256sum");
     let [os, arch, cached, on_path, ..] = lines.as_slice() else {
         return Err(RemoteError::Ssh {
             host: host.to_string(),
@@ -304,6 +300,12 @@ fn install(host: &HostUrl) -> Result<String, RemoteError> {
     };
     let same = os.eq_ignore_ascii_case(std::env::consts::OS) && *arch == std::env::consts::ARCH;
     if same {
+        if no_sha {
+            return Err(RemoteError::Ssh {
+                host: host.to_string(),
+                what: "it has no sha256sum, which bakeoff needs to check the copy of itself it keeps there: install coreutils".into(),
+            });
+        }
         if *cached != "cached" {
             upload(host, &me, &file, &sha)?;
         }

@@ -13,7 +13,7 @@
 
 use bakeoff_driver::{Conn, Secret};
 
-use crate::server::Flavor;
+use crate::datadir::Flavor;
 use crate::ServerSpec;
 
 /// Hosts an initializer may give anonymous accounts (older mysql_install_db made ''@localhost

@@ -150,3 +150,15 @@ pub fn signal_group(child: &Child, sig: libc::c_int) {
         libc::kill(-(child.id() as libc::pid_t), sig);
     }
 }
+
+/// Only what a server needs: the user's environment (MYSQL_HOME, LD_PRELOAD...) must not
+/// change a run.
+pub(crate) fn scrub_env(cmd: &mut Command) {
+    cmd.env_clear().env(
+        "PATH",
+        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    );
+    if let Ok(tz) = std::env::var("TZ") {
+        cmd.env("TZ", tz);
+    }
+}

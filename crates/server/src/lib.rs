@@ -20,6 +20,7 @@
 
 mod accounts;
 mod binary;
+mod datadir;
 mod error;
 mod exposure;
 mod launch;

@@ -63,24 +63,7 @@ pub fn serve(interrupt: &'static AtomicBool) {
         };
         let reply = match req {
             Request::Hello { .. } => hello(),
-            Request::ServerStart {
-                binary,
-                options,
-                variant,
-                listen,
-                clients,
-                start_timeout_s,
-            } => {
-                let asked = Asked {
-                    binary,
-                    options,
-                    variant,
-                    listen,
-                    clients,
-                    start_timeout_s,
-                };
-                start_server(&mut servers, asked, &lost)
-            }
+            start @ Request::ServerStart { .. } => start_server(&mut servers, start, &lost),
             Request::Sample { id } => Reply::Sample {
                 id,
                 reading: servers
@@ -233,27 +216,23 @@ fn session_addresses() -> Option<(IpAddr, IpAddr)> {
     Some((parts.first()?.parse().ok()?, parts.get(2)?.parse().ok()?))
 }
 
-/// A `ServerStart` request's fields.
-struct Asked {
-    binary: Option<String>,
-    options: Vec<String>,
-    variant: bakeoff_server::Variant,
-    listen: Option<IpAddr>,
-    clients: Vec<IpAddr>,
-    start_timeout_s: Option<u64>,
-}
-
-/// Start a server as asked. While it starts, requests are still read (pings keep the link),
-/// and a link lost half-way abandons the start: what it launched is killed and removed.
-fn start_server(servers: &mut Vec<Option<Server>>, asked: Asked, lost: &AtomicBool) -> Reply {
-    let Asked {
+/// Start a server as a `ServerStart` request asks. While it starts, requests are still read
+/// (pings keep the link), and a link lost half-way abandons the start: what it launched is
+/// killed and removed.
+fn start_server(servers: &mut Vec<Option<Server>>, start: Request, lost: &AtomicBool) -> Reply {
+    let Request::ServerStart {
         binary,
         options,
         variant,
         listen,
         clients,
         start_timeout_s,
-    } = asked;
+    } = start
+    else {
+        return Reply::Error {
+            message: "not a server start".into(),
+        };
+    };
     let loopback = IpAddr::from([127, 0, 0, 1]);
     let (came_from, came_to) = session_addresses().unwrap_or((loopback, loopback));
     let spec = ServerSpec {

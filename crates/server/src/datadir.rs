@@ -1,0 +1,174 @@
+//! A fresh datadir for a lab server: which family the binary is (MariaDB and MySQL initialize
+//! differently) and the initializer run to make it, bounded and abandonable like the start.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::binary::find_install_db;
+use crate::launch::{self, scrub_env, spawn_contained, Placement, RunAs};
+use crate::rundir::error_lines_and_tail;
+use crate::ServerError;
+
+/// Make `dir/data` with the initializer that belongs to `binary`, its output in
+/// `dir/install.log`; given up (the initializer killed) as soon as `abandon` is set.
+pub(crate) fn initialize(
+    flavor: Flavor,
+    binary: &Path,
+    dir: &Path,
+    tmp: &Path,
+    run_as: Option<RunAs>,
+    abandon: &AtomicBool,
+) -> Result<(), ServerError> {
+    let (tool, args) = init_command(flavor, binary, dir, tmp)?;
+    let log = dir.join("install.log");
+    let out = std::fs::File::create(&log).map_err(|source| ServerError::RunDir {
+        path: log.clone(),
+        source,
+    })?;
+    let err = out.try_clone().map_err(|source| ServerError::RunDir {
+        path: log.clone(),
+        source,
+    })?;
+    let mut cmd = Command::new(&tool);
+    cmd.args(&args);
+    scrub_env(&mut cmd);
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    let what = tool.display().to_string();
+    let mut child =
+        spawn_contained(cmd, run_as, Placement::default()).map_err(|e| ServerError::Spawn {
+            what: what.clone(),
+            detail: e.to_string(),
+        })?;
+    let status = loop {
+        if abandon.load(Ordering::Relaxed) {
+            launch::signal_group(&child, libc::SIGKILL);
+            let _ = child.wait();
+            return Err(ServerError::Abandoned);
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => {
+                return Err(ServerError::Spawn {
+                    what: what.clone(),
+                    detail: e.to_string(),
+                })
+            }
+        }
+    };
+    if !status.success() {
+        return Err(ServerError::Initialize {
+            tool: what,
+            status: status.to_string(),
+            log_tail: error_lines_and_tail(&log, 25),
+        });
+    }
+    Ok(())
+}
+
+/// Which server family a binary belongs to: they initialize datadirs differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    MariaDb,
+    MySql,
+}
+
+/// From `binary --version` ("mysqld  Ver 8.0.36 ... (MySQL Community Server - GPL)" vs
+/// "mariadbd  Ver 15.1 Distrib 10.11.19-MariaDB"); MariaDB when it cannot tell.
+pub(crate) fn flavor(binary: &Path) -> Flavor {
+    let out = Command::new(binary).arg("--version").output();
+    let text = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    flavor_of(&text)
+}
+
+fn flavor_of(version: &str) -> Flavor {
+    if version.contains("MariaDB") || !version.contains("MySQL") {
+        Flavor::MariaDb
+    } else {
+        Flavor::MySql
+    }
+}
+
+/// The program and arguments that initialize a datadir for `binary`: MariaDB's
+/// mariadb-install-db, or MySQL's own `mysqld --initialize-insecure` (root without a password,
+/// reachable only through the socket of a server nobody else can reach before the init file
+/// has created the load account).
+fn init_command(
+    flavor: Flavor,
+    binary: &Path,
+    dir: &Path,
+    tmp: &Path,
+) -> Result<(PathBuf, Vec<String>), ServerError> {
+    let datadir = format!("--datadir={}", dir.join("data").display());
+    // Private tmpdir: see RunDir::create.
+    let tmpdir = format!("--tmpdir={}", tmp.display());
+    if flavor == Flavor::MySql {
+        let args = vec![
+            "--no-defaults".into(),
+            "--initialize-insecure".into(),
+            datadir,
+            tmpdir,
+        ];
+        return Ok((binary.to_path_buf(), args));
+    }
+    let tool = find_install_db(binary)?;
+    let mut args = vec![
+        "--no-defaults".into(),
+        datadir,
+        "--skip-test-db".into(),
+        "--auth-root-authentication-method=socket".into(),
+        // Passed through to the bootstrap server.
+        tmpdir,
+    ];
+    // A tree of its own (a tarball in /opt): the initializer found in it needs --basedir to
+    // find its share files. One from the system's PATH uses the system's, whatever wraps the
+    // server binary (a script that delays or traces it).
+    if let Some(basedir) = binary
+        .parent()
+        .and_then(|d| d.parent())
+        .filter(|d| d != &Path::new("/usr") && tool.starts_with(d))
+    {
+        args.push(format!("--basedir={}", basedir.display()));
+    }
+    Ok((tool, args))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_family_is_read_from_the_version_line() {
+        assert_eq!(
+            flavor_of("mariadbd  Ver 15.1 Distrib 10.11.19-MariaDB, for debian-linux-gnu"),
+            Flavor::MariaDb
+        );
+        assert_eq!(
+            flavor_of(
+                "/usr/sbin/mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)"
+            ),
+            Flavor::MySql
+        );
+        assert_eq!(flavor_of(""), Flavor::MariaDb);
+    }
+
+    #[test]
+    fn mysql_initializes_with_its_own_binary_and_no_root_password() {
+        let (tool, args) = init_command(
+            Flavor::MySql,
+            Path::new("/opt/mysql-8.0/bin/mysqld"),
+            Path::new("/tmp/bakeoff-1-0"),
+            Path::new("/tmp/bakeoff-1-0/tmp"),
+        )
+        .unwrap();
+        assert_eq!(tool, Path::new("/opt/mysql-8.0/bin/mysqld"));
+        assert_eq!(
+            args.join(" "),
+            "--no-defaults --initialize-insecure --datadir=/tmp/bakeoff-1-0/data --tmpdir=/tmp/bakeoff-1-0/tmp"
+        );
+    }
+}
