@@ -4,24 +4,31 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::binary::find_install_db;
 use crate::launch::{self, scrub_env, spawn_contained, Placement, RunAs};
-use crate::rundir::error_lines_and_tail;
+use crate::rundir::{error_lines_and_tail, RunDir};
 use crate::ServerError;
 
-/// Make `dir/data` with the initializer that belongs to `binary`, its output in
-/// `dir/install.log`; given up (the initializer killed) as soon as `abandon` is set.
+/// How long a step of a start may take, and the flag that gives it up early.
+pub(crate) struct Bounds<'a> {
+    pub limit: Duration,
+    pub abandon: &'a AtomicBool,
+}
+
+/// Make the run directory's `data` with the initializer that belongs to `binary`, its output
+/// in `install.log` there; the initializer is killed when it outlasts `bounds.limit` (the
+/// server start timeout) or the start is abandoned.
 pub(crate) fn initialize(
     flavor: Flavor,
     binary: &Path,
-    dir: &Path,
-    tmp: &Path,
+    rundir: &RunDir,
     run_as: Option<RunAs>,
-    abandon: &AtomicBool,
+    bounds: Bounds<'_>,
 ) -> Result<(), ServerError> {
-    let (tool, args) = init_command(flavor, binary, dir, tmp)?;
+    let dir = rundir.path();
+    let (tool, args) = init_command(flavor, binary, dir, &rundir.tmp())?;
     let log = dir.join("install.log");
     let out = std::fs::File::create(&log).map_err(|source| ServerError::RunDir {
         path: log.clone(),
@@ -41,11 +48,24 @@ pub(crate) fn initialize(
             what: what.clone(),
             detail: e.to_string(),
         })?;
+    let started = Instant::now();
     let status = loop {
-        if abandon.load(Ordering::Relaxed) {
+        let over = started.elapsed() > bounds.limit;
+        if over || bounds.abandon.load(Ordering::Relaxed) {
             launch::signal_group(&child, libc::SIGKILL);
             let _ = child.wait();
-            return Err(ServerError::Abandoned);
+            return Err(if over {
+                ServerError::Initialize {
+                    tool: what,
+                    status: format!(
+                        "still running after {} s, the server start timeout; killed",
+                        bounds.limit.as_secs()
+                    ),
+                    log_tail: error_lines_and_tail(&log, 25),
+                }
+            } else {
+                ServerError::Abandoned
+            });
         }
         match child.try_wait() {
             Ok(Some(status)) => break status,

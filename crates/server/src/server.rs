@@ -8,7 +8,7 @@ use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
 
 use crate::accounts::{self, init_sql};
 use crate::binary::find_server_binary;
-use crate::datadir::{flavor, initialize, Flavor};
+use crate::datadir::{flavor, initialize, Bounds, Flavor};
 use crate::launch::{self, scrub_env, spawn_contained, unprivileged_user, Placement, RunAs};
 use crate::rundir::{tail, RunDir};
 use crate::template::{copy_tree, Template};
@@ -147,7 +147,13 @@ impl Server {
                     source: e,
                 })?
             }
-            None => initialize(flavor, &binary, &dir, &rundir.tmp(), run_as, abandon)?,
+            None => {
+                let bounds = Bounds {
+                    limit: spec.start_timeout,
+                    abandon,
+                };
+                initialize(flavor, &binary, &rundir, run_as, bounds)?
+            }
         }
         let password = new_secret()?;
         let init = dir.join("init.sql");
