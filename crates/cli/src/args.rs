@@ -361,8 +361,8 @@ pub struct EmbeddedArgs {
     /// goes. bakeoff copies itself to a machine of its own OS and architecture.
     #[arg(long, value_name = "ADDRESS")]
     pub server_host: Option<String>,
-    /// Seconds the server may take from launch to answering an authenticated SELECT 1 (the
-    /// datadir's initialisation not counted), here or on --server-host; a study file says
+    /// Seconds the server may take from launch to answering an authenticated SELECT 1 (a new
+    /// datadir's initializer gets as long again), here or on --server-host; a study file says
     /// server_start_timeout. Raise it for a large buffer pool or a slow disk.
     #[arg(long, value_name = "SECONDS", default_value_t = bakeoff_server::DEFAULT_START_TIMEOUT_S, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub server_start_timeout: u64,

@@ -22,9 +22,9 @@ pub struct ServerSpec {
     pub binary: Option<PathBuf>,
     /// Extra server options, `name=value` or a bare `name` (dashes or underscores).
     pub options: Vec<String>,
-    /// How long a launched server may take to answer an authenticated `SELECT 1` (the datadir's
-    /// initialisation or copy is not counted): [`DEFAULT_START_TIMEOUT`] unless a study's
-    /// `server_start_timeout` or `--server-start-timeout` says.
+    /// How long a launched server may take to answer an authenticated `SELECT 1`, and a new
+    /// datadir's initializer to finish (each gets this long): [`DEFAULT_START_TIMEOUT`] unless
+    /// a study's `server_start_timeout` or `--server-start-timeout` says.
     pub start_timeout: Duration,
     pub stop_timeout: Duration,
     /// The account and database created for the load (sysbench's defaults).
