@@ -1,16 +1,12 @@
 //! prepare / run / cleanup: validated specs from the arguments, then the layers below.
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use bakeoff_driver::{Conn, ConnectOptions, Endpoint};
-use bakeoff_engine::{
-    ClientWait, IgnoreErrors, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
-};
+use bakeoff_engine::{ClientWait, IgnoreErrors, Quiet, RunResult, RunSpec};
 use bakeoff_server::placement::{launch_cpus, process_cpus, ClientPlacement};
 use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
@@ -24,17 +20,13 @@ use bakeoff_workload::{
 use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
+use crate::exit::{exit_code, EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
+use crate::header::{ignored_options, start_printing, JsonHeader};
 use crate::output;
 use crate::prepared::{self, CpuMeter};
 use crate::progress::{print_progress, LoadLine};
-use crate::target::{start_embedded, start_remote, InstanceCheck, Target};
-
-pub const EXIT_FAILED: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
-pub const EXIT_INTERRUPTED: u8 = 130;
-
-/// Set by the SIGINT handler; the engine polls it.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+use crate::runtime::rt;
+use crate::target::{start_embedded, start_remote, Target};
 
 pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
     let kind: WorkloadKind = a.workload.parse().map_err(anyhow::Error::msg)?;
@@ -246,12 +238,6 @@ fn first_given(a: &LoadArgs, command: &str) -> Option<ConnectOptions> {
         );
     }
     all.into_iter().next()
-}
-
-pub(crate) fn rt() -> Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?)
 }
 
 fn prepare_threads(a: &LoadArgs) -> u32 {
@@ -579,20 +565,6 @@ fn run_spread(
     )
 }
 
-/// The text header (sysbench's), and the printer of the run's intervals.
-fn start_printing(a: &LoadArgs, spec: &WorkloadSpec, run_spec: &RunSpec) -> Printer {
-    let text = a.general.format == Format::Text;
-    if text {
-        print_header(spec, run_spec, &ignored_options(a, spec));
-    }
-    Printer {
-        text,
-        interval: a.general.report_interval > 0,
-        percentile: run_spec.percentile,
-        open_loop: run_spec.rate.is_some(),
-    }
-}
-
 fn run_timed(
     a: &LoadArgs,
     spec: &WorkloadSpec,
@@ -658,140 +630,6 @@ fn sampler(run_spec: &RunSpec, target: &Target) -> Sampler {
     Sampler::new(target.sample_targets(), run_spec.client_threads.min(cpus))
 }
 
-/// 0 completed, 130 interrupted, 1 failed; says on stderr what the figures cover.
-pub(crate) fn exit_code(status: &RunStatus, measured_seconds: f64) -> ExitCode {
-    match status {
-        RunStatus::Completed => ExitCode::SUCCESS,
-        RunStatus::Interrupted => {
-            eprintln!(
-                "Interrupted: the figures above cover the {measured_seconds:.1} s measured before Ctrl-C, not the requested run."
-            );
-            ExitCode::from(EXIT_INTERRUPTED)
-        }
-        RunStatus::Failed(reason) => {
-            eprintln!("{reason}");
-            ExitCode::from(EXIT_FAILED)
-        }
-    }
-}
-
-/// The workload options given on the command line that this workload does not read.
-pub(crate) fn ignored_options(a: &LoadArgs, spec: &WorkloadSpec) -> Vec<String> {
-    a.given
-        .iter()
-        .filter(|name| !spec.kind.uses(name))
-        .map(|name| format!("--{name}"))
-        .collect()
-}
-
-pub(crate) fn print_header(spec: &WorkloadSpec, r: &RunSpec, ignored: &[String]) {
-    println!(
-        "bakeoff {} (sysbench 1.0.20 compatible)",
-        env!("CARGO_PKG_VERSION")
-    );
-    println!();
-    println!("Running the test with following options:");
-    println!("Number of threads: {}", r.connections);
-    if let Some(rate) = r.rate {
-        println!("Target transaction rate: {rate}/sec");
-    }
-    if !r.warmup.is_zero() {
-        println!("Warmup time: {}s", r.warmup.as_secs());
-    }
-    if r.tick.as_secs() > 0 {
-        println!(
-            "Report intermediate results every {} second(s)",
-            r.tick.as_secs()
-        );
-    }
-    println!(
-        "Initializing random number generator from seed ({}).",
-        r.seed
-    );
-    println!(
-        "Random distribution: {} (sysbench 1.0.20's default is special; master's is uniform)",
-        spec.distribution.kind
-    );
-    if !ignored.is_empty() {
-        println!(
-            "Options {} does not use (accepted, as sysbench does): {}",
-            spec.kind,
-            ignored.join(" ")
-        );
-    }
-    println!();
-    println!();
-    println!("Initializing worker threads...");
-    println!();
-}
-
-pub(crate) struct Printer {
-    text: bool,
-    interval: bool,
-    percentile: f64,
-    open_loop: bool,
-}
-
-impl Observer for Printer {
-    fn on_start(&mut self) {
-        if self.text {
-            println!("Threads started!");
-            println!();
-        }
-    }
-
-    fn on_tick(&mut self, t: &Tick) {
-        if self.text && self.interval {
-            println!(
-                "{}",
-                output::interval_line(t, self.percentile, self.open_loop)
-            );
-        }
-    }
-}
-
-/// What every JSON document starts with: the tool, the workload, the run's options and the
-/// server it ran against.
-#[derive(Serialize)]
-pub(crate) struct JsonHeader<'a> {
-    bakeoff_version: &'static str,
-    workload: &'a WorkloadSpec,
-    run: RunEcho,
-    server_version: Option<String>,
-    /// Each axis of each embedded server's variant: asked for, seen on the process, ok.
-    server_checks: Vec<InstanceCheck>,
-    /// SHOW GLOBAL VARIABLES at the start of the run.
-    server_variables: BTreeMap<String, String>,
-    /// Where the load ran: its CPUs, how they were chosen, and CPUs shared with a server.
-    client: ClientPlacement,
-    /// What may make the figures mislead (client sharing the server's CPUs).
-    warnings: Vec<String>,
-    /// Workload options given that this workload does not read (sysbench accepts them too).
-    ignored_options: Vec<String>,
-}
-
-impl<'a> JsonHeader<'a> {
-    pub(crate) fn new(
-        spec: &'a WorkloadSpec,
-        run_spec: &RunSpec,
-        target: &Target,
-        placement: &ClientPlacement,
-        ignored_options: Vec<String>,
-    ) -> Self {
-        JsonHeader {
-            ignored_options,
-            client: placement.clone(),
-            warnings: placement.warning().into_iter().collect(),
-            bakeoff_version: env!("CARGO_PKG_VERSION"),
-            workload: spec,
-            run: RunEcho::of(run_spec),
-            server_version: target.server_version(),
-            server_checks: target.checks(),
-            server_variables: target.variables(),
-        }
-    }
-}
-
 #[derive(Serialize)]
 struct JsonReport<'a> {
     #[serde(flatten)]
@@ -800,45 +638,4 @@ struct JsonReport<'a> {
     /// Each client host's share, when the load was spread (--client-host).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     client_hosts: &'a [HostShare],
-}
-
-#[derive(Serialize)]
-pub(crate) struct RunEcho {
-    threads: u32,
-    client_threads: u32,
-    time_seconds: Option<u64>,
-    warmup_seconds: u64,
-    events: Option<u64>,
-    events_per_connection: Option<u64>,
-    rate: Option<f64>,
-    tick_seconds: f64,
-    percentile: f64,
-    seed: u64,
-    ignore_errors: IgnoreErrors,
-    client_sched: &'static str,
-    client_wait: ClientWait,
-}
-
-impl RunEcho {
-    pub(crate) fn of(r: &RunSpec) -> RunEcho {
-        RunEcho {
-            threads: r.connections,
-            client_threads: r.client_threads,
-            time_seconds: r.time.map(|t| t.as_secs()),
-            warmup_seconds: r.warmup.as_secs(),
-            events: r.events,
-            events_per_connection: r.events_per_connection,
-            rate: r.rate,
-            tick_seconds: r.tick.as_secs_f64(),
-            percentile: r.percentile,
-            seed: r.seed,
-            ignore_errors: r.ignore_errors.clone(),
-            client_sched: if r.batch_scheduling {
-                "batch"
-            } else {
-                "normal"
-            },
-            client_wait: r.client_wait,
-        }
-    }
 }

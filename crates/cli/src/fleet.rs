@@ -8,7 +8,7 @@ use anyhow::Result;
 use bakeoff_store::{RunRecord, Store};
 use bakeoff_study::fleet::{duplicate_names, run_fleet, FleetObserver, Machine};
 
-use crate::commands::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
+use crate::exit::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
 
 pub fn run_on(file: &Path, db: Option<&Path>, new: bool, on: &[String]) -> Result<ExitCode> {
     let mut machines = Vec::new();

@@ -14,7 +14,7 @@ use bakeoff_workload::Rng;
 use serde::Serialize;
 
 use crate::args::{CpuArgs, FileioArgs, Format, MemoryArgs, ProbeArgs};
-use crate::commands::{EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
+use crate::exit::{EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
 use crate::output;
 
 fn spec(p: &ProbeArgs) -> ProbeSpec {

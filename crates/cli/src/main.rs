@@ -5,13 +5,16 @@ mod args;
 mod client;
 mod clients;
 mod commands;
+mod exit;
 mod fleet;
+mod header;
 mod host;
 mod legacy;
 mod output;
 mod prepared;
 mod progress;
 mod results;
+mod runtime;
 mod serve;
 mod slap;
 mod study;
@@ -27,7 +30,7 @@ fn main() -> ExitCode {
     let normalized = legacy::normalize(&raw);
     if let Some(why) = &normalized.refused {
         eprintln!("bakeoff: {why}");
-        return ExitCode::from(commands::EXIT_USAGE);
+        return ExitCode::from(exit::EXIT_USAGE);
     }
     let parsed = args::Cli::command()
         .try_get_matches_from(std::iter::once("bakeoff".to_string()).chain(normalized.argv))
@@ -40,7 +43,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() {
-                ExitCode::from(commands::EXIT_USAGE)
+                ExitCode::from(exit::EXIT_USAGE)
             } else {
                 ExitCode::SUCCESS
             };
@@ -64,7 +67,7 @@ fn main() -> ExitCode {
             study::run(file, db.as_deref(), *new)
         }
         args::Command::Agent => {
-            bakeoff_study::agent::serve(&commands::INTERRUPTED);
+            bakeoff_study::agent::serve(&exit::INTERRUPTED);
             Ok(ExitCode::SUCCESS)
         }
         args::Command::Export { db, format, what } => results::export(db, format, what),
@@ -84,7 +87,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("bakeoff: {e:#}");
-            ExitCode::from(commands::EXIT_USAGE)
+            ExitCode::from(exit::EXIT_USAGE)
         }
     }
 }
@@ -92,7 +95,7 @@ fn main() -> ExitCode {
 /// First Ctrl-C: finish the run as interrupted (servers stop, results print). Second: leave now.
 fn install_sigint() {
     extern "C" fn on_sigint(_: libc::c_int) {
-        if commands::INTERRUPTED.swap(true, Ordering::SeqCst) {
+        if exit::INTERRUPTED.swap(true, Ordering::SeqCst) {
             // SAFETY: _exit is async-signal-safe.
             unsafe { libc::_exit(130) };
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::args::EmbeddedArgs;
-use crate::commands::{EXIT_FAILED, INTERRUPTED};
+use crate::exit::{EXIT_FAILED, INTERRUPTED};
 use crate::target::start_embedded;
 
 pub fn start(e: &EmbeddedArgs) -> Result<ExitCode> {

@@ -15,7 +15,8 @@ use bakeoff_workload::{SessionContext, WorkloadSpec};
 use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
-use crate::commands::{exit_code, JsonHeader, EXIT_INTERRUPTED, INTERRUPTED};
+use crate::exit::{exit_code, EXIT_INTERRUPTED, INTERRUPTED};
+use crate::header::{ignored_options, JsonHeader};
 use crate::target::Target;
 
 /// The fixed work, in this process or spread over `hosts` (each its block of connections).
@@ -28,7 +29,7 @@ pub fn run(
     target: &Target,
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
-    let ignored = crate::commands::ignored_options(a, spec);
+    let ignored = ignored_options(a, spec);
     if a.general.format == Format::Text && !ignored.is_empty() {
         println!(
             "Options {} does not use (accepted, as sysbench does): {}",
@@ -72,13 +73,7 @@ pub fn run(
         }
     } else {
         let doc = JsonReport {
-            header: JsonHeader::new(
-                spec,
-                run_spec,
-                target,
-                placement,
-                crate::commands::ignored_options(a, spec),
-            ),
+            header: JsonHeader::new(spec, run_spec, target, placement, ignored_options(a, spec)),
             fixed_work: &fw,
             summary: Summary::of(&fw),
             runs: &fw.runs,

@@ -14,7 +14,7 @@ use bakeoff_study::{
     estimate, parse, pending, run_study, series, text_sha256, StoredStudy, StudyObserver, StudySpec,
 };
 
-use crate::commands::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
+use crate::exit::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
 
 /// The study file's text and its spec, or the problems already printed.
 pub(crate) fn load(file: &Path) -> Result<Result<(String, StudySpec), ExitCode>> {

@@ -12,8 +12,8 @@ use bakeoff_telemetry::SampleTarget;
 use serde::Serialize;
 
 use crate::args::EmbeddedArgs;
-use crate::commands::rt;
 use crate::output;
+use crate::runtime::rt;
 
 pub(crate) enum Target {
     /// Servers given on the command line (a list spreads the connections, as sysbench's),

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::build::{variant_name, Source};
+use crate::source::{variant_name, Source};
 
 /// Axes in the order they are tried for the default, as the study file expands them.
 const ORDER: [&str; 6] = [
@@ -97,7 +97,7 @@ impl Axes {
 /// the names its runs were stored under, read as axis=value words where they are such.
 fn study_variants(
     spec: &serde_json::Value,
-    study: &crate::build::StudySource,
+    study: &crate::source::StudySource,
 ) -> Vec<(String, BTreeMap<String, String>)> {
     let listed = is_listed(spec);
     if let Some(vs) = spec["variants"].as_array() {

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::build::{text, variant_name, Source};
 use crate::model::{Environment, VariableDiff};
+use crate::source::{text, variant_name, Source};
 
 /// Each variant's first manifest, parsed once, with the variant's report name.
 pub type Manifests = Vec<(String, serde_json::Value)>;

@@ -19,15 +19,17 @@ mod environment;
 mod html;
 mod model;
 mod png;
+mod source;
 mod stats;
 mod summary;
 mod svg;
 
 pub use analysis::analyse;
-pub use build::{build, Options, Source, StudySource};
+pub use build::{build, Options};
 pub use html::html;
 pub use model::*;
 pub use png::Rasterizer;
+pub use source::{Source, StudySource};
 pub use stats::{mean_sd, ratio_ci};
 pub use svg::{charts, Chart};
 

@@ -9,24 +9,8 @@
 use std::io;
 use std::sync::OnceLock;
 
+pub use crate::variant::online_cpus;
 use crate::variant::CpuList;
-
-/// CPUs online on this machine that this process's cgroup lets it use (a container's cpuset
-/// can be smaller than the machine; sched_setaffinity refuses CPUs outside it).
-pub fn online_cpus() -> io::Result<CpuList> {
-    let online: CpuList = read_list("/sys/devices/system/cpu/online")?;
-    match read_list("/sys/fs/cgroup/cpuset.cpus.effective") {
-        Ok(cg) => Ok(online.intersection(&cg).unwrap_or(online)),
-        Err(_) => Ok(online),
-    }
-}
-
-fn read_list(path: &str) -> io::Result<CpuList> {
-    std::fs::read_to_string(path)?
-        .trim()
-        .parse()
-        .map_err(|e: String| io::Error::other(format!("{path}: {e}")))
-}
 
 /// The CPUs bakeoff was started on (taskset's set, else all): recorded before bakeoff pins any
 /// thread of its own, so a server without a CPU list of its own runs where bakeoff was allowed

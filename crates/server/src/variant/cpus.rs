@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::io;
 use std::str::FromStr;
 
 /// A set of CPU (or NUMA node) numbers.
@@ -120,6 +121,23 @@ impl From<CpuList> for String {
     fn from(c: CpuList) -> String {
         c.to_string()
     }
+}
+
+/// CPUs online on this machine that this process's cgroup lets it use (a container's cpuset
+/// can be smaller than the machine; sched_setaffinity refuses CPUs outside it).
+pub fn online_cpus() -> io::Result<CpuList> {
+    let online: CpuList = read_list("/sys/devices/system/cpu/online")?;
+    match read_list("/sys/fs/cgroup/cpuset.cpus.effective") {
+        Ok(cg) => Ok(online.intersection(&cg).unwrap_or(online)),
+        Err(_) => Ok(online),
+    }
+}
+
+fn read_list(path: &str) -> io::Result<CpuList> {
+    std::fs::read_to_string(path)?
+        .trim()
+        .parse()
+        .map_err(|e: String| io::Error::other(format!("{path}: {e}")))
 }
 
 #[cfg(test)]

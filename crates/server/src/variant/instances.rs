@@ -1,8 +1,10 @@
 //! One variant run as several servers (the one-instance-per-NUMA-node study): each instance
 //! gets its own CPU set and NUMA policy, spelled per instance with '/' or `each`.
 
+use super::axes::Variant;
+use super::cpus::CpuList;
 use super::numa::online_nodes;
-use super::{CpuList, NumaPolicy, Variant};
+use super::numa::NumaPolicy;
 
 /// `count` variants from `base`: `cpus` is one CPU list for all or one per instance
 /// ("0-3/4-7"); `numa` is one policy for all, one per instance ("bind=0/bind=1"), or

@@ -1,8 +1,10 @@
 //! Reading back what the running server actually got.
 
 use super::allocator::{check_maps, Library};
+use super::axes::Variant;
+use super::cpus::CpuList;
 use super::numa::online_nodes;
-use super::{CpuList, NumaPolicy, Variant};
+use super::numa::NumaPolicy;
 
 /// One verified axis of a variant.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -12,7 +12,7 @@ use bakeoff_server::placement::launch_cpus;
 use bakeoff_telemetry::{Sampler, Window};
 use bakeoff_workload::{SessionContext, Unique};
 
-use super::Out;
+use super::out::Out;
 
 /// The barrier: bakeoff's word once every client host is ready.
 #[derive(Default)]

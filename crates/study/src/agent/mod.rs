@@ -4,24 +4,24 @@
 //! the run in progress ends, every server it started is stopped and its directories removed.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use std::net::IpAddr;
 
 mod load;
+mod out;
 
-use crate::{parse, run_study, text_sha256, Results, StudyError, StudyObserver};
+use out::Out;
+
+use crate::{parse, run_study, text_sha256, Results, StudyError};
 use bakeoff_server::{Listen, Server, ServerSpec};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord};
 use bakeoff_telemetry::{read_process, several_nodes};
 
-use bakeoff_remote::wire::{
-    line, read_line, Password, Reply, Request, MAX_LINE, PROTOCOL, SILENCE_S,
-};
+use bakeoff_remote::wire::{read_line, Password, Reply, Request, MAX_LINE, PROTOCOL, SILENCE_S};
 
 /// Seconds a study gets to wind down after the link is lost before the agent exits anyway
 /// (its servers die with it: they are started with a parent-death signal).
@@ -29,7 +29,7 @@ const GRACE_S: u64 = 20;
 
 /// Serve requests on stdin until it closes. `interrupt` is the flag the runner watches.
 pub fn serve(interrupt: &'static AtomicBool) {
-    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
+    let out = Out::stdout();
     let (tx, rx) = mpsc::channel();
     let started = Instant::now();
     let heard = Arc::new(AtomicU64::new(0));
@@ -339,34 +339,6 @@ fn study(
         Err(e) => Reply::Error {
             message: e.to_string(),
         },
-    }
-}
-
-/// The agent's stdout, shared by the runner and the request reader.
-#[derive(Clone)]
-struct Out(Arc<Mutex<std::io::Stdout>>);
-
-impl Out {
-    fn send(&self, r: &Reply) -> std::io::Result<()> {
-        let mut o = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        o.write_all(line(r).as_bytes())?;
-        o.flush()
-    }
-}
-
-impl StudyObserver for Out {
-    fn on_run_start(&mut self, done: usize, total: usize, what: &str, _left: Duration) {
-        let _ = self.send(&Reply::RunStart {
-            done,
-            total,
-            what: what.into(),
-        });
-    }
-    fn on_tick(&mut self, tps: f64) {
-        let _ = self.send(&Reply::Tick { tps });
-    }
-    fn on_note(&mut self, text: &str) {
-        let _ = self.send(&Reply::Note { text: text.into() });
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome};
 
-use super::{join_all, DatasetError, Progress};
+use super::progress::{join_all, DatasetError, Progress};
 use crate::strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
 use crate::{Rng, WorkloadSpec};
 

@@ -1,0 +1,185 @@
+//! What a run prints before and while it runs: sysbench's header, the interval printer, and
+//! the header of every JSON document (the workload, the run's options, the server, the client).
+
+use std::collections::BTreeMap;
+
+use bakeoff_engine::{ClientWait, IgnoreErrors, Observer, RunSpec, Tick};
+use bakeoff_server::placement::ClientPlacement;
+use bakeoff_workload::WorkloadSpec;
+use serde::Serialize;
+
+use crate::args::{Format, LoadArgs};
+use crate::output;
+use crate::target::{InstanceCheck, Target};
+
+/// The text header (sysbench's), and the printer of the run's intervals.
+pub(crate) fn start_printing(a: &LoadArgs, spec: &WorkloadSpec, run_spec: &RunSpec) -> Printer {
+    let text = a.general.format == Format::Text;
+    if text {
+        print_header(spec, run_spec, &ignored_options(a, spec));
+    }
+    Printer {
+        text,
+        interval: a.general.report_interval > 0,
+        percentile: run_spec.percentile,
+        open_loop: run_spec.rate.is_some(),
+    }
+}
+
+/// The workload options given on the command line that this workload does not read.
+pub(crate) fn ignored_options(a: &LoadArgs, spec: &WorkloadSpec) -> Vec<String> {
+    a.given
+        .iter()
+        .filter(|name| !spec.kind.uses(name))
+        .map(|name| format!("--{name}"))
+        .collect()
+}
+
+pub(crate) fn print_header(spec: &WorkloadSpec, r: &RunSpec, ignored: &[String]) {
+    println!(
+        "bakeoff {} (sysbench 1.0.20 compatible)",
+        env!("CARGO_PKG_VERSION")
+    );
+    println!();
+    println!("Running the test with following options:");
+    println!("Number of threads: {}", r.connections);
+    if let Some(rate) = r.rate {
+        println!("Target transaction rate: {rate}/sec");
+    }
+    if !r.warmup.is_zero() {
+        println!("Warmup time: {}s", r.warmup.as_secs());
+    }
+    if r.tick.as_secs() > 0 {
+        println!(
+            "Report intermediate results every {} second(s)",
+            r.tick.as_secs()
+        );
+    }
+    println!(
+        "Initializing random number generator from seed ({}).",
+        r.seed
+    );
+    println!(
+        "Random distribution: {} (sysbench 1.0.20's default is special; master's is uniform)",
+        spec.distribution.kind
+    );
+    if !ignored.is_empty() {
+        println!(
+            "Options {} does not use (accepted, as sysbench does): {}",
+            spec.kind,
+            ignored.join(" ")
+        );
+    }
+    println!();
+    println!();
+    println!("Initializing worker threads...");
+    println!();
+}
+
+pub(crate) struct Printer {
+    text: bool,
+    interval: bool,
+    percentile: f64,
+    open_loop: bool,
+}
+
+impl Observer for Printer {
+    fn on_start(&mut self) {
+        if self.text {
+            println!("Threads started!");
+            println!();
+        }
+    }
+
+    fn on_tick(&mut self, t: &Tick) {
+        if self.text && self.interval {
+            println!(
+                "{}",
+                output::interval_line(t, self.percentile, self.open_loop)
+            );
+        }
+    }
+}
+
+/// What every JSON document starts with: the tool, the workload, the run's options and the
+/// server it ran against.
+#[derive(Serialize)]
+pub(crate) struct JsonHeader<'a> {
+    bakeoff_version: &'static str,
+    workload: &'a WorkloadSpec,
+    run: RunEcho,
+    server_version: Option<String>,
+    /// Each axis of each embedded server's variant: asked for, seen on the process, ok.
+    server_checks: Vec<InstanceCheck>,
+    /// SHOW GLOBAL VARIABLES at the start of the run.
+    server_variables: BTreeMap<String, String>,
+    /// Where the load ran: its CPUs, how they were chosen, and CPUs shared with a server.
+    client: ClientPlacement,
+    /// What may make the figures mislead (client sharing the server's CPUs).
+    warnings: Vec<String>,
+    /// Workload options given that this workload does not read (sysbench accepts them too).
+    ignored_options: Vec<String>,
+}
+
+impl<'a> JsonHeader<'a> {
+    pub(crate) fn new(
+        spec: &'a WorkloadSpec,
+        run_spec: &RunSpec,
+        target: &Target,
+        placement: &ClientPlacement,
+        ignored_options: Vec<String>,
+    ) -> Self {
+        JsonHeader {
+            ignored_options,
+            client: placement.clone(),
+            warnings: placement.warning().into_iter().collect(),
+            bakeoff_version: env!("CARGO_PKG_VERSION"),
+            workload: spec,
+            run: RunEcho::of(run_spec),
+            server_version: target.server_version(),
+            server_checks: target.checks(),
+            server_variables: target.variables(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub(crate) struct RunEcho {
+    threads: u32,
+    client_threads: u32,
+    time_seconds: Option<u64>,
+    warmup_seconds: u64,
+    events: Option<u64>,
+    events_per_connection: Option<u64>,
+    rate: Option<f64>,
+    tick_seconds: f64,
+    percentile: f64,
+    seed: u64,
+    ignore_errors: IgnoreErrors,
+    client_sched: &'static str,
+    client_wait: ClientWait,
+}
+
+impl RunEcho {
+    pub(crate) fn of(r: &RunSpec) -> RunEcho {
+        RunEcho {
+            threads: r.connections,
+            client_threads: r.client_threads,
+            time_seconds: r.time.map(|t| t.as_secs()),
+            warmup_seconds: r.warmup.as_secs(),
+            events: r.events,
+            events_per_connection: r.events_per_connection,
+            rate: r.rate,
+            tick_seconds: r.tick.as_secs_f64(),
+            percentile: r.percentile,
+            seed: r.seed,
+            ignore_errors: r.ignore_errors.clone(),
+            client_sched: if r.batch_scheduling {
+                "batch"
+            } else {
+                "normal"
+            },
+            client_wait: r.client_wait,
+        }
+    }
+}

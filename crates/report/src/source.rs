@@ -1,0 +1,169 @@
+//! The report's input: the stored studies of one name, read from a results database, and the
+//! row accessors and variant naming every part of the report shares.
+
+use std::collections::BTreeMap;
+
+use bakeoff_store::{Row, Store};
+
+/// What a report is built from: the stored studies of one name. Several when results from
+/// different machines were merged; their variants are then told apart by platform (or host).
+pub struct Source {
+    pub name: String,
+    pub studies: Vec<StudySource>,
+}
+
+impl Source {
+    /// The studies named `study` (default: the newest study's name) in `store`, the newest
+    /// one from each machine: a merged database shows its machines side by side, and a study
+    /// restarted with --new shows only its latest results.
+    pub fn from_store(store: &Store, study: Option<&str>) -> Result<Source, String> {
+        let e = |e: bakeoff_store::StoreError| e.to_string();
+        let studies = store.studies().map_err(e)?;
+        let name = match study {
+            Some(n) => n.to_string(),
+            None => match studies.last() {
+                Some((_, n)) => n.clone(),
+                None => {
+                    return Err("holds no study yet; run one with bakeoff study run FILE".into())
+                }
+            },
+        };
+        let mut newest: BTreeMap<String, (i64, StudySource)> = BTreeMap::new();
+        for (id, _) in studies.iter().filter(|(_, n)| *n == name) {
+            let s = StudySource {
+                spec_json: store.study_spec(*id).map_err(e)?,
+                runs: store.runs(Some(*id)).map_err(e)?,
+                ticks: store.tick_rows(Some(*id)).map_err(e)?,
+                manifests: store.manifests(*id).map_err(e)?,
+                probes: store.probe_rows(Some(*id)).map_err(e)?,
+            };
+            newest.insert(s.origin(), (*id, s));
+        }
+        if newest.is_empty() {
+            let mut names: Vec<&str> = studies.iter().map(|(_, n)| n.as_str()).collect();
+            names.dedup();
+            return Err(format!(
+                "no study named '{name}'; it holds: {}",
+                names.join(", ")
+            ));
+        }
+        let mut chosen: Vec<(i64, StudySource)> = newest.into_values().collect();
+        chosen.sort_by_key(|(id, _)| *id);
+        Ok(Source {
+            name,
+            studies: chosen.into_iter().map(|(_, s)| s).collect(),
+        })
+    }
+}
+
+/// One stored study, as the store's row queries give it.
+#[derive(Default)]
+pub struct StudySource {
+    pub spec_json: String,
+    pub runs: Vec<Row>,
+    pub ticks: Vec<Row>,
+    pub manifests: Vec<Row>,
+    pub probes: Vec<Row>,
+}
+
+pub(crate) fn text(r: &Row, k: &str) -> String {
+    r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string()
+}
+
+pub(crate) fn num(r: &Row, k: &str) -> f64 {
+    r.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0)
+}
+
+pub(crate) fn opt(r: &Row, k: &str) -> Option<f64> {
+    r.get(k).and_then(|v| v.as_f64())
+}
+
+impl StudySource {
+    pub(crate) fn spec(&self) -> serde_json::Value {
+        serde_json::from_str(&self.spec_json).unwrap_or_default()
+    }
+
+    /// What tells this study's results from another machine's: its platform label, else the
+    /// host it ran on.
+    pub fn origin(&self) -> String {
+        if let Some(p) = self.spec()["platform"].as_str() {
+            return p.to_string();
+        }
+        self.manifests
+            .iter()
+            .find_map(|m| {
+                let j: serde_json::Value = serde_json::from_str(&text(m, "manifest_json")).ok()?;
+                j["host"]["hostname"].as_str().map(str::to_string)
+            })
+            .unwrap_or_else(|| "unknown host".into())
+    }
+
+    /// CPUs the study's variant `index` may use, where it sets them: all instances' lists.
+    pub(crate) fn cpus(&self, index: i64) -> Option<u32> {
+        let spec = self.spec();
+        let instances = spec["variants"][index as usize]["instances"].as_array()?;
+        let lists: Vec<&str> = instances
+            .iter()
+            .filter_map(|i| i["cpus"].as_str())
+            .collect();
+        (!lists.is_empty()).then(|| lists.iter().map(|l| cpu_count(l)).sum())
+    }
+}
+
+/// How many CPUs a list like "0-3,8,10-11" names.
+fn cpu_count(list: &str) -> u32 {
+    list.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| match p.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) =
+                    (a.trim().parse().unwrap_or(0), b.trim().parse().unwrap_or(0));
+                b.saturating_sub(a) + 1
+            }
+            None => 1,
+        })
+        .sum()
+}
+
+/// A variant of a source study: which study, its index there, its name in the report.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct VariantKey {
+    pub study: usize,
+    pub index: i64,
+    pub name: String,
+}
+
+/// The report names of every study's variants: prefixed with the origin when there are
+/// several studies.
+pub(crate) fn variant_name(src: &Source, study: usize, name: &str, origins: &[String]) -> String {
+    if src.studies.len() > 1 {
+        format!("{} {name}", origins[study])
+    } else {
+        name.to_string()
+    }
+}
+
+/// Origins made unique: two databases from hosts of the same name are numbered.
+pub(crate) fn origins(src: &Source) -> Vec<String> {
+    let raw: Vec<String> = src.studies.iter().map(StudySource::origin).collect();
+    raw.iter()
+        .enumerate()
+        .map(|(i, o)| {
+            if raw.iter().filter(|x| *x == o).count() > 1 {
+                format!("{o}#{}", i + 1)
+            } else {
+                o.clone()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cpu_lists_are_counted_as_taskset_reads_them() {
+        assert_eq!(super::cpu_count("0-3"), 4);
+        assert_eq!(super::cpu_count("0,2,4-5"), 4);
+        assert_eq!(super::cpu_count("7"), 1);
+    }
+}

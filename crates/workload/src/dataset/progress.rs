@@ -1,0 +1,72 @@
+//! What dataset work reports while it runs and how it fails, and how its parts run side by side
+//! on one task.
+
+use bakeoff_driver::DriverError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("table '{0}' already exists; run `bakeoff cleanup` with the same options first, or use another --mysql-db")]
+    Exists(String),
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    #[error("{0}")]
+    Thread(String),
+    #[error("prepare was interrupted with {rows} of {total} rows loaded and the secondary indexes not all built; drop the partial tables with `bakeoff cleanup` before preparing again")]
+    Interrupted { rows: u64, total: u64 },
+}
+
+/// Progress of prepare/cleanup, for the CLI to show (sysbench's messages).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    Creating(String),
+    Inserting {
+        table: String,
+        rows: u32,
+    },
+    /// Rows loaded so far, after every chunk (from the loader threads).
+    Rows {
+        done: u64,
+        total: u64,
+    },
+    Loaded {
+        rows: u64,
+    },
+    Indexing(String),
+    Prewarming(String),
+    Dropping(String),
+    LeftAlone(String),
+}
+
+/// Await every future on this task, concurrently. All run to the end (a failed loader does
+/// not cancel the others); the first error in worker order is returned.
+pub(super) async fn join_all<T, F: std::future::Future<Output = Result<T, DatasetError>>>(
+    futures: impl Iterator<Item = F>,
+) -> Result<Vec<T>, DatasetError> {
+    let set: Vec<_> = futures.map(Box::pin).collect();
+    let mut results: Vec<Option<Result<T, DatasetError>>> = (0..set.len()).map(|_| None).collect();
+    let mut set: Vec<_> = set.into_iter().map(Some).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, slot) in set.iter_mut().enumerate() {
+            if let Some(f) = slot {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(r) => {
+                        results[i] = Some(r);
+                        *slot = None;
+                    }
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    results
+        .into_iter()
+        .map(|r| r.expect("every future completed"))
+        .collect()
+}
