@@ -6,6 +6,8 @@ use std::ops::Range;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+use bakeoff_server::variant::CpuList;
+
 /// One thing wrong with a study file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
@@ -285,6 +287,42 @@ fn distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// A CPU list as taskset takes it; the machine it runs on is checked by `study check`.
+pub(crate) fn cpu_list(
+    p: &mut Problems,
+    s: &str,
+    span: std::ops::Range<usize>,
+    key: &str,
+) -> Option<CpuList> {
+    s.parse::<CpuList>()
+        .map_err(|e| p.at(span, format!("`{key}`: {e}")))
+        .ok()
+}
+
+pub(crate) fn a_span(doc: &DeTable, key: &str) -> std::ops::Range<usize> {
+    doc.iter()
+        .find(|(k, _)| k.get_ref().as_ref() == key)
+        .map_or(0..0, |(k, _)| k.span())
+}
+
+pub(crate) fn one_of<T: Copy>(
+    p: &mut Problems,
+    span: std::ops::Range<usize>,
+    key: &str,
+    v: &str,
+    options: &[(&str, T)],
+) -> Option<T> {
+    let found = options.iter().find(|(n, _)| *n == v).map(|(_, t)| *t);
+    if found.is_none() {
+        let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+        p.at(
+            span,
+            format!("`{key}` = \"{v}\": use one of {}", names.join(", ")),
+        );
+    }
+    found
 }
 
 #[cfg(test)]

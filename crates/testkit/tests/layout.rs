@@ -17,7 +17,6 @@ const LONG: &[(&str, usize)] = &[
     ("server/src/server.rs", 653),
     ("store/src/lib.rs", 698),
     ("study/src/spread.rs", 616),
-    ("study/src/file.rs", 851),
     ("study/src/runner.rs", 837),
 ];
 

@@ -1,0 +1,203 @@
+//! The study file (TOML) -> a validated [`StudySpec`], or every problem in the file at once.
+//!
+//! - `spec`: what a study says (the types the runner reads);
+//! - this file: the top-level keys, in order;
+//! - `sections`: `[dataset]`, `[hosts]`, `[[workload]]`, `[prices]`;
+//! - `variants`: `[axes]` (every combination) and `[[variant]]` entries.
+
+mod sections;
+mod spec;
+mod variants;
+
+use std::time::Duration;
+
+use bakeoff_engine::ClientWait;
+use bakeoff_hostbench::profile::HostProbe;
+use bakeoff_server::Variant;
+use toml::de::DeTable;
+
+use crate::reader::{a_span, cpu_list, int_value, one_of, str_value, Problem, Problems, Table};
+use sections::{dataset, hosts, prices, workload};
+pub use spec::{DatasetPolicy, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS};
+use variants::{axes_variants, listed_variant};
+
+/// Parse and validate `src`; `default_name` names the study when the file does not.
+pub fn parse(src: &str, default_name: &str) -> Result<StudySpec, Vec<Problem>> {
+    let mut p = Problems::new(src);
+    let (doc, syntax) = DeTable::parse_recoverable(src);
+    for e in syntax {
+        p.at(e.span().unwrap_or(0..0), e.message().to_string());
+    }
+    if !p.list.is_empty() {
+        // Values after a syntax error are guesses: report the syntax first.
+        return Err(p.list);
+    }
+    let spec = read(&mut p, doc.get_ref(), doc.span(), default_name);
+    match spec {
+        Some(s) if p.list.is_empty() => Ok(s),
+        _ => {
+            p.list.sort_by_key(|x| (x.line, x.column));
+            Err(p.list)
+        }
+    }
+}
+
+fn read(
+    p: &mut Problems,
+    doc: &DeTable,
+    span: std::ops::Range<usize>,
+    default_name: &str,
+) -> Option<StudySpec> {
+    let mut top = Table::new(doc, span, "");
+    let name = top
+        .string(p, "name")
+        .map_or(default_name.to_string(), |(s, _)| s.to_string());
+    let description = top.string(p, "description").map(|(s, _)| s.to_string());
+    let seed = top.int(p, "seed", 0..i64::MAX).unwrap_or(1) as u64;
+    let repetitions = top.int(p, "repetitions", 1..101).unwrap_or(1) as u32;
+    let duration = top.int(p, "duration", 1..86_401).unwrap_or(30) as u64;
+    let warmup = top.int(p, "warmup", 0..3_601).unwrap_or(0) as u64;
+    let order = match top.string(p, "order") {
+        None => Some(Order::Interleaved),
+        Some((s, span)) => one_of(
+            p,
+            span,
+            "order",
+            s,
+            &[
+                ("interleaved", Order::Interleaved),
+                ("randomized", Order::Randomized),
+                ("sequential", Order::Sequential),
+            ],
+        ),
+    };
+    top.require(
+        p,
+        "threads",
+        "the client thread counts to sweep, e.g. threads = [1, 4, 16, 64]",
+    );
+    let threads: Vec<u32> = top
+        .list(p, "threads")
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|v| int_value(p, v, "`threads`", 1..100_001).map(|n| n as u32))
+        .collect();
+    let (tables, table_size, policy) = dataset(p, &mut top);
+    let (server_host, client_hosts) = hosts(p, &mut top, policy);
+    top.require(
+        p,
+        "workload",
+        "at least one [[workload]] with a name, e.g. name = \"oltp_point_select\"",
+    );
+    let workloads: Vec<Workload> = top
+        .tables(p, "workload")
+        .into_iter()
+        .filter_map(|t| workload(p, t, tables, table_size))
+        .collect();
+    let axes = top.tables(p, "axes");
+    let listed = top.tables(p, "variant");
+    let is_listed = !listed.is_empty();
+    let variants = match (axes.into_iter().next(), listed.is_empty()) {
+        (Some(a), true) => axes_variants(p, a),
+        (None, false) => listed
+            .into_iter()
+            .filter_map(|t| listed_variant(p, t))
+            .collect(),
+        (None, true) => vec![NamedVariant {
+            name: "default".into(),
+            binary: None,
+            instances: vec![Variant::default()],
+            client_cpus: None,
+        }],
+        (Some(_), false) => {
+            p.at(a_span(doc, "axes"), "use either [axes] (every combination) or [[variant]] entries (an explicit list), not both");
+            Vec::new()
+        }
+    };
+    let prices = top
+        .tables(p, "prices")
+        .into_iter()
+        .next()
+        .map(|t| prices(p, t))
+        .unwrap_or_default();
+    let platform = top.string(p, "platform").map(|(s, _)| s.to_string());
+    let client_cpus = top
+        .string(p, "client_cpus")
+        .and_then(|(s, span)| cpu_list(p, s, span, "client_cpus"));
+    let client_wait = top.string(p, "client_wait").and_then(|(s, span)| {
+        let waits = [
+            ("auto", None),
+            ("sleep", Some(ClientWait::Sleep)),
+            ("poll", Some(ClientWait::Poll)),
+        ];
+        one_of(p, span, "client_wait", s, &waits).flatten()
+    });
+    let probes: Vec<HostProbe> = top
+        .list(p, "probes")
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|v| {
+            let name = str_value(p, v, "`probes`")?;
+            let probe = HostProbe::parse(name);
+            if probe.is_none() {
+                p.at(
+                    v.span(),
+                    format!("`probes`: '{name}' is not a host probe; use cpu, memory or fileio"),
+                );
+            }
+            probe
+        })
+        .collect();
+    let probe_threads: Vec<u32> = top
+        .list(p, "probe_threads")
+        .map(|l| {
+            l.into_iter()
+                .filter_map(|v| int_value(p, v, "`probe_threads`", 1..4097).map(|n| n as u32))
+                .collect()
+        })
+        .unwrap_or_else(|| vec![1]);
+    let probe_seconds = top.int(p, "probe_seconds", 1..601).unwrap_or(10) as u64;
+    let server_start_timeout = top
+        .int(p, "server_start_timeout", 1..86_401)
+        .map(|n| n as u64);
+    if let (Some(pl), false) = (&platform, prices.is_empty()) {
+        if !prices.iter().any(|x| &x.platform == pl) {
+            let (_, span) = Table::new(doc, 0..0, "").string(p, "platform")?;
+            p.at(span, format!("platform `{pl}` has no entry in [prices]"));
+        }
+    }
+    top.finish(p);
+    let spec = StudySpec {
+        name,
+        description,
+        seed,
+        repetitions,
+        duration: Duration::from_secs(duration),
+        warmup: Duration::from_secs(warmup),
+        order: order?,
+        threads,
+        tables,
+        table_size,
+        dataset_policy: policy,
+        workloads,
+        variants,
+        listed: is_listed,
+        prices,
+        platform,
+        probes,
+        probe_threads,
+        probe_seconds: Duration::from_secs(probe_seconds),
+        client_cpus,
+        client_wait,
+        server_host,
+        client_hosts,
+        server_start_timeout,
+    };
+    if spec.cells() > MAX_CELLS {
+        p.at(0..0, format!(
+            "the matrix has {} cells ({} variants x {} workloads x {} thread counts), more than {MAX_CELLS}; shorten an axis or split the study",
+            spec.cells(), spec.variants.len(), spec.workloads.len(), spec.threads.len()
+        ));
+    }
+    Some(spec)
+}

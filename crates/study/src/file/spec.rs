@@ -1,0 +1,140 @@
+//! What a study file says, validated: the [`StudySpec`] the runner reads, nothing left to parse.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bakeoff_engine::ClientWait;
+use bakeoff_hostbench::profile::HostProbe;
+use bakeoff_server::variant::CpuList;
+use bakeoff_server::Variant;
+use bakeoff_workload::WorkloadSpec;
+
+/// Most cells a study may declare: beyond this it is almost surely a mistake (an axis with a
+/// range typed out by accident), and it would run for days.
+pub const MAX_CELLS: usize = 10_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Within each repetition, series of different variants alternate (A B C A B C ...).
+    Interleaved,
+    /// Each repetition's series in a random order (seeded, so reproducible).
+    Randomized,
+    /// Each variant's series back to back (only when the machine is known to be quiet).
+    Sequential,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatasetPolicy {
+    /// Load the tables again before every series.
+    Rebuild,
+    /// Load once, then give every series a copy of the prepared datadir.
+    Copy,
+}
+
+/// A server setup of the study: one per instance (usually one).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct NamedVariant {
+    pub name: String,
+    pub binary: Option<PathBuf>,
+    pub instances: Vec<Variant>,
+    /// Where the load runs for this variant, over the study's `client_cpus`.
+    pub client_cpus: Option<CpuList>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Workload {
+    pub label: String,
+    #[serde(skip)]
+    pub spec: WorkloadSpec,
+    /// mysqlslap-style fixed work instead of a timed run: (iterations, events per
+    /// connection); the thread counts are then the concurrency levels.
+    pub fixed: Option<(u32, u64)>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Price {
+    pub platform: String,
+    pub on_demand_per_hour: f64,
+    pub reserved_per_hour: Option<f64>,
+}
+
+/// A study, validated: everything the runner needs, nothing left to parse.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StudySpec {
+    pub name: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub repetitions: u32,
+    pub duration: Duration,
+    /// Load before the first run of each series (a fresh server's caches are cold).
+    pub warmup: Duration,
+    pub order: Order,
+    pub threads: Vec<u32>,
+    pub tables: u32,
+    pub table_size: u32,
+    pub dataset_policy: DatasetPolicy,
+    pub workloads: Vec<Workload>,
+    pub variants: Vec<NamedVariant>,
+    /// The variants are `[[variant]]` entries (compared with the first listed), not the
+    /// combinations of `[axes]` (compared along the first axis).
+    pub listed: bool,
+    pub prices: Vec<Price>,
+    /// Which price-table entry this machine is.
+    pub platform: Option<String>,
+    /// Host probes run once before the first series (the machine's profile).
+    pub probes: Vec<HostProbe>,
+    pub probe_threads: Vec<u32>,
+    pub probe_seconds: Duration,
+    /// Where the load (and the host probes) run; None: outside the servers' CPUs when they
+    /// are pinned and any are left, else anywhere.
+    pub client_cpus: Option<CpuList>,
+    /// How the load waits for responses; None: poll when the client's CPUs are none of the
+    /// servers', else sleep (`ClientWait::auto`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_wait: Option<ClientWait>,
+    /// `[hosts] server`: the machine the server variants run on (ssh://...), None: this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<String>,
+    /// `[hosts] clients`: the machines the load is spread over ("local" among them is this
+    /// one); empty: the load runs here, in this process.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub client_hosts: Vec<String>,
+    /// `server_start_timeout`: seconds a launched server may take to answer an authenticated
+    /// `SELECT 1`, here or on the server host (None: the lab's default, 60 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_start_timeout: Option<u64>,
+}
+
+impl std::fmt::Display for Order {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Order::Interleaved => "interleaved",
+            Order::Randomized => "randomized",
+            Order::Sequential => "sequential",
+        })
+    }
+}
+
+impl std::fmt::Display for DatasetPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DatasetPolicy::Rebuild => "rebuilt for every series",
+            DatasetPolicy::Copy => "loaded once, copied for every series",
+        })
+    }
+}
+
+impl StudySpec {
+    pub fn cells(&self) -> usize {
+        self.variants.len() * self.workloads.len() * self.threads.len()
+    }
+
+    /// This machine's platform label and on-demand price per hour, when the study has both.
+    pub fn own_price(&self) -> Option<(&str, f64)> {
+        let label = self.platform.as_deref()?;
+        let price = self.prices.iter().find(|p| p.platform == label)?;
+        Some((label, price.on_demand_per_hour))
+    }
+}
