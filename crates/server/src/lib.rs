@@ -26,17 +26,19 @@ mod exposure;
 mod launch;
 pub mod placement;
 pub mod preflight;
+mod queries;
 mod random;
 mod rundir;
 mod server;
+mod spec;
 mod template;
 pub mod variant;
 
 pub use binary::{file_sha256, find_server_binary, INSTALL_HINT};
 pub use error::ServerError;
+pub use queries::global_variables;
 pub use random::random_hex;
-pub use server::{
-    global_variables, Listen, Server, ServerSpec, DEFAULT_START_TIMEOUT, DEFAULT_START_TIMEOUT_S,
-};
+pub use server::Server;
+pub use spec::{Listen, ServerSpec, DEFAULT_START_TIMEOUT, DEFAULT_START_TIMEOUT_S};
 pub use template::Template;
 pub use variant::{Check, Variant};

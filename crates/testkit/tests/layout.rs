@@ -14,7 +14,6 @@ const LONG: &[(&str, usize)] = &[
     ("cli/src/args.rs", 660), // clap definitions: a table
     ("cli/src/commands.rs", 641),
     ("report/src/svg.rs", 731),
-    ("server/src/server.rs", 653),
     ("store/src/lib.rs", 698),
     ("study/src/spread.rs", 616),
     ("study/src/runner.rs", 837),

@@ -1,3 +1,7 @@
+//! A running server: started in a run directory of its own (a fresh datadir or a copy of a
+//! template), launched contained, ready once an authenticated `SELECT 1` answers, refused if it
+//! has anonymous accounts, then verified axis by axis. How it ends is in `stop`.
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -6,82 +10,18 @@ use std::time::{Duration, Instant};
 
 use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
 
+mod stop;
+
 use crate::accounts::{self, init_sql};
 use crate::binary::find_server_binary;
 use crate::datadir::{flavor, initialize, Bounds, Flavor};
-use crate::launch::{self, scrub_env, spawn_contained, unprivileged_user, Placement, RunAs};
+use crate::launch::{scrub_env, spawn_contained, unprivileged_user, Placement, RunAs};
+use crate::queries::{check_settings, probe, runtime};
 use crate::rundir::{tail, RunDir};
-use crate::template::{copy_tree, Template};
+use crate::spec::{ServerSpec, LAB_DEFAULTS};
+use crate::template::copy_tree;
 use crate::variant::{self, Check, Variant};
 use crate::ServerError;
-
-/// What to launch. Plain data; [`Server::start`] does the work.
-#[derive(Debug, Clone)]
-pub struct ServerSpec {
-    /// `None`: `mariadbd` (else `mysqld`) from PATH or /usr/sbin.
-    pub binary: Option<PathBuf>,
-    /// Extra server options, `name=value` or a bare `name` (dashes or underscores).
-    pub options: Vec<String>,
-    /// How long a launched server may take to answer an authenticated `SELECT 1`, and a new
-    /// datadir's initializer to finish (each gets this long): [`DEFAULT_START_TIMEOUT`] unless
-    /// a study's `server_start_timeout` or `--server-start-timeout` says.
-    pub start_timeout: Duration,
-    pub stop_timeout: Duration,
-    /// The account and database created for the load (sysbench's defaults).
-    pub user: String,
-    pub database: String,
-    /// Allocator, CPUs, NUMA policy and settings, verified after start.
-    pub variant: Variant,
-    /// Start from a copy of this prepared datadir (see [`Server::stop_into_template`]) instead
-    /// of a fresh one. It must come from the same server binary.
-    pub datadir_from: Option<PathBuf>,
-    /// Listen for the load on this address rather than loopback, with the load's account
-    /// limited to `clients` (the addresses the load comes from): a server on a host of its
-    /// own, driven from others. Never an unspecified address (0.0.0.0, ::), and options that
-    /// would undo it are refused (see `exposure`).
-    pub listen: Option<Listen>,
-}
-
-/// The server start timeout when nothing says otherwise, in seconds: a cold MariaDB on a
-/// loaded machine starts in a few seconds, a large buffer pool or a slow disk takes longer.
-pub const DEFAULT_START_TIMEOUT_S: u64 = 60;
-/// [`DEFAULT_START_TIMEOUT_S`] as a duration.
-pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(DEFAULT_START_TIMEOUT_S);
-
-/// Where a server driven from other hosts listens, and whom its load account admits.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Listen {
-    pub address: std::net::IpAddr,
-    pub clients: Vec<std::net::IpAddr>,
-}
-
-impl Default for ServerSpec {
-    fn default() -> Self {
-        ServerSpec {
-            binary: None,
-            options: Vec::new(),
-            start_timeout: DEFAULT_START_TIMEOUT,
-            stop_timeout: Duration::from_secs(30),
-            user: "sbtest".into(),
-            database: "sbtest".into(),
-            variant: Variant::default(),
-            datadir_from: None,
-            listen: None,
-        }
-    }
-}
-
-/// Options every lab server gets before the spec's own: sized for thousands of connections,
-/// each with a full set of prepared statements (sysbench's read_write needs 2 + 9 x tables),
-/// and a listen queue as long as the connections allowed, so a storm of connects is queued
-/// rather than refused (the kernel caps it at net.core.somaxconn).
-const LAB_DEFAULTS: &[&str] = &[
-    "max-connections=5000",
-    "back-log=5000",
-    "max-prepared-stmt-count=1048576",
-    "innodb-buffer-pool-size=512M",
-    "skip-name-resolve",
-];
 
 /// A running server. Dropping it stops the server and removes its run directory.
 pub struct Server {
@@ -408,209 +348,6 @@ impl Server {
             ))),
         }
     }
-
-    /// Stop: SQL SHUTDOWN, then SIGTERM, then SIGKILL, each with a bounded wait.
-    pub fn stop(mut self) {
-        self.stop_inner();
-    }
-
-    /// Stop cleanly and keep the datadir as a [`Template`] to start other servers from (with
-    /// the tables already loaded). Fails if the server did not shut down cleanly: a datadir of
-    /// a killed server would need crash recovery in every copy.
-    pub fn stop_into_template(mut self) -> Result<Template, ServerError> {
-        let template = Template::new()?;
-        let clean = self.shutdown_cleanly();
-        let data = self.rundir.path().join("data");
-        let result = if clean {
-            std::fs::rename(&data, template.datadir()).map_err(|source| ServerError::RunDir {
-                path: data.clone(),
-                source,
-            })
-        } else {
-            Err(ServerError::Spawn {
-                what: "stopping the server to keep its datadir".into(),
-                detail: "it did not shut down cleanly".into(),
-            })
-        };
-        self.stop_inner();
-        result.map(|_| template)
-    }
-
-    /// SHUTDOWN and wait for the exit within the stop timeout; true if it exited by itself.
-    fn shutdown_cleanly(&mut self) -> bool {
-        self.ask_shutdown();
-        let timeout = self.stop_timeout;
-        match self.child.as_mut() {
-            Some(child) => {
-                wait_exit(child, timeout) && matches!(child.try_wait(), Ok(Some(s)) if s.success())
-            }
-            None => false,
-        }
-    }
-
-    /// Send SHUTDOWN over SQL, bounded; true if the server took it.
-    fn ask_shutdown(&self) -> bool {
-        let opts = ConnectOptions {
-            connect_timeout: Duration::from_secs(2),
-            ..self.connect_options()
-        };
-        let asked = runtime().block_on(async {
-            tokio::time::timeout(Duration::from_secs(5), async {
-                let mut c = Conn::connect(&opts).await?;
-                c.query("SHUTDOWN").await
-            })
-            .await
-        });
-        matches!(asked, Ok(Ok(_)))
-    }
-
-    /// Kill a server nobody drives any more (its driver's link is gone) at once, and remove
-    /// its directories: its data is throwaway, and a clean shutdown could wait on connections
-    /// to a host that no longer answers.
-    pub fn discard(mut self) {
-        self.kill_now();
-        self.rundir.remove();
-    }
-
-    /// SIGKILL the server's whole process group (a wrapper script and what it started too).
-    fn kill_now(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            launch::signal_group(&child, libc::SIGKILL);
-            let _ = child.wait();
-        }
-    }
-
-    fn stop_inner(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        if matches!(child.try_wait(), Ok(None)) {
-            // Only a server that took the SHUTDOWN is worth the long wait; one we cannot reach
-            // (never ready, wedged) goes straight to SIGTERM.
-            let shutting_down = self.ask_shutdown();
-            let steps = [
-                (
-                    None,
-                    if shutting_down {
-                        self.stop_timeout
-                    } else {
-                        Duration::ZERO
-                    },
-                ),
-                (Some(libc::SIGTERM), Duration::from_secs(10)),
-                (Some(libc::SIGKILL), Duration::from_secs(10)),
-            ];
-            for (sig, wait) in steps {
-                if let Some(sig) = sig {
-                    launch::signal(&child, sig);
-                }
-                if wait_exit(&mut child, wait) {
-                    break;
-                }
-            }
-        }
-        let _ = child.wait();
-        self.rundir.remove();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop_inner();
-    }
-}
-
-async fn probe(opts: &ConnectOptions) -> Result<String, String> {
-    let mut c = Conn::connect(opts).await.map_err(|e| e.to_string())?;
-    let rows = c
-        .query_rows("SELECT 1, VERSION()")
-        .await
-        .map_err(|e| e.to_string())?;
-    let version = rows
-        .first()
-        .and_then(|r| r.get(1).cloned().flatten())
-        .unwrap_or_default();
-    c.quit().await;
-    Ok(version)
-}
-
-/// SHOW GLOBAL VARIABLES of the server at `opts` (empty when it does not answer): the
-/// effective settings recorded with a run.
-pub fn global_variables(opts: &ConnectOptions) -> std::collections::BTreeMap<String, String> {
-    runtime()
-        .block_on(async {
-            Conn::connect(opts)
-                .await
-                .ok()?
-                .global_variables()
-                .await
-                .ok()
-        })
-        .unwrap_or_default()
-}
-
-/// Each setting against its running global value (the server may quietly lower a value, as
-/// max_connections under a low file limit).
-async fn check_settings(opts: &ConnectOptions, settings: &[variant::Setting]) -> Vec<Check> {
-    let mut conn = Conn::connect(opts).await;
-    let mut checks = Vec::new();
-    for s in settings {
-        let seen = match &mut conn {
-            Ok(c) => c
-                .query_rows(&format!("SELECT @@GLOBAL.{}", s.name))
-                .await
-                .map_err(|e| e.to_string())
-                .map(|rows| {
-                    rows.first()
-                        .and_then(|r| r.first().cloned().flatten())
-                        .unwrap_or_else(|| "NULL".into())
-                }),
-            Err(e) => Err(e.to_string()),
-        };
-        let (seen, ok, note) = match seen {
-            Ok(v) => {
-                let ok = variant::same_value(&s.value, &v);
-                let note = (!ok).then(|| format!("the server runs with {}={v}", s.name));
-                (v, ok, note)
-            }
-            Err(e) if e.contains("1193") => (
-                String::new(),
-                false,
-                Some(format!("the server has no variable {}: it took the option at start and ignores it (removed in this version?); options that are not variables go in --server-option", s.name)),
-            ),
-            Err(e) => (
-                String::new(),
-                false,
-                Some(format!("cannot read it back: {e}")),
-            ),
-        };
-        checks.push(Check {
-            axis: "setting".into(),
-            wanted: format!("{}={}", s.name, s.value),
-            seen,
-            ok,
-            note,
-        });
-    }
-    checks
-}
-
-fn wait_exit(child: &mut Child, wait: Duration) -> bool {
-    let until = Instant::now() + wait;
-    while Instant::now() < until {
-        if matches!(child.try_wait(), Ok(Some(_))) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a current-thread runtime builds")
 }
 
 fn write_private(path: &Path, text: &str, run_as: Option<RunAs>) -> Result<(), ServerError> {

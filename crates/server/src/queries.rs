@@ -1,0 +1,91 @@
+//! What the lab asks a running server over SQL: is it ready (and which version), its global
+//! variables, and each setting's running value.
+
+use bakeoff_driver::{Conn, ConnectOptions};
+
+use crate::variant::{self, Check};
+
+pub(crate) async fn probe(opts: &ConnectOptions) -> Result<String, String> {
+    let mut c = Conn::connect(opts).await.map_err(|e| e.to_string())?;
+    let rows = c
+        .query_rows("SELECT 1, VERSION()")
+        .await
+        .map_err(|e| e.to_string())?;
+    let version = rows
+        .first()
+        .and_then(|r| r.get(1).cloned().flatten())
+        .unwrap_or_default();
+    c.quit().await;
+    Ok(version)
+}
+
+/// SHOW GLOBAL VARIABLES of the server at `opts` (empty when it does not answer): the
+/// effective settings recorded with a run.
+pub fn global_variables(opts: &ConnectOptions) -> std::collections::BTreeMap<String, String> {
+    runtime()
+        .block_on(async {
+            Conn::connect(opts)
+                .await
+                .ok()?
+                .global_variables()
+                .await
+                .ok()
+        })
+        .unwrap_or_default()
+}
+
+/// Each setting against its running global value (the server may quietly lower a value, as
+/// max_connections under a low file limit).
+pub(crate) async fn check_settings(
+    opts: &ConnectOptions,
+    settings: &[variant::Setting],
+) -> Vec<Check> {
+    let mut conn = Conn::connect(opts).await;
+    let mut checks = Vec::new();
+    for s in settings {
+        let seen = match &mut conn {
+            Ok(c) => c
+                .query_rows(&format!("SELECT @@GLOBAL.{}", s.name))
+                .await
+                .map_err(|e| e.to_string())
+                .map(|rows| {
+                    rows.first()
+                        .and_then(|r| r.first().cloned().flatten())
+                        .unwrap_or_else(|| "NULL".into())
+                }),
+            Err(e) => Err(e.to_string()),
+        };
+        let (seen, ok, note) = match seen {
+            Ok(v) => {
+                let ok = variant::same_value(&s.value, &v);
+                let note = (!ok).then(|| format!("the server runs with {}={v}", s.name));
+                (v, ok, note)
+            }
+            Err(e) if e.contains("1193") => (
+                String::new(),
+                false,
+                Some(format!("the server has no variable {}: it took the option at start and ignores it (removed in this version?); options that are not variables go in --server-option", s.name)),
+            ),
+            Err(e) => (
+                String::new(),
+                false,
+                Some(format!("cannot read it back: {e}")),
+            ),
+        };
+        checks.push(Check {
+            axis: "setting".into(),
+            wanted: format!("{}={}", s.name, s.value),
+            seen,
+            ok,
+            note,
+        });
+    }
+    checks
+}
+
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime builds")
+}
