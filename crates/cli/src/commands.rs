@@ -10,7 +10,7 @@ use bakeoff_engine::{ClientWait, IgnoreErrors, Quiet, RunResult, RunSpec};
 use bakeoff_server::placement::{launch_cpus, process_cpus, ClientPlacement};
 use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
-use bakeoff_server::Listen;
+use bakeoff_study::lab::{Death, Servers};
 use bakeoff_study::spread::{ClientHosts, HostShare, INTERRUPTED_BEFORE_START};
 use bakeoff_telemetry::Sampler;
 use bakeoff_workload::dataset::{self, DatasetError, Progress};
@@ -26,7 +26,7 @@ use crate::output;
 use crate::prepared::{self, CpuMeter};
 use crate::progress::{print_progress, LoadLine};
 use crate::runtime::rt;
-use crate::target::{start_embedded, start_remote, Target};
+use crate::target::{start_embedded, start_remote};
 
 pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
     let kind: WorkloadKind = a.workload.parse().map_err(anyhow::Error::msg)?;
@@ -391,7 +391,7 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             if !a.general.embedded.variant.is_default() {
                 bail!("--allocator, --cpus, --numa, --set and --instances set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
             }
-            Target::Given(given, pids)
+            Servers::Given(given, pids)
         }
         true => {
             // ~300 bytes a row with its indexes, as sysbench's tables measure in InnoDB.
@@ -401,28 +401,27 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             match &a.general.embedded.server_host {
                 Some(host) => {
                     eprintln!("Starting the server on {host}...");
-                    let admit = clients.as_ref().map(ClientHosts::addresses);
-                    Target::Remote(start_remote(
-                        &a.general.embedded,
-                        host,
-                        &admit.unwrap_or_default(),
-                    )?)
+                    Servers::Started(start_remote(&a.general.embedded, host, clients.as_ref())?)
                 }
                 None => {
                     eprintln!("Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)...");
-                    let listen = listen_for(clients.as_ref())?;
-                    Target::Embedded(start_embedded(&a.general.embedded, listen.as_ref())?)
+                    Servers::Started(start_embedded(&a.general.embedded, clients.as_ref())?)
                 }
             }
         }
     };
-    target.check_connections(run_spec.connections)?;
+    for note in target
+        .check_connections(run_spec.connections)
+        .map_err(anyhow::Error::msg)?
+    {
+        eprintln!("note: {note}");
+    }
     if let Some(problems) = target.variant_problems() {
         // Fail closed: numbers from a variant that did not take effect would be mislabelled.
         eprintln!("The server variant did not take effect, so nothing was measured:\n{problems}");
         return Ok(ExitCode::from(EXIT_FAILED));
     }
-    if target.is_embedded() {
+    if target.is_started() {
         let line = LoadLine::new();
         // The same seed everywhere: every instance holds the same rows.
         for opts in target.endpoints() {
@@ -485,29 +484,13 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         (None, Some(hosts)) => run_spread(a, &spec, &run_spec, hosts, &target, &placement)?,
         (None, None) => run_timed(a, &spec, &run_spec, ctx, &target, &placement)?,
     };
-    if let Some(death) = target.died() {
+    if let Some(death) = target.ended().map(death_line) {
         // The report above stays: it is what was measured, up to the crash.
         eprintln!("{death}");
         return Ok(ExitCode::from(EXIT_FAILED));
     }
     drop(target); // stops the embedded server, after everything measured is printed
     Ok(code)
-}
-
-/// Where an embedded server listens for client hosts: the address they reach this machine
-/// by, its account admitting theirs.
-fn listen_for(clients: Option<&ClientHosts>) -> Result<Option<Listen>> {
-    let Some(c) = clients else { return Ok(None) };
-    let address = c
-        .this_machine()
-        .map_err(anyhow::Error::msg)?
-        .ok_or_else(|| {
-            anyhow::anyhow!("no client host said by which address it reaches this machine")
-        })?;
-    Ok(Some(Listen {
-        address,
-        clients: c.addresses(),
-    }))
 }
 
 /// The run spread over `hosts`; a warmup first, as its own unmeasured run, so the server's
@@ -517,7 +500,7 @@ fn run_spread(
     spec: &WorkloadSpec,
     run_spec: &RunSpec,
     hosts: &mut ClientHosts,
-    target: &Target,
+    target: &Servers,
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
     let reach = target.reach();
@@ -570,7 +553,7 @@ fn run_timed(
     spec: &WorkloadSpec,
     run_spec: &RunSpec,
     ctx: Arc<SessionContext>,
-    target: &Target,
+    target: &Servers,
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
     let mut printer = start_printing(a, spec, run_spec);
@@ -592,7 +575,7 @@ fn report(
     run_spec: &RunSpec,
     result: &RunResult,
     hosts: &[HostShare],
-    target: &Target,
+    target: &Servers,
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
     let text = a.general.format == Format::Text;
@@ -623,7 +606,7 @@ fn report(
 
 /// Samples the embedded server's process (a given server's pid is not known, so only its
 /// status counters), the host and bakeoff itself, at every tick.
-fn sampler(run_spec: &RunSpec, target: &Target) -> Sampler {
+fn sampler(run_spec: &RunSpec, target: &Servers) -> Sampler {
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1);
@@ -638,4 +621,19 @@ struct JsonReport<'a> {
     /// Each client host's share, when the load was spread (--client-host).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     client_hosts: &'a [HostShare],
+}
+
+/// What `bakeoff run` says of a started server that ended during the run.
+fn death_line(d: Death) -> String {
+    match d {
+        Death::Exited {
+            socket,
+            status,
+            log_tail,
+        } => format!(
+            "The embedded server on {} exited during the run ({status}), so the figures above end with it; last lines of its error log:\n{log_tail}",
+            socket.display()
+        ),
+        Death::Lost(why) => why,
+    }
 }

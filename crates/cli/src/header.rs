@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
 use crate::output;
-use crate::target::{InstanceCheck, Target};
+use bakeoff_study::lab::{InstanceCheck, Servers};
 
 /// The text header (sysbench's), and the printer of the run's intervals.
 pub(crate) fn start_printing(a: &LoadArgs, spec: &WorkloadSpec, run_spec: &RunSpec) -> Printer {
@@ -125,7 +125,7 @@ impl<'a> JsonHeader<'a> {
     pub(crate) fn new(
         spec: &'a WorkloadSpec,
         run_spec: &RunSpec,
-        target: &Target,
+        target: &Servers,
         placement: &ClientPlacement,
         ignored_options: Vec<String>,
     ) -> Self {

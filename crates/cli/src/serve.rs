@@ -9,13 +9,15 @@ use anyhow::Result;
 
 use crate::args::EmbeddedArgs;
 use crate::exit::{EXIT_FAILED, INTERRUPTED};
+use bakeoff_study::lab::Running;
+
 use crate::target::start_embedded;
 
 pub fn start(e: &EmbeddedArgs) -> Result<ExitCode> {
     if e.variant.instances > 1 {
         anyhow::bail!("--instances: `server start` runs one server; start one per terminal, or use `bakeoff run --instances`");
     }
-    let Some(mut server) = start_embedded(e, None)?.pop() else {
+    let Some(Running::Here(mut server)) = start_embedded(e, None)?.pop() else {
         anyhow::bail!("no server started");
     };
     if let Some(problems) = server.variant_problems() {

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::args::{Format, LoadArgs};
 use crate::exit::{exit_code, EXIT_INTERRUPTED, INTERRUPTED};
 use crate::header::{ignored_options, JsonHeader};
-use crate::target::Target;
+use bakeoff_study::lab::Servers;
 
 /// The fixed work, in this process or spread over `hosts` (each its block of connections).
 pub fn run(
@@ -26,7 +26,7 @@ pub fn run(
     run_spec: &RunSpec,
     iterations: u32,
     (ctx, hosts): (Arc<SessionContext>, Option<&mut ClientHosts>),
-    target: &Target,
+    target: &Servers,
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
     let ignored = ignored_options(a, spec);

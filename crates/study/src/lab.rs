@@ -1,61 +1,81 @@
-//! Where a series' servers run: here (the server lab in this process) or on the study's
-//! server host (the server lab there, through its agent). The runner sees one kind of server.
+//! The servers a run or a series talks to: started here (the server lab in this process), on
+//! a server host (the server lab there, through its agent), or given by the user. `bakeoff
+//! run` and the study runner see them the same way: one kind of started server
+//! ([`Running`]), one set of servers ([`Servers`]).
 
-use bakeoff_driver::ConnectOptions;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use bakeoff_driver::{Conn, ConnectOptions};
 use bakeoff_remote::server::{RemoteServer, RemoteSpec};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::{file_sha256, Check, Listen, Server, ServerSpec};
+use bakeoff_telemetry::SampleTarget;
+use serde::Serialize;
 
 use crate::spread::ClientHosts;
 
-pub(crate) enum Running {
+/// A server bakeoff started: here, or on another host through its agent.
+pub enum Running {
     Here(Server),
     There(RemoteServer),
 }
 
-/// Start `spec` here, or on `host` when the study names a server host; admitting load from
-/// `clients` when the load is spread over client hosts.
-pub(crate) fn start(
+/// Why a server did not start: the lab's own error, the agent's, or the setup around them.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Server(#[from] bakeoff_server::ServerError),
+    #[error(transparent)]
+    Remote(#[from] bakeoff_remote::RemoteError),
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// Start `spec` here, or on `host` when one is named; admitting load from `clients` when the
+/// load is spread over client hosts (a server here then listens on the address they reach
+/// this machine by).
+pub fn start(
     host: Option<&HostUrl>,
     spec: &ServerSpec,
     clients: Option<&ClientHosts>,
-) -> Result<Running, String> {
+) -> Result<Running, StartError> {
     let admit = clients.map(ClientHosts::addresses).unwrap_or_default();
     match host {
         None => {
             let mut spec = spec.clone();
             if let Some(c) = clients {
-                // Here, listening on the address the client hosts reach this machine by.
                 let address = c
-                    .this_machine()?
-                    .ok_or("no client host said by which address it reaches this machine")?;
+                    .this_machine()
+                    .map_err(StartError::Setup)?
+                    .ok_or_else(|| {
+                        StartError::Setup(
+                            "no client host said by which address it reaches this machine".into(),
+                        )
+                    })?;
                 spec.listen = Some(Listen {
                     address,
                     clients: admit,
                 });
             }
-            Server::start(&spec)
-                .map(Running::Here)
-                .map_err(|e| e.to_string())
+            Ok(Running::Here(Server::start(&spec)?))
         }
-        Some(h) => RemoteServer::start(
-            h,
-            &RemoteSpec {
+        Some(h) => {
+            let remote = RemoteSpec {
                 binary: spec.binary.as_ref().map(|b| b.display().to_string()),
                 options: spec.options.clone(),
                 variant: spec.variant.clone(),
                 clients: admit,
                 start_timeout: spec.start_timeout,
-            },
-        )
-        .map(Running::There)
-        .map_err(|e| e.to_string()),
+            };
+            Ok(Running::There(RemoteServer::start(h, &remote)?))
+        }
     }
 }
 
 impl Running {
     /// How the load reaches it: the socket here, TCP to its host's address there.
-    pub(crate) fn connect_options(&self) -> ConnectOptions {
+    pub fn connect_options(&self) -> ConnectOptions {
         match self {
             Running::Here(s) => s.connect_options(),
             Running::There(s) => s.connect_options(),
@@ -63,37 +83,34 @@ impl Running {
     }
 
     /// How client hosts reach it: TCP, at the address it listens on for them.
-    pub(crate) fn reach(&self) -> ConnectOptions {
+    pub fn reach(&self) -> ConnectOptions {
         match self {
             Running::Here(s) => s.tcp_connect_options(),
             Running::There(s) => s.connect_options(),
         }
     }
 
-    pub(crate) fn variant_problems(&self) -> Option<String> {
+    pub fn variant_problems(&self) -> Option<String> {
         match self {
             Running::Here(s) => s.variant_problems(),
             Running::There(s) => s.variant_problems(),
         }
     }
 
-    /// Why it is gone, with the end of its log where it ran here; None while it runs.
-    pub(crate) fn death(&mut self) -> Option<String> {
+    /// How it ended, if it has (None while it runs).
+    pub fn ended(&mut self) -> Option<Death> {
         match self {
-            Running::Here(s) => {
-                let status = s.exited()?;
-                Some(format!(
-                    "the server on {} exited during the run ({status}); last lines of its log:\n{}",
-                    s.socket().display(),
-                    s.error_log_tail(15)
-                ))
-            }
-            Running::There(s) => s.lost(),
+            Running::Here(s) => Some(Death::Exited {
+                status: s.exited()?,
+                socket: s.socket().to_path_buf(),
+                log_tail: s.error_log_tail(15),
+            }),
+            Running::There(s) => s.lost().map(Death::Lost),
         }
     }
 
     /// Its process's counters, read by the agent on its host, when it runs there.
-    pub(crate) fn process_reader(&self) -> Option<bakeoff_telemetry::RemoteProcess> {
+    pub fn process_reader(&self) -> Option<bakeoff_telemetry::RemoteProcess> {
         match self {
             Running::Here(_) => None,
             Running::There(s) => Some(s.process_reader()),
@@ -101,28 +118,28 @@ impl Running {
     }
 
     /// Its process, when it runs here (the sampler reads /proc).
-    pub(crate) fn pid(&self) -> Option<u32> {
+    pub fn pid(&self) -> Option<u32> {
         match self {
             Running::Here(s) => s.pid(),
             Running::There(_) => None,
         }
     }
 
-    pub(crate) fn checks(&self) -> &[Check] {
+    pub fn checks(&self) -> &[Check] {
         match self {
             Running::Here(s) => s.checks(),
             Running::There(s) => &s.checks,
         }
     }
 
-    pub(crate) fn version(&self) -> String {
+    pub fn version(&self) -> String {
         match self {
             Running::Here(s) => s.version().to_string(),
             Running::There(s) => s.version.clone(),
         }
     }
 
-    pub(crate) fn binary(&self) -> String {
+    pub fn binary(&self) -> String {
         match self {
             Running::Here(s) => s.binary().display().to_string(),
             Running::There(s) => s.binary.clone(),
@@ -130,7 +147,7 @@ impl Running {
     }
 
     /// The binary's hash, where bakeoff can read the file.
-    pub(crate) fn binary_sha256(&self) -> Option<String> {
+    pub fn binary_sha256(&self) -> Option<String> {
         match self {
             Running::Here(s) => file_sha256(s.binary()),
             Running::There(s) => s.binary_sha256.clone(),
@@ -138,7 +155,7 @@ impl Running {
     }
 
     /// The profile of the machine it runs on, when not here.
-    pub(crate) fn machine(&self) -> Option<serde_json::Value> {
+    pub fn machine(&self) -> Option<serde_json::Value> {
         match self {
             Running::Here(_) => None,
             Running::There(s) => s.machine.clone(),
@@ -146,10 +163,238 @@ impl Running {
     }
 
     /// The host it runs on, when not here.
-    pub(crate) fn host(&self) -> Option<String> {
+    pub fn host(&self) -> Option<String> {
         match self {
             Running::Here(_) => None,
             Running::There(s) => Some(s.host.to_string()),
         }
     }
+}
+
+/// How a started server ended before it was stopped.
+pub enum Death {
+    /// It exited here, with the end of its error log.
+    Exited {
+        socket: PathBuf,
+        status: String,
+        log_tail: String,
+    },
+    /// The link to its host went, and why.
+    Lost(String),
+}
+
+impl Death {
+    /// As a study records it: why the server is gone, with the end of its log where it ran
+    /// here.
+    pub fn said(self) -> String {
+        match self {
+            Death::Exited {
+                socket,
+                status,
+                log_tail,
+            } => format!(
+                "the server on {} exited during the run ({status}); last lines of its log:\n{log_tail}",
+                socket.display()
+            ),
+            Death::Lost(why) => why,
+        }
+    }
+}
+
+/// A verified axis, with the instance (from 1) it belongs to.
+#[derive(Serialize)]
+pub struct InstanceCheck {
+    instance: usize,
+    #[serde(flatten)]
+    check: Check,
+}
+
+/// The servers one run talks to (the connections are spread over them round-robin).
+pub enum Servers {
+    /// Servers the user gave (a list spreads the connections, as sysbench's), with each one's
+    /// process where it is known here (a unix socket's peer).
+    Given(Vec<ConnectOptions>, Vec<Option<u32>>),
+    /// The variant's instances bakeoff started, here or on a server host.
+    Started(Vec<Running>),
+}
+
+impl Servers {
+    /// The servers bakeoff started (none when they were given).
+    pub fn started(&self) -> &[Running] {
+        match self {
+            Servers::Started(s) => s,
+            Servers::Given(..) => &[],
+        }
+    }
+
+    fn started_mut(&mut self) -> &mut [Running] {
+        match self {
+            Servers::Started(s) => s,
+            Servers::Given(..) => &mut [],
+        }
+    }
+
+    /// One per server; session `tid` uses `endpoints[tid % len]`.
+    pub fn endpoints(&self) -> Vec<ConnectOptions> {
+        match self {
+            Servers::Given(o, _) => o.clone(),
+            Servers::Started(s) => s.iter().map(Running::connect_options).collect(),
+        }
+    }
+
+    /// How client hosts reach the servers: over TCP (a server here at the address it listens
+    /// on for them).
+    pub fn reach(&self) -> Vec<ConnectOptions> {
+        match self {
+            Servers::Given(o, _) => o.clone(),
+            Servers::Started(s) => s.iter().map(Running::reach).collect(),
+        }
+    }
+
+    /// Started by bakeoff (here or on another host): its tables are bakeoff's to load, its
+    /// variant set.
+    pub fn is_started(&self) -> bool {
+        matches!(self, Servers::Started(_))
+    }
+
+    /// What the sampler reads of each server.
+    pub fn sample_targets(&self) -> Vec<SampleTarget> {
+        match self {
+            // On a unix socket here its process is the socket's peer; over TCP it is not
+            // known, only its status over its connection. A server given twice is sampled once.
+            Servers::Given(o, pids) => {
+                let mut seen = std::collections::BTreeSet::new();
+                o.iter()
+                    .zip(pids)
+                    .filter(|(_, pid)| pid.is_none_or(|p| seen.insert(p)))
+                    .map(|(o, &pid)| SampleTarget {
+                        pid,
+                        status: Some(o.clone()),
+                        remote: None,
+                    })
+                    .collect()
+            }
+            // Here: its process and its status over the socket. There: the status over TCP
+            // from here, the process read by the agent on its host.
+            Servers::Started(s) => s
+                .iter()
+                .map(|s| SampleTarget {
+                    pid: s.pid(),
+                    status: Some(s.connect_options()),
+                    remote: s.process_reader(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Refuse a run a server cannot take: servers lower max_connections quietly when their
+    /// file limit is low, and the run would then fail on its last connections. A listen queue
+    /// shorter than the connections is only worth a note (returned): connects then wait for
+    /// room.
+    pub fn check_connections(&self, wanted: u32) -> Result<Vec<String>, String> {
+        let endpoints = self.endpoints();
+        let per_server = wanted.div_ceil(endpoints.len() as u32);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let mut notes = Vec::new();
+        for opts in &endpoints {
+            let (max, back_log) = rt
+                .block_on(async {
+                    let mut c = Conn::connect(opts).await.ok()?;
+                    let rows = c
+                        .query_rows("SELECT @@max_connections, @@back_log")
+                        .await
+                        .ok()?;
+                    let row = rows.first()?;
+                    let num = |i: usize| row.get(i)?.as_ref()?.parse::<u32>().ok();
+                    Some((num(0), num(1)))
+                })
+                .unwrap_or((None, None));
+            if let Some(max) = max.filter(|m| *m < per_server + 2) {
+                return Err(format!(
+                    "--threads={wanted}: the server allows {max} connections (max_connections); {}",
+                    if self.is_started() {
+                        format!("add --set max_connections={}", per_server + 100)
+                    } else {
+                        "raise max_connections on the server, or use fewer --threads".into()
+                    }
+                ));
+            }
+            notes.extend(listen_queue_note(
+                per_server,
+                back_log,
+                bakeoff_driver::somaxconn(),
+            ));
+        }
+        Ok(notes)
+    }
+
+    /// How the first started server that ended did, if one has.
+    pub fn ended(&mut self) -> Option<Death> {
+        self.started_mut().iter_mut().find_map(Running::ended)
+    }
+
+    /// Every started server's failed axes, one line each.
+    pub fn variant_problems(&self) -> Option<String> {
+        let Servers::Started(s) = self else {
+            return None;
+        };
+        let problems: Vec<String> = s.iter().filter_map(Running::variant_problems).collect();
+        (!problems.is_empty()).then(|| problems.join("\n"))
+    }
+
+    /// SHOW GLOBAL VARIABLES of the (first) server now; empty when it does not answer.
+    pub fn variables(&self) -> BTreeMap<String, String> {
+        let Some(opts) = self.endpoints().into_iter().next() else {
+            return BTreeMap::new();
+        };
+        bakeoff_server::global_variables(&opts)
+    }
+
+    /// Every started server's verified variant axes.
+    pub fn checks(&self) -> Vec<InstanceCheck> {
+        let Servers::Started(s) = self else {
+            return Vec::new();
+        };
+        s.iter()
+            .enumerate()
+            .flat_map(|(i, s)| {
+                s.checks().iter().map(move |c| InstanceCheck {
+                    instance: i + 1,
+                    check: c.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Known for a started server; a given server's version is not asked for yet.
+    pub fn server_version(&self) -> Option<String> {
+        match self {
+            Servers::Started(s) => s.first().map(Running::version),
+            Servers::Given(..) => None,
+        }
+    }
+}
+
+/// Why connects may have to wait for room, when the listen queue is shorter than the
+/// connections opened at once.
+fn listen_queue_note(
+    per_server: u32,
+    back_log: Option<u32>,
+    somaxconn: Option<u32>,
+) -> Option<String> {
+    let queue = match (back_log, somaxconn) {
+        (Some(b), Some(s)) => b.min(s),
+        (Some(b), None) => b,
+        _ => return None,
+    };
+    (queue < per_server).then(|| {
+        format!(
+            "the server's listen queue holds {queue} (back_log={}{}) for {per_server} connections: connects that find it full wait for room, within --mysql-connect-timeout",
+            back_log.unwrap_or(queue),
+            somaxconn.map(|s| format!(", net.core.somaxconn={s}")).unwrap_or_default()
+        )
+    })
 }

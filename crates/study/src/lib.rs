@@ -24,7 +24,7 @@ mod runner;
 
 pub mod agent;
 pub mod fleet;
-mod lab;
+pub mod lab;
 pub mod spread;
 
 pub use bakeoff_server::file_sha256;

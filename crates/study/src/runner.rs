@@ -20,10 +20,10 @@ use bakeoff_server::placement::{launch_cpus, pin_this_thread, ClientPlacement};
 use bakeoff_server::variant::CpuList;
 use bakeoff_server::{global_variables, Server, ServerSpec, Template};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord, Store, StoreError, TickRecord};
-use bakeoff_telemetry::{SampleTarget, Sampler};
+use bakeoff_telemetry::Sampler;
 use bakeoff_workload::{dataset, SessionContext, Unique};
 
-use crate::lab::{self, Running};
+use crate::lab::{self, Death, Running, Servers};
 use crate::manifest::{Host, Manifest};
 use crate::matrix::{estimate, series, Series};
 use crate::spread::{ClientHosts, HostShare};
@@ -367,8 +367,9 @@ impl SeriesCtx<'_> {
                 }
             }
         }
-        let manifest = self.manifest(&servers);
-        if let Some(problems) = servers.iter().find_map(Running::variant_problems) {
+        let mut servers = Servers::Started(servers);
+        let manifest = self.manifest(servers.started());
+        if let Some(problems) = servers.started().iter().find_map(Running::variant_problems) {
             return self.record_all(
                 todo,
                 "invalid",
@@ -376,7 +377,7 @@ impl SeriesCtx<'_> {
                 &manifest,
             );
         }
-        let endpoints: Vec<ConnectOptions> = servers.iter().map(Running::connect_options).collect();
+        let endpoints = servers.endpoints();
         if let Err(e) = if copy { Ok(()) } else { self.load(&endpoints) } {
             if self.interrupted_now() {
                 return Ok(());
@@ -388,7 +389,7 @@ impl SeriesCtx<'_> {
                 &manifest,
             );
         }
-        let reach: Vec<ConnectOptions> = servers.iter().map(Running::reach).collect();
+        let reach = servers.reach();
         if !self.spec.warmup.is_zero() {
             // Unmeasured: warm the buffer pool and the server's caches at the first thread count.
             let warm = self.run_spec(self.spec.threads[0], self.spec.warmup);
@@ -420,7 +421,7 @@ impl SeriesCtx<'_> {
             if record.status == "interrupted" {
                 return Ok(());
             }
-            if let Some(dead) = servers.iter_mut().find_map(Running::death) {
+            if let Some(dead) = servers.ended().map(Death::said) {
                 let rest = &todo[i + 1..];
                 let first = dead.lines().next().unwrap_or("").to_string();
                 return self.record_all(
@@ -518,7 +519,7 @@ impl SeriesCtx<'_> {
 
     fn measure(
         &mut self,
-        servers: &mut [Running],
+        servers: &mut Servers,
         endpoints: &[ConnectOptions],
         reach: &[ConnectOptions],
         threads: u32,
@@ -539,14 +540,7 @@ impl SeriesCtx<'_> {
         self.obs.on_run_start(before + done, total, &what, left);
         let run_spec = self.run_spec(threads, self.spec.duration);
         let mut sampler = Sampler::new(
-            servers
-                .iter()
-                .map(|s| SampleTarget {
-                    pid: s.pid(),
-                    status: Some(s.connect_options()),
-                    remote: s.process_reader(),
-                })
-                .collect(),
+            servers.sample_targets(),
             self.client.cpu_count().min(threads),
         );
         let session = self.session(endpoints, threads);
@@ -598,7 +592,7 @@ impl SeriesCtx<'_> {
                 r.reason = Some(e);
             }
         }
-        if let Some(death) = servers.iter_mut().find_map(Running::death) {
+        if let Some(death) = servers.ended().map(Death::said) {
             r.status = "failed".into();
             r.reason = Some(death);
         }
