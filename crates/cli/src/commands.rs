@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use bakeoff_driver::{Conn, ConnectOptions, Endpoint};
-use bakeoff_engine::{ClientWait, IgnoreErrors, Quiet, RunResult, RunSpec};
+use bakeoff_engine::{ClientWait, IgnoreErrors, RunResult, RunSpec};
 use bakeoff_server::placement::{launch_cpus, process_cpus, ClientPlacement};
 use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
 use bakeoff_study::lab::{Death, Servers};
-use bakeoff_study::spread::{ClientHosts, HostShare, INTERRUPTED_BEFORE_START};
-use bakeoff_telemetry::Sampler;
+use bakeoff_study::measure::{measure, Measure, MeasureError};
+use bakeoff_study::spread::{ClientHosts, HostShare};
 use bakeoff_workload::dataset::{self, DatasetError, Progress};
 use bakeoff_workload::{
     Distribution, OltpOptions, PsMode, SessionContext, Unique, WorkloadKind, WorkloadSpec,
@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
 use crate::exit::{exit_code, EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
-use crate::header::{ignored_options, start_printing, JsonHeader};
+use crate::header::{ignored_options, JsonHeader, Printer};
 use crate::output;
 use crate::prepared::{self, CpuMeter};
 use crate::progress::{print_progress, LoadLine};
@@ -481,8 +481,7 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             let how = (ctx, hosts);
             crate::slap::run(a, &spec, &run_spec, iterations, how, &target, &placement)?
         }
-        (None, Some(hosts)) => run_spread(a, &spec, &run_spec, hosts, &target, &placement)?,
-        (None, None) => run_timed(a, &spec, &run_spec, ctx, &target, &placement)?,
+        (None, hosts) => run_measured(a, &spec, &run_spec, ctx, hosts, &target, &placement)?,
     };
     if let Some(death) = target.ended().map(death_line) {
         // The report above stays: it is what was measured, up to the crash.
@@ -493,79 +492,44 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// The run spread over `hosts`; a warmup first, as its own unmeasured run, so the server's
-/// figures cover the measured span only.
-fn run_spread(
-    a: &LoadArgs,
-    spec: &WorkloadSpec,
-    run_spec: &RunSpec,
-    hosts: &mut ClientHosts,
-    target: &Servers,
-    placement: &ClientPlacement,
-) -> Result<ExitCode> {
-    let reach = target.reach();
-    if !run_spec.warmup.is_zero() {
-        let warm = RunSpec {
-            time: Some(run_spec.warmup),
-            warmup: Duration::ZERO,
-            events: None,
-            ..run_spec.clone()
-        };
-        eprintln!("Warming up for {} s...", run_spec.warmup.as_secs());
-        hosts
-            .run(&reach, spec, &warm, &INTERRUPTED, &mut Quiet, None)
-            .map_err(anyhow::Error::msg)?;
-    }
-    let measured = RunSpec {
-        warmup: Duration::ZERO,
-        ..run_spec.clone()
-    };
-    let mut printer = start_printing(a, spec, &measured);
-    let mut sampler = sampler(run_spec, target);
-    let spread = match hosts.run(
-        &reach,
-        spec,
-        &measured,
-        &INTERRUPTED,
-        &mut printer,
-        Some(&mut sampler),
-    ) {
-        Ok(s) => s,
-        Err(e) if e == INTERRUPTED_BEFORE_START => {
-            eprintln!("Interrupted before the load started: nothing was measured");
-            return Ok(ExitCode::from(EXIT_INTERRUPTED));
-        }
-        Err(e) => bail!(e),
-    };
-    report(
-        a,
-        spec,
-        &measured,
-        &spread.result,
-        &spread.hosts,
-        target,
-        placement,
-    )
-}
-
-fn run_timed(
+/// The measured run, here or spread over the client hosts (see `bakeoff_study::measure`),
+/// printed as it goes and reported at its end.
+fn run_measured(
     a: &LoadArgs,
     spec: &WorkloadSpec,
     run_spec: &RunSpec,
     ctx: Arc<SessionContext>,
+    clients: Option<&mut ClientHosts>,
     target: &Servers,
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
-    let mut printer = start_printing(a, spec, run_spec);
-    let mut sampler = sampler(run_spec, target);
-    let result = bakeoff_engine::run_sampled(
-        ctx,
-        run_spec,
-        &INTERRUPTED,
-        &mut printer,
-        Some(&mut sampler),
-    )?;
-    report(a, spec, run_spec, &result, &[], target, placement)
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    let m = Measure {
+        servers: target,
+        session: ctx,
+        run: run_spec,
+        sampled_client_threads: run_spec.client_threads.min(cpus),
+        interrupt: &INTERRUPTED,
+    };
+    let measured = match measure(m, clients, &mut Printer::new(a, spec)) {
+        Ok(m) => m,
+        Err(MeasureError::InterruptedBeforeStart) => {
+            eprintln!("Interrupted before the load started: nothing was measured");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    report(
+        a,
+        spec,
+        &measured.run,
+        &measured.result,
+        &measured.hosts,
+        target,
+        placement,
+    )
 }
 
 /// The final report, text or JSON; the exit code the run's status gives.
@@ -602,15 +566,6 @@ fn report(
         println!("{}", serde_json::to_string_pretty(&doc)?);
     }
     Ok(exit_code(&result.status, result.elapsed_seconds))
-}
-
-/// Samples the embedded server's process (a given server's pid is not known, so only its
-/// status counters), the host and bakeoff itself, at every tick.
-fn sampler(run_spec: &RunSpec, target: &Servers) -> Sampler {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
-    Sampler::new(target.sample_targets(), run_spec.client_threads.min(cpus))
 }
 
 #[derive(Serialize)]

@@ -2,29 +2,17 @@
 //! the header of every JSON document (the workload, the run's options, the server, the client).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use bakeoff_engine::{ClientWait, IgnoreErrors, Observer, RunSpec, Tick};
 use bakeoff_server::placement::ClientPlacement;
+use bakeoff_study::measure::RunObserver;
 use bakeoff_workload::WorkloadSpec;
 use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
 use crate::output;
 use bakeoff_study::lab::{InstanceCheck, Servers};
-
-/// The text header (sysbench's), and the printer of the run's intervals.
-pub(crate) fn start_printing(a: &LoadArgs, spec: &WorkloadSpec, run_spec: &RunSpec) -> Printer {
-    let text = a.general.format == Format::Text;
-    if text {
-        print_header(spec, run_spec, &ignored_options(a, spec));
-    }
-    Printer {
-        text,
-        interval: a.general.report_interval > 0,
-        percentile: run_spec.percentile,
-        open_loop: run_spec.rate.is_some(),
-    }
-}
 
 /// The workload options given on the command line that this workload does not read.
 pub(crate) fn ignored_options(a: &LoadArgs, spec: &WorkloadSpec) -> Vec<String> {
@@ -35,7 +23,7 @@ pub(crate) fn ignored_options(a: &LoadArgs, spec: &WorkloadSpec) -> Vec<String> 
         .collect()
 }
 
-pub(crate) fn print_header(spec: &WorkloadSpec, r: &RunSpec, ignored: &[String]) {
+fn print_header(spec: &WorkloadSpec, r: &RunSpec, ignored: &[String]) {
     println!(
         "bakeoff {} (sysbench 1.0.20 compatible)",
         env!("CARGO_PKG_VERSION")
@@ -76,14 +64,45 @@ pub(crate) fn print_header(spec: &WorkloadSpec, r: &RunSpec, ignored: &[String])
     println!();
 }
 
-pub(crate) struct Printer {
+/// Prints a run as it goes, as sysbench does: the header once the measured run starts,
+/// "Threads started!", an interval line every tick when asked (text output only).
+pub(crate) struct Printer<'a> {
     text: bool,
     interval: bool,
     percentile: f64,
     open_loop: bool,
+    spec: &'a WorkloadSpec,
+    ignored: Vec<String>,
 }
 
-impl Observer for Printer {
+impl<'a> Printer<'a> {
+    pub(crate) fn new(a: &LoadArgs, spec: &'a WorkloadSpec) -> Printer<'a> {
+        Printer {
+            text: a.general.format == Format::Text,
+            interval: a.general.report_interval > 0,
+            percentile: 0.0,
+            open_loop: false,
+            spec,
+            ignored: ignored_options(a, spec),
+        }
+    }
+}
+
+impl RunObserver for Printer<'_> {
+    fn on_warmup(&mut self, seconds: Duration) {
+        eprintln!("Warming up for {} s...", seconds.as_secs());
+    }
+
+    fn on_measuring(&mut self, run: &RunSpec) {
+        self.percentile = run.percentile;
+        self.open_loop = run.rate.is_some();
+        if self.text {
+            print_header(self.spec, run, &self.ignored);
+        }
+    }
+}
+
+impl Observer for Printer<'_> {
     fn on_start(&mut self) {
         if self.text {
             println!("Threads started!");

@@ -25,6 +25,7 @@ mod runner;
 pub mod agent;
 pub mod fleet;
 pub mod lab;
+pub mod measure;
 pub mod spread;
 
 pub use bakeoff_server::file_sha256;

@@ -20,12 +20,12 @@ use bakeoff_server::placement::{launch_cpus, pin_this_thread, ClientPlacement};
 use bakeoff_server::variant::CpuList;
 use bakeoff_server::{global_variables, Server, ServerSpec, Template};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord, Store, StoreError, TickRecord};
-use bakeoff_telemetry::Sampler;
 use bakeoff_workload::{dataset, SessionContext, Unique};
 
 use crate::lab::{self, Death, Running, Servers};
 use crate::manifest::{Host, Manifest};
 use crate::matrix::{estimate, series, Series};
+use crate::measure::{measure, Measure, MeasureError, RunObserver};
 use crate::spread::{ClientHosts, HostShare};
 use crate::{DatasetPolicy, StudySpec};
 
@@ -539,10 +539,6 @@ impl SeriesCtx<'_> {
         );
         self.obs.on_run_start(before + done, total, &what, left);
         let run_spec = self.run_spec(threads, self.spec.duration);
-        let mut sampler = Sampler::new(
-            servers.sample_targets(),
-            self.client.cpu_count().min(threads),
-        );
         let session = self.session(endpoints, threads);
         if let Some((iterations, per_conn)) = self.spec.workloads[self.series.workload].fixed {
             let work = (iterations, per_conn);
@@ -551,45 +547,25 @@ impl SeriesCtx<'_> {
         let mut fwd = Forward {
             obs: &mut *self.obs,
         };
-        let (result, shares) = match self.clients.as_deref_mut() {
-            Some(c) => {
-                let workload = &self.spec.workloads[self.series.workload].spec;
-                match c.run(
-                    reach,
-                    workload,
-                    &run_spec,
-                    self.interrupt,
-                    &mut fwd,
-                    Some(&mut sampler),
-                ) {
-                    Ok(spread) => (Ok(spread.result), spread.hosts),
-                    Err(e) => (Err(e), Vec::new()),
-                }
-            }
-            None => {
-                let r = run_sampled(
-                    session,
-                    &run_spec,
-                    self.interrupt,
-                    &mut fwd,
-                    Some(&mut sampler),
-                );
-                (r.map_err(|e| e.to_string()), Vec::new())
-            }
+        let m = Measure {
+            servers,
+            session,
+            run: &run_spec,
+            sampled_client_threads: self.client.cpu_count().min(threads),
+            interrupt: self.interrupt,
         };
+        let result = measure(m, self.clients.as_deref_mut(), &mut fwd);
         let mut r = self.record_of(threads, manifest);
         match result {
-            Ok(res) => {
-                fill(&mut r, &res);
-                self.note_client_hosts(&mut r, &shares);
+            Ok(measured) => {
+                fill(&mut r, &measured.result);
+                self.note_client_hosts(&mut r, &measured.hosts);
             }
             // Ctrl-C while the client hosts connected: not a failure, and run again on resume.
-            Err(e) if e == crate::spread::INTERRUPTED_BEFORE_START => {
-                r.status = "interrupted".into()
-            }
+            Err(MeasureError::InterruptedBeforeStart) => r.status = "interrupted".into(),
             Err(e) => {
                 r.status = "failed".into();
-                r.reason = Some(e);
+                r.reason = Some(e.to_string());
             }
         }
         if let Some(death) = servers.ended().map(Death::said) {
@@ -783,6 +759,8 @@ fn tick(t: &Tick) -> TickRecord {
 struct Forward<'o> {
     obs: &'o mut dyn StudyObserver,
 }
+
+impl RunObserver for Forward<'_> {}
 
 impl Observer for Forward<'_> {
     fn on_tick(&mut self, t: &Tick) {

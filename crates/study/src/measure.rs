@@ -1,0 +1,111 @@
+//! One measured run against a set of servers, the same for `bakeoff run` and every cell of a
+//! study: on this machine (the engine, the servers and this machine sampled every tick) or
+//! spread over client hosts (each its block of connections, the ticks merged here).
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bakeoff_engine::{run_sampled, EngineError, Observer, Quiet, RunResult, RunSpec};
+use bakeoff_telemetry::Sampler;
+use bakeoff_workload::SessionContext;
+
+use crate::lab::Servers;
+use crate::spread::{ClientHosts, HostShare, INTERRUPTED_BEFORE_START};
+
+/// What a run reports beyond the engine's ticks: the phases around the measured load.
+pub trait RunObserver: Observer {
+    /// A run spread over client hosts warms up first, as a run of its own (so the servers'
+    /// figures cover the measured span only).
+    fn on_warmup(&mut self, _seconds: Duration) {}
+    /// The measured run (as `run` says, its warmup included or already done) is about to
+    /// start connecting.
+    fn on_measuring(&mut self, _run: &RunSpec) {}
+}
+
+/// One run to measure.
+pub struct Measure<'a> {
+    pub servers: &'a Servers,
+    /// The sessions' context on this machine (the endpoints, the workload, unique values).
+    pub session: Arc<SessionContext>,
+    pub run: &'a RunSpec,
+    /// The threads over which this machine's CPU is counted as the client's.
+    pub sampled_client_threads: u32,
+    pub interrupt: &'a AtomicBool,
+}
+
+/// What was measured, and each client host's share when the load was spread.
+pub struct Measured {
+    /// The run as measured (a spread run's warmup was a run of its own).
+    pub run: RunSpec,
+    pub result: RunResult,
+    pub hosts: Vec<HostShare>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// Ctrl-C came while the client hosts were connecting: nothing was measured.
+    #[error("{INTERRUPTED_BEFORE_START}")]
+    InterruptedBeforeStart,
+    /// The spread over client hosts failed (a host named in the text).
+    #[error("{0}")]
+    Spread(String),
+}
+
+/// Measure `m`: here, or over `clients` when the load is spread.
+pub fn measure<O: RunObserver>(
+    m: Measure<'_>,
+    clients: Option<&mut ClientHosts>,
+    obs: &mut O,
+) -> Result<Measured, MeasureError> {
+    let mut sampler = Sampler::new(m.servers.sample_targets(), m.sampled_client_threads);
+    let Some(hosts) = clients else {
+        obs.on_measuring(m.run);
+        let result = run_sampled(m.session, m.run, m.interrupt, obs, Some(&mut sampler))?;
+        return Ok(Measured {
+            run: m.run.clone(),
+            result,
+            hosts: Vec::new(),
+        });
+    };
+    let reach = m.servers.reach();
+    let workload = &m.session.spec;
+    let spread_error = |e: String| match e.as_str() {
+        INTERRUPTED_BEFORE_START => MeasureError::InterruptedBeforeStart,
+        _ => MeasureError::Spread(e),
+    };
+    if !m.run.warmup.is_zero() {
+        let warm = RunSpec {
+            time: Some(m.run.warmup),
+            warmup: Duration::ZERO,
+            events: None,
+            ..m.run.clone()
+        };
+        obs.on_warmup(m.run.warmup);
+        hosts
+            .run(&reach, workload, &warm, m.interrupt, &mut Quiet, None)
+            .map_err(spread_error)?;
+    }
+    let measured = RunSpec {
+        warmup: Duration::ZERO,
+        ..m.run.clone()
+    };
+    obs.on_measuring(&measured);
+    let spread = hosts
+        .run(
+            &reach,
+            workload,
+            &measured,
+            m.interrupt,
+            obs,
+            Some(&mut sampler),
+        )
+        .map_err(spread_error)?;
+    Ok(Measured {
+        run: measured,
+        result: spread.result,
+        hosts: spread.hosts,
+    })
+}
