@@ -7,10 +7,11 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use bakeoff_engine::{FixedWork, Iteration, Observer, RunResult, RunSpec};
 use bakeoff_server::placement::ClientPlacement;
-use bakeoff_study::spread::{ClientHosts, HostShare, INTERRUPTED_BEFORE_START};
+use bakeoff_study::measure::{measure_fixed, Measure, MeasureError};
+use bakeoff_study::spread::{ClientHosts, HostShare};
 use bakeoff_workload::{SessionContext, WorkloadSpec};
 use serde::Serialize;
 
@@ -41,29 +42,20 @@ pub fn run(
         total: iterations,
         tty: std::io::stderr().is_terminal(),
     };
-    let (fw, shares) = match hosts {
-        None => (
-            bakeoff_engine::run_iterations(ctx, run_spec, iterations, &INTERRUPTED, &mut progress)?,
-            Vec::new(),
-        ),
-        Some(h) => {
-            let reach = target.reach();
-            match h.run_fixed(
-                &reach,
-                spec,
-                run_spec,
-                iterations,
-                &INTERRUPTED,
-                &mut progress,
-            ) {
-                Ok(done) => done,
-                Err(e) if e == INTERRUPTED_BEFORE_START => {
-                    eprintln!("Interrupted before the load started: nothing was measured");
-                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
-                }
-                Err(e) => bail!(e),
-            }
+    let m = Measure {
+        servers: target,
+        session: ctx,
+        run: run_spec,
+        sampled_client_threads: run_spec.client_threads,
+        interrupt: &INTERRUPTED,
+    };
+    let (fw, shares) = match measure_fixed(m, iterations, hosts, &mut progress) {
+        Ok(w) => (w.work, w.hosts),
+        Err(MeasureError::InterruptedBeforeStart) => {
+            eprintln!("Interrupted before the load started: nothing was measured");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
+        Err(e) => return Err(e.into()),
     };
     if a.general.format == Format::Text {
         print!("{}", report(&fw));

@@ -1,12 +1,15 @@
 //! One measured run against a set of servers, the same for `bakeoff run` and every cell of a
 //! study: on this machine (the engine, the servers and this machine sampled every tick) or
-//! spread over client hosts (each its block of connections, the ticks merged here).
+//! spread over client hosts (each its block of connections, the ticks merged here); timed
+//! ([`measure`]) or fixed work ([`measure_fixed`]).
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bakeoff_engine::{run_sampled, EngineError, Observer, Quiet, RunResult, RunSpec};
+use bakeoff_engine::{
+    run_iterations, run_sampled, EngineError, FixedWork, Observer, Quiet, RunResult, RunSpec,
+};
 use bakeoff_telemetry::Sampler;
 use bakeoff_workload::SessionContext;
 
@@ -72,10 +75,6 @@ pub fn measure<O: RunObserver>(
     };
     let reach = m.servers.reach();
     let workload = &m.session.spec;
-    let spread_error = |e: String| match e.as_str() {
-        INTERRUPTED_BEFORE_START => MeasureError::InterruptedBeforeStart,
-        _ => MeasureError::Spread(e),
-    };
     if !m.run.warmup.is_zero() {
         let warm = RunSpec {
             time: Some(m.run.warmup),
@@ -108,4 +107,42 @@ pub fn measure<O: RunObserver>(
         result: spread.result,
         hosts: spread.hosts,
     })
+}
+
+/// Fixed work, as measured: every iteration, and each client host's share when spread.
+pub struct MeasuredWork {
+    pub work: FixedWork,
+    pub hosts: Vec<HostShare>,
+}
+
+/// Fixed work, mysqlslap's way: every connection runs its events (`m.run`'s
+/// `events_per_connection`), `iterations` times over; here, or each client host its block of
+/// connections from one barrier.
+pub fn measure_fixed<O: Observer>(
+    m: Measure<'_>,
+    iterations: u32,
+    clients: Option<&mut ClientHosts>,
+    obs: &mut O,
+) -> Result<MeasuredWork, MeasureError> {
+    match clients {
+        None => Ok(MeasuredWork {
+            work: run_iterations(m.session, m.run, iterations, m.interrupt, obs)?,
+            hosts: Vec::new(),
+        }),
+        Some(hosts) => {
+            let reach = m.servers.reach();
+            let (work, hosts) = hosts
+                .run_fixed(&reach, &m.session.spec, m.run, iterations, m.interrupt, obs)
+                .map_err(spread_error)?;
+            Ok(MeasuredWork { work, hosts })
+        }
+    }
+}
+
+/// A spread's error: Ctrl-C before the start is no failure.
+fn spread_error(e: String) -> MeasureError {
+    match e.as_str() {
+        INTERRUPTED_BEFORE_START => MeasureError::InterruptedBeforeStart,
+        _ => MeasureError::Spread(e),
+    }
 }

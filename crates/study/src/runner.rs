@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{
-    run_iterations, run_sampled, ClientWait, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
+    run_sampled, ClientWait, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
 };
 use bakeoff_hostbench::profile::profile;
 use bakeoff_remote::HostUrl;
@@ -25,7 +25,7 @@ use bakeoff_workload::{dataset, SessionContext, Unique};
 use crate::lab::{self, Death, Running, Servers};
 use crate::manifest::{Host, Manifest};
 use crate::matrix::{estimate, series, Series};
-use crate::measure::{measure, Measure, MeasureError, RunObserver};
+use crate::measure::{measure, measure_fixed, Measure, MeasureError, RunObserver};
 use crate::spread::{ClientHosts, HostShare};
 use crate::{DatasetPolicy, StudySpec};
 
@@ -414,7 +414,7 @@ impl SeriesCtx<'_> {
                 self.out.interrupted = true;
                 return Ok(());
             }
-            let record = self.measure(&mut servers, &endpoints, &reach, threads, &manifest);
+            let record = self.measure(&mut servers, &endpoints, threads, &manifest);
             self.store.record(&record)?;
             self.count(&record);
             self.obs.on_run_done(&record);
@@ -521,7 +521,6 @@ impl SeriesCtx<'_> {
         &mut self,
         servers: &mut Servers,
         endpoints: &[ConnectOptions],
-        reach: &[ConnectOptions],
         threads: u32,
         manifest: &str,
     ) -> RunRecord {
@@ -542,7 +541,7 @@ impl SeriesCtx<'_> {
         let session = self.session(endpoints, threads);
         if let Some((iterations, per_conn)) = self.spec.workloads[self.series.workload].fixed {
             let work = (iterations, per_conn);
-            return self.measure_fixed(session, reach, run_spec, work, threads, manifest);
+            return self.measure_fixed(session, servers, run_spec, work, threads, manifest);
         }
         let mut fwd = Forward {
             obs: &mut *self.obs,
@@ -601,7 +600,7 @@ impl SeriesCtx<'_> {
     fn measure_fixed(
         &mut self,
         session: Arc<SessionContext>,
-        reach: &[ConnectOptions],
+        servers: &Servers,
         mut run_spec: RunSpec,
         (iterations, per_conn): (u32, u64),
         threads: u32,
@@ -610,27 +609,18 @@ impl SeriesCtx<'_> {
         run_spec.time = None;
         run_spec.events_per_connection = Some(per_conn);
         let mut r = self.record_of(threads, manifest);
-        let (done, shares) = match self.clients.as_deref_mut() {
-            Some(c) => {
-                let workload = &self.spec.workloads[self.series.workload].spec;
-                match c.run_fixed(
-                    reach,
-                    workload,
-                    &run_spec,
-                    iterations,
-                    self.interrupt,
-                    &mut Quiet,
-                ) {
-                    Ok((fw, shares)) => (Ok(fw), shares),
-                    Err(e) => (Err(e), Vec::new()),
-                }
-            }
-            None => (
-                run_iterations(session, &run_spec, iterations, self.interrupt, &mut Quiet)
-                    .map_err(|e| e.to_string()),
-                Vec::new(),
-            ),
+        let m = Measure {
+            servers,
+            session,
+            run: &run_spec,
+            sampled_client_threads: run_spec.client_threads,
+            interrupt: self.interrupt,
         };
+        let (done, shares) =
+            match measure_fixed(m, iterations, self.clients.as_deref_mut(), &mut Quiet) {
+                Ok(w) => (Ok(w.work), w.hosts),
+                Err(e) => (Err(e), Vec::new()),
+            };
         match done {
             Ok(fw) => {
                 let total_s: f64 = fw
@@ -659,12 +649,10 @@ impl SeriesCtx<'_> {
                 }))
                 .unwrap_or_else(|_| "{}".into());
             }
-            Err(e) if e == crate::spread::INTERRUPTED_BEFORE_START => {
-                r.status = "interrupted".into()
-            }
+            Err(MeasureError::InterruptedBeforeStart) => r.status = "interrupted".into(),
             Err(e) => {
                 r.status = "failed".into();
-                r.reason = Some(e);
+                r.reason = Some(e.to_string());
             }
         }
         self.note_client_hosts(&mut r, &shares);
