@@ -1,22 +1,20 @@
 //! prepare / run / cleanup: validated specs from the arguments, then the layers below.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use bakeoff_driver::{Conn, ConnectOptions, Endpoint};
 use bakeoff_engine::{ClientWait, IgnoreErrors, RunResult, RunSpec};
+use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::{launch_cpus, process_cpus, ClientPlacement};
 use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
+use bakeoff_study::cell::{run_cell, Cell, CellEnd, CellOutcome, ServerPlan};
 use bakeoff_study::lab::{Death, Servers};
-use bakeoff_study::measure::{measure, Measure, MeasureError};
-use bakeoff_study::spread::{ClientHosts, HostShare};
+use bakeoff_study::spread::HostShare;
 use bakeoff_workload::dataset::{self, DatasetError, Progress};
-use bakeoff_workload::{
-    Distribution, OltpOptions, PsMode, SessionContext, Unique, WorkloadKind, WorkloadSpec,
-};
+use bakeoff_workload::{Distribution, OltpOptions, PsMode, WorkloadKind, WorkloadSpec};
 use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
@@ -26,7 +24,6 @@ use crate::output;
 use crate::prepared::{self, CpuMeter};
 use crate::progress::{print_progress, LoadLine};
 use crate::runtime::rt;
-use crate::target::{start_embedded, start_remote};
 
 pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
     let kind: WorkloadKind = a.workload.parse().map_err(anyhow::Error::msg)?;
@@ -378,12 +375,14 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let pids = server_pids(&given);
     let placement = place_client(a, &pids)?;
     let run_spec = run_spec(a, &placement)?;
+    let host = match &a.general.embedded.server_host {
+        Some(h) => Some(HostUrl::parse(h).map_err(|e| anyhow::anyhow!("--server-host: {e}"))?),
+        None => None,
+    };
     // Each connection is a file; the runtime and the server's own needs come on top.
     preflight::raise_open_files(u64::from(run_spec.connections) + 256)
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
-    // First: a server started for client hosts admits their addresses.
-    let mut clients = crate::clients::connect(a)?;
-    let mut target = match given.is_empty() {
+    let servers = match given.is_empty() {
         false => {
             if a.general.embedded.server_host.is_some() {
                 bail!("--server-host starts a server on another machine; --mysql-host/--mysql-socket name one already running: give one or the other");
@@ -391,97 +390,55 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             if !a.general.embedded.variant.is_default() {
                 bail!("--allocator, --cpus, --numa, --set and --instances set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
             }
-            Servers::Given(given, pids)
+            ServerPlan::Given(given, pids)
         }
-        true => {
-            // ~300 bytes a row with its indexes, as sysbench's tables measure in InnoDB.
-            let rows = u64::from(spec.options.tables) * u64::from(spec.options.table_size);
-            preflight::check_space(&std::env::temp_dir(), rows * 300)
-                .map_err(anyhow::Error::msg)?;
-            match &a.general.embedded.server_host {
-                Some(host) => {
-                    eprintln!("Starting the server on {host}...");
-                    Servers::Started(start_remote(&a.general.embedded, host, clients.as_ref())?)
-                }
-                None => {
-                    eprintln!("Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)...");
-                    Servers::Started(start_embedded(&a.general.embedded, clients.as_ref())?)
-                }
-            }
-        }
+        true => ServerPlan::Launch {
+            host: host.as_ref(),
+            specs: crate::target::specs(&a.general.embedded)?,
+        },
     };
-    for note in target
-        .check_connections(run_spec.connections)
-        .map_err(anyhow::Error::msg)?
-    {
-        eprintln!("note: {note}");
-    }
-    if let Some(problems) = target.variant_problems() {
-        // Fail closed: numbers from a variant that did not take effect would be mislabelled.
-        eprintln!("The server variant did not take effect, so nothing was measured:\n{problems}");
-        return Ok(ExitCode::from(EXIT_FAILED));
-    }
-    if target.is_started() {
-        let line = LoadLine::new();
-        // The same seed everywhere: every instance holds the same rows.
-        for opts in target.endpoints() {
-            let loaded = rt()?.block_on(dataset::prepare(
-                &opts,
-                &spec,
-                a.general.threads,
-                prepare_threads(a),
-                run_spec.seed,
-                &INTERRUPTED,
-                &|p| match p {
-                    Progress::Rows { .. } => line.show(p),
-                    Progress::Loaded { rows } => {
-                        line.end();
-                        eprintln!("Loaded {rows} rows into the server");
-                    }
-                    _ => {}
-                },
-            ));
-            if let Err(DatasetError::Interrupted { rows, total }) = loaded {
-                line.end();
-                // The embedded server and its tables go away with `target`.
-                eprintln!("Interrupted while preparing the tables ({rows} of {total} rows loaded): nothing was measured");
-                return Ok(ExitCode::from(EXIT_INTERRUPTED));
-            }
-            loaded?;
+    // First: a server started for client hosts admits their addresses.
+    let mut clients = crate::clients::connect(a)?;
+    let iterations = fixed_work(&a.general)?.map(|(iterations, _)| iterations);
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    let cell = Cell {
+        servers,
+        workload: &spec,
+        run: &run_spec,
+        iterations,
+        threads: a.general.threads,
+        loaders: prepare_threads(a),
+        prewarm: a.general.prewarm,
+        connect_timeout: Duration::from_secs(a.mysql.mysql_connect_timeout),
+        sampled_client_threads: run_spec.client_threads.min(cpus),
+        interrupt: &INTERRUPTED,
+    };
+    let mut printer = Printer::new(a, &spec, iterations);
+    let CellOutcome {
+        servers: mut target,
+        end,
+    } = run_cell(&cell, clients.as_mut(), &mut printer)?;
+    let code = match end {
+        CellEnd::NotInEffect(problems) => {
+            // Fail closed: numbers from a variant that did not take effect would be mislabelled.
+            eprintln!(
+                "The server variant did not take effect, so nothing was measured:\n{problems}"
+            );
+            return Ok(ExitCode::from(EXIT_FAILED));
         }
-    }
-    if a.general.prewarm {
-        for opts in target.endpoints() {
-            let tables = rt()?.block_on(dataset::prewarm(
-                &opts,
-                &spec,
-                a.general.threads,
-                prepare_threads(a),
-                &|_| {},
-            ))?;
-            eprintln!("Prewarmed {tables} table(s): primary key and secondary index read into the buffer pool");
+        CellEnd::InterruptedLoading { rows, total } => {
+            // The embedded server and its tables go away with `target`.
+            eprintln!("Interrupted while preparing the tables ({rows} of {total} rows loaded): nothing was measured");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
-    }
-    let connect_timeout = Duration::from_secs(a.mysql.mysql_connect_timeout);
-    let ctx = Arc::new(SessionContext {
-        endpoints: target
-            .endpoints()
-            .into_iter()
-            .map(|o| ConnectOptions {
-                connect_timeout,
-                ..o
-            })
-            .collect(),
-        spec: spec.clone(),
-        threads: run_spec.connections,
-        unique: Unique::new(run_spec.seed),
-    });
-    let code = match (fixed_work(&a.general)?, clients.as_mut()) {
-        (Some((iterations, _)), hosts) => {
-            let how = (ctx, hosts);
-            crate::slap::run(a, &spec, &run_spec, iterations, how, &target, &placement)?
+        CellEnd::InterruptedBeforeStart => {
+            eprintln!("Interrupted before the load started: nothing was measured");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
-        (None, hosts) => run_measured(a, &spec, &run_spec, ctx, hosts, &target, &placement)?,
+        CellEnd::Timed(m) => report(a, &spec, &m.run, &m.result, &m.hosts, &target, &placement)?,
+        CellEnd::Fixed(w) => crate::slap::print(a, &spec, &run_spec, &w, &target, &placement)?,
     };
     if let Some(death) = target.ended().map(death_line) {
         // The report above stays: it is what was measured, up to the crash.
@@ -490,46 +447,6 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     }
     drop(target); // stops the embedded server, after everything measured is printed
     Ok(code)
-}
-
-/// The measured run, here or spread over the client hosts (see `bakeoff_study::measure`),
-/// printed as it goes and reported at its end.
-fn run_measured(
-    a: &LoadArgs,
-    spec: &WorkloadSpec,
-    run_spec: &RunSpec,
-    ctx: Arc<SessionContext>,
-    clients: Option<&mut ClientHosts>,
-    target: &Servers,
-    placement: &ClientPlacement,
-) -> Result<ExitCode> {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
-    let m = Measure {
-        servers: target,
-        session: ctx,
-        run: run_spec,
-        sampled_client_threads: run_spec.client_threads.min(cpus),
-        interrupt: &INTERRUPTED,
-    };
-    let measured = match measure(m, clients, &mut Printer::new(a, spec)) {
-        Ok(m) => m,
-        Err(MeasureError::InterruptedBeforeStart) => {
-            eprintln!("Interrupted before the load started: nothing was measured");
-            return Ok(ExitCode::from(EXIT_INTERRUPTED));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    report(
-        a,
-        spec,
-        &measured.run,
-        &measured.result,
-        &measured.hosts,
-        target,
-        placement,
-    )
 }
 
 /// The final report, text or JSON; the exit code the run's status gives.

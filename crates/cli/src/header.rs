@@ -2,16 +2,23 @@
 //! the header of every JSON document (the workload, the run's options, the server, the client).
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::time::Duration;
 
-use bakeoff_engine::{ClientWait, IgnoreErrors, Observer, RunSpec, Tick};
+use bakeoff_engine::{ClientWait, IgnoreErrors, Iteration, Observer, RunSpec, Tick};
+use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::ClientPlacement;
+use bakeoff_server::ServerSpec;
+use bakeoff_study::cell::CellObserver;
+use bakeoff_study::lab::Running;
 use bakeoff_study::measure::RunObserver;
+use bakeoff_workload::dataset::Progress;
 use bakeoff_workload::WorkloadSpec;
 use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
 use crate::output;
+use crate::progress::LoadLine;
 use bakeoff_study::lab::{InstanceCheck, Servers};
 
 /// The workload options given on the command line that this workload does not read.
@@ -64,8 +71,9 @@ fn print_header(spec: &WorkloadSpec, r: &RunSpec, ignored: &[String]) {
     println!();
 }
 
-/// Prints a run as it goes, as sysbench does: the header once the measured run starts,
-/// "Threads started!", an interval line every tick when asked (text output only).
+/// Prints `bakeoff run` as it goes: each server as it is up, loading's progress, then, as
+/// sysbench does, the header once the measured run starts, "Threads started!" and an interval
+/// line every tick when asked (text output); for fixed work a line per iteration instead.
 pub(crate) struct Printer<'a> {
     text: bool,
     interval: bool,
@@ -73,10 +81,20 @@ pub(crate) struct Printer<'a> {
     open_loop: bool,
     spec: &'a WorkloadSpec,
     ignored: Vec<String>,
+    /// Fixed work: the iterations in all.
+    iterations: Option<u32>,
+    /// Servers a variant starts (an instance's number is said when there are several).
+    instances: u32,
+    load: LoadLine,
+    tty: bool,
 }
 
 impl<'a> Printer<'a> {
-    pub(crate) fn new(a: &LoadArgs, spec: &'a WorkloadSpec) -> Printer<'a> {
+    pub(crate) fn new(
+        a: &LoadArgs,
+        spec: &'a WorkloadSpec,
+        iterations: Option<u32>,
+    ) -> Printer<'a> {
         Printer {
             text: a.general.format == Format::Text,
             interval: a.general.report_interval > 0,
@@ -84,7 +102,51 @@ impl<'a> Printer<'a> {
             open_loop: false,
             spec,
             ignored: ignored_options(a, spec),
+            iterations,
+            instances: a.general.embedded.variant.instances,
+            load: LoadLine::new(),
+            tty: std::io::stderr().is_terminal(),
         }
+    }
+}
+
+impl CellObserver for Printer<'_> {
+    fn on_starting(&mut self, host: Option<&HostUrl>) {
+        match host {
+            Some(h) => eprintln!("Starting the server on {h}..."),
+            None => eprintln!(
+                "Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)..."
+            ),
+        }
+    }
+
+    fn on_server_up(&mut self, index: usize, _of: usize, server: &Running, spec: &ServerSpec) {
+        crate::target::print_server_up(server, index, self.instances, spec);
+    }
+
+    fn on_note(&mut self, note: &str) {
+        eprintln!("note: {note}");
+    }
+
+    fn on_load(&self, p: Progress) {
+        match p {
+            Progress::Rows { .. } => self.load.show(p),
+            Progress::Loaded { rows } => {
+                self.load.end();
+                eprintln!("Loaded {rows} rows into the server");
+            }
+            _ => {}
+        }
+    }
+
+    fn on_loading_stopped(&mut self) {
+        self.load.end();
+    }
+
+    fn on_prewarmed(&mut self, tables: u32) {
+        eprintln!(
+            "Prewarmed {tables} table(s): primary key and secondary index read into the buffer pool"
+        );
     }
 }
 
@@ -96,22 +158,44 @@ impl RunObserver for Printer<'_> {
     fn on_measuring(&mut self, run: &RunSpec) {
         self.percentile = run.percentile;
         self.open_loop = run.rate.is_some();
-        if self.text {
-            print_header(self.spec, run, &self.ignored);
+        match (self.text, self.iterations) {
+            (false, _) => {}
+            (true, None) => print_header(self.spec, run, &self.ignored),
+            // mysqlslap prints no header; the options this workload does not read are said.
+            (true, Some(_)) if !self.ignored.is_empty() => println!(
+                "Options {} does not use (accepted, as sysbench does): {}",
+                self.spec.kind,
+                self.ignored.join(" ")
+            ),
+            (true, Some(_)) => {}
         }
     }
 }
 
 impl Observer for Printer<'_> {
+    /// Fixed work: one line per iteration on stderr (rewritten in place on a terminal).
+    fn on_iteration(&mut self, index: usize, it: &Iteration) {
+        let total = self.iterations.unwrap_or(0);
+        let line = format!("iteration {}/{total}: {:.3} s", index + 1, it.seconds);
+        if self.tty {
+            eprint!("\r{line}");
+            if index + 1 == total as usize {
+                eprintln!();
+            }
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
     fn on_start(&mut self) {
-        if self.text {
+        if self.text && self.iterations.is_none() {
             println!("Threads started!");
             println!();
         }
     }
 
     fn on_tick(&mut self, t: &Tick) {
-        if self.text && self.interval {
+        if self.text && self.interval && self.iterations.is_none() {
             println!(
                 "{}",
                 output::interval_line(t, self.percentile, self.open_loop)

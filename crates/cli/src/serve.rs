@@ -17,7 +17,7 @@ pub fn start(e: &EmbeddedArgs) -> Result<ExitCode> {
     if e.variant.instances > 1 {
         anyhow::bail!("--instances: `server start` runs one server; start one per terminal, or use `bakeoff run --instances`");
     }
-    let Some(Running::Here(mut server)) = start_embedded(e, None)?.pop() else {
+    let Some(Running::Here(mut server)) = start_embedded(e)?.pop() else {
         anyhow::bail!("no server started");
     };
     if let Some(problems) = server.variant_problems() {

@@ -3,103 +3,50 @@
 //! is spread over the client hosts, each running its block of connections.
 
 use std::fmt::Write;
-use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Result;
-use bakeoff_engine::{FixedWork, Iteration, Observer, RunResult, RunSpec};
+use bakeoff_engine::{FixedWork, RunResult, RunSpec};
 use bakeoff_server::placement::ClientPlacement;
-use bakeoff_study::measure::{measure_fixed, Measure, MeasureError};
-use bakeoff_study::spread::{ClientHosts, HostShare};
-use bakeoff_workload::{SessionContext, WorkloadSpec};
+use bakeoff_study::measure::MeasuredWork;
+use bakeoff_study::spread::HostShare;
+use bakeoff_workload::WorkloadSpec;
 use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
-use crate::exit::{exit_code, EXIT_INTERRUPTED, INTERRUPTED};
+use crate::exit::exit_code;
 use crate::header::{ignored_options, JsonHeader};
 use bakeoff_study::lab::Servers;
 
-/// The fixed work, in this process or spread over `hosts` (each its block of connections).
-pub fn run(
+/// The fixed work's report, mysqlslap's block in text or everything in JSON; the exit code
+/// its status gives.
+pub fn print(
     a: &LoadArgs,
     spec: &WorkloadSpec,
     run_spec: &RunSpec,
-    iterations: u32,
-    (ctx, hosts): (Arc<SessionContext>, Option<&mut ClientHosts>),
+    done: &MeasuredWork,
     target: &Servers,
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
-    let ignored = ignored_options(a, spec);
-    if a.general.format == Format::Text && !ignored.is_empty() {
-        println!(
-            "Options {} does not use (accepted, as sysbench does): {}",
-            spec.kind,
-            ignored.join(" ")
-        );
-    }
-    let mut progress = Progress {
-        total: iterations,
-        tty: std::io::stderr().is_terminal(),
-    };
-    let m = Measure {
-        servers: target,
-        session: ctx,
-        run: run_spec,
-        sampled_client_threads: run_spec.client_threads,
-        interrupt: &INTERRUPTED,
-    };
-    let (fw, shares) = match measure_fixed(m, iterations, hosts, &mut progress) {
-        Ok(w) => (w.work, w.hosts),
-        Err(MeasureError::InterruptedBeforeStart) => {
-            eprintln!("Interrupted before the load started: nothing was measured");
-            return Ok(ExitCode::from(EXIT_INTERRUPTED));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let (fw, shares) = (&done.work, &done.hosts);
     if a.general.format == Format::Text {
-        print!("{}", report(&fw));
+        print!("{}", report(fw));
         print!("{}", crate::output::placement_report(placement));
         if !shares.is_empty() {
-            print!("{}", crate::clients::report(&shares));
+            print!("{}", crate::clients::report(shares));
         }
     } else {
         let doc = JsonReport {
             header: JsonHeader::new(spec, run_spec, target, placement, ignored_options(a, spec)),
-            fixed_work: &fw,
-            summary: Summary::of(&fw),
+            fixed_work: fw,
+            summary: Summary::of(fw),
             runs: &fw.runs,
-            client_hosts: &shares,
+            client_hosts: shares,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
     }
     let measured: f64 = fw.iterations.iter().map(|i| i.seconds).sum();
     Ok(exit_code(&fw.status, measured))
-}
-
-/// One line per iteration on stderr (rewritten in place on a terminal).
-struct Progress {
-    total: u32,
-    tty: bool,
-}
-
-impl Observer for Progress {
-    fn on_iteration(&mut self, index: usize, it: &Iteration) {
-        let line = format!(
-            "iteration {}/{}: {:.3} s",
-            index + 1,
-            self.total,
-            it.seconds
-        );
-        if self.tty {
-            eprint!("\r{line}");
-            if index + 1 == self.total as usize {
-                eprintln!();
-            }
-        } else {
-            eprintln!("{line}");
-        }
-    }
 }
 
 /// mysqlslap's block (its wording and 3 decimals; its figures were whole milliseconds), then

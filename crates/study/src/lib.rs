@@ -23,6 +23,7 @@ mod reader;
 mod runner;
 
 pub mod agent;
+pub mod cell;
 pub mod fleet;
 pub mod lab;
 pub mod measure;

@@ -26,6 +26,9 @@ pub trait RunObserver: Observer {
     fn on_measuring(&mut self, _run: &RunSpec) {}
 }
 
+/// Nothing to tell (an unmeasured warmup, a study's fixed work).
+impl RunObserver for Quiet {}
+
 /// One run to measure.
 pub struct Measure<'a> {
     pub servers: &'a Servers,
@@ -118,12 +121,13 @@ pub struct MeasuredWork {
 /// Fixed work, mysqlslap's way: every connection runs its events (`m.run`'s
 /// `events_per_connection`), `iterations` times over; here, or each client host its block of
 /// connections from one barrier.
-pub fn measure_fixed<O: Observer>(
+pub fn measure_fixed<O: RunObserver>(
     m: Measure<'_>,
     iterations: u32,
     clients: Option<&mut ClientHosts>,
     obs: &mut O,
 ) -> Result<MeasuredWork, MeasureError> {
+    obs.on_measuring(m.run);
     match clients {
         None => Ok(MeasuredWork {
             work: run_iterations(m.session, m.run, iterations, m.interrupt, obs)?,

@@ -1,0 +1,229 @@
+//! `bakeoff run` is a study of one cell: its servers (given, or started here or on a server
+//! host), their tables loaded and warmed, one measured run (timed or fixed work, here or
+//! spread over client hosts). This file runs that sequence; the caller turns its arguments
+//! into a [`Cell`] and prints what the [`CellObserver`] is told and what comes back.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bakeoff_driver::ConnectOptions;
+use bakeoff_engine::RunSpec;
+use bakeoff_remote::HostUrl;
+use bakeoff_server::{preflight, ServerError, ServerSpec};
+use bakeoff_workload::dataset::{self, DatasetError, Progress};
+use bakeoff_workload::{SessionContext, Unique, WorkloadSpec};
+
+use crate::lab::{self, Running, Servers, StartError};
+use crate::measure::{
+    measure, measure_fixed, Measure, MeasureError, Measured, MeasuredWork, RunObserver,
+};
+use crate::spread::ClientHosts;
+
+/// Where a cell's servers come from.
+pub enum ServerPlan<'a> {
+    /// Running already (the user's); each one's process where it is known here.
+    Given(Vec<ConnectOptions>, Vec<Option<u32>>),
+    /// Started for the cell, one per spec (a variant's instances): here, or on `host`.
+    Launch {
+        host: Option<&'a HostUrl>,
+        specs: Vec<ServerSpec>,
+    },
+}
+
+/// One cell: what to run against what.
+pub struct Cell<'a> {
+    pub servers: ServerPlan<'a>,
+    pub workload: &'a WorkloadSpec,
+    pub run: &'a RunSpec,
+    /// Fixed work, mysqlslap's way: this many iterations; None: a timed run.
+    pub iterations: Option<u32>,
+    /// Tables are created for this many connections (sysbench's --threads), loaded by
+    /// `loaders` connections at once.
+    pub threads: u32,
+    pub loaders: u32,
+    /// Read every table into the buffer pool before the run.
+    pub prewarm: bool,
+    pub connect_timeout: Duration,
+    /// The threads over which this machine's CPU counts as the client's.
+    pub sampled_client_threads: u32,
+    pub interrupt: &'a AtomicBool,
+}
+
+/// What a cell tells as it goes, beyond the run's own ticks.
+pub trait CellObserver: RunObserver {
+    /// Servers are about to be started, here (`None`) or on `host`.
+    fn on_starting(&mut self, _host: Option<&HostUrl>) {}
+    /// Server `index` (from 0) of `of` is up and verified.
+    fn on_server_up(&mut self, _index: usize, _of: usize, _server: &Running, _spec: &ServerSpec) {}
+    fn on_note(&mut self, _note: &str) {}
+    /// Loading's progress (called from the loader threads).
+    fn on_load(&self, _progress: Progress) {}
+    /// Loading stopped half-way (Ctrl-C).
+    fn on_loading_stopped(&mut self) {}
+    fn on_prewarmed(&mut self, _tables: u32) {}
+}
+
+/// How a cell ended.
+pub enum CellEnd {
+    /// The variant did not take effect (failed axes, one a line): nothing was measured.
+    NotInEffect(String),
+    /// Ctrl-C while loading the tables, with this many of the rows loaded.
+    InterruptedLoading {
+        rows: u64,
+        total: u64,
+    },
+    /// Ctrl-C while the client hosts were connecting.
+    InterruptedBeforeStart,
+    Timed(Measured),
+    Fixed(MeasuredWork),
+}
+
+/// The cell's servers (still running: dropping them stops what was started) and its end.
+pub struct CellOutcome {
+    pub servers: Servers,
+    pub end: CellEnd,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CellError {
+    /// A server here did not start; `context` says which.
+    #[error("{context}")]
+    StartHere {
+        context: String,
+        #[source]
+        source: ServerError,
+    },
+    #[error(transparent)]
+    Start(StartError),
+    /// Not enough room or connections for the cell.
+    #[error("{0}")]
+    Preflight(String),
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    #[error(transparent)]
+    Measure(#[from] MeasureError),
+    #[error("{0}")]
+    Runtime(#[from] std::io::Error),
+}
+
+/// Run `cell`, spread over `clients` when given.
+pub fn run_cell<O: CellObserver + Sync>(
+    cell: &Cell<'_>,
+    mut clients: Option<&mut ClientHosts>,
+    obs: &mut O,
+) -> Result<CellOutcome, CellError> {
+    let servers = start(cell, clients.as_deref(), obs)?;
+    for note in servers
+        .check_connections(cell.run.connections)
+        .map_err(CellError::Preflight)?
+    {
+        obs.on_note(&note);
+    }
+    if let Some(problems) = servers.variant_problems() {
+        return ended(servers, CellEnd::NotInEffect(problems));
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    if servers.is_started() {
+        let progress = |p| obs.on_load(p);
+        // The same seed everywhere: every instance holds the same rows.
+        for opts in servers.endpoints() {
+            let loaded = rt.block_on(dataset::prepare(
+                &opts,
+                cell.workload,
+                cell.threads,
+                cell.loaders,
+                cell.run.seed,
+                cell.interrupt,
+                &progress,
+            ));
+            if let Err(DatasetError::Interrupted { rows, total }) = loaded {
+                obs.on_loading_stopped();
+                return ended(servers, CellEnd::InterruptedLoading { rows, total });
+            }
+            loaded?;
+        }
+    }
+    if cell.prewarm {
+        for opts in servers.endpoints() {
+            let tables = rt.block_on(dataset::prewarm(
+                &opts,
+                cell.workload,
+                cell.threads,
+                cell.loaders,
+                &|_| {},
+            ))?;
+            obs.on_prewarmed(tables);
+        }
+    }
+    let session = Arc::new(SessionContext {
+        endpoints: servers
+            .endpoints()
+            .into_iter()
+            .map(|o| ConnectOptions {
+                connect_timeout: cell.connect_timeout,
+                ..o
+            })
+            .collect(),
+        spec: cell.workload.clone(),
+        threads: cell.run.connections,
+        unique: Unique::new(cell.run.seed),
+    });
+    let m = Measure {
+        servers: &servers,
+        session,
+        run: cell.run,
+        sampled_client_threads: cell.sampled_client_threads,
+        interrupt: cell.interrupt,
+    };
+    let ran = match cell.iterations {
+        Some(n) => measure_fixed(m, n, clients.as_deref_mut(), obs).map(CellEnd::Fixed),
+        None => measure(m, clients.as_deref_mut(), obs).map(CellEnd::Timed),
+    };
+    match ran {
+        Ok(e) => ended(servers, e),
+        Err(MeasureError::InterruptedBeforeStart) => {
+            ended(servers, CellEnd::InterruptedBeforeStart)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn ended(servers: Servers, end: CellEnd) -> Result<CellOutcome, CellError> {
+    Ok(CellOutcome { servers, end })
+}
+
+/// The cell's servers: the given ones, or each spec started (room for the tables first).
+fn start<O: CellObserver>(
+    cell: &Cell<'_>,
+    clients: Option<&ClientHosts>,
+    obs: &mut O,
+) -> Result<Servers, CellError> {
+    let (host, specs) = match &cell.servers {
+        ServerPlan::Given(o, pids) => return Ok(Servers::Given(o.clone(), pids.clone())),
+        ServerPlan::Launch { host, specs } => (*host, specs),
+    };
+    // ~300 bytes a row with its indexes, as sysbench's tables measure in InnoDB.
+    let o = &cell.workload.options;
+    let rows = u64::from(o.tables) * u64::from(o.table_size);
+    preflight::check_space(&std::env::temp_dir(), rows * 300).map_err(CellError::Preflight)?;
+    obs.on_starting(host);
+    let mut started = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let running = lab::start(host, spec, clients).map_err(|e| match e {
+            StartError::Server(source) if host.is_none() => CellError::StartHere {
+                context: match specs.len() {
+                    1 => "starting the embedded server".to_string(),
+                    n => format!("starting embedded server {} of {n}", i + 1),
+                },
+                source,
+            },
+            other => CellError::Start(other),
+        })?;
+        obs.on_server_up(i, specs.len(), &running, spec);
+        started.push(running);
+    }
+    Ok(Servers::Started(started))
+}
