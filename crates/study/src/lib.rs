@@ -20,7 +20,9 @@ mod file;
 mod manifest;
 mod matrix;
 mod reader;
+mod results;
 mod runner;
+mod series;
 
 pub mod agent;
 pub mod cell;
@@ -34,6 +36,5 @@ pub use file::{parse, DatasetPolicy, NamedVariant, Order, Price, StudySpec, Work
 pub use manifest::text_sha256;
 pub use matrix::{estimate, series, Series};
 pub use reader::Problem;
-pub use runner::{
-    pending, run_study, Results, StoredStudy, StudyError, StudyObserver, StudyOutcome,
-};
+pub use results::{Results, StoredStudy, StudyError, StudyObserver, StudyOutcome};
+pub use runner::{pending, run_study};

@@ -1,0 +1,544 @@
+//! One series: a server lifetime (variant x workload x repetition). Its servers start (or
+//! the series is recorded as failed or invalid with the reason), its tables load, it warms up,
+//! then each of its thread counts is measured and stored before the next starts.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bakeoff_driver::ConnectOptions;
+use bakeoff_engine::{
+    run_sampled, ClientWait, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
+};
+use bakeoff_remote::HostUrl;
+use bakeoff_server::placement::ClientPlacement;
+use bakeoff_server::{global_variables, Server, ServerSpec, Template};
+use bakeoff_store::{RunKey, RunRecord, TickRecord};
+use bakeoff_workload::{dataset, SessionContext, Unique};
+
+use crate::lab::{self, Death, Running, Servers};
+use crate::manifest::{Host, Manifest};
+use crate::matrix::{estimate, series, Series};
+use crate::measure::{measure, measure_fixed, Measure, MeasureError, RunObserver};
+use crate::results::{Results, StudyError, StudyObserver, StudyOutcome};
+use crate::spread::{ClientHosts, HostShare};
+use crate::{DatasetPolicy, StudySpec};
+
+pub(crate) fn key(s: &Series, threads: u32) -> RunKey {
+    RunKey {
+        repetition: s.repetition,
+        variant: s.variant as u32,
+        workload: s.workload as u32,
+        threads,
+    }
+}
+
+pub(crate) struct SeriesCtx<'a> {
+    pub(crate) spec: &'a StudySpec,
+    pub(crate) series: &'a Series,
+    pub(crate) hash: &'a str,
+    pub(crate) host: &'a Host,
+    pub(crate) store: &'a mut dyn Results,
+    pub(crate) out: &'a mut StudyOutcome,
+    pub(crate) obs: &'a mut dyn StudyObserver,
+    pub(crate) interrupt: &'a AtomicBool,
+    /// (study start, runs done in this invocation, runs finished before it, all runs)
+    pub(crate) progress: (Instant, &'a mut usize, usize, usize),
+    /// `dataset.policy = "copy"`: one loaded datadir per (binary, workload).
+    pub(crate) templates: &'a mut HashMap<(Option<PathBuf>, usize), Template>,
+    /// Where this series' load runs; this thread is pinned there (see `place_client`).
+    pub(crate) client: ClientPlacement,
+    /// The study's server host, when not this machine.
+    pub(crate) server_host: Option<HostUrl>,
+    /// The client hosts the load is spread over; None: it runs in this process.
+    pub(crate) clients: Option<&'a mut ClientHosts>,
+}
+
+impl SeriesCtx<'_> {
+    fn variant_name(&self) -> String {
+        self.spec.variants[self.series.variant].name.clone()
+    }
+
+    fn workload_label(&self) -> String {
+        self.spec.workloads[self.series.workload].label.clone()
+    }
+
+    /// Store `status` with `reason` for every run in `threads` (a series that could not run).
+    fn record_all(
+        &mut self,
+        threads: &[u32],
+        status: &str,
+        reason: &str,
+        manifest: &str,
+    ) -> Result<(), StudyError> {
+        for &t in threads {
+            let r = RunRecord {
+                status: status.into(),
+                reason: Some(reason.into()),
+                ..self.record_of(t, manifest)
+            };
+            self.store.record(&r)?;
+            self.count(&r);
+            self.obs.on_run_done(&r);
+        }
+        Ok(())
+    }
+
+    /// An empty record of this series' run at `threads`, to fill in.
+    fn record_of(&self, threads: u32, manifest: &str) -> RunRecord {
+        RunRecord {
+            key: Some(key(self.series, threads)),
+            variant_name: self.variant_name(),
+            workload_label: self.workload_label(),
+            manifest_json: manifest.into(),
+            summary_json: "{}".into(),
+            ..Default::default()
+        }
+    }
+
+    /// Ctrl-C has come: the series stops unrecorded (a resume runs it), and the study says
+    /// it was interrupted. Loading the tables stops early then, which is not a failure.
+    fn interrupted_now(&mut self) -> bool {
+        let now = self.interrupt.load(Ordering::Relaxed);
+        self.out.interrupted |= now;
+        now
+    }
+
+    fn count(&mut self, r: &RunRecord) {
+        match r.status.as_str() {
+            "ok" => self.out.ok += 1,
+            "invalid" => self.out.invalid += 1,
+            "interrupted" => self.out.interrupted = true,
+            _ => self.out.failed += 1,
+        }
+        *self.progress.1 += 1;
+    }
+
+    pub(crate) fn run(&mut self, todo: &[u32]) -> Result<(), StudyError> {
+        let v = &self.spec.variants[self.series.variant];
+        let copy = self.spec.dataset_policy == DatasetPolicy::Copy;
+        let datadir_from = if copy {
+            match self.template(v.binary.clone()) {
+                Ok(dir) => Some(dir),
+                Err(_) if self.interrupted_now() => return Ok(()),
+                Err(e) => {
+                    return self.record_all(
+                        todo,
+                        "failed",
+                        &format!("preparing the datadir to copy failed: {e}"),
+                        "{}",
+                    )
+                }
+            }
+        } else {
+            None
+        };
+        let v = &self.spec.variants[self.series.variant];
+        let mut servers = Vec::new();
+        for inst in &v.instances {
+            let spec = ServerSpec {
+                binary: v.binary.clone(),
+                variant: inst.clone(),
+                datadir_from: datadir_from.clone(),
+                start_timeout: self.start_timeout(),
+                ..ServerSpec::default()
+            };
+            match lab::start(self.server_host.as_ref(), &spec, self.clients.as_deref()) {
+                Ok(s) => servers.push(s),
+                Err(e) => {
+                    let reason = format!("the variant did not start: {e}");
+                    self.obs.on_note(&format!("{}: {reason}", v.name));
+                    return self.record_all(todo, "failed", &reason, "{}");
+                }
+            }
+        }
+        let mut servers = Servers::Started(servers);
+        let manifest = self.manifest(servers.started());
+        if let Some(problems) = servers.started().iter().find_map(Running::variant_problems) {
+            return self.record_all(
+                todo,
+                "invalid",
+                &format!("the variant did not take effect: {problems}"),
+                &manifest,
+            );
+        }
+        let endpoints = servers.endpoints();
+        if let Err(e) = if copy { Ok(()) } else { self.load(&endpoints) } {
+            if self.interrupted_now() {
+                return Ok(());
+            }
+            return self.record_all(
+                todo,
+                "failed",
+                &format!("loading the tables failed: {e}"),
+                &manifest,
+            );
+        }
+        let reach = servers.reach();
+        if !self.spec.warmup.is_zero() {
+            // Unmeasured: warm the buffer pool and the server's caches at the first thread count.
+            let warm = self.run_spec(self.spec.threads[0], self.spec.warmup);
+            let workload = &self.spec.workloads[self.series.workload].spec;
+            match self.clients.as_deref_mut() {
+                Some(c) => {
+                    let _ = c.run(&reach, workload, &warm, self.interrupt, &mut Quiet, None);
+                }
+                None => {
+                    let _ = run_sampled(
+                        self.session(&endpoints, self.spec.threads[0]),
+                        &warm,
+                        self.interrupt,
+                        &mut Quiet,
+                        None,
+                    );
+                }
+            }
+        }
+        for (i, &threads) in todo.iter().enumerate() {
+            if self.interrupt.load(Ordering::Relaxed) {
+                self.out.interrupted = true;
+                return Ok(());
+            }
+            let record = self.measure(&mut servers, &endpoints, threads, &manifest);
+            self.store.record(&record)?;
+            self.count(&record);
+            self.obs.on_run_done(&record);
+            if record.status == "interrupted" {
+                return Ok(());
+            }
+            if let Some(dead) = servers.ended().map(Death::said) {
+                let rest = &todo[i + 1..];
+                let first = dead.lines().next().unwrap_or("").to_string();
+                return self.record_all(
+                    rest,
+                    "failed",
+                    &format!("the server exited earlier in this series ({first})"),
+                    &manifest,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The loaded datadir every server of this workload (and binary) starts from: made once, by
+    /// a plain server of that binary that loads the tables and stops cleanly.
+    fn template(&mut self, binary: Option<PathBuf>) -> Result<PathBuf, String> {
+        let key = (binary.clone(), self.series.workload);
+        if let Some(t) = self.templates.get(&key) {
+            return Ok(t.datadir());
+        }
+        let note = format!(
+            "loading the tables once for '{}'; every series gets a copy",
+            self.workload_label()
+        );
+        self.obs.on_note(&note);
+        let server = Server::start(&ServerSpec {
+            binary,
+            start_timeout: self.start_timeout(),
+            ..ServerSpec::default()
+        })
+        .map_err(|e| e.to_string())?;
+        self.load(&[server.connect_options()])?;
+        let t = server.stop_into_template().map_err(|e| e.to_string())?;
+        let dir = t.datadir();
+        self.templates.insert(key, t);
+        Ok(dir)
+    }
+
+    /// The study's server start timeout, else the lab's default.
+    fn start_timeout(&self) -> Duration {
+        self.spec
+            .server_start_timeout
+            .map_or(bakeoff_server::DEFAULT_START_TIMEOUT, Duration::from_secs)
+    }
+
+    fn load(&self, endpoints: &[ConnectOptions]) -> Result<(), String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let w = &self.spec.workloads[self.series.workload].spec;
+        let max_threads = self.spec.threads.iter().copied().max().unwrap_or(1);
+        for opts in endpoints {
+            rt.block_on(dataset::prepare(
+                opts,
+                w,
+                max_threads,
+                dataset::default_connections(),
+                self.spec.seed,
+                self.interrupt,
+                &|_| {},
+            ))
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    fn session(&self, endpoints: &[ConnectOptions], threads: u32) -> Arc<SessionContext> {
+        Arc::new(SessionContext {
+            endpoints: endpoints.to_vec(),
+            spec: self.spec.workloads[self.series.workload].spec.clone(),
+            threads,
+            unique: Unique::new(self.spec.seed),
+        })
+    }
+
+    fn run_spec(&self, threads: u32, time: Duration) -> RunSpec {
+        RunSpec {
+            connections: threads,
+            client_threads: self.client.cpu_count().min(threads),
+            time: Some(time),
+            client_wait: self
+                .spec
+                .client_wait
+                .unwrap_or(ClientWait::auto(self.client.apart)),
+            // Reproducible per run: the study's seed and where the run sits in it.
+            seed: self.spec.seed
+                ^ (u64::from(self.series.repetition) << 48)
+                ^ ((self.series.variant as u64) << 32)
+                ^ ((self.series.workload as u64) << 24)
+                ^ u64::from(threads),
+            ..RunSpec::default()
+        }
+    }
+
+    fn measure(
+        &mut self,
+        servers: &mut Servers,
+        endpoints: &[ConnectOptions],
+        threads: u32,
+        manifest: &str,
+    ) -> RunRecord {
+        let (started, done, before, total) = (
+            self.progress.0,
+            *self.progress.1,
+            self.progress.2,
+            self.progress.3,
+        );
+        let left = remaining(self.spec, started, done, total - before);
+        let what = format!(
+            "{} | {} | {threads} threads",
+            self.variant_name(),
+            self.workload_label()
+        );
+        self.obs.on_run_start(before + done, total, &what, left);
+        let run_spec = self.run_spec(threads, self.spec.duration);
+        let session = self.session(endpoints, threads);
+        if let Some((iterations, per_conn)) = self.spec.workloads[self.series.workload].fixed {
+            let work = (iterations, per_conn);
+            return self.measure_fixed(session, servers, run_spec, work, threads, manifest);
+        }
+        let mut fwd = Forward {
+            obs: &mut *self.obs,
+        };
+        let m = Measure {
+            servers,
+            session,
+            run: &run_spec,
+            sampled_client_threads: self.client.cpu_count().min(threads),
+            interrupt: self.interrupt,
+        };
+        let result = measure(m, self.clients.as_deref_mut(), &mut fwd);
+        let mut r = self.record_of(threads, manifest);
+        match result {
+            Ok(measured) => {
+                fill(&mut r, &measured.result);
+                self.note_client_hosts(&mut r, &measured.hosts);
+            }
+            // Ctrl-C while the client hosts connected: not a failure, and run again on resume.
+            Err(MeasureError::InterruptedBeforeStart) => r.status = "interrupted".into(),
+            Err(e) => {
+                r.status = "failed".into();
+                r.reason = Some(e.to_string());
+            }
+        }
+        if let Some(death) = servers.ended().map(Death::said) {
+            r.status = "failed".into();
+            r.reason = Some(death);
+        }
+        r
+    }
+
+    /// Each client host's share goes into the run's summary; a host that was client-bound is
+    /// named, since its figures may measure that host rather than the server.
+    fn note_client_hosts(&mut self, r: &mut RunRecord, shares: &[HostShare]) {
+        if shares.is_empty() {
+            return;
+        }
+        if let Ok(mut summary) = serde_json::from_str::<serde_json::Value>(&r.summary_json) {
+            summary["client_hosts"] = serde_json::json!(shares);
+            r.summary_json = summary.to_string();
+        }
+        for h in shares.iter().filter(|h| h.client_bound) {
+            self.obs.on_note(&format!(
+                "client host {} was client-bound ({:.0}% of its CPUs): {} threads may measure that host, not the server",
+                h.host,
+                h.client_cpu_share * 100.0,
+                r.key.as_ref().map_or(0, |k| k.threads)
+            ));
+        }
+    }
+
+    /// mysqlslap's way: every connection runs its events, `iterations` times (here, or
+    /// each client host its block of connections); the run's seconds are the average
+    /// iteration's, its tps the events over all iterations' time.
+    fn measure_fixed(
+        &mut self,
+        session: Arc<SessionContext>,
+        servers: &Servers,
+        mut run_spec: RunSpec,
+        (iterations, per_conn): (u32, u64),
+        threads: u32,
+        manifest: &str,
+    ) -> RunRecord {
+        run_spec.time = None;
+        run_spec.events_per_connection = Some(per_conn);
+        let mut r = self.record_of(threads, manifest);
+        let m = Measure {
+            servers,
+            session,
+            run: &run_spec,
+            sampled_client_threads: run_spec.client_threads,
+            interrupt: self.interrupt,
+        };
+        let (done, shares) =
+            match measure_fixed(m, iterations, self.clients.as_deref_mut(), &mut Quiet) {
+                Ok(w) => (Ok(w.work), w.hosts),
+                Err(e) => (Err(e), Vec::new()),
+            };
+        match done {
+            Ok(fw) => {
+                let total_s: f64 = fw
+                    .iterations
+                    .iter()
+                    .map(|i| i.seconds)
+                    .sum::<f64>()
+                    .max(f64::MIN_POSITIVE);
+                let events: u64 = fw.iterations.iter().map(|i| i.events).sum();
+                r.status = match &fw.status {
+                    RunStatus::Completed => "ok".into(),
+                    RunStatus::Interrupted => "interrupted".into(),
+                    RunStatus::Failed(why) => {
+                        r.reason = Some(why.clone());
+                        "failed".into()
+                    }
+                };
+                r.seconds = fw.avg_seconds();
+                r.events = events;
+                r.tps = events as f64 / total_s;
+                r.qps = fw.iterations.iter().map(|i| i.statements).sum::<u64>() as f64 / total_s;
+                r.errors = fw.iterations.iter().map(|i| i.errors).sum();
+                r.summary_json = serde_json::to_string(&serde_json::json!({
+                    "fixed_work": fw, "min_seconds": fw.min_seconds(), "avg_seconds": fw.avg_seconds(),
+                    "max_seconds": fw.max_seconds(), "stddev_seconds": fw.stddev_seconds(),
+                }))
+                .unwrap_or_else(|_| "{}".into());
+            }
+            Err(MeasureError::InterruptedBeforeStart) => r.status = "interrupted".into(),
+            Err(e) => {
+                r.status = "failed".into();
+                r.reason = Some(e.to_string());
+            }
+        }
+        self.note_client_hosts(&mut r, &shares);
+        r
+    }
+
+    fn manifest(&self, servers: &[Running]) -> String {
+        let first = servers.first();
+        let m = Manifest {
+            client: &self.client,
+            client_hosts: self
+                .clients
+                .as_deref()
+                .map(ClientHosts::names)
+                .unwrap_or_default(),
+            bakeoff_version: env!("CARGO_PKG_VERSION"),
+            study_hash: self.hash,
+            seed: self.spec.seed,
+            host: self.host,
+            server_host: first.and_then(Running::host),
+            server_machine: first.and_then(Running::machine),
+            server_binary: first.map(Running::binary),
+            server_binary_sha256: first.and_then(Running::binary_sha256),
+            server_version: first.map(Running::version),
+            checks: servers
+                .iter()
+                .flat_map(|s| s.checks().iter().cloned())
+                .collect(),
+            server_variables: first
+                .map(|s| global_variables(&s.connect_options()))
+                .unwrap_or_default(),
+        };
+        serde_json::to_string(&m).unwrap_or_else(|_| "{}".into())
+    }
+}
+
+/// Time left: the average of this invocation's runs so far times the runs left; before the
+/// first run, the study's own estimate, scaled.
+fn remaining(spec: &StudySpec, started: Instant, done: usize, todo: usize) -> Duration {
+    let left = todo.saturating_sub(done) as u32;
+    if done == 0 {
+        let runs = (series(spec).len() * spec.threads.len()).max(1) as u32;
+        return estimate(spec) / runs * left;
+    }
+    started.elapsed() / done as u32 * left
+}
+
+fn fill(r: &mut RunRecord, res: &RunResult) {
+    let t = &res.total;
+    r.status = match &res.status {
+        RunStatus::Completed => "ok".into(),
+        RunStatus::Interrupted => "interrupted".into(),
+        RunStatus::Failed(reason) => {
+            r.reason = Some(reason.clone());
+            "failed".into()
+        }
+    };
+    r.seconds = res.elapsed_seconds;
+    r.events = t.events;
+    r.tps = t.tps;
+    r.qps = t.qps;
+    r.errors = t.errors;
+    r.reconnects = t.reconnects;
+    r.p50_ms = t.latency.p50_ms;
+    r.p95_ms = t.latency.p95_ms;
+    r.p99_ms = t.latency.p99_ms;
+    r.max_ms = t.latency.max_ms;
+    if let Some(tel) = &res.telemetry {
+        r.server_cpu_us_per_event = tel.server_cpu_us_per_event;
+        r.rss_growth_bytes = tel.server.as_ref().map(|s| s.rss_growth_bytes);
+        r.client_bound = tel.client_bound;
+    }
+    r.summary_json = serde_json::to_string(&serde_json::json!({
+        "total": t, "telemetry": res.telemetry, "unfinished_events": res.unfinished_events,
+        "connections": res.connections,
+    }))
+    .unwrap_or_else(|_| "{}".into());
+    r.ticks = res.ticks.iter().map(tick).collect();
+}
+
+fn tick(t: &Tick) -> TickRecord {
+    TickRecord {
+        t: t.t,
+        tps: t.window.tps,
+        qps: t.window.qps,
+        p99_ms: t.window.latency.p99_ms,
+        errors: t.window.errors,
+        json: serde_json::to_string(t).unwrap_or_else(|_| "{}".into()),
+    }
+}
+
+struct Forward<'o> {
+    obs: &'o mut dyn StudyObserver,
+}
+
+impl RunObserver for Forward<'_> {}
+
+impl Observer for Forward<'_> {
+    fn on_tick(&mut self, t: &Tick) {
+        self.obs.on_tick(t.window.tps);
+    }
+}
