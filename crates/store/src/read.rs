@@ -1,0 +1,151 @@
+//! Reading results back: studies, runs, ticks, manifests and probes, as rows for export and
+//! reports.
+
+use rusqlite::params;
+
+use crate::{select, Row, Store, StoreError};
+
+impl Store {
+    /// Every probe result (of `study`), one row each.
+    pub fn probe_rows(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT p.id, s.name AS study, p.probe, p.threads, p.figure, p.unit, p.status, p.reason
+             FROM probes p JOIN studies s ON s.id = p.study_id
+             WHERE ?1 IS NULL OR p.study_id = ?1 ORDER BY p.id",
+            study,
+        )
+    }
+
+    /// Every study in the database: (id, name), oldest first.
+    pub fn studies(&self) -> Result<Vec<(i64, String)>, StoreError> {
+        select(
+            &self.conn,
+            "SELECT id, name FROM studies ORDER BY id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| self.err(e))
+    }
+
+    /// The expanded study spec stored when the study began (JSON).
+    pub fn study_spec(&self, study: i64) -> Result<String, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT spec_json FROM studies WHERE id = ?1",
+                params![study],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Cells of `study` with at least one stored run.
+    pub fn cell_count(&self, study: i64) -> Result<i64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM cells WHERE study_id = ?1",
+                params![study],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// SQLite's own check of the file, "ok" when sound.
+    pub fn integrity(&self) -> Result<String, StoreError> {
+        self.conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    /// Runs of `study` (or of every study), as rows of named values, for export and tests.
+    pub fn runs(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT r.id, r.study_id, s.name AS study, r.started_at, r.repetition, r.variant, r.variant_name, r.workload, r.workload_label, r.threads,
+                    r.status, r.reason, r.seconds, r.events, r.tps, r.qps, r.errors, r.reconnects, r.p50_ms, r.p95_ms,
+                    r.p99_ms, r.max_ms, r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound
+             FROM runs r JOIN studies s ON s.id = r.study_id
+             WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY r.id",
+            study,
+        )
+    }
+
+    /// Each run's summary (what the engine and the client hosts reported, as JSON) with its
+    /// identity: id, threads, status, events, summary_json.
+    pub fn summaries(&self, study: i64) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT id, threads, status, events, summary_json FROM runs
+             WHERE study_id = ?1 ORDER BY id",
+            Some(study),
+        )
+    }
+
+    /// Every tick of every run (of `study`), one row each, with its run's identity.
+    pub fn tick_rows(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT t.run_id, s.name AS study, r.variant_name, r.workload_label, r.threads, r.repetition, r.status,
+                    t.t, t.tps, t.qps, t.p99_ms, t.errors,
+                    json_extract(t.json, '$.telemetry.server.rss_bytes') AS server_rss_bytes,
+                    json_extract(t.json, '$.telemetry.server.vsz_bytes') AS server_vsz_bytes,
+                    json_extract(t.json, '$.telemetry.server_cpu_us_per_event') AS server_cpu_us_per_event
+             FROM ticks t JOIN runs r ON r.id = t.run_id JOIN studies s ON s.id = r.study_id
+             WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY t.run_id, t.t",
+            study,
+        )
+    }
+
+    /// One environment manifest per variant of `study` (its first stored run's): variant,
+    /// variant_name, manifest_json.
+    pub fn manifests(&self, study: i64) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT variant, variant_name, manifest_json FROM runs
+             WHERE id IN (SELECT MIN(id) FROM runs WHERE study_id = ?1 AND manifest_json <> '{}' GROUP BY variant)
+             ORDER BY variant",
+            Some(study),
+        )
+    }
+
+    fn rows(&self, sql: &str, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
+        let rows = stmt
+            .query_map(params![study], |row| {
+                let mut m = Row::new();
+                for (i, n) in names.iter().enumerate() {
+                    let v = match row.get_ref(i)? {
+                        rusqlite::types::ValueRef::Null => serde_json::Value::Null,
+                        rusqlite::types::ValueRef::Integer(x) => x.into(),
+                        rusqlite::types::ValueRef::Real(x) => x.into(),
+                        rusqlite::types::ValueRef::Text(t) => {
+                            String::from_utf8_lossy(t).into_owned().into()
+                        }
+                        rusqlite::types::ValueRef::Blob(_) => serde_json::Value::Null,
+                    };
+                    m.insert(n.clone(), v);
+                }
+                Ok(m)
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// The stored ticks of run `run`: (t, tps, the tick's JSON).
+    pub fn ticks(&self, run: i64) -> Result<Vec<(f64, f64, String)>, StoreError> {
+        select(
+            &self.conn,
+            "SELECT t, tps, json FROM ticks WHERE run_id = ?1 ORDER BY t",
+            params![run],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(|e| self.err(e))
+    }
+
+    /// The number of tick rows of run `run`.
+    pub fn tick_count(&self, run: i64) -> Result<i64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM ticks WHERE run_id = ?1",
+                params![run],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+}

@@ -1,0 +1,65 @@
+//! What goes into the store and comes out of it: plain data, no SQL.
+
+/// What identifies a run within a study: resuming skips the keys already finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct RunKey {
+    pub repetition: u32,
+    pub variant: u32,
+    pub workload: u32,
+    pub threads: u32,
+}
+
+/// One point of a run's per-tick series.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct TickRecord {
+    pub t: f64,
+    pub tps: f64,
+    pub qps: f64,
+    pub p99_ms: f64,
+    pub errors: u64,
+    /// Everything else of the tick (errors per code, percentiles, telemetry), as JSON.
+    pub json: String,
+}
+
+/// A finished (or failed, invalid, interrupted) run, as stored.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct RunRecord {
+    pub key: Option<RunKey>,
+    pub variant_name: String,
+    pub workload_label: String,
+    /// ok, failed, invalid or interrupted.
+    pub status: String,
+    pub reason: Option<String>,
+    pub seconds: f64,
+    pub events: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub server_cpu_us_per_event: Option<f64>,
+    pub rss_growth_bytes: Option<i64>,
+    pub client_bound: bool,
+    /// The run's totals and telemetry, and the environment it ran in, as JSON.
+    pub summary_json: String,
+    pub manifest_json: String,
+    pub ticks: Vec<TickRecord>,
+}
+
+/// One exported row: column name -> value.
+pub type Row = serde_json::Map<String, serde_json::Value>;
+
+/// A host probe's result: its headline figure (events/s, MiB/s, I/O operations/s).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct ProbeRecord {
+    pub probe: String,
+    pub threads: u32,
+    pub figure: f64,
+    pub unit: String,
+    pub status: String,
+    pub reason: Option<String>,
+    pub summary_json: String,
+}
