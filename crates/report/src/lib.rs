@@ -18,6 +18,7 @@ mod build;
 mod environment;
 mod html;
 mod model;
+mod plot;
 mod png;
 mod source;
 mod stats;
