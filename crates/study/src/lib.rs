@@ -19,6 +19,7 @@
 mod file;
 mod manifest;
 mod matrix;
+mod merged;
 mod reader;
 mod results;
 mod runner;

@@ -1,18 +1,15 @@
 //! The source tree's shape, kept as the architecture says: within a crate no file imports,
 //! directly or through others, a file that imports it back; and no file under `crates/*/src`
-//! grows past 600 lines. Files that were longer when this check came are listed with their
-//! length then: they may shrink, never grow, and leave the list once they are split.
+//! grows past 600 lines, unless it is a table (listed, with the length it may not exceed).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const MAX_LINES: usize = 600;
 
-/// Files over MAX_LINES, with the length they may not exceed: tables (clap definitions) and
-/// the orchestration that the one-runner work (issue 22) splits.
+/// Tables allowed past MAX_LINES, with the length they may not exceed.
 const LONG: &[(&str, usize)] = &[
     ("cli/src/args.rs", 660), // clap definitions: a table
-    ("study/src/spread.rs", 616),
 ];
 
 fn crates_dir() -> PathBuf {
