@@ -127,23 +127,19 @@ pub fn run_cell<O: CellObserver + Sync>(
         .enable_all()
         .build()?;
     if servers.is_started() {
-        let progress = |p| obs.on_load(p);
-        // The same seed everywhere: every instance holds the same rows.
-        for opts in servers.endpoints() {
-            let loaded = rt.block_on(dataset::prepare(
-                &opts,
-                cell.workload,
-                cell.threads,
-                cell.loaders,
-                cell.run.seed,
-                cell.interrupt,
-                &progress,
-            ));
-            if let Err(DatasetError::Interrupted { rows, total }) = loaded {
+        let load = Load {
+            workload: cell.workload,
+            threads: cell.threads,
+            loaders: cell.loaders,
+            seed: cell.run.seed,
+            interrupt: cell.interrupt,
+        };
+        match load_tables(&rt, &servers.endpoints(), &load, &|p| obs.on_load(p)) {
+            Err(DatasetError::Interrupted { rows, total }) => {
                 obs.on_loading_stopped();
                 return ended(servers, CellEnd::InterruptedLoading { rows, total });
             }
-            loaded?;
+            other => other?,
         }
     }
     if cell.prewarm {
@@ -189,6 +185,38 @@ pub fn run_cell<O: CellObserver + Sync>(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// What loading the tables takes: the workload's tables, created for `threads` connections
+/// (sysbench's --threads), loaded by `loaders` connections at once, from `seed`.
+pub struct Load<'a> {
+    pub workload: &'a WorkloadSpec,
+    pub threads: u32,
+    pub loaders: u32,
+    pub seed: u64,
+    pub interrupt: &'a AtomicBool,
+}
+
+/// Load the tables into every server at `endpoints` (the same seed everywhere: every
+/// instance holds the same rows), telling `progress` (from the loader threads).
+pub fn load_tables(
+    rt: &tokio::runtime::Runtime,
+    endpoints: &[ConnectOptions],
+    load: &Load<'_>,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(), DatasetError> {
+    for opts in endpoints {
+        rt.block_on(dataset::prepare(
+            opts,
+            load.workload,
+            load.threads,
+            load.loaders,
+            load.seed,
+            load.interrupt,
+            progress,
+        ))?;
+    }
+    Ok(())
 }
 
 fn ended(servers: Servers, end: CellEnd) -> Result<CellOutcome, CellError> {

@@ -18,6 +18,7 @@ use bakeoff_server::{global_variables, Server, ServerSpec, Template};
 use bakeoff_store::{RunKey, RunRecord, TickRecord};
 use bakeoff_workload::{dataset, SessionContext, Unique};
 
+use crate::cell::{load_tables, Load};
 use crate::lab::{self, Death, Running, Servers};
 use crate::manifest::{Host, Manifest};
 use crate::matrix::{estimate, series, Series};
@@ -254,26 +255,20 @@ impl SeriesCtx<'_> {
             .map_or(bakeoff_server::DEFAULT_START_TIMEOUT, Duration::from_secs)
     }
 
+    /// The tables, loaded for the series' largest thread count.
     fn load(&self, endpoints: &[ConnectOptions]) -> Result<(), String> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        let w = &self.spec.workloads[self.series.workload].spec;
-        let max_threads = self.spec.threads.iter().copied().max().unwrap_or(1);
-        for opts in endpoints {
-            rt.block_on(dataset::prepare(
-                opts,
-                w,
-                max_threads,
-                dataset::default_connections(),
-                self.spec.seed,
-                self.interrupt,
-                &|_| {},
-            ))
-            .map_err(|e| e.to_string())?;
-        }
-        Ok(())
+        let load = Load {
+            workload: &self.spec.workloads[self.series.workload].spec,
+            threads: self.spec.threads.iter().copied().max().unwrap_or(1),
+            loaders: dataset::default_connections(),
+            seed: self.spec.seed,
+            interrupt: self.interrupt,
+        };
+        load_tables(&rt, endpoints, &load, &|_| {}).map_err(|e| e.to_string())
     }
 
     fn session(&self, endpoints: &[ConnectOptions], threads: u32) -> Arc<SessionContext> {
