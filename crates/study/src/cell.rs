@@ -238,20 +238,17 @@ fn start<O: CellObserver>(
     let rows = u64::from(o.tables) * u64::from(o.table_size);
     preflight::check_space(&std::env::temp_dir(), rows * 300).map_err(CellError::Preflight)?;
     obs.on_starting(host);
-    let mut started = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        let running = lab::start(host, spec, clients).map_err(|e| match e {
-            StartError::Server(source) if host.is_none() => CellError::StartHere {
-                context: match specs.len() {
-                    1 => "starting the embedded server".to_string(),
-                    n => format!("starting embedded server {} of {n}", i + 1),
-                },
-                source,
+    let of = specs.len();
+    let up =
+        |i: usize, running: &Running, spec: &ServerSpec| obs.on_server_up(i, of, running, spec);
+    lab::start_all(host, specs, clients, up).map_err(|(i, e)| match e {
+        StartError::Server(source) if host.is_none() => CellError::StartHere {
+            context: match of {
+                1 => "starting the embedded server".to_string(),
+                n => format!("starting embedded server {} of {n}", i + 1),
             },
-            other => CellError::Start(other),
-        })?;
-        obs.on_server_up(i, specs.len(), &running, spec);
-        started.push(running);
-    }
-    Ok(Servers::Started(started))
+            source,
+        },
+        other => CellError::Start(other),
+    })
 }

@@ -73,6 +73,24 @@ pub fn start(
     }
 }
 
+/// Start one server per spec (a variant's instances), here or on `host`, telling `on_up` as
+/// each is ready; the first that fails stops the rest (those started go with the error), and
+/// says which it was (from 0).
+pub fn start_all(
+    host: Option<&HostUrl>,
+    specs: &[ServerSpec],
+    clients: Option<&ClientHosts>,
+    mut on_up: impl FnMut(usize, &Running, &ServerSpec),
+) -> Result<Servers, (usize, StartError)> {
+    let mut started = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let running = start(host, spec, clients).map_err(|e| (i, e))?;
+        on_up(i, &running, spec);
+        started.push(running);
+    }
+    Ok(Servers::Started(started))
+}
+
 impl Running {
     /// How the load reaches it: the socket here, TCP to its host's address there.
     pub fn connect_options(&self) -> ConnectOptions {

@@ -137,25 +137,31 @@ impl SeriesCtx<'_> {
             None
         };
         let v = &self.spec.variants[self.series.variant];
-        let mut servers = Vec::new();
-        for inst in &v.instances {
-            let spec = ServerSpec {
+        let specs: Vec<ServerSpec> = v
+            .instances
+            .iter()
+            .map(|inst| ServerSpec {
                 binary: v.binary.clone(),
                 variant: inst.clone(),
                 datadir_from: datadir_from.clone(),
                 start_timeout: self.start_timeout(),
                 ..ServerSpec::default()
-            };
-            match lab::start(self.server_host.as_ref(), &spec, self.clients.as_deref()) {
-                Ok(s) => servers.push(s),
-                Err(e) => {
-                    let reason = format!("the variant did not start: {e}");
-                    self.obs.on_note(&format!("{}: {reason}", v.name));
-                    return self.record_all(todo, "failed", &reason, "{}");
-                }
+            })
+            .collect();
+        let started = lab::start_all(
+            self.server_host.as_ref(),
+            &specs,
+            self.clients.as_deref(),
+            |_, _, _| {},
+        );
+        let mut servers = match started {
+            Ok(s) => s,
+            Err((_, e)) => {
+                let reason = format!("the variant did not start: {e}");
+                self.obs.on_note(&format!("{}: {reason}", v.name));
+                return self.record_all(todo, "failed", &reason, "{}");
             }
-        }
-        let mut servers = Servers::Started(servers);
+        };
         let manifest = self.manifest(servers.started());
         if let Some(problems) = servers.started().iter().find_map(Running::variant_problems) {
             return self.record_all(
