@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use crate::args::EmbeddedArgs;
 use crate::exit::{EXIT_FAILED, INTERRUPTED};
-use bakeoff_study::lab::Running;
+use bakeoff_study::lab::{Running, Servers};
 
 use crate::target::start_embedded;
 
@@ -17,7 +17,10 @@ pub fn start(e: &EmbeddedArgs) -> Result<ExitCode> {
     if e.variant.instances > 1 {
         anyhow::bail!("--instances: `server start` runs one server; start one per terminal, or use `bakeoff run --instances`");
     }
-    let Some(Running::Here(mut server)) = start_embedded(e)?.pop() else {
+    let Servers::Started(mut started) = start_embedded(e)? else {
+        anyhow::bail!("no server started");
+    };
+    let Some(Running::Here(mut server)) = started.pop() else {
         anyhow::bail!("no server started");
     };
     if let Some(problems) = server.variant_problems() {

@@ -3,7 +3,8 @@
 
 use anyhow::Result;
 use bakeoff_server::ServerSpec;
-use bakeoff_study::lab::{self, Running, StartError};
+use bakeoff_study::cell::start_servers;
+use bakeoff_study::lab::{Running, Servers};
 
 use crate::args::EmbeddedArgs;
 use crate::output;
@@ -25,20 +26,12 @@ pub(crate) fn specs(e: &EmbeddedArgs) -> Result<Vec<ServerSpec>> {
 
 /// Start every instance of the variant the options describe, here, printing each one's
 /// checks (`bakeoff server start`).
-pub(crate) fn start_embedded(e: &EmbeddedArgs) -> Result<Vec<Running>> {
-    let mut servers = Vec::new();
-    for (i, spec) in specs(e)?.into_iter().enumerate() {
-        let running = lab::start(None, &spec, None).map_err(|err| match err {
-            StartError::Server(s) => anyhow::Error::new(s).context(match e.variant.instances {
-                1 => "starting the embedded server".to_string(),
-                n => format!("starting embedded server {} of {n}", i + 1),
-            }),
-            other => anyhow::Error::new(other),
-        })?;
-        print_server_up(&running, i, e.variant.instances, &spec);
-        servers.push(running);
-    }
-    Ok(servers)
+pub(crate) fn start_embedded(e: &EmbeddedArgs) -> Result<Servers> {
+    let instances = e.variant.instances;
+    let up = |i: usize, running: &Running, spec: &ServerSpec| {
+        print_server_up(running, i, instances, spec)
+    };
+    Ok(start_servers(None, &specs(e)?, None, up)?)
 }
 
 /// A server is up: where, as which variant, and each axis as verified.

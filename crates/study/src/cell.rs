@@ -241,9 +241,20 @@ fn start<O: CellObserver>(
     let of = specs.len();
     let up =
         |i: usize, running: &Running, spec: &ServerSpec| obs.on_server_up(i, of, running, spec);
-    lab::start_all(host, specs, clients, up).map_err(|(i, e)| match e {
+    start_servers(host, specs, clients, up)
+}
+
+/// Start one server per spec (`lab::start_all`); a server here that fails says which one in
+/// its error ("starting the embedded server", "starting embedded server 2 of 4").
+pub fn start_servers(
+    host: Option<&HostUrl>,
+    specs: &[ServerSpec],
+    clients: Option<&ClientHosts>,
+    on_up: impl FnMut(usize, &Running, &ServerSpec),
+) -> Result<Servers, CellError> {
+    lab::start_all(host, specs, clients, on_up).map_err(|(i, e)| match e {
         StartError::Server(source) if host.is_none() => CellError::StartHere {
-            context: match of {
+            context: match specs.len() {
                 1 => "starting the embedded server".to_string(),
                 n => format!("starting embedded server {} of {n}", i + 1),
             },

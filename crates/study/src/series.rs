@@ -9,9 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bakeoff_driver::ConnectOptions;
-use bakeoff_engine::{
-    run_sampled, ClientWait, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick,
-};
+use bakeoff_engine::{ClientWait, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::ClientPlacement;
 use bakeoff_server::{global_variables, Server, ServerSpec, Template};
@@ -183,25 +181,18 @@ impl SeriesCtx<'_> {
                 &manifest,
             );
         }
-        let reach = servers.reach();
         if !self.spec.warmup.is_zero() {
             // Unmeasured: warm the buffer pool and the server's caches at the first thread count.
-            let warm = self.run_spec(self.spec.threads[0], self.spec.warmup);
-            let workload = &self.spec.workloads[self.series.workload].spec;
-            match self.clients.as_deref_mut() {
-                Some(c) => {
-                    let _ = c.run(&reach, workload, &warm, self.interrupt, &mut Quiet, None);
-                }
-                None => {
-                    let _ = run_sampled(
-                        self.session(&endpoints, self.spec.threads[0]),
-                        &warm,
-                        self.interrupt,
-                        &mut Quiet,
-                        None,
-                    );
-                }
-            }
+            let threads = self.spec.threads[0];
+            let warm = self.run_spec(threads, self.spec.warmup);
+            let m = Measure {
+                servers: &servers,
+                session: self.session(&endpoints, threads),
+                run: &warm,
+                sampled_client_threads: warm.client_threads,
+                interrupt: self.interrupt,
+            };
+            let _ = measure(m, self.clients.as_deref_mut(), &mut Quiet);
         }
         for (i, &threads) in todo.iter().enumerate() {
             if self.interrupt.load(Ordering::Relaxed) {
