@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use bakeoff_workload::SessionContext;
+use bakeoff_workload::Source;
 use serde::Serialize;
 
 use crate::{run, EngineError, Observer, RunResult, RunSpec, RunStatus};
@@ -67,8 +67,8 @@ impl FixedWork {
 
 /// Run `iterations` rounds of `spec`, whose `events_per_connection` must be set, in this
 /// process. Stops early (keeping what was measured) when a round fails or `interrupt` is set.
-pub fn run_iterations(
-    ctx: Arc<SessionContext>,
+pub fn run_iterations<S: Source>(
+    ctx: Arc<S>,
     spec: &RunSpec,
     iterations: u32,
     interrupt: &AtomicBool,

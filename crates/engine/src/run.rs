@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bakeoff_telemetry::{Sampler, Window};
-use bakeoff_workload::SessionContext;
+use bakeoff_workload::Source;
 use tokio::sync::watch;
 
 use crate::worker::{Recorder, Shared, Worker};
@@ -16,8 +16,8 @@ use crate::{ConnTotals, EngineError, Observer, RunResult, RunSpec, RunStatus, Ti
 /// Run the workload as `spec` says. `interrupt` is set by the caller (Ctrl-C): the run then
 /// stops starting events, lets in-flight ones finish within the grace period, and reports
 /// what it measured with status `Interrupted`.
-pub fn run(
-    ctx: Arc<SessionContext>,
+pub fn run<S: Source>(
+    ctx: Arc<S>,
     spec: &RunSpec,
     interrupt: &AtomicBool,
     observer: &mut dyn Observer,
@@ -27,8 +27,8 @@ pub fn run(
 
 /// [`run`], with `sampler` read at the start, at every tick and at the end: the server
 /// process, the host and the client over the same intervals as the load's own figures.
-pub fn run_sampled(
-    ctx: Arc<SessionContext>,
+pub fn run_sampled<S: Source>(
+    ctx: Arc<S>,
     spec: &RunSpec,
     interrupt: &AtomicBool,
     observer: &mut dyn Observer,

@@ -8,7 +8,7 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bakeoff_telemetry::Window;
-use bakeoff_workload::{EventError, Session, SessionContext, StmtCounts};
+use bakeoff_workload::{EventError, Events, Source, StmtCounts};
 use tokio::sync::{watch, Notify};
 
 use crate::pacing::Arrivals;
@@ -50,8 +50,10 @@ pub(crate) struct Recorder {
     pub conns: Vec<ConnTotals>,
 }
 
-pub(crate) struct Worker {
-    pub ctx: Arc<SessionContext>,
+/// Generic over the workload's source, so each event is a direct call (no dispatch on the
+/// hot path).
+pub(crate) struct Worker<S: Source> {
+    pub ctx: Arc<S>,
     pub spec: Arc<RunSpec>,
     pub shared: Arc<Shared>,
     pub rec: Arc<Mutex<Recorder>>,
@@ -79,7 +81,7 @@ struct Queue {
     notify: Notify,
 }
 
-impl Worker {
+impl<S: Source> Worker<S> {
     pub fn run(
         self,
         ready: mpsc::Sender<Result<(), EngineError>>,
@@ -150,7 +152,7 @@ impl Worker {
         self.tids.len() == 1 && self.spec.rate.is_none()
     }
 
-    async fn open_sessions(&self) -> Result<Vec<Session>, EngineError> {
+    async fn open_sessions(&self) -> Result<Vec<S::Session>, EngineError> {
         let blocking = self.blocking_io();
         let opens: Vec<_> = self
             .tids
@@ -169,7 +171,7 @@ impl Worker {
                     if shared.stop.load(Ordering::Relaxed) {
                         return (tid, None);
                     }
-                    let s = Session::open(ctx, tid, seed, blocking).await;
+                    let s = ctx.open(tid, seed, blocking).await;
                     if s.is_ok() {
                         shared.connected.fetch_add(1, Ordering::Relaxed);
                     }
@@ -236,7 +238,7 @@ async fn poll_while(polling: Rc<Cell<bool>>, shared: Arc<Shared>) {
 }
 
 /// Open loop: this thread's share of the arrivals, queued for its connections.
-async fn generate(w: Rc<Worker>, queue: Rc<Queue>, rate: f64, started: Instant) {
+async fn generate<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, rate: f64, started: Instant) {
     let threads = w.spec.client_threads.max(1);
     let mut arrivals = Arrivals::new(
         rate / threads as f64,
@@ -267,7 +269,7 @@ async fn generate(w: Rc<Worker>, queue: Rc<Queue>, rate: f64, started: Instant) 
 }
 
 /// The next event's intended start: now (closed loop) or the oldest arrival (open loop).
-async fn next_start(w: &Worker, queue: &Queue) -> Option<Instant> {
+async fn next_start<S: Source>(w: &Worker<S>, queue: &Queue) -> Option<Instant> {
     if w.spec.rate.is_none() {
         let now = Instant::now();
         return (!w.shared.over(now)).then_some(now);
@@ -291,7 +293,7 @@ async fn next_start(w: &Worker, queue: &Queue) -> Option<Instant> {
 /// One connection's loop. Latency runs from the intended start to the end of the event,
 /// restarts after ignorable errors and reconnects included (sysbench keeps the timer running
 /// across restarts too).
-async fn connection(w: Rc<Worker>, queue: Rc<Queue>, mut s: Session, i: usize) {
+async fn connection<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, mut s: S::Session, i: usize) {
     w.shared.running.fetch_add(1, Ordering::Relaxed);
     let mut done = 0u64;
     while let Some(intended) = next_start(&w, &queue).await {
@@ -339,7 +341,11 @@ async fn connection(w: Rc<Worker>, queue: Rc<Queue>, mut s: Session, i: usize) {
 /// Run one event to success. Ignorable server errors restart it with fresh values; a lost
 /// connection is re-established (with backoff) and re-prepared, then the event restarts.
 /// Returns false when the run must stop (fatal error, or the run ended while reconnecting).
-async fn event_with_restarts(w: &Worker, s: &mut Session, counts: &mut StmtCounts) -> bool {
+async fn event_with_restarts<S: Source>(
+    w: &Worker<S>,
+    s: &mut S::Session,
+    counts: &mut StmtCounts,
+) -> bool {
     loop {
         let result = s.event(counts).await;
         let err = match result {
@@ -372,7 +378,7 @@ async fn event_with_restarts(w: &Worker, s: &mut Session, counts: &mut StmtCount
     }
 }
 
-async fn reconnect(w: &Worker, s: &mut Session) -> bool {
+async fn reconnect<S: Source>(w: &Worker<S>, s: &mut S::Session) -> bool {
     let mut backoff = Duration::from_millis(1);
     loop {
         if w.shared.over(Instant::now()) {
@@ -391,7 +397,7 @@ async fn reconnect(w: &Worker, s: &mut Session) -> bool {
     }
 }
 
-fn record_statements(w: &Worker, c: StmtCounts) {
+fn record_statements<S: Source>(w: &Worker<S>, c: StmtCounts) {
     if c != StmtCounts::default() {
         if let Ok(mut r) = w.rec.lock() {
             r.window.record_statements(c.reads, c.writes, c.others);

@@ -5,8 +5,10 @@
 //!   pareto, zipfian, with sysbench 1.0.20's exact formulas);
 //! - [`WorkloadKind`] (oltp_read_write ... bulk_insert) and [`OltpOptions`] (sysbench's
 //!   option set), combined into a validated [`WorkloadSpec`];
-//! - [`Session`]: one connection with its prepared statements, its RNG and the event body;
-//!   the engine calls [`Session::event`] and decides what an error means;
+//! - [`scripting`]: the seam between workloads and the engine, a [`Source`] of sessions
+//!   whose [`Events`] the engine drives and whose errors it judges; the native source is
+//!   [`SessionContext`] with its [`Session`] (one connection, its prepared statements, its
+//!   RNG and the event body);
 //! - [`dataset`]: prepare (parallel load, secondary index after the load) and cleanup (drops
 //!   only the tables bakeoff recorded in its marker table).
 //!
@@ -16,12 +18,13 @@ pub mod dataset;
 mod dist;
 mod kind;
 mod rng;
-mod session;
+pub mod scripting;
 mod statements;
 mod strings;
 
 pub use dist::{Distribution, RandType};
 pub use kind::{OltpOptions, PsMode, WorkloadKind, WorkloadSpec, OPTION_NAMES};
 pub use rng::{Rng, Unique};
-pub use session::{EventError, Session, SessionContext, StmtCounts};
+pub use scripting::native::{Session, SessionContext};
+pub use scripting::{EventError, Events, Source, StmtCounts};
 pub use strings::{fill_c, fill_pad, C_LEN, PAD_LEN};

@@ -1,11 +1,11 @@
-//! One connection running one workload: its prepared statements, RNG and event body.
+//! The native source: sysbench's built-in OLTP workloads, written in Rust. One [`Session`]
+//! is one connection with its prepared statements, its RNG and the event body.
 
 use std::sync::Arc;
 
-use bakeoff_driver::{
-    is_lost_code, Conn, ConnectOptions, DriverError, Outcome, Param, ServerError, Stmt,
-};
+use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome, Param, ServerError, Stmt};
 
+use super::{EventError, Events, Source, StmtCounts};
 use crate::statements::{random_points_sql, random_ranges_sql, Kind, KINDS};
 use crate::strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
 use crate::{Distribution, PsMode, Rng, Unique, WorkloadKind, WorkloadSpec};
@@ -30,33 +30,6 @@ impl SessionContext {
     /// The server session `tid` connects to.
     pub fn endpoint(&self, tid: u32) -> &ConnectOptions {
         &self.endpoints[tid as usize % self.endpoints.len().max(1)]
-    }
-}
-
-/// Statements by outcome, sysbench's way: a result set is a read, a statement that changed
-/// rows a write, anything else (BEGIN, COMMIT, an UPDATE that matched nothing) other.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StmtCounts {
-    pub reads: u64,
-    pub writes: u64,
-    pub others: u64,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum EventError {
-    /// The server refused a statement; the engine decides (restart the event or stop).
-    #[error("statement '{sql}' failed: {error}")]
-    Server { error: ServerError, sql: String },
-    #[error(transparent)]
-    Driver(#[from] DriverError),
-}
-
-impl EventError {
-    pub fn is_connection_lost(&self) -> bool {
-        match self {
-            EventError::Driver(e) => e.is_connection_lost(),
-            EventError::Server { error, .. } => is_lost_code(error.code),
-        }
     }
 }
 
@@ -436,6 +409,33 @@ impl Session {
         }
         self.conn.quit().await;
         Ok(())
+    }
+}
+
+impl Source for SessionContext {
+    type Session = Session;
+
+    async fn open(
+        self: Arc<Self>,
+        tid: u32,
+        seed: u64,
+        blocking: bool,
+    ) -> Result<Session, DriverError> {
+        Session::open(self, tid, seed, blocking).await
+    }
+}
+
+impl Events for Session {
+    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        Session::event(self, c).await
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DriverError> {
+        Session::reconnect(self).await
+    }
+
+    async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
+        Session::finish(self, c).await
     }
 }
 
