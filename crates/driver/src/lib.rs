@@ -1,4 +1,6 @@
-//! One MySQL/MariaDB connection: real socket I/O around the sans-IO `bakeoff-proto`.
+//! Database connections: the [`Connection`] family that workloads are written against, and
+//! its members under [`adapters`] (MySQL/MariaDB: real socket I/O around the sans-IO
+//! `bakeoff-proto`).
 //!
 //! [`Conn`] owns its socket and two reusable buffers, so executing a prepared statement
 //! allocates nothing. Statement-level server errors come back as data
@@ -10,16 +12,14 @@
 //! engine. The one wait it makes is inside a connect, for room in a full listen queue, as
 //! libmysqlclient's blocking connect does (`retry.rs`).
 
-mod conn;
+pub mod adapters;
+mod connection;
 mod error;
 mod options;
-mod retry;
-mod stream;
 
+pub use adapters::mysql::{reads_on_this_thread, somaxconn, Conn, Stmt};
 pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
-pub use conn::{Conn, Stmt};
+pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
 pub use options::{ConnectOptions, Endpoint, Secret};
-pub use retry::somaxconn;
-pub use stream::reads_on_this_thread;

@@ -16,17 +16,18 @@
 //! - only directories bakeoff created and marked are ever deleted;
 //! - every wait is bounded; shutdown escalates SHUTDOWN -> SIGTERM -> SIGKILL.
 //!
+//! Layout: `adapters/` holds what each server family does its own way (MariaDB/MySQL today:
+//! datadir initialisers, command line, accounts, SQL checks); the rest is the lab, the same for
+//! every family.
+//!
 //! What it must not do: print, or exit the process.
 
-mod accounts;
+mod adapters;
 mod binary;
-mod datadir;
 mod error;
-mod exposure;
 mod launch;
 pub mod placement;
 pub mod preflight;
-mod queries;
 mod random;
 mod rundir;
 mod server;
@@ -34,9 +35,9 @@ mod spec;
 mod template;
 pub mod variant;
 
-pub use binary::{file_sha256, find_server_binary, INSTALL_HINT};
+pub use adapters::mysql::{find_server_binary, global_variables, INSTALL_HINT};
+pub use binary::file_sha256;
 pub use error::ServerError;
-pub use queries::global_variables;
 pub use random::random_hex;
 pub use server::Server;
 pub use spec::{Listen, ServerSpec, DEFAULT_START_TIMEOUT, DEFAULT_START_TIMEOUT_S};

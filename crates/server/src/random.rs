@@ -6,6 +6,10 @@
 
 use std::io;
 
+use bakeoff_driver::Secret;
+
+use crate::ServerError;
+
 /// `bytes` random bytes as lowercase hex (twice as many characters).
 pub fn random_hex(bytes: usize) -> io::Result<String> {
     hex_from(bytes, fill)
@@ -37,6 +41,16 @@ fn fill(buf: &mut [u8]) -> io::Result<()> {
         done += n as usize;
     }
     Ok(())
+}
+
+/// A password for a throwaway account, from the kernel's randomness; a start fails without it.
+pub(crate) fn new_secret() -> Result<Secret, ServerError> {
+    random_hex(16)
+        .map(Secret::new)
+        .map_err(|e| ServerError::Spawn {
+            what: "making the load account's password".into(),
+            detail: e.to_string(),
+        })
 }
 
 #[cfg(test)]

@@ -146,3 +146,27 @@ pub fn error_lines_and_tail(path: &Path, n: usize) -> String {
     }
     format!("{}\n...\n{}", errors.join("\n"), tail(path, n))
 }
+
+/// Write `text` to a new file only its owner (the server's user, `run_as`) may read.
+pub(crate) fn write_private(
+    path: &Path,
+    text: &str,
+    run_as: Option<RunAs>,
+) -> Result<(), ServerError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let err = |source| ServerError::RunDir {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(err)?;
+    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(err)?;
+    if let Some(r) = run_as {
+        std::os::unix::fs::chown(path, Some(r.uid), Some(r.gid)).map_err(err)?;
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err)
+}

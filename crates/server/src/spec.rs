@@ -60,15 +60,3 @@ impl Default for ServerSpec {
         }
     }
 }
-
-/// Options every lab server gets before the spec's own: sized for thousands of connections,
-/// each with a full set of prepared statements (sysbench's read_write needs 2 + 9 x tables),
-/// and a listen queue as long as the connections allowed, so a storm of connects is queued
-/// rather than refused (the kernel caps it at net.core.somaxconn).
-pub(crate) const LAB_DEFAULTS: &[&str] = &[
-    "max-connections=5000",
-    "back-log=5000",
-    "max-prepared-stmt-count=1048576",
-    "innodb-buffer-pool-size=512M",
-    "skip-name-resolve",
-];

@@ -71,7 +71,7 @@ fn per_event(kind: WorkloadKind, name: &str) -> ([f64; 6], StmtCounts) {
             threads: 1,
             unique: Unique::new(1),
         });
-        let mut session = Session::open(ctx, 0, 42, false)
+        let mut session: Session = Session::open(ctx, 0, 42, false)
             .await
             .expect("open session");
         let mut admin = connect(&opts).await;

@@ -1,24 +1,24 @@
 //! A running server: started in a run directory of its own (a fresh datadir or a copy of a
-//! template), launched contained, ready once an authenticated `SELECT 1` answers, refused if it
-//! has anonymous accounts, then verified axis by axis. How it ends is in `stop`.
+//! template), launched contained, ready once an authenticated query answers, refused if its
+//! family's readiness checks fail (anonymous accounts), then verified axis by axis. What the
+//! server's family does its own way is asked of it (`adapters`). How it ends is in `stop`.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bakeoff_driver::{Conn, ConnectOptions, Endpoint, Secret};
+use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
 
 mod stop;
 
-use crate::accounts::{self, init_sql};
-use crate::binary::find_server_binary;
-use crate::datadir::{flavor, initialize, Bounds, Flavor};
-use crate::launch::{scrub_env, spawn_contained, unprivileged_user, Placement, RunAs};
-use crate::queries::{check_settings, probe, runtime};
-use crate::rundir::{tail, RunDir};
-use crate::spec::{ServerSpec, LAB_DEFAULTS};
+use crate::adapters::{default_binary, family_of, Bounds, Family, Launch};
+use crate::launch::{scrub_env, spawn_contained, unprivileged_user, Placement};
+use crate::random::new_secret;
+use crate::rundir::{tail, write_private, RunDir};
+use crate::spec::ServerSpec;
 use crate::template::copy_tree;
 use crate::variant::{self, Check, Variant};
 use crate::ServerError;
@@ -26,6 +26,8 @@ use crate::ServerError;
 /// A running server. Dropping it stops the server and removes its run directory.
 pub struct Server {
     child: Option<Child>,
+    /// What this kind of server does its own way (see `adapters`).
+    family: Arc<dyn Family>,
     rundir: RunDir,
     socket: PathBuf,
     log: PathBuf,
@@ -51,7 +53,12 @@ impl Server {
     /// for this server any more, say the agent's link is gone). The start then kills what it
     /// launched, removes its directories and returns [`ServerError::Abandoned`].
     pub fn start_watched(spec: &ServerSpec, abandon: &AtomicBool) -> Result<Server, ServerError> {
-        crate::exposure::check(spec)?;
+        let binary = match &spec.binary {
+            Some(b) => b.clone(),
+            None => default_binary()?,
+        };
+        let family = family_of(&binary);
+        family.refuse_exposure(spec)?;
         // The port is free when chosen, but another process may bind it before the server does
         // (two bakeoffs starting at once, a test suite): then try again with another one.
         let own_port = !spec
@@ -61,7 +68,7 @@ impl Server {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            match Server::start_once(spec, abandon) {
+            match Server::start_once(spec, &binary, &family, abandon) {
                 Err(ServerError::ExitedAtStart { log_tail, .. })
                     if own_port && attempts < 3 && log_tail.contains("Address already in use") => {}
                 other => return other,
@@ -69,17 +76,17 @@ impl Server {
         }
     }
 
-    fn start_once(spec: &ServerSpec, abandon: &AtomicBool) -> Result<Server, ServerError> {
-        let binary = match &spec.binary {
-            Some(b) => b.clone(),
-            None => find_server_binary()?,
-        };
+    fn start_once(
+        spec: &ServerSpec,
+        binary: &Path,
+        family: &Arc<dyn Family>,
+        abandon: &AtomicBool,
+    ) -> Result<Server, ServerError> {
         // Before anything is created: a variant that cannot be set up here is a usage error.
         let library = variant::preflight(&spec.variant).map_err(ServerError::Variant)?;
         let run_as = unprivileged_user();
         let rundir = RunDir::create(run_as)?;
         let dir = rundir.path().to_path_buf();
-        let flavor = flavor(&binary);
         match &spec.datadir_from {
             Some(from) => {
                 copy_tree(from, &dir.join("data"), run_as).map_err(|e| ServerError::RunDir {
@@ -92,52 +99,28 @@ impl Server {
                     limit: spec.start_timeout,
                     abandon,
                 };
-                initialize(flavor, &binary, &rundir, run_as, bounds)?
+                family.initialise(binary, &rundir, run_as, bounds)?
             }
         }
         let password = new_secret()?;
-        let init = dir.join("init.sql");
-        let sql = init_sql(
-            spec,
-            &password,
-            flavor,
-            &accounts::hostname(),
-            &new_secret()?,
-        );
-        write_private(&init, &sql, run_as)?;
         let bind = spec
             .listen
             .as_ref()
             .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |l| l.address);
         let port = free_port(bind)?;
-        let socket = dir.join("mysqld.sock");
+        let socket = dir.join(family.socket_name());
         let log = dir.join("error.log");
-        let mut cmd = Command::new(&binary);
-        cmd.arg("--no-defaults")
-            .arg(format!("--datadir={}", dir.join("data").display()))
-            .arg(format!("--socket={}", socket.display()))
-            .arg(format!("--port={port}"))
-            .arg(format!("--bind-address={bind}"))
-            .arg(format!("--log-error={}", log.display()))
-            .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
-            .arg(format!("--tmpdir={}", rundir.tmp().display()))
-            // MySQL's X plugin listens on 33060 by default: two servers would collide.
-            .args((flavor == Flavor::MySql).then_some("--mysqlx=OFF"))
-            .arg(format!("--init-file={}", init.display()))
-            .args(
-                LAB_DEFAULTS
-                    .iter()
-                    .copied()
-                    .map(str::to_string)
-                    .chain(spec.options.iter().cloned())
-                    .chain(
-                        spec.variant
-                            .settings
-                            .iter()
-                            .map(|s| format!("{}={}", s.name, s.value)),
-                    )
-                    .map(|o| format!("--{o}")),
-            );
+        let mut cmd = family.command(&Launch {
+            spec,
+            binary,
+            rundir: &rundir,
+            run_as,
+            bind,
+            port,
+            socket: &socket,
+            log: &log,
+            password: &password,
+        })?;
         scrub_env(&mut cmd);
         if let Some(lib) = &library {
             cmd.env("LD_PRELOAD", &lib.path);
@@ -152,6 +135,7 @@ impl Server {
         })?;
         let mut server = Server {
             child: Some(child),
+            family: family.clone(),
             rundir,
             socket,
             log,
@@ -163,10 +147,10 @@ impl Server {
             version: String::new(),
             stop_timeout: spec.stop_timeout,
             checks: Vec::new(),
-            binary: binary.clone(),
+            binary: binary.to_path_buf(),
         };
         server.version = server.wait_ready(spec.start_timeout, abandon)?;
-        server.refuse_anonymous()?;
+        server.family.check_ready(&server.connect_options())?;
         server.checks = server.verify(&spec.variant, library.as_ref());
         Ok(server)
     }
@@ -227,7 +211,7 @@ impl Server {
         };
         if !v.settings.is_empty() {
             let opts = self.connect_options();
-            checks.extend(runtime().block_on(check_settings(&opts, &v.settings)));
+            checks.extend(self.family.check_settings(&opts, &v.settings));
         }
         checks
     }
@@ -290,7 +274,6 @@ impl Server {
         timeout: Duration,
         abandon: &AtomicBool,
     ) -> Result<String, ServerError> {
-        let rt = runtime();
         let opts = ConnectOptions {
             connect_timeout: Duration::from_secs(2),
             ..self.connect_options()
@@ -313,7 +296,7 @@ impl Server {
                     log_tail: tail(&self.log, 25),
                 });
             }
-            match rt.block_on(probe(&opts)) {
+            match self.family.probe(&opts) {
                 Ok(version) => return Ok(version),
                 Err(e) => last = e,
             }
@@ -326,47 +309,6 @@ impl Server {
             log_tail: tail(&self.log, 25),
         })
     }
-
-    /// Fail closed on anonymous accounts: the init file drops the ones initializers make, and
-    /// one that is still there (another host name, a copied datadir) lets anyone log in.
-    fn refuse_anonymous(&mut self) -> Result<(), ServerError> {
-        let opts = self.connect_options();
-        let found = runtime().block_on(async {
-            let mut c = Conn::connect(&opts).await.map_err(|e| e.to_string())?;
-            let found = accounts::anonymous(&mut c).await;
-            c.quit().await;
-            found
-        });
-        match found {
-            Ok(a) if a.is_empty() => Ok(()),
-            Ok(a) => Err(ServerError::Refused(format!(
-                "the server has anonymous accounts ({}), which let anyone log in without a password; drop them from the datadir it starts from",
-                a.join(", ")
-            ))),
-            Err(e) => Err(ServerError::Refused(format!(
-                "could not check the server for anonymous accounts: {e}"
-            ))),
-        }
-    }
-}
-
-fn write_private(path: &Path, text: &str, run_as: Option<RunAs>) -> Result<(), ServerError> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let err = |source| ServerError::RunDir {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(err)?;
-    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(err)?;
-    if let Some(r) = run_as {
-        std::os::unix::fs::chown(path, Some(r.uid), Some(r.gid)).map_err(err)?;
-    }
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err)
 }
 
 /// Ask the kernel for a free port on `addr`. Another process could take it before the server
@@ -377,14 +319,4 @@ fn free_port(addr: std::net::IpAddr) -> Result<u16, ServerError> {
         detail: e.to_string(),
     })?;
     Ok(l.local_addr().map(|a| a.port()).unwrap_or(0))
-}
-
-/// A password for a throwaway account, from the kernel's randomness; a start fails without it.
-fn new_secret() -> Result<Secret, ServerError> {
-    crate::random::random_hex(16)
-        .map(Secret::new)
-        .map_err(|e| ServerError::Spawn {
-            what: "making the load account's password".into(),
-            detail: e.to_string(),
-        })
 }

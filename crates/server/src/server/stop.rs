@@ -4,11 +4,10 @@
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use bakeoff_driver::{Conn, ConnectOptions};
+use bakeoff_driver::ConnectOptions;
 
 use super::Server;
 use crate::launch;
-use crate::queries::runtime;
 use crate::template::Template;
 use crate::ServerError;
 
@@ -52,20 +51,13 @@ impl Server {
         }
     }
 
-    /// Send SHUTDOWN over SQL, bounded; true if the server took it.
+    /// Ask the server to shut down (SHUTDOWN over SQL), bounded; true if it took the request.
     fn ask_shutdown(&self) -> bool {
         let opts = ConnectOptions {
             connect_timeout: Duration::from_secs(2),
             ..self.connect_options()
         };
-        let asked = runtime().block_on(async {
-            tokio::time::timeout(Duration::from_secs(5), async {
-                let mut c = Conn::connect(&opts).await?;
-                c.query("SHUTDOWN").await
-            })
-            .await
-        });
-        matches!(asked, Ok(Ok(_)))
+        self.family.ask_shutdown(&opts)
     }
 
     /// Kill a server nobody drives any more (its driver's link is gone) at once, and remove

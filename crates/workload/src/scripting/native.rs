@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome, Param, ServerError, Stmt};
+use bakeoff_driver::{Conn, ConnectOptions, Connection, DriverError, Outcome, Param, ServerError};
 
 use super::{EventError, Events, Source, StmtCounts};
 use crate::statements::{random_points_sql, random_ranges_sql, Kind, KINDS};
@@ -34,9 +34,9 @@ impl SessionContext {
 }
 
 /// A statement as this session runs it: server-side prepared, or text with `?` substituted.
-struct Prepared {
+struct Prepared<S> {
     sql: String,
-    stmt: Option<Stmt>,
+    stmt: Option<S>,
 }
 
 /// How many statements of each group one event runs (oltp_common.lua's execute_* calls).
@@ -118,17 +118,18 @@ impl Gen {
     }
 }
 
-pub struct Session {
-    conn: Conn,
+/// Generic over the driver family, so each statement is a direct call into its connection.
+pub struct Session<C: Connection = Conn> {
+    conn: C,
     ctx: Arc<SessionContext>,
     tid: u32,
     plan: Plan,
     /// Per table (index table-1), per statement kind.
-    stmts: Vec<[Option<Prepared>; KINDS]>,
-    begin: Option<Prepared>,
-    commit: Option<Prepared>,
+    stmts: Vec<[Option<Prepared<C::Stmt>>; KINDS]>,
+    begin: Option<Prepared<C::Stmt>>,
+    commit: Option<Prepared<C::Stmt>>,
     /// select_random_points / select_random_ranges statement.
-    special: Option<Prepared>,
+    special: Option<Prepared<C::Stmt>>,
     gen: Gen,
     bulk: Vec<u8>,
     bulk_rows: u64,
@@ -136,15 +137,15 @@ pub struct Session {
     blocking: bool,
 }
 
-impl Session {
+impl<C: Connection> Session<C> {
     /// Connect and prepare everything this workload's events need (sysbench's thread_init).
     pub async fn open(
         ctx: Arc<SessionContext>,
         tid: u32,
         seed: u64,
         blocking: bool,
-    ) -> Result<Session, DriverError> {
-        let conn = connect(ctx.endpoint(tid), blocking).await?;
+    ) -> Result<Session<C>, DriverError> {
+        let conn = C::open(ctx.endpoint(tid), blocking).await?;
         let plan = Plan::of(&ctx.spec);
         let gen = Gen {
             rng: Rng::seeded(seed),
@@ -173,7 +174,7 @@ impl Session {
 
     /// After a lost connection: a new connection with every statement prepared again.
     pub async fn reconnect(&mut self) -> Result<(), DriverError> {
-        self.conn = connect(self.ctx.endpoint(self.tid), self.blocking).await?;
+        self.conn = C::open(self.ctx.endpoint(self.tid), self.blocking).await?;
         self.prepare_all().await
     }
 
@@ -187,7 +188,7 @@ impl Session {
         let conn = &mut self.conn;
         let mut stmts = Vec::with_capacity(spec.options.tables as usize);
         for t in 1..=spec.options.tables {
-            let mut row: [Option<Prepared>; KINDS] = Default::default();
+            let mut row: [Option<Prepared<C::Stmt>>; KINDS] = Default::default();
             for k in Kind::ALL {
                 let text_insert = spec.kind == WorkloadKind::OltpInsert && k == Kind::Insert;
                 if self.plan.counts[k as usize] > 0 || text_insert {
@@ -425,7 +426,7 @@ impl Source for SessionContext {
     }
 }
 
-impl Events for Session {
+impl<C: Connection> Events for Session<C> {
     async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
         Session::event(self, c).await
     }
@@ -439,16 +440,11 @@ impl Events for Session {
     }
 }
 
-async fn connect(opts: &ConnectOptions, blocking: bool) -> Result<Conn, DriverError> {
-    let conn = Conn::connect(opts).await?;
-    if blocking {
-        conn.into_blocking()
-    } else {
-        Ok(conn)
-    }
-}
-
-async fn prepare(conn: &mut Conn, sql: String, ps: bool) -> Result<Prepared, DriverError> {
+async fn prepare<C: Connection>(
+    conn: &mut C,
+    sql: String,
+    ps: bool,
+) -> Result<Prepared<C::Stmt>, DriverError> {
     let stmt = if ps {
         Some(conn.prepare(&sql).await?)
     } else {
@@ -457,9 +453,9 @@ async fn prepare(conn: &mut Conn, sql: String, ps: bool) -> Result<Prepared, Dri
     Ok(Prepared { sql, stmt })
 }
 
-async fn run(
-    conn: &mut Conn,
-    p: Option<&Prepared>,
+async fn run<C: Connection>(
+    conn: &mut C,
+    p: Option<&Prepared<C::Stmt>>,
     params: &[Param<'_>],
     c: &mut StmtCounts,
 ) -> Result<(), EventError> {

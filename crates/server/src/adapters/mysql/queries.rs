@@ -3,6 +3,7 @@
 
 use bakeoff_driver::{Conn, ConnectOptions};
 
+use crate::adapters::family::runtime;
 use crate::variant::{self, Check};
 
 pub(crate) async fn probe(opts: &ConnectOptions) -> Result<String, String> {
@@ -81,11 +82,4 @@ pub(crate) async fn check_settings(
         });
     }
     checks
-}
-
-pub(crate) fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a current-thread runtime builds")
 }

@@ -13,7 +13,7 @@
 
 use bakeoff_driver::{Conn, Secret};
 
-use crate::datadir::Flavor;
+use super::datadir::Flavor;
 use crate::ServerSpec;
 
 /// Hosts an initializer may give anonymous accounts (older mysql_install_db made ''@localhost

@@ -3,19 +3,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::binary::find_install_db;
+use super::binary::find_install_db;
+use crate::adapters::family::Bounds;
 use crate::launch::{self, scrub_env, spawn_contained, Placement, RunAs};
 use crate::rundir::{error_lines_and_tail, RunDir};
 use crate::ServerError;
-
-/// How long a step of a start may take, and the flag that gives it up early.
-pub(crate) struct Bounds<'a> {
-    pub limit: Duration,
-    pub abandon: &'a AtomicBool,
-}
 
 /// Make the run directory's `data` with the initializer that belongs to `binary`, its output
 /// in `install.log` there; the initializer is killed when it outlasts `bounds.limit` (the

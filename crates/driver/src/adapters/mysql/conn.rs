@@ -7,8 +7,8 @@ use bakeoff_proto::{
     PrepareReader, PrepareStep, ProtoError, ResponseReader, Step,
 };
 
-use crate::retry::{self, Backoff};
-use crate::stream::Stream;
+use super::retry::{self, Backoff};
+use super::stream::Stream;
 use crate::{ConnectOptions, DriverError};
 
 const INITIAL_READ_BUF: usize = 16 * 1024;
@@ -565,7 +565,7 @@ impl Drop for Farewell {
         if self.armed {
             let mut quit = Vec::with_capacity(5);
             command::quit(&mut quit);
-            crate::stream::send_now(self.fd, &quit);
+            super::stream::send_now(self.fd, &quit);
         }
     }
 }

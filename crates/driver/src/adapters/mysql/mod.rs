@@ -1,0 +1,53 @@
+//! MySQL and MariaDB: the client/server protocol over TCP or a unix socket, around the
+//! sans-IO `bakeoff-proto`.
+
+mod conn;
+mod retry;
+mod stream;
+
+pub use conn::{Conn, Stmt};
+pub use retry::somaxconn;
+pub use stream::reads_on_this_thread;
+
+use crate::{ConnectOptions, Connection, DriverError, Outcome, Param};
+
+impl Connection for Conn {
+    type Stmt = Stmt;
+
+    async fn open(opts: &ConnectOptions, blocking: bool) -> Result<Conn, DriverError> {
+        let conn = Conn::connect(opts).await?;
+        if blocking {
+            conn.into_blocking()
+        } else {
+            Ok(conn)
+        }
+    }
+
+    async fn prepare(&mut self, sql: &str) -> Result<Stmt, DriverError> {
+        Conn::prepare(self, sql).await
+    }
+
+    async fn execute(&mut self, stmt: &Stmt, params: &[Param<'_>]) -> Result<Outcome, DriverError> {
+        Conn::execute(self, stmt, params).await
+    }
+
+    async fn query(&mut self, sql: &str) -> Result<Outcome, DriverError> {
+        Conn::query(self, sql).await
+    }
+
+    async fn query_with(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Outcome, DriverError> {
+        Conn::query_with(self, sql, params).await
+    }
+
+    fn connection_id(&self) -> u32 {
+        Conn::connection_id(self)
+    }
+
+    async fn quit(self) {
+        Conn::quit(self).await
+    }
+}

@@ -1,0 +1,47 @@
+//! The driver family: what a workload needs of a connection, whatever the database.
+//!
+//! Workloads are generic over it, so a statement is a direct call into the family's own
+//! connection type: the seam costs the hot path nothing.
+
+use std::future::Future;
+
+use crate::{ConnectOptions, DriverError, Outcome, Param};
+
+pub trait Connection: Sized {
+    /// A server-side prepared statement.
+    type Stmt;
+
+    /// Connect and authenticate. `blocking`: the caller's thread drives this connection and
+    /// nothing else, so blocking socket I/O may replace the event loop's round per read.
+    fn open(
+        opts: &ConnectOptions,
+        blocking: bool,
+    ) -> impl Future<Output = Result<Self, DriverError>>;
+
+    fn prepare(&mut self, sql: &str) -> impl Future<Output = Result<Self::Stmt, DriverError>>;
+
+    /// Execute a prepared statement; a statement the server refuses is [`Outcome::Err`], data
+    /// for the caller to count, not an error of the connection.
+    fn execute(
+        &mut self,
+        stmt: &Self::Stmt,
+        params: &[Param<'_>],
+    ) -> impl Future<Output = Result<Outcome, DriverError>>;
+
+    /// Run a text statement.
+    fn query(&mut self, sql: &str) -> impl Future<Output = Result<Outcome, DriverError>>;
+
+    /// Run a statement with `?` placeholders as text, the values substituted client-side
+    /// (sysbench's `--db-ps-mode=disable`).
+    fn query_with(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> impl Future<Output = Result<Outcome, DriverError>>;
+
+    /// The server's id for this connection (its thread or backend).
+    fn connection_id(&self) -> u32;
+
+    /// Leave politely; errors no longer matter.
+    fn quit(self) -> impl Future<Output = ()>;
+}

@@ -1,0 +1,75 @@
+//! The family trait: what the lab asks of each kind of server, and what it gives it.
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use bakeoff_driver::{ConnectOptions, Secret};
+
+use crate::launch::RunAs;
+use crate::rundir::RunDir;
+use crate::variant::{Check, Setting};
+use crate::{ServerError, ServerSpec};
+
+/// How long a step of a start may take, and the flag that gives it up early.
+pub(crate) struct Bounds<'a> {
+    pub limit: Duration,
+    pub abandon: &'a AtomicBool,
+}
+
+/// Where and how one server is to run, decided by the lab.
+pub(crate) struct Launch<'a> {
+    pub spec: &'a ServerSpec,
+    pub binary: &'a Path,
+    pub rundir: &'a RunDir,
+    pub run_as: Option<RunAs>,
+    pub bind: IpAddr,
+    pub port: u16,
+    pub socket: &'a Path,
+    pub log: &'a Path,
+    /// The load account's password.
+    pub password: &'a Secret,
+}
+
+pub(crate) trait Family: Send + Sync {
+    /// Refuse, before anything starts, a spec whose options would undo the lab's network
+    /// settings (listen everywhere, skip authentication).
+    fn refuse_exposure(&self, spec: &ServerSpec) -> Result<(), ServerError>;
+
+    /// Make a fresh datadir in `rundir`'s `data`, within `bounds`.
+    fn initialise(
+        &self,
+        binary: &Path,
+        rundir: &RunDir,
+        run_as: Option<RunAs>,
+        bounds: Bounds<'_>,
+    ) -> Result<(), ServerError>;
+
+    /// Write what the server reads at its first start (accounts) and build its command line.
+    fn command(&self, launch: &Launch<'_>) -> Result<Command, ServerError>;
+
+    /// The socket's file name in the run directory.
+    fn socket_name(&self) -> &'static str;
+
+    /// Ready means an authenticated query answered: the server's version then.
+    fn probe(&self, opts: &ConnectOptions) -> Result<String, String>;
+
+    /// Checks once ready, before anyone else connects: fail closed on what would let others in.
+    fn check_ready(&self, opts: &ConnectOptions) -> Result<(), ServerError>;
+
+    /// Each setting against the value the server runs with.
+    fn check_settings(&self, opts: &ConnectOptions, settings: &[Setting]) -> Vec<Check>;
+
+    /// Ask the server to shut down, bounded; true if it took the request.
+    fn ask_shutdown(&self, opts: &ConnectOptions) -> bool;
+}
+
+/// Families ask servers over SQL from blocking lab code; each call gets its own small runtime.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime builds")
+}

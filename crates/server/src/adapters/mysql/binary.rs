@@ -1,0 +1,44 @@
+//! Finding MariaDB's or MySQL's server binary and its datadir initializer.
+
+use std::path::{Path, PathBuf};
+
+use crate::binary::{is_executable, which};
+use crate::ServerError;
+
+pub const INSTALL_HINT: &str =
+    "install MariaDB's server (Debian/Ubuntu: `sudo apt-get install mariadb-server`), or name a binary with --server-binary";
+
+/// `mariadbd`, else `mysqld`, from PATH or the usual system directories.
+pub fn find_server_binary() -> Result<PathBuf, ServerError> {
+    which("mariadbd")
+        .or_else(|| which("mysqld"))
+        .ok_or_else(|| {
+            ServerError::NotFound(format!(
+                "no mariadbd or mysqld found on PATH or in /usr/sbin: {INSTALL_HINT}"
+            ))
+        })
+}
+
+/// The datadir initializer that belongs with `server`: mariadb-install-db beside it or on PATH.
+pub fn find_install_db(server: &Path) -> Result<PathBuf, ServerError> {
+    let beside = server.parent().map(|d| d.join("mariadb-install-db"));
+    let candidates = [
+        beside,
+        server
+            .parent()
+            .and_then(|d| d.parent())
+            .map(|d| d.join("bin/mariadb-install-db")),
+        which("mariadb-install-db"),
+        which("mysql_install_db"),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| is_executable(p))
+        .ok_or_else(|| {
+            ServerError::NotFound(format!(
+                "no mariadb-install-db found to initialize a datadir for {}: {INSTALL_HINT}",
+                server.display()
+            ))
+        })
+}
