@@ -3,7 +3,9 @@
 //! inherits the set; servers get their own set at launch and never inherit this one.
 
 use anyhow::{bail, Context, Result};
-use bakeoff_server::placement::{launch_cpus, online_cpus, pin_this_thread, ClientPlacement};
+use bakeoff_server::placement::{
+    launch_cpus, online_cpus, place_this_thread, ClientPlacement, WhenRefused,
+};
 use bakeoff_server::variant::CpuList;
 
 /// Parse `--client-cpus`, checked against the CPUs this machine has online.
@@ -30,11 +32,10 @@ pub(crate) fn place(
     given: Option<&CpuList>,
     servers: &[Option<&CpuList>],
 ) -> Result<ClientPlacement> {
-    let placement = ClientPlacement::choose(given, servers, &launch_cpus());
-    if placement.pins() {
-        pin_this_thread(&placement.cpus)
-            .with_context(|| format!("pinning the client to CPUs {}", placement.cpus))?;
-    }
+    let placement = place_this_thread(given, servers, WhenRefused::Fail).with_context(|| {
+        let cpus = ClientPlacement::choose(given, servers, &launch_cpus()).cpus;
+        format!("pinning the client to CPUs {cpus}")
+    })?;
     if let Some(note) = placement.note() {
         eprintln!("note: {note}");
     }

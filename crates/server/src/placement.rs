@@ -182,6 +182,43 @@ fn union_of(servers: &[Option<&CpuList>], own: &CpuList) -> Option<CpuList> {
         })
 }
 
+/// What placing the client does when the kernel refuses its pin (CPUs this machine lacks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenRefused {
+    /// Fail: the user asked for these CPUs on this machine (`bakeoff run --client-cpus`).
+    Fail,
+    /// Leave the load on bakeoff's own CPUs, recorded as such (a study whose file names CPUs
+    /// of another machine; `study check` says which).
+    RunEverywhere,
+}
+
+/// Choose where the client runs beside servers on `servers` (each server's CPU list, None for
+/// an unpinned one) and pin the calling thread there, so every load thread started after it
+/// (load, warmup, runs) inherits the set. `bakeoff run` and a study's series both place their
+/// client here.
+pub fn place_this_thread(
+    given: Option<&CpuList>,
+    servers: &[Option<&CpuList>],
+    refused: WhenRefused,
+) -> io::Result<ClientPlacement> {
+    let own = launch_cpus();
+    let placement = ClientPlacement::choose(given, servers, &own);
+    // Unpinned, the thread goes back to bakeoff's CPUs: an earlier series' pin must not stay.
+    let target = if placement.pins() {
+        &placement.cpus
+    } else {
+        &own
+    };
+    match pin_this_thread(target) {
+        Ok(()) => Ok(placement),
+        Err(e) if refused == WhenRefused::Fail && placement.pins() => Err(e),
+        Err(_) => {
+            let _ = pin_this_thread(&own);
+            Ok(ClientPlacement::unplaced(servers, &own))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,9 @@ use std::time::Instant;
 
 use bakeoff_hostbench::profile::profile;
 use bakeoff_remote::HostUrl;
-use bakeoff_server::placement::{launch_cpus, pin_this_thread, ClientPlacement};
+use bakeoff_server::placement::{
+    launch_cpus, pin_this_thread, place_this_thread, ClientPlacement, WhenRefused,
+};
 use bakeoff_server::variant::CpuList;
 use bakeoff_store::{ProbeRecord, RunKey};
 
@@ -190,17 +192,6 @@ fn todo(spec: &StudySpec, s: &Series, finished: &HashSet<RunKey>) -> Vec<u32> {
 fn place_client(spec: &StudySpec, v: &crate::NamedVariant) -> ClientPlacement {
     let given = v.client_cpus.as_ref().or(spec.client_cpus.as_ref());
     let servers: Vec<Option<&CpuList>> = v.instances.iter().map(|i| i.cpus.as_ref()).collect();
-    let own = launch_cpus();
-    let placement = ClientPlacement::choose(given, &servers, &own);
-    let target = if placement.pins() {
-        &placement.cpus
-    } else {
-        &own
-    };
-    if pin_this_thread(target).is_ok() {
-        return placement;
-    }
-    // Undo an earlier series' pin too: the load must not stay where that one put it.
-    let _ = pin_this_thread(&own);
-    ClientPlacement::unplaced(&servers, &own)
+    place_this_thread(given, &servers, WhenRefused::RunEverywhere)
+        .unwrap_or_else(|_| ClientPlacement::unplaced(&servers, &launch_cpus()))
 }
