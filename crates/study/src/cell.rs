@@ -2,13 +2,16 @@
 //! host), their tables loaded and warmed, one measured run (timed or fixed work, here or
 //! spread over client hosts). This file runs that sequence; the caller turns its arguments
 //! into a [`Cell`] and prints what the [`CellObserver`] is told and what comes back.
+//!
+//! A study's series runs the same [`set_up`] (servers, checks, tables), then measures each of
+//! its thread counts on those servers.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bakeoff_driver::ConnectOptions;
-use bakeoff_engine::RunSpec;
+use bakeoff_engine::{Quiet, RunSpec};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::{preflight, ServerError, ServerSpec};
 use bakeoff_workload::dataset::{self, DatasetError, Progress};
@@ -64,6 +67,9 @@ pub trait CellObserver: RunObserver {
     fn on_prewarmed(&mut self, _tables: u32) {}
 }
 
+/// Nothing to tell (a study's series, which records its runs instead).
+impl CellObserver for Quiet {}
+
 /// How a cell ended.
 pub enum CellEnd {
     /// The variant did not take effect (failed axes, one a line): nothing was measured.
@@ -113,46 +119,27 @@ pub fn run_cell<O: CellObserver + Sync>(
     mut clients: Option<&mut ClientHosts>,
     obs: &mut O,
 ) -> Result<CellOutcome, CellError> {
-    let servers = start(cell, clients.as_deref(), obs)?;
-    for note in servers
-        .check_connections(cell.run.connections)
-        .map_err(CellError::Preflight)?
-    {
-        obs.on_note(&note);
-    }
-    if let Some(problems) = servers.variant_problems() {
-        return ended(servers, CellEnd::NotInEffect(problems));
-    }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    if servers.is_started() {
-        let load = Load {
+    let setup = SetUp {
+        servers: &cell.servers,
+        tables: Load {
             workload: cell.workload,
             threads: cell.threads,
             loaders: cell.loaders,
             seed: cell.run.seed,
             interrupt: cell.interrupt,
-        };
-        match load_tables(&rt, &servers.endpoints(), &load, &|p| obs.on_load(p)) {
-            Err(DatasetError::Interrupted { rows, total }) => {
-                obs.on_loading_stopped();
-                return ended(servers, CellEnd::InterruptedLoading { rows, total });
-            }
-            other => other?,
+        },
+        load: true,
+        prewarm: cell.prewarm,
+        connections: Some(cell.run.connections),
+    };
+    let Ready { servers, stop } = set_up(&setup, clients.as_deref(), obs)?;
+    match stop {
+        None => {}
+        Some(Stop::NotInEffect(problems)) => return ended(servers, CellEnd::NotInEffect(problems)),
+        Some(Stop::InterruptedLoading { rows, total }) => {
+            return ended(servers, CellEnd::InterruptedLoading { rows, total })
         }
-    }
-    if cell.prewarm {
-        for opts in servers.endpoints() {
-            let tables = rt.block_on(dataset::prewarm(
-                &opts,
-                cell.workload,
-                cell.threads,
-                cell.loaders,
-                &|_| {},
-            ))?;
-            obs.on_prewarmed(tables);
-        }
+        Some(Stop::Failed(e)) => return Err(e),
     }
     let session = Arc::new(SessionContext {
         endpoints: servers
@@ -185,6 +172,91 @@ pub fn run_cell<O: CellObserver + Sync>(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// What comes before measuring, for a cell and a study's series alike: the servers, checked,
+/// with their tables.
+pub struct SetUp<'a> {
+    pub servers: &'a ServerPlan<'a>,
+    pub tables: Load<'a>,
+    /// Load the tables into servers started for it (false: a copied datadir holds them).
+    /// Given servers are never loaded: their tables are the user's.
+    pub load: bool,
+    /// Read every table into the buffer pool.
+    pub prewarm: bool,
+    /// Check that the servers take this many connections (raising what can be raised).
+    pub connections: Option<u32>,
+}
+
+/// The servers, up (dropping them stops what was started), and why nothing may be measured
+/// on them, if so.
+pub struct Ready {
+    pub servers: Servers,
+    pub stop: Option<Stop>,
+}
+
+pub enum Stop {
+    /// The variant did not take effect (failed axes, one a line).
+    NotInEffect(String),
+    /// Ctrl-C while loading the tables, with this many of the rows loaded.
+    InterruptedLoading { rows: u64, total: u64 },
+    /// Checking, loading or warming failed.
+    Failed(CellError),
+}
+
+/// Start (or take) the servers, check them, load and warm their tables. An error means no
+/// server is up; anything after the start comes back with the servers, so a caller can still
+/// say what they were.
+pub fn set_up<O: CellObserver + Sync>(
+    setup: &SetUp<'_>,
+    clients: Option<&ClientHosts>,
+    obs: &mut O,
+) -> Result<Ready, CellError> {
+    let servers = start(setup.servers, setup.tables.workload, clients, obs)?;
+    let stop = ready(setup, &servers, obs).err();
+    Ok(Ready { servers, stop })
+}
+
+fn ready<O: CellObserver + Sync>(
+    setup: &SetUp<'_>,
+    servers: &Servers,
+    obs: &mut O,
+) -> Result<(), Stop> {
+    if let Some(n) = setup.connections {
+        let notes = servers
+            .check_connections(n)
+            .map_err(|e| Stop::Failed(CellError::Preflight(e)))?;
+        for note in notes {
+            obs.on_note(&note);
+        }
+    }
+    if let Some(problems) = servers.variant_problems() {
+        return Err(Stop::NotInEffect(problems));
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Stop::Failed(e.into()))?;
+    if setup.load && servers.is_started() {
+        match load_tables(&rt, &servers.endpoints(), &setup.tables, &|p| {
+            obs.on_load(p)
+        }) {
+            Err(DatasetError::Interrupted { rows, total }) => {
+                obs.on_loading_stopped();
+                return Err(Stop::InterruptedLoading { rows, total });
+            }
+            other => other.map_err(|e| Stop::Failed(e.into()))?,
+        }
+    }
+    if setup.prewarm {
+        let t = &setup.tables;
+        for opts in servers.endpoints() {
+            let prewarm = dataset::prewarm(&opts, t.workload, t.threads, t.loaders, &|_| {});
+            let tables = rt.block_on(prewarm).map_err(|e| Stop::Failed(e.into()))?;
+            obs.on_prewarmed(tables);
+        }
+    }
+    Ok(())
 }
 
 /// What loading the tables takes: the workload's tables, created for `threads` connections
@@ -225,16 +297,17 @@ fn ended(servers: Servers, end: CellEnd) -> Result<CellOutcome, CellError> {
 
 /// The cell's servers: the given ones, or each spec started (room for the tables first).
 fn start<O: CellObserver>(
-    cell: &Cell<'_>,
+    plan: &ServerPlan<'_>,
+    workload: &WorkloadSpec,
     clients: Option<&ClientHosts>,
     obs: &mut O,
 ) -> Result<Servers, CellError> {
-    let (host, specs) = match &cell.servers {
+    let (host, specs) = match plan {
         ServerPlan::Given(o, pids) => return Ok(Servers::Given(o.clone(), pids.clone())),
         ServerPlan::Launch { host, specs } => (*host, specs),
     };
     // ~300 bytes a row with its indexes, as sysbench's tables measure in InnoDB.
-    let o = &cell.workload.options;
+    let o = &workload.options;
     let rows = u64::from(o.tables) * u64::from(o.table_size);
     preflight::check_space(&std::env::temp_dir(), rows * 300).map_err(CellError::Preflight)?;
     obs.on_starting(host);

@@ -16,8 +16,8 @@ use bakeoff_server::{global_variables, Server, ServerSpec, Template};
 use bakeoff_store::{RunKey, RunRecord, TickRecord};
 use bakeoff_workload::{dataset, SessionContext, Unique};
 
-use crate::cell::{load_tables, Load};
-use crate::lab::{self, Death, Running, Servers};
+use crate::cell::{load_tables, set_up, CellError, Load, Ready, ServerPlan, SetUp, Stop};
+use crate::lab::{Death, Running, Servers, StartError};
 use crate::manifest::{Host, Manifest};
 use crate::matrix::{estimate, series, Series};
 use crate::measure::{measure, measure_fixed, Measure, MeasureError, RunObserver};
@@ -146,41 +146,30 @@ impl SeriesCtx<'_> {
                 ..ServerSpec::default()
             })
             .collect();
-        let started = lab::start_all(
-            self.server_host.as_ref(),
-            &specs,
-            self.clients.as_deref(),
-            |_, _, _| {},
-        );
-        let mut servers = match started {
-            Ok(s) => s,
-            Err((_, e)) => {
-                let reason = format!("the variant did not start: {e}");
+        let plan = ServerPlan::Launch {
+            host: self.server_host.as_ref(),
+            specs,
+        };
+        let setup = SetUp {
+            servers: &plan,
+            tables: self.tables(),
+            load: !copy,
+            prewarm: false,
+            connections: None,
+        };
+        let mut servers = match set_up(&setup, self.clients.as_deref(), &mut Quiet) {
+            Ok(Ready { servers, stop }) => match stop {
+                None => servers,
+                Some(stop) => return self.stopped(&servers, stop, todo),
+            },
+            Err(e) => {
+                let reason = format!("the variant did not start: {}", start_error(e));
                 self.obs.on_note(&format!("{}: {reason}", v.name));
                 return self.record_all(todo, "failed", &reason, "{}");
             }
         };
         let manifest = self.manifest(servers.started());
-        if let Some(problems) = servers.started().iter().find_map(Running::variant_problems) {
-            return self.record_all(
-                todo,
-                "invalid",
-                &format!("the variant did not take effect: {problems}"),
-                &manifest,
-            );
-        }
         let endpoints = servers.endpoints();
-        if let Err(e) = if copy { Ok(()) } else { self.load(&endpoints) } {
-            if self.interrupted_now() {
-                return Ok(());
-            }
-            return self.record_all(
-                todo,
-                "failed",
-                &format!("loading the tables failed: {e}"),
-                &manifest,
-            );
-        }
         if !self.spec.warmup.is_zero() {
             // Unmeasured: warm the buffer pool and the server's caches at the first thread count.
             let threads = self.spec.threads[0];
@@ -238,7 +227,7 @@ impl SeriesCtx<'_> {
             ..ServerSpec::default()
         })
         .map_err(|e| e.to_string())?;
-        self.load(&[server.connect_options()])?;
+        self.load_template(&[server.connect_options()])?;
         let t = server.stop_into_template().map_err(|e| e.to_string())?;
         let dir = t.datadir();
         self.templates.insert(key, t);
@@ -253,19 +242,43 @@ impl SeriesCtx<'_> {
     }
 
     /// The tables, loaded for the series' largest thread count.
-    fn load(&self, endpoints: &[ConnectOptions]) -> Result<(), String> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let load = Load {
+    fn tables(&self) -> Load<'_> {
+        Load {
             workload: &self.spec.workloads[self.series.workload].spec,
             threads: self.spec.threads.iter().copied().max().unwrap_or(1),
             loaders: dataset::default_connections(),
             seed: self.spec.seed,
             interrupt: self.interrupt,
-        };
-        load_tables(&rt, endpoints, &load, &|_| {}).map_err(|e| e.to_string())
+        }
+    }
+
+    /// Record why the series' servers, up, measure nothing: the variant did not take effect
+    /// (invalid), or loading failed (failed); Ctrl-C records nothing (a resume runs it).
+    fn stopped(&mut self, servers: &Servers, stop: Stop, todo: &[u32]) -> Result<(), StudyError> {
+        let manifest = self.manifest(servers.started());
+        match stop {
+            Stop::NotInEffect(_) => {
+                let first = servers.started().iter().find_map(Running::variant_problems);
+                let problems = first.unwrap_or_default();
+                let reason = format!("the variant did not take effect: {problems}");
+                self.record_all(todo, "invalid", &reason, &manifest)
+            }
+            _ if self.interrupted_now() => Ok(()),
+            Stop::InterruptedLoading { .. } => Ok(()),
+            Stop::Failed(e) => {
+                let reason = format!("loading the tables failed: {e}");
+                self.record_all(todo, "failed", &reason, &manifest)
+            }
+        }
+    }
+
+    /// A datadir to copy: loaded once by a plain server (see `template`).
+    fn load_template(&self, endpoints: &[ConnectOptions]) -> Result<(), String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        load_tables(&rt, endpoints, &self.tables(), &|_| {}).map_err(|e| e.to_string())
     }
 
     fn session(&self, endpoints: &[ConnectOptions], threads: u32) -> Arc<SessionContext> {
@@ -532,5 +545,14 @@ impl RunObserver for Forward<'_> {}
 impl Observer for Forward<'_> {
     fn on_tick(&mut self, t: &Tick) {
         self.obs.on_tick(t.window.tps);
+    }
+}
+
+/// A start's error as a series records it: the server's own words, without the context
+/// `bakeoff run` puts before them.
+fn start_error(e: CellError) -> String {
+    match e {
+        CellError::StartHere { source, .. } => StartError::Server(source).to_string(),
+        other => other.to_string(),
     }
 }
