@@ -1,0 +1,53 @@
+//! What the CLI's end-to-end tests share: the bakeoff binary against the suite's own MariaDB.
+
+#![allow(dead_code)] // each test binary uses its own part of this
+
+use std::process::{Command, Output};
+
+use bakeoff_driver::Endpoint;
+use bakeoff_testkit::{schema, server};
+
+pub fn bakeoff(args: &[&str], db: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
+    cmd.args(args);
+    if let Some(db) = db {
+        let s = server();
+        let Endpoint::Unix(sock) = &s.connect_options().endpoint else {
+            unreachable!()
+        };
+        cmd.arg(format!("--mysql-socket={}", sock.display()))
+            .arg(format!("--mysql-user={}", s.user()))
+            .arg(format!("--mysql-db={db}"))
+            .env("BAKEOFF_MYSQL_PASSWORD", s.password().expose());
+    }
+    cmd.output().expect("run bakeoff")
+}
+
+pub fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+pub fn db(name: &str) -> String {
+    schema(name).database.expect("schema")
+}
+
+/// Values sysbench parsers read from the final report: "read:", "write:", "transactions:", ...
+pub fn parse_report(out: &str) -> std::collections::HashMap<String, f64> {
+    let mut m = std::collections::HashMap::new();
+    for line in out.lines() {
+        let Some((key, rest)) = line.trim().split_once(':') else {
+            continue;
+        };
+        if let Some(v) = rest
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.trim_end_matches('s').parse::<f64>().ok())
+        {
+            m.entry(key.to_string()).or_insert(v);
+        }
+    }
+    m
+}

@@ -1,0 +1,192 @@
+//! Studies end to end: every example checks, a study runs, resumes, refuses an edited file
+//! and exports.
+
+mod common;
+
+use common::{bakeoff, text};
+
+#[test]
+fn every_example_study_checks_and_a_bad_one_lists_each_problem_at_its_place() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&examples).expect("examples/") {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let o = bakeoff(&["study", "check", path.to_str().unwrap()], None);
+            let (out, err) = text(&o);
+            assert!(o.status.success(), "{}: {err}", path.display());
+            assert!(out.contains("estimated duration"), "{out}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "the examples the issue asks for");
+
+    let bad = std::env::temp_dir().join(format!("bakeoff-bad-study-{}.toml", std::process::id()));
+    std::fs::write(
+        &bad,
+        "treads = [1]\n[[workload]]\nname = \"oltp_point_select\"\nduration = 5\n",
+    )
+    .unwrap();
+    let o = bakeoff(&["study", "check", bad.to_str().unwrap()], None);
+    let (_, err) = text(&o);
+    let _ = std::fs::remove_file(&bad);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:1:1: unknown key `treads`; did you mean `threads`?",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}:4:1: unknown key `workload[1].duration`",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("nothing was run"), "{err}");
+}
+
+#[test]
+fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
+    let dir = std::env::temp_dir().join(format!("bakeoff-cli-study-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tiny.toml");
+    let study = "duration = 1\nthreads = [2]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n";
+    std::fs::write(&file, study).unwrap();
+    let f = file.to_str().unwrap();
+
+    let o = bakeoff(&["study", "run", f], None);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("1 of 1 runs to do") && err.contains("1 ok, 0 failed"),
+        "{err}"
+    );
+    let db = dir.join("tiny.db");
+    assert!(db.exists(), "results beside the study file");
+
+    let o = bakeoff(&["study", "run", f], None);
+    assert!(o.status.success());
+    assert!(
+        text(&o).1.contains("0 of 1 runs to do"),
+        "resumed: nothing left"
+    );
+
+    let o = bakeoff(&["export", db.to_str().unwrap(), "--format=csv"], None);
+    let (out, _) = text(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "header and one run: {out}");
+    assert!(
+        lines[0].contains("tps") && lines[0].contains("status"),
+        "{out}"
+    );
+    assert!(lines[1].contains(",ok,"), "{out}");
+    let o = bakeoff(
+        &[
+            "export",
+            db.to_str().unwrap(),
+            "--what=ticks",
+            "--format=json",
+        ],
+        None,
+    );
+    let ticks: serde_json::Value = serde_json::from_str(&text(&o).0).expect("JSON ticks");
+    assert!(
+        !ticks.as_array().unwrap().is_empty() && ticks[0]["tps"].as_f64().unwrap() > 0.0,
+        "{ticks}"
+    );
+
+    let o = bakeoff(&["compare", db.to_str().unwrap()], None);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("one variant: nothing to compare") && out.contains("peak"),
+        "{out}"
+    );
+    let charts = dir.join("charts");
+    let o = bakeoff(
+        &[
+            "report",
+            db.to_str().unwrap(),
+            "--charts",
+            charts.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let page =
+        std::fs::read_to_string(dir.join("tiny.html")).expect("the report beside the database");
+    assert!(
+        page.contains("<svg") && page.contains("oltp_point_select") && !page.contains("<script")
+    );
+    assert!(charts.join("oltp_point_select-throughput.svg").exists());
+    assert!(charts.join("oltp_point_select-latency.svg").exists());
+    assert!(charts.join("server-rss.svg").exists());
+    let pngs = dir.join("pngs");
+    let o = bakeoff(
+        &[
+            "report",
+            db.to_str().unwrap(),
+            "-o",
+            dir.join("again.html").to_str().unwrap(),
+            "--charts",
+            pngs.to_str().unwrap(),
+            "--format=png",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let png = std::fs::read(pngs.join("oltp_point_select-throughput.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG file");
+    let o = bakeoff(&["compare", db.to_str().unwrap(), "--p99-limit=0"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--p99-limit=0"), "{}", text(&o).1);
+
+    // Merged into another database: copied once, reported the same.
+    let all = dir.join("all.db");
+    let merge = |into: &std::path::Path| {
+        bakeoff(
+            &["merge", db.to_str().unwrap(), "-o", into.to_str().unwrap()],
+            None,
+        )
+    };
+    let o = merge(&all);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(
+        text(&o).0.contains("1 study(ies) [tiny], 1 runs"),
+        "{}",
+        text(&o).0
+    );
+    let o = merge(&all);
+    assert!(text(&o).0.contains("already there"), "{}", text(&o).0);
+    let o = merge(&db);
+    assert_eq!(o.status.code(), Some(2), "merging a database into itself");
+    assert!(
+        text(&o).1.contains("both an input and --output"),
+        "{}",
+        text(&o).1
+    );
+    let o = bakeoff(&["compare", all.to_str().unwrap()], None);
+    assert!(text(&o).0.contains("nothing to compare"), "{}", text(&o).0);
+    let o = bakeoff(&["compare", db.to_str().unwrap(), "--baseline=nope"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o)
+            .1
+            .contains("--baseline 'nope' is neither AXIS=VALUE nor a variant"),
+        "{}",
+        text(&o).1
+    );
+
+    std::fs::write(&file, study.replace("threads = [2]", "threads = [1, 2]")).unwrap();
+    let o = bakeoff(&["study", "run", f], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--new"), "{}", text(&o).1);
+    let o = bakeoff(&["study", "run", f, "--new"], None);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).1.contains("2 of 2 runs to do"), "{}", text(&o).1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
