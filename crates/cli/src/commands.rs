@@ -4,15 +4,17 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use bakeoff_driver::{Conn, ConnectOptions, Endpoint};
+use bakeoff_driver::{ConnectOptions, Endpoint};
 use bakeoff_engine::{ClientWait, IgnoreErrors, RunResult, RunSpec};
 use bakeoff_remote::HostUrl;
-use bakeoff_server::placement::{launch_cpus, process_cpus, ClientPlacement};
+use bakeoff_server::placement::ClientPlacement;
 use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
+use bakeoff_study::cell::Load;
 use bakeoff_study::cell::{run_cell, Cell, CellEnd, CellOutcome, ServerPlan};
-use bakeoff_study::lab::{Death, Servers};
+use bakeoff_study::lab::{given_cpus, given_pids, Death, Servers};
 use bakeoff_study::spread::HostShare;
+use bakeoff_study::tables;
 use bakeoff_workload::dataset::{self, DatasetError, Progress};
 use bakeoff_workload::{Distribution, OltpOptions, PsMode, WorkloadKind, WorkloadSpec};
 use serde::Serialize;
@@ -21,9 +23,8 @@ use crate::args::{Format, LoadArgs};
 use crate::exit::{exit_code, EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
 use crate::header::{ignored_options, JsonHeader, Printer};
 use crate::output;
-use crate::prepared::{self, CpuMeter};
+use crate::prepared;
 use crate::progress::{print_progress, LoadLine};
-use crate::runtime::rt;
 
 pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
     let kind: WorkloadKind = a.workload.parse().map_err(anyhow::Error::msg)?;
@@ -248,35 +249,26 @@ pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
     let Some(opts) = first_given(a, "prepare") else {
         bail!("prepare needs a server that outlives this command: pass --mysql-socket or --mysql-host (`bakeoff run` without them prepares its embedded server itself)");
     };
-    let pids = server_pids(&given_servers(a));
+    let pids = given_pids(&given_servers(a));
     place_for_given_server(a, &pids)?;
     let json = a.general.format == Format::Json;
     let line = LoadLine::new();
+    let load = tables_load(a, &spec, clock_seed());
     // `opts` is the first server given.
-    let cpu = CpuMeter::start(pids.first().copied().flatten());
-    let prepared = rt()?.block_on(dataset::prepare(
-        &opts,
-        &spec,
-        a.general.threads,
-        prepare_threads(a),
-        clock_seed(),
-        &INTERRUPTED,
+    let prepared = tables::prepare(&opts, &load, pids.first().copied().flatten(), &|p| {
         // JSON keeps stdout for its one document; the rows line is on stderr either way.
-        &|p| {
-            if !json || matches!(p, Progress::Rows { .. }) {
-                line.show(p)
-            }
-        },
-    ));
+        if !json || matches!(p, Progress::Rows { .. }) {
+            line.show(p)
+        }
+    });
     line.end();
-    let prepared = match prepared {
+    let (prepared, spent) = match prepared {
         Err(e @ DatasetError::Interrupted { .. }) => {
             eprintln!("{e}");
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
         r => r?,
     };
-    let spent = cpu.stop();
     if json {
         println!("{}", prepared::json(&prepared, &spent));
     } else {
@@ -290,14 +282,8 @@ pub fn prewarm(a: &LoadArgs) -> Result<ExitCode> {
     let Some(opts) = first_given(a, "prewarm") else {
         bail!("prewarm needs a server: pass --mysql-socket or --mysql-host (for the embedded server use `bakeoff run --prewarm`)");
     };
-    place_for_given_server(a, &server_pids(&given_servers(a)))?;
-    rt()?.block_on(dataset::prewarm(
-        &opts,
-        &spec,
-        a.general.threads,
-        prepare_threads(a),
-        &print_progress,
-    ))?;
+    place_for_given_server(a, &given_pids(&given_servers(a)))?;
+    tables::prewarm(&opts, &tables_load(a, &spec, 0), &print_progress)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -305,52 +291,29 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
     let Some(opts) = first_given(a, "cleanup") else {
         bail!("cleanup needs a server: pass --mysql-socket or --mysql-host (the embedded server is removed after each run)");
     };
-    rt()?.block_on(dataset::cleanup(&opts, &print_progress))?;
+    tables::cleanup(&opts, &print_progress)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// A server bakeoff did not start: on a unix socket here its CPUs are read from its process
-/// (the pid its socket gives, on a connection closed politely so the server counts no aborted
-/// connect), and the client placed beside it as beside an embedded one; over TCP they are
-/// unknown, so the client goes where it is told.
-fn place_for_given_server(a: &LoadArgs, pids: &[Option<u32>]) -> Result<ClientPlacement> {
-    let cpus = crate::client::parse(a.general.client_cpus.as_deref())?;
-    let own = launch_cpus();
-    let servers: Option<Vec<Option<CpuList>>> = pids
-        .iter()
-        .map(|&pid| {
-            let pid = pid?;
-            // A server on every CPU bakeoff has is an unpinned one.
-            process_cpus(pid).map(|c| (!own.is_subset(&c)).then_some(c))
-        })
-        .collect();
-    let servers = servers.filter(|s| !s.is_empty()).unwrap_or_default();
-    let refs: Vec<Option<&CpuList>> = servers.iter().map(Option::as_ref).collect();
-    crate::client::place(cpus.as_ref(), &refs)
+/// The tables the load arguments describe, for prepare and prewarm.
+fn tables_load<'a>(a: &LoadArgs, spec: &'a WorkloadSpec, seed: u64) -> Load<'a> {
+    Load {
+        workload: spec,
+        threads: a.general.threads,
+        loaders: prepare_threads(a),
+        seed,
+        interrupt: &INTERRUPTED,
+    }
 }
 
-/// Each given server's process when it is on a unix socket here (the socket's peer, read on
-/// a connection closed politely so the server counts no aborted connect); None over TCP or
-/// when it cannot be read. Read once per command: placing the client and sampling the
-/// server both use it.
-fn server_pids(servers: &[ConnectOptions]) -> Vec<Option<u32>> {
-    let Ok(rt) = rt() else {
-        return vec![None; servers.len()];
-    };
-    servers
-        .iter()
-        .map(|o| {
-            if !matches!(o.endpoint, Endpoint::Unix(_)) {
-                return None;
-            }
-            rt.block_on(async {
-                let c = Conn::connect(o).await.ok()?;
-                let pid = c.peer_pid();
-                c.quit().await;
-                pid
-            })
-        })
-        .collect()
+/// A server bakeoff did not start: on a unix socket here its CPUs are read from its process,
+/// and the client placed beside it as beside an embedded one; over TCP they are unknown, so
+/// the client goes where it is told.
+fn place_for_given_server(a: &LoadArgs, pids: &[Option<u32>]) -> Result<ClientPlacement> {
+    let cpus = crate::client::parse(a.general.client_cpus.as_deref())?;
+    let servers = given_cpus(pids);
+    let refs: Vec<Option<&CpuList>> = servers.iter().map(Option::as_ref).collect();
+    crate::client::place(cpus.as_ref(), &refs)
 }
 
 /// Place the client beside the servers this run will start (or the one it was given).
@@ -372,7 +335,7 @@ fn place_client(a: &LoadArgs, given_pids: &[Option<u32>]) -> Result<ClientPlacem
 pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
     let given = given_servers(a);
-    let pids = server_pids(&given);
+    let pids = given_pids(&given);
     let placement = place_client(a, &pids)?;
     let run_spec = run_spec(a, &placement)?;
     let host = match &a.general.embedded.server_host {

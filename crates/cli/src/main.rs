@@ -14,7 +14,6 @@ mod output;
 mod prepared;
 mod progress;
 mod results;
-mod runtime;
 mod serve;
 mod slap;
 mod study;

@@ -1,57 +1,12 @@
 //! What `prepare` reports when it is done: its phases, the CPU each side spent, the redo log
 //! the server wrote, and which of them held the load back: where the time went.
 
-use bakeoff_server::placement::{process_cpus, thread_cpus};
-use bakeoff_server::variant::CpuList;
-use bakeoff_telemetry::{own_cpu_seconds, read_process};
+use bakeoff_study::tables::Spent;
 use bakeoff_workload::dataset::Prepared;
 use serde_json::{json, Value};
 
 /// A side whose CPUs were busy at least this share of the time was what held the load back.
 const BUSY: f64 = 0.75;
-
-/// CPU seconds of this process (rusage, to the microsecond) and of the server (its /proc
-/// stat, in clock ticks; when its process is known and readable here), from one reading to
-/// the next.
-pub(crate) struct CpuMeter {
-    client: f64,
-    server: Option<(u32, f64)>,
-}
-
-/// The CPU both sides spent on the work and the CPUs each may use.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Spent {
-    pub client_seconds: f64,
-    pub client_cpus: u32,
-    /// Seconds and the server's CPUs; None when its process is not known here.
-    pub server: Option<(f64, u32)>,
-}
-
-fn cpu_seconds(pid: u32) -> Option<f64> {
-    read_process(pid, false).map(|p| p.user_s + p.sys_s)
-}
-
-impl CpuMeter {
-    /// Start counting; `server` is the server's pid when known (embedded, or a unix socket's
-    /// peer).
-    pub(crate) fn start(server: Option<u32>) -> CpuMeter {
-        CpuMeter {
-            client: own_cpu_seconds(),
-            server: server.and_then(|pid| Some((pid, cpu_seconds(pid)?))),
-        }
-    }
-
-    pub(crate) fn stop(&self) -> Spent {
-        let count = |c: Option<CpuList>| c.map_or(1, |c| c.len().max(1) as u32);
-        Spent {
-            client_seconds: own_cpu_seconds() - self.client,
-            client_cpus: count(thread_cpus().ok()),
-            server: self.server.and_then(|(pid, before)| {
-                Some((cpu_seconds(pid)? - before, count(process_cpus(pid))))
-            }),
-        }
-    }
-}
 
 /// What held the load back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

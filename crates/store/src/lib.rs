@@ -106,10 +106,9 @@ impl Store {
             schema::VERSION
         };
         self.conn.execute_batch("BEGIN IMMEDIATE").map_err(e)?;
-        let steps = schema::MIGRATIONS.iter().filter(|(n, _)| *n > from);
+        let mut steps = schema::MIGRATIONS.iter().filter(|(n, _)| *n > from);
         let migrated = steps
-            .map(|(_, sql)| self.conn.execute_batch(sql))
-            .collect::<Result<(), _>>()
+            .try_for_each(|(_, sql)| self.conn.execute_batch(sql))
             .and_then(|()| {
                 self.conn
                     .execute_batch(&format!("PRAGMA user_version = {}", schema::VERSION))

@@ -6,9 +6,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use bakeoff_driver::{Conn, ConnectOptions};
+use bakeoff_driver::{Conn, ConnectOptions, Endpoint};
 use bakeoff_remote::server::{RemoteServer, RemoteSpec};
 use bakeoff_remote::HostUrl;
+use bakeoff_server::placement::{launch_cpus, process_cpus};
+use bakeoff_server::variant::CpuList;
 use bakeoff_server::{file_sha256, Check, Listen, Server, ServerSpec};
 use bakeoff_telemetry::SampleTarget;
 use serde::Serialize;
@@ -415,4 +417,45 @@ fn listen_queue_note(
             somaxconn.map(|s| format!(", net.core.somaxconn={s}")).unwrap_or_default()
         )
     })
+}
+
+/// Each given server's process when it is on a unix socket here (the socket's peer, read on a
+/// connection closed politely so the server counts no aborted connect); None over TCP or when
+/// it cannot be read.
+pub fn given_pids(servers: &[ConnectOptions]) -> Vec<Option<u32>> {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return vec![None; servers.len()];
+    };
+    servers
+        .iter()
+        .map(|o| {
+            if !matches!(o.endpoint, Endpoint::Unix(_)) {
+                return None;
+            }
+            rt.block_on(async {
+                let c = Conn::connect(o).await.ok()?;
+                let pid = c.peer_pid();
+                c.quit().await;
+                pid
+            })
+        })
+        .collect()
+}
+
+/// The CPUs of the given servers' processes `pids`, to place the client beside them as beside
+/// servers bakeoff started: None for a server on every CPU bakeoff has (an unpinned one); empty
+/// when any process is not known here (then the client goes where it is told).
+pub fn given_cpus(pids: &[Option<u32>]) -> Vec<Option<CpuList>> {
+    let own = launch_cpus();
+    let servers: Option<Vec<Option<CpuList>>> = pids
+        .iter()
+        .map(|&pid| {
+            let pid = pid?;
+            process_cpus(pid).map(|c| (!own.is_subset(&c)).then_some(c))
+        })
+        .collect();
+    servers.unwrap_or_default()
 }

@@ -10,6 +10,10 @@
 //! - [`run_study`] runs (or resumes) it: series after series, each run stored before the next
 //!   starts; failures recorded with their reason, the study going on.
 //!
+//! One run: [`cell`] is `bakeoff run`, a study of one cell, whose set-up (servers, checks,
+//! tables) a study's series shares; [`lab`] the servers it talks to; [`measure`] one measured
+//! run; [`tables`] the commands on a given server's tables (prepare, prewarm, cleanup).
+//!
 //! Across machines: [`agent`] is what runs on another host over ssh; [`fleet`] runs a whole
 //! study on each of several machines; [`spread::ClientHosts`] spreads one run's load over
 //! several client hosts.
@@ -31,6 +35,7 @@ pub mod fleet;
 pub mod lab;
 pub mod measure;
 pub mod spread;
+pub mod tables;
 
 pub use bakeoff_server::file_sha256;
 pub use file::{parse, DatasetPolicy, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS};
