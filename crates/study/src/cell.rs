@@ -14,7 +14,7 @@ use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{Quiet, RunSpec};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::{preflight, ServerError, ServerSpec};
-use bakeoff_workload::dataset::{self, DatasetError, Progress};
+use bakeoff_workload::dataset::{self, DatasetError, Prepared, Progress};
 use bakeoff_workload::{SessionContext, Unique, WorkloadSpec};
 
 use crate::lab::{self, Running, Servers, StartError};
@@ -245,7 +245,8 @@ fn ready<O: CellObserver + Sync>(
                 obs.on_loading_stopped();
                 return Err(Stop::InterruptedLoading { rows, total });
             }
-            other => other.map_err(|e| Stop::Failed(e.into()))?,
+            Err(e) => return Err(Stop::Failed(e.into())),
+            Ok(_) => {}
         }
     }
     if setup.prewarm {
@@ -270,15 +271,17 @@ pub struct Load<'a> {
 }
 
 /// Load the tables into every server at `endpoints` (the same seed everywhere: every
-/// instance holds the same rows), telling `progress` (from the loader threads).
+/// instance holds the same rows), telling `progress` (from the loader threads); what each
+/// load did.
 pub fn load_tables(
     rt: &tokio::runtime::Runtime,
     endpoints: &[ConnectOptions],
     load: &Load<'_>,
     progress: &(dyn Fn(Progress) + Sync),
-) -> Result<(), DatasetError> {
+) -> Result<Vec<Prepared>, DatasetError> {
+    let mut done = Vec::with_capacity(endpoints.len());
     for opts in endpoints {
-        rt.block_on(dataset::prepare(
+        done.push(rt.block_on(dataset::prepare(
             opts,
             load.workload,
             load.threads,
@@ -286,9 +289,9 @@ pub fn load_tables(
             load.seed,
             load.interrupt,
             progress,
-        ))?;
+        ))?);
     }
-    Ok(())
+    Ok(done)
 }
 
 fn ended(servers: Servers, end: CellEnd) -> Result<CellOutcome, CellError> {

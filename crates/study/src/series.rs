@@ -278,7 +278,9 @@ impl SeriesCtx<'_> {
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        load_tables(&rt, endpoints, &self.tables(), &|_| {}).map_err(|e| e.to_string())
+        load_tables(&rt, endpoints, &self.tables(), &|_| {})
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 
     fn session(&self, endpoints: &[ConnectOptions], threads: u32) -> Arc<SessionContext> {

@@ -8,7 +8,7 @@ use bakeoff_server::variant::CpuList;
 use bakeoff_telemetry::{own_cpu_seconds, read_process};
 use bakeoff_workload::dataset::{self, DatasetError, Prepared, Progress};
 
-use crate::cell::Load;
+use crate::cell::{load_tables, Load};
 
 /// Load the tables into the server at `opts` (whose process is `server_pid` when known here),
 /// metering the CPU this process and the server spent on it.
@@ -19,15 +19,8 @@ pub fn prepare(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<(Prepared, Spent), DatasetError> {
     let cpu = CpuMeter::start(server_pid);
-    let prepared = runtime()?.block_on(dataset::prepare(
-        opts,
-        load.workload,
-        load.threads,
-        load.loaders,
-        load.seed,
-        load.interrupt,
-        progress,
-    ))?;
+    let mut prepared = load_tables(&runtime()?, std::slice::from_ref(opts), load, progress)?;
+    let prepared = prepared.pop().expect("one server, one report");
     Ok((prepared, cpu.stop()))
 }
 
