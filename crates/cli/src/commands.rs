@@ -424,18 +424,21 @@ fn report(
 ) -> Result<ExitCode> {
     let text = a.general.format == Format::Text;
     if text {
-        if a.general.histogram {
-            print!("{}", output::histogram(&result.histogram));
+        if crate::dialect::shows(crate::dialect::NOTICE) {
+            if a.general.histogram {
+                print!("{}", output::histogram(&result.histogram));
+            }
+            print!("{}", output::final_report(result, run_spec.percentile));
         }
-        print!("{}", output::final_report(result, run_spec.percentile));
-        print!("{}", output::extra_report(result));
+        // What sysbench's report does not have: on stderr in its dialect.
+        crate::dialect::extra!("{}", output::extra_report(result));
         if let Some(t) = &result.telemetry {
-            print!("{}", output::telemetry_report(t, run_spec.client_threads));
+            crate::dialect::extra!("{}", output::telemetry_report(t, run_spec.client_threads));
         }
         if hosts.is_empty() {
-            print!("{}", output::placement_report(placement));
+            crate::dialect::extra!("{}", output::placement_report(placement));
         } else {
-            print!("{}", crate::clients::report(hosts));
+            crate::dialect::extra!("{}", crate::clients::report(hosts));
         }
     } else {
         let doc = JsonReport {

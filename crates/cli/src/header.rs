@@ -30,7 +30,11 @@ pub(crate) fn ignored_options(a: &LoadArgs, spec: &WorkloadSpec) -> Vec<String> 
         .collect()
 }
 
-fn print_header(spec: &WorkloadSpec, r: &RunSpec, ignored: &[String]) {
+fn print_header(p: &Printer<'_>, r: &RunSpec) {
+    let (spec, ignored) = (p.spec, &p.ignored);
+    if crate::dialect::is_sysbench() {
+        return print_sysbench_header(p, r);
+    }
     println!(
         "bakeoff {} (sysbench 1.0.20 compatible)",
         env!("CARGO_PKG_VERSION")
@@ -44,7 +48,7 @@ fn print_header(spec: &WorkloadSpec, r: &RunSpec, ignored: &[String]) {
     if !r.warmup.is_zero() {
         println!("Warmup time: {}s", r.warmup.as_secs());
     }
-    if r.tick.as_secs() > 0 {
+    if p.interval {
         println!(
             "Report intermediate results every {} second(s)",
             r.tick.as_secs()
@@ -54,21 +58,64 @@ fn print_header(spec: &WorkloadSpec, r: &RunSpec, ignored: &[String]) {
         "Initializing random number generator from seed ({}).",
         r.seed
     );
-    println!(
-        "Random distribution: {} (sysbench 1.0.20's default is special; master's is uniform)",
-        spec.distribution.kind
-    );
+    println!("{}", distribution_line(spec));
     if !ignored.is_empty() {
-        println!(
-            "Options {} does not use (accepted, as sysbench does): {}",
-            spec.kind,
-            ignored.join(" ")
-        );
+        println!("{}", ignored_line(spec, ignored));
     }
     println!();
     println!();
     println!("Initializing worker threads...");
     println!();
+}
+
+/// sysbench's header, line for line (its banner came first); what bakeoff adds on stderr.
+fn print_sysbench_header(p: &Printer<'_>, r: &RunSpec) {
+    use crate::dialect::notice;
+    let (spec, ignored) = (p.spec, &p.ignored);
+    notice!("Running the test with following options:");
+    notice!("Number of threads: {}", r.connections);
+    if let Some(rate) = r.rate {
+        notice!("Target transaction rate: {rate}/sec");
+    }
+    if !r.warmup.is_zero() {
+        notice!("Warmup time: {}s", r.warmup.as_secs());
+    }
+    if p.interval {
+        notice!(
+            "Report intermediate results every {} second(s)",
+            r.tick.as_secs()
+        );
+    }
+    match p.seed_given {
+        true => notice!(
+            "Initializing random number generator from seed ({}).",
+            r.seed
+        ),
+        false => notice!("Initializing random number generator from current time"),
+    }
+    eprintln!("{}", distribution_line(spec));
+    if !ignored.is_empty() {
+        eprintln!("{}", ignored_line(spec, ignored));
+    }
+    notice!();
+    notice!();
+    notice!("Initializing worker threads...");
+    notice!();
+}
+
+fn distribution_line(spec: &WorkloadSpec) -> String {
+    format!(
+        "Random distribution: {} (sysbench 1.0.20's default is special; master's is uniform)",
+        spec.distribution.kind
+    )
+}
+
+fn ignored_line(spec: &WorkloadSpec, ignored: &[String]) -> String {
+    format!(
+        "Options {} does not use (accepted, as sysbench does): {}",
+        spec.kind,
+        ignored.join(" ")
+    )
 }
 
 /// Prints `bakeoff run` as it goes: each server as it is up, loading's progress, then, as
@@ -87,6 +134,8 @@ pub(crate) struct Printer<'a> {
     instances: u32,
     load: LoadLine,
     tty: bool,
+    /// --rand-seed was given (else sysbench seeds from the clock and says so).
+    seed_given: bool,
 }
 
 impl<'a> Printer<'a> {
@@ -106,6 +155,7 @@ impl<'a> Printer<'a> {
             instances: a.general.embedded.variant.instances,
             load: LoadLine::new(),
             tty: std::io::stderr().is_terminal(),
+            seed_given: a.general.rand_seed != 0,
         }
     }
 }
@@ -160,7 +210,7 @@ impl RunObserver for Printer<'_> {
         self.open_loop = run.rate.is_some();
         match (self.text, self.iterations) {
             (false, _) => {}
-            (true, None) => print_header(self.spec, run, &self.ignored),
+            (true, None) => print_header(self, run),
             // mysqlslap prints no header; the options this workload does not read are said.
             (true, Some(_)) if !self.ignored.is_empty() => println!(
                 "Options {} does not use (accepted, as sysbench does): {}",
@@ -189,14 +239,13 @@ impl Observer for Printer<'_> {
 
     fn on_start(&mut self) {
         if self.text && self.iterations.is_none() {
-            println!("Threads started!");
-            println!();
+            crate::dialect::notice!("Threads started!\n");
         }
     }
 
     fn on_tick(&mut self, t: &Tick) {
         if self.text && self.interval && self.iterations.is_none() {
-            println!(
+            crate::dialect::notice!(
                 "{}",
                 output::interval_line(t, self.percentile, self.open_loop)
             );

@@ -326,7 +326,7 @@ fn sweep(probe: &dyn Probe, p: &ProbeArgs) -> Result<ExitCode> {
     let mut json = Vec::new();
     let mut code = ExitCode::SUCCESS;
     for &threads in &p.threads {
-        let text = p.format == Format::Text;
+        let text = p.format == Format::Text && crate::dialect::shows(crate::dialect::NOTICE);
         if text {
             print!("{}", header(probe, threads));
         }
@@ -357,7 +357,7 @@ fn sweep(probe: &dyn Probe, p: &ProbeArgs) -> Result<ExitCode> {
             })?);
         }
         if let Some(f) = &result.failure {
-            eprintln!("{f}");
+            crate::dialect::fatal(f);
             code = ExitCode::from(EXIT_FAILED);
         }
         if result.interrupted {
@@ -381,9 +381,16 @@ fn rate_line(label: &str, t: &ProbeTick) -> String {
 }
 
 fn header(probe: &dyn Probe, threads: u32) -> String {
+    // In sysbench's dialect its banner was printed before the line was run.
+    let banner = match crate::dialect::is_sysbench() {
+        true => String::new(),
+        false => format!(
+            "bakeoff {} (sysbench 1.0.20 compatible)\n\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+    };
     format!(
-        "bakeoff {} (sysbench 1.0.20 compatible)\n\nRunning the test with following options:\nNumber of threads: {threads}\nInitializing random number generator from current time\n\n\n{}\nInitializing worker threads...\n\nThreads started!\n\n",
-        env!("CARGO_PKG_VERSION"),
+        "{banner}Running the test with following options:\nNumber of threads: {threads}\nInitializing random number generator from current time\n\n\n{}\nInitializing worker threads...\n\nThreads started!\n\n",
         probe.mode()
     )
 }

@@ -268,7 +268,7 @@ pub fn normalize(args: &[String]) -> Normalized {
 
 /// sysbench's `--config-file=FILE`: one option per line (`name=value` or `name`, without the
 /// dashes; `#` starts a comment), read as if given on the command line in its place.
-fn expand_config_files(args: &[String]) -> Result<Vec<String>, String> {
+pub(crate) fn expand_config_files(args: &[String]) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(args.len());
     for a in args {
         let file = a
@@ -299,6 +299,14 @@ fn expand_config_files(args: &[String]) -> Result<Vec<String>, String> {
         }
     }
     Ok(out)
+}
+
+/// Whether `name` (dashes) is an option this reader takes: a 0.4/0.5 name, one it ignores or
+/// refuses with a reason, or one it turns into a workload.
+pub(crate) fn known(name: &str) -> bool {
+    RENAMES.iter().any(|(old, _)| *old == name)
+        || IGNORED.iter().chain(OFF_ONLY).any(|(n, _)| *n == name)
+        || matches!(name, "oltp-read-only" | "oltp-write-only" | "test")
 }
 
 fn is_on(v: &str) -> bool {

@@ -5,6 +5,7 @@ mod args;
 mod client;
 mod clients;
 mod commands;
+mod dialect;
 mod exit;
 mod fleet;
 mod header;
@@ -17,6 +18,7 @@ mod results;
 mod serve;
 mod slap;
 mod study;
+mod sysbench;
 mod target;
 
 use std::process::ExitCode;
@@ -25,8 +27,20 @@ use std::sync::atomic::Ordering;
 use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
+    let program = std::env::args().next().unwrap_or_default();
     let raw: Vec<String> = std::env::args().skip(1).collect();
-    let normalized = legacy::normalize(&raw);
+    if sysbench::speaks_sysbench(&program, &raw) {
+        return match sysbench::front(&raw) {
+            sysbench::Outcome::Exit(code) => code,
+            sysbench::Outcome::Run(argv) => sysbench::exit_code(run(&argv)),
+        };
+    }
+    run(&raw)
+}
+
+/// A line in bakeoff's own grammar (or one the sysbench front end turned into it).
+fn run(raw: &[String]) -> ExitCode {
+    let normalized = legacy::normalize(raw);
     if let Some(why) = &normalized.refused {
         eprintln!("bakeoff: {why}");
         return ExitCode::from(exit::EXIT_USAGE);
@@ -84,6 +98,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(e) if dialect::is_sysbench() => {
+            dialect::fatal(&format!("{e:#}"));
+            ExitCode::from(exit::EXIT_USAGE)
+        }
         Err(e) => {
             eprintln!("bakeoff: {e:#}");
             ExitCode::from(exit::EXIT_USAGE)

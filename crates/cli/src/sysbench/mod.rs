@@ -1,0 +1,318 @@
+//! bakeoff in sysbench's grammar: `bakeoff [options]... TEST|SCRIPT [command]`, or any line
+//! when invoked as `sysbench` (a symlink). The line is parsed as sysbench 1.0.20 parses it
+//! (`grammar`), checked against sysbench's options (`schema`), answered with sysbench's
+//! messages and exit codes, and run through bakeoff's own commands speaking sysbench's
+//! dialect (`crate::dialect`): sysbench's stdout, bakeoff's additions on stderr.
+
+mod grammar;
+mod schema;
+
+use std::process::ExitCode;
+
+use bakeoff_workload::WorkloadKind;
+use clap::CommandFactory;
+
+use crate::dialect::{self, notice};
+use grammar::Line;
+
+/// sysbench's exit status for every failure.
+const FAILURE: u8 = 1;
+
+/// The first words of bakeoff's own grammar: a line starting with one is bakeoff's.
+const OWN: &[&str] = &[
+    "run",
+    "prepare",
+    "cleanup",
+    "prewarm",
+    "study",
+    "server",
+    "export",
+    "report",
+    "compare",
+    "merge",
+    "host",
+    "agent",
+    "help",
+    "--help",
+    "-h",
+    "--version",
+    "-V",
+];
+
+/// Whether to read the line in sysbench's grammar: always when invoked as `sysbench`,
+/// otherwise when it does not start with one of bakeoff's own commands.
+pub(crate) fn speaks_sysbench(program: &str, args: &[String]) -> bool {
+    let name = std::path::Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    name == "sysbench" || args.first().is_some_and(|a| !OWN.contains(&a.as_str()))
+}
+
+/// sysbench's version line, with bakeoff's: the first two words are what scripts check.
+pub(crate) fn version() -> String {
+    format!("sysbench 1.0.20 (bakeoff {})", env!("CARGO_PKG_VERSION"))
+}
+
+/// What a line in sysbench's grammar is after the checks: bakeoff's own argv to run, or done.
+pub(crate) enum Outcome {
+    Run(Vec<String>),
+    Exit(ExitCode),
+}
+
+/// Parse and check `args`; answer what sysbench answers itself (help, version, errors).
+pub(crate) fn front(args: &[String]) -> Outcome {
+    match check(args) {
+        Ok(o) => o,
+        Err(Stop::Usage(msg)) => {
+            eprintln!("{msg}");
+            Outcome::Exit(ExitCode::from(FAILURE))
+        }
+        Err(Stop::Fatal(msg)) => {
+            if dialect::shows(dialect::FATAL) {
+                println!("FATAL: {msg}");
+            }
+            Outcome::Exit(ExitCode::from(FAILURE))
+        }
+    }
+}
+
+enum Stop {
+    /// A command-line error, said on stderr (as sysbench does before its logger runs).
+    Usage(String),
+    /// sysbench's `FATAL:` message, on stdout.
+    Fatal(String),
+}
+
+fn check(args: &[String]) -> Result<Outcome, Stop> {
+    let line = grammar::parse(args).map_err(Stop::Usage)?;
+    if line.on("help") {
+        print!("{}\n", schema::general_help());
+        return Ok(Outcome::Exit(ExitCode::SUCCESS));
+    }
+    if line.on("version") {
+        println!("{}", version());
+        return Ok(Outcome::Exit(ExitCode::SUCCESS));
+    }
+    let verbosity = match line.value("verbosity").map(str::parse::<u8>) {
+        None => dialect::NOTICE,
+        Some(Ok(v)) if v <= 5 => v,
+        Some(_) => {
+            let v = line.value("verbosity").unwrap_or_default();
+            println!("Invalid value for verbosity: {v}");
+            return Ok(Outcome::Exit(ExitCode::from(FAILURE)));
+        }
+    };
+    dialect::speak_sysbench(verbosity);
+    if line.test_option {
+        eprintln!("WARNING: the --test option is deprecated. You can pass a script name or path on the command line without any options.");
+    }
+    notice!("{}\n", version());
+    let test = match line.test.as_deref() {
+        None | Some("-") => {
+            return Err(Stop::Fatal(
+                "bakeoff cannot run a Lua script yet (sysbench reads one from standard input when no test is named); name a built-in test or workload".into(),
+            ))
+        }
+        Some(t) => t,
+    };
+    match resolve(test) {
+        Test::Builtin(name, opts) => builtin(&line, name, opts),
+        Test::Workload(kind) => workload(&line, test, kind),
+        Test::Script => Err(Stop::Fatal(format!(
+            "bakeoff cannot run Lua scripts yet: '{test}' is not one of the built-in tests or workloads it runs natively ({})",
+            native_names()
+        ))),
+        Test::Missing => Err(Stop::Fatal(format!(
+            "Cannot find benchmark '{test}': no such built-in test, file or module"
+        ))),
+    }
+}
+
+enum Test {
+    Builtin(&'static str, &'static [schema::Opt]),
+    Workload(WorkloadKind),
+    Script,
+    Missing,
+}
+
+fn resolve(test: &str) -> Test {
+    if let Some((name, _, opts)) = schema::TESTS.iter().find(|(n, ..)| *n == test) {
+        return Test::Builtin(name, opts);
+    }
+    if let Ok(kind) = test.parse::<WorkloadKind>() {
+        return Test::Workload(kind);
+    }
+    let path = std::path::Path::new(test);
+    if path.is_file() || std::path::Path::new(&format!("{test}.lua")).is_file() {
+        return Test::Script;
+    }
+    Test::Missing
+}
+
+fn native_names() -> String {
+    let names: Vec<&str> = WorkloadKind::ALL.iter().map(|(_, n)| *n).collect();
+    names.join(", ")
+}
+
+/// cpu, memory, fileio, threads, mutex.
+fn builtin(line: &Line, name: &str, opts: &[schema::Opt]) -> Result<Outcome, Stop> {
+    let Some(command) = line.command.as_deref() else {
+        return Err(Stop::Usage(format!(
+            "The '{name}' test requires a command argument. See 'sysbench {name} help'"
+        )));
+    };
+    check_options(line, |n| opts.iter().any(|o| o.0 == n))?;
+    let commands: &[&str] = match name {
+        "fileio" => &["prepare", "run", "cleanup"],
+        _ => &["run"],
+    };
+    match command {
+        "help" => {
+            print!("{name} options:\n{}\n", schema::print_set(opts));
+            Ok(Outcome::Exit(ExitCode::SUCCESS))
+        }
+        c if commands.contains(&c) => {
+            if matches!(name, "threads" | "mutex") {
+                return Err(Stop::Fatal(format!(
+                    "bakeoff does not run sysbench's '{name}' test yet; cpu, memory and fileio it runs as sysbench does"
+                )));
+            }
+            Ok(Outcome::Run(argv(line, name, c)))
+        }
+        "prepare" | "cleanup" => Err(Stop::Usage(format!(
+            "'{name}' test does not implement the '{command}' command."
+        ))),
+        other => Err(Stop::Usage(format!("Unknown command: {other}"))),
+    }
+}
+
+/// The native sysbench workloads (oltp_*, select_random_*, bulk_insert), by name or by the
+/// path of sysbench's own script of that name.
+fn workload(line: &Line, test: &str, kind: WorkloadKind) -> Result<Outcome, Stop> {
+    let oltp = |n: &str| bakeoff_workload::OPTION_NAMES.contains(&n);
+    check_options(line, oltp)?;
+    match line.value("db-driver") {
+        None | Some("mysql") => {}
+        Some("pgsql") => {
+            return Err(Stop::Fatal(
+                "bakeoff does not speak PostgreSQL yet (--db-driver=pgsql); use --db-driver=mysql"
+                    .into(),
+            ))
+        }
+        Some(other) => {
+            return Err(Stop::Fatal(format!(
+                "invalid database driver name: '{other}'"
+            )))
+        }
+    }
+    let Some(command) = line.command.as_deref() else {
+        // sysbench loads the script and, given no command, has nothing more to do.
+        return Ok(Outcome::Exit(ExitCode::SUCCESS));
+    };
+    match command {
+        "help" => {
+            let base = test.rsplit('/').next().unwrap_or(test);
+            print!(
+                "{base} options:\n{}\n",
+                schema::print_set(&script_options(kind))
+            );
+            Ok(Outcome::Exit(ExitCode::SUCCESS))
+        }
+        "prepare" | "run" | "cleanup" => Ok(Outcome::Run(argv(line, test, command))),
+        "prewarm" | "warmup" => Ok(Outcome::Run(argv(line, test, "prewarm"))),
+        other => Err(Stop::Usage(format!("Unknown command: {other}"))),
+    }
+}
+
+/// The options a workload's script lists in its help.
+fn script_options(kind: WorkloadKind) -> Vec<schema::Opt> {
+    let mut set = schema::OLTP.to_vec();
+    match kind {
+        WorkloadKind::SelectRandomPoints => set.push((
+            "random_points",
+            schema::Kind::Int,
+            Some("10"),
+            "Number of random points in the IN() clause in generated SELECTs",
+        )),
+        WorkloadKind::SelectRandomRanges => {
+            set.push((
+                "number_of_ranges",
+                schema::Kind::Int,
+                Some("10"),
+                "Number of random BETWEEN ranges per SELECT",
+            ));
+            set.push((
+                "delta",
+                schema::Kind::Int,
+                Some("5"),
+                "Size of BETWEEN ranges",
+            ));
+        }
+        _ => {}
+    }
+    set.sort_by_key(|o| o.0);
+    set
+}
+
+/// Refuse an option neither sysbench (for this test) nor bakeoff knows, as sysbench does.
+fn check_options(line: &Line, test_knows: impl Fn(&str) -> bool) -> Result<(), Stop> {
+    let own = own_options();
+    for g in &line.options {
+        let n = g.name.as_str();
+        let known = schema::global().any(|o| o.0 == n)
+            || test_knows(n)
+            || crate::legacy::known(n)
+            || own.iter().any(|o| o == n);
+        if !known {
+            return Err(Stop::Usage(format!("invalid option: {}", g.written)));
+        }
+    }
+    Ok(())
+}
+
+/// bakeoff's own long options of `run` and the host probes: valid in sysbench's grammar too
+/// (`--format=json`, `--allocator`, ...).
+fn own_options() -> Vec<String> {
+    let cli = crate::args::Cli::command();
+    let mut out = Vec::new();
+    let mut add = |c: &clap::Command| {
+        out.extend(
+            c.get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_string)),
+        )
+    };
+    if let Some(run) = cli.find_subcommand("run") {
+        add(run);
+    }
+    if let Some(host) = cli.find_subcommand("host") {
+        host.get_subcommands().for_each(&mut add);
+    }
+    out
+}
+
+/// The line as bakeoff's legacy reader takes it: options, the test, the command.
+fn argv(line: &Line, test: &str, command: &str) -> Vec<String> {
+    let mut out: Vec<String> = line
+        .options
+        .iter()
+        .filter(|g| !matches!(g.name.as_str(), "verbosity" | "db-driver"))
+        .map(|g| match &g.value {
+            Some(v) => format!("--{}={v}", g.name),
+            None => format!("--{}", g.name),
+        })
+        .collect();
+    out.push(test.to_string());
+    out.push(command.to_string());
+    out
+}
+
+/// bakeoff's exit code as sysbench's: 0 ok, 130 interrupted, 1 anything else.
+pub(crate) fn exit_code(bakeoff: ExitCode) -> ExitCode {
+    let interrupted = ExitCode::from(crate::exit::EXIT_INTERRUPTED);
+    if bakeoff == ExitCode::SUCCESS || bakeoff == interrupted {
+        bakeoff
+    } else {
+        ExitCode::from(FAILURE)
+    }
+}
