@@ -568,7 +568,7 @@ pub struct FileioArgs {
 }
 
 /// Options every host probe takes (sysbench's general options).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Run")]
 pub struct ProbeArgs {
     /// Threads; a list (1,2,4,8) runs the probe once per count.

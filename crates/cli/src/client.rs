@@ -37,7 +37,7 @@ pub(crate) fn place(
         format!("pinning the client to CPUs {cpus}")
     })?;
     if let Some(note) = placement.note() {
-        eprintln!("note: {note}");
+        crate::dialect::said!("note: {note}");
     }
     if let Some(w) = placement.warning() {
         eprintln!(

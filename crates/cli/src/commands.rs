@@ -272,7 +272,7 @@ pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
     if json {
         println!("{}", prepared::json(&prepared, &spent));
     } else {
-        eprintln!("{}", prepared::text(&prepared, &spent));
+        crate::dialect::said!("{}", prepared::text(&prepared, &spent));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,10 @@ use std::sync::OnceLock;
 /// `--verbosity` (default 3).
 pub(crate) const FATAL: u8 = 0;
 pub(crate) const NOTICE: u8 = 3;
+/// What bakeoff adds to sysbench's output is said at sysbench's info level: on stderr from
+/// `--verbosity=4`, so at the default a parser (or a test) of sysbench's output, which may
+/// read stderr too, sees sysbench's lines only. `--format=json` carries all of it.
+pub(crate) const INFO: u8 = 4;
 
 static SYSBENCH: OnceLock<u8> = OnceLock::new();
 
@@ -36,18 +40,29 @@ macro_rules! notice {
 }
 pub(crate) use notice;
 
-/// Print what bakeoff adds to sysbench's output: stdout in bakeoff's dialect, stderr in
-/// sysbench's, where a parser of sysbench's output does not see it.
+/// Print what bakeoff adds to sysbench's output: stdout in bakeoff's dialect; in sysbench's,
+/// stderr at its info level.
 macro_rules! extra {
     ($($t:tt)*) => {
-        if $crate::dialect::is_sysbench() {
-            eprint!($($t)*);
-        } else {
+        if !$crate::dialect::is_sysbench() {
             print!($($t)*);
+        } else if $crate::dialect::shows($crate::dialect::INFO) {
+            eprint!($($t)*);
+        }
+    };
+}
+
+/// A line bakeoff adds on stderr in either dialect (notes, loading's summary): in sysbench's,
+/// at its info level.
+macro_rules! said {
+    ($($t:tt)*) => {
+        if $crate::dialect::shows($crate::dialect::INFO) || !$crate::dialect::is_sysbench() {
+            eprintln!($($t)*);
         }
     };
 }
 pub(crate) use extra;
+pub(crate) use said;
 
 /// A failure: sysbench's `FATAL:` line on stdout in its dialect, bakeoff's on stderr.
 pub(crate) fn fatal(message: &str) {

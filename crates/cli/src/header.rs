@@ -93,9 +93,9 @@ fn print_sysbench_header(p: &Printer<'_>, r: &RunSpec) {
         ),
         false => notice!("Initializing random number generator from current time"),
     }
-    eprintln!("{}", distribution_line(spec));
+    crate::dialect::said!("{}", distribution_line(spec));
     if !ignored.is_empty() {
-        eprintln!("{}", ignored_line(spec, ignored));
+        crate::dialect::said!("{}", ignored_line(spec, ignored));
     }
     notice!();
     notice!();
@@ -175,7 +175,7 @@ impl CellObserver for Printer<'_> {
     }
 
     fn on_note(&mut self, note: &str) {
-        eprintln!("note: {note}");
+        crate::dialect::said!("note: {note}");
     }
 
     fn on_load(&self, p: Progress) {
@@ -183,7 +183,7 @@ impl CellObserver for Printer<'_> {
             Progress::Rows { .. } => self.load.show(p),
             Progress::Loaded { rows } => {
                 self.load.end();
-                eprintln!("Loaded {rows} rows into the server");
+                crate::dialect::said!("Loaded {rows} rows into the server");
             }
             _ => {}
         }

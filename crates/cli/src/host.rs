@@ -134,6 +134,8 @@ impl Probe for MemoryProbe {
 struct FileioProbe {
     spec: FileioSpec,
     seed: u64,
+    /// --events, which sysbench states as the number of IO requests (0: no limit).
+    events: u64,
     /// The counters of the run in progress (set by `workers`).
     counters: std::cell::RefCell<Option<Arc<Counters>>>,
 }
@@ -142,32 +144,26 @@ impl Probe for FileioProbe {
     fn name(&self) -> &'static str {
         "fileio"
     }
+    /// sysbench's lines, in its order; no blank line after them (cpu's has one).
     fn mode(&self) -> String {
         let s = &self.spec;
-        let mut flags: Vec<&str> = Vec::new();
-        for (on, name) in [(s.sync, "sync"), (s.dsync, "dsync"), (s.direct, "directio")] {
-            if on {
-                flags.push(name);
-            }
-        }
         let mut m = format!(
             "Extra file open flags: {}\n{} files, {}MiB each\n{}MiB total file size\nBlock size {}KiB\n",
-            if flags.is_empty() { "(none)".to_string() } else { flags.join(" ") },
+            extra_flags(s),
             s.num,
             s.file_size() / 1_048_576,
             s.total / 1_048_576,
             s.block / 1024
         );
-        if s.mode == Mode::Rndrw {
+        if matches!(s.mode, Mode::Rndrd | Mode::Rndwr | Mode::Rndrw) {
+            let _ = writeln!(m, "Number of IO requests: {}", self.events);
             let _ = writeln!(
                 m,
                 "Read/Write ratio for combined random IO test: {:.2}",
                 s.rw_ratio
             );
         }
-        if s.fsync_all {
-            m.push_str("Calling fsync() after each write operation.\n");
-        } else if s.fsync_freq > 0 {
+        if s.fsync_freq > 0 {
             let _ = writeln!(
                 m,
                 "Periodic FSYNC enabled, calling fsync() each {} requests.",
@@ -177,7 +173,10 @@ impl Probe for FileioProbe {
         if s.fsync_end {
             m.push_str("Calling fsync() at the end of test, Enabled.\n");
         }
-        let _ = writeln!(m, "Using synchronous I/O mode\nDoing {}", s.mode.describe());
+        if s.fsync_all {
+            m.push_str("Calling fsync() after each write operation.\n");
+        }
+        let _ = write!(m, "Using synchronous I/O mode\nDoing {}", s.mode.describe());
         m
     }
     fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
@@ -208,6 +207,18 @@ impl Probe for FileioProbe {
     }
 }
 
+/// sysbench's "Extra file open flags" value.
+fn extra_flags(s: &FileioSpec) -> String {
+    let flags: Vec<&str> = [(s.sync, "sync"), (s.dsync, "dsync"), (s.direct, "directio")]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+    match flags.is_empty() {
+        true => "(none)".to_string(),
+        false => flags.join(" "),
+    }
+}
+
 pub fn fileio_cmd(a: &FileioArgs) -> Result<ExitCode> {
     let mut flags = (false, false, false);
     for f in a.file_extra_flags.iter().filter(|f| !f.is_empty()) {
@@ -230,13 +241,23 @@ pub fn fileio_cmd(a: &FileioArgs) -> Result<ExitCode> {
                 "--file-test-mode={m}: use seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw"
             )
         })?,
+        (None, "run") if crate::dialect::is_sysbench() => {
+            bail!("Missing required argument: --file-test-mode")
+        }
         (None, "run") => bail!(
             "--file-test-mode is needed for run: seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw"
         ),
         (None, _) => Mode::Rndrw,
     };
+    let sysbench = crate::dialect::is_sysbench();
     let spec = FileioSpec {
-        dir: a.file_dir.clone(),
+        // sysbench's grammar: its files in the working directory, shared with sysbench.
+        dir: if sysbench {
+            ".".into()
+        } else {
+            a.file_dir.clone()
+        },
+        marked: !sysbench,
         num: a.file_num,
         block: a.file_block_size,
         total: a.file_total_size,
@@ -252,31 +273,41 @@ pub fn fileio_cmd(a: &FileioArgs) -> Result<ExitCode> {
     };
     match a.command.as_str() {
         "prepare" => {
-            println!(
-                "{} files, {}KiB each, {}MiB total",
-                spec.num,
-                spec.file_size() / 1024,
-                spec.total / 1_048_576
-            );
-            let (bytes, secs) =
-                fileio::prepare(&spec, |p| println!("Creating file {}", p.display()))
-                    .map_err(anyhow::Error::msg)?;
-            println!(
+            use crate::dialect::notice;
+            let (kb, mb) = (spec.file_size() / 1024, spec.total / 1_048_576);
+            match sysbench {
+                true => {
+                    notice!("{} files, {kb}Kb each, {mb}Mb total", spec.num);
+                    notice!("Creating files for the test...");
+                    notice!("Extra file open flags: {}", extra_flags(&spec));
+                }
+                false => println!("{} files, {kb}KiB each, {mb}MiB total", spec.num),
+            }
+            let name = |p: &std::path::Path| match sysbench {
+                true => p
+                    .file_name()
+                    .map_or(p.display().to_string(), |n| n.to_string_lossy().into()),
+                false => p.display().to_string(),
+            };
+            let (bytes, secs) = fileio::prepare(&spec, |p| notice!("Creating file {}", name(p)))
+                .map_err(anyhow::Error::msg)?;
+            notice!(
                 "{bytes} bytes written in {secs:.2} seconds ({:.2} MiB/sec).",
                 bytes as f64 / 1_048_576.0 / secs.max(1e-9)
             );
             Ok(ExitCode::SUCCESS)
         }
         "cleanup" => {
-            println!("Removing test files...");
+            crate::dialect::notice!("Removing test files...");
             let n = fileio::cleanup(&spec).map_err(anyhow::Error::msg)?;
-            eprintln!("removed {n} file(s) from {}", spec.dir.display());
+            crate::dialect::said!("removed {n} file(s) from {}", spec.dir.display());
             Ok(ExitCode::SUCCESS)
         }
         _ => sweep(
             &FileioProbe {
                 spec,
                 seed: 0x5eed,
+                events: a.probe.events,
                 counters: Default::default(),
             },
             &a.probe,
@@ -308,7 +339,10 @@ pub fn memory(a: &MemoryArgs) -> Result<ExitCode> {
             Access::Seq
         },
     };
-    sweep(&probe, &a.probe)
+    // As sysbench: memory's events are its total size in blocks, whatever --events says.
+    let mut p = a.probe.clone();
+    p.events = 0;
+    sweep(&probe, &p)
 }
 
 #[derive(Serialize)]

@@ -63,7 +63,7 @@ fn run(raw: &[String]) -> ExitCode {
         }
     };
     for note in &normalized.notes {
-        eprintln!("note: {note}");
+        dialect::said!("note: {note}");
     }
     install_sigint();
     let result = match &cli.command {

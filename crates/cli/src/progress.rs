@@ -11,7 +11,7 @@ pub(crate) fn print_progress(p: Progress) {
     match p {
         Progress::Creating(t) => notice!("Creating table '{t}'..."),
         Progress::Inserting { table, rows } => notice!("Inserting {rows} records into '{table}'"),
-        Progress::Loaded { rows } => eprintln!("Loaded {rows} rows"),
+        Progress::Loaded { rows } => crate::dialect::said!("Loaded {rows} rows"),
         Progress::Rows { .. } => {}
         Progress::Indexing(t) => notice!("Creating a secondary index on '{t}'..."),
         Progress::Prewarming(t) => notice!("Prewarming table {t}"),

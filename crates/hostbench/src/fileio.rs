@@ -78,6 +78,10 @@ pub struct FileioSpec {
     pub fsync_end: bool,
     pub fdatasync: bool,
     pub rw_ratio: f64,
+    /// bakeoff's layout: `dir` is a directory bakeoff made and marked, which cleanup removes.
+    /// Off: sysbench's, `test_file.N` right in `dir` (the working directory), which sysbench's
+    /// and bakeoff's prepare and cleanup share; cleanup then removes those files only.
+    pub marked: bool,
 }
 
 impl FileioSpec {
@@ -97,6 +101,7 @@ impl FileioSpec {
             fsync_end: true,
             fdatasync: false,
             rw_ratio: 1.5,
+            marked: true,
         }
     }
 
@@ -133,7 +138,9 @@ fn own_dir(dir: &Path, create: bool) -> Result<(), String> {
 
 /// Write the files block by block and fsync each; returns (bytes, seconds).
 pub fn prepare(spec: &FileioSpec, mut on_file: impl FnMut(&Path)) -> Result<(u64, f64), String> {
-    own_dir(&spec.dir, true)?;
+    if spec.marked {
+        own_dir(&spec.dir, true)?;
+    }
     let size = spec.file_size();
     let block = vec![0u8; spec.block as usize];
     let started = Instant::now();
@@ -166,6 +173,9 @@ pub fn prepare(spec: &FileioSpec, mut on_file: impl FnMut(&Path)) -> Result<(u64
 /// Remove this test's files and marker; returns how many files went. Anything else in the
 /// directory stays, and so does the directory then.
 pub fn cleanup(spec: &FileioSpec) -> Result<u32, String> {
+    if !spec.marked {
+        return Ok(remove_numbered(spec));
+    }
     own_dir(&spec.dir, false)?;
     let mut removed = 0;
     for entry in fs::read_dir(&spec.dir)
@@ -185,6 +195,13 @@ pub fn cleanup(spec: &FileioSpec) -> Result<u32, String> {
     let _ = fs::remove_file(spec.dir.join(MARKER));
     let _ = fs::remove_dir(&spec.dir); // only if empty: whatever else is there is not ours
     Ok(removed)
+}
+
+/// sysbench's cleanup: `test_file.0` .. `test_file.{num-1}` in the directory, nothing else.
+fn remove_numbered(spec: &FileioSpec) -> u32 {
+    (0..spec.num)
+        .filter(|&i| fs::remove_file(spec.path(i)).is_ok())
+        .count() as u32
 }
 
 /// Operations done, for the report.
@@ -318,7 +335,9 @@ pub fn workers(
     threads: u32,
     seed: u64,
 ) -> Result<(Vec<Box<dyn Worker>>, Arc<Counters>), String> {
-    own_dir(&spec.dir, false)?;
+    if spec.marked {
+        own_dir(&spec.dir, false)?;
+    }
     let mut flags = 0;
     if spec.sync {
         flags |= libc::O_SYNC;

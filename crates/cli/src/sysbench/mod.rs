@@ -173,6 +173,9 @@ fn builtin(line: &Line, name: &str, opts: &[schema::Opt]) -> Result<Outcome, Sto
             Ok(Outcome::Exit(ExitCode::SUCCESS))
         }
         c if commands.contains(&c) => {
+            if name == "memory" {
+                memory_values(line)?;
+            }
             if matches!(name, "threads" | "mutex") {
                 return Err(Stop::Fatal(format!(
                     "bakeoff does not run sysbench's '{name}' test yet; cpu, memory and fileio it runs as sysbench does"
@@ -185,6 +188,43 @@ fn builtin(line: &Line, name: &str, opts: &[schema::Opt]) -> Result<Outcome, Sto
         ))),
         other => Err(Stop::Usage(format!("Unknown command: {other}"))),
     }
+}
+
+/// The values memory's init refuses, refused with its message.
+fn memory_values(line: &Line) -> Result<(), Stop> {
+    let invalid = |name: &str, v: &str| Stop::Fatal(format!("Invalid value for {name}: {v}"));
+    if let Some(v) = line.value("memory-block-size") {
+        match size(v) {
+            Some(b) if b >= 8 && b.is_power_of_two() => {}
+            _ => return Err(invalid("memory-block-size", v)),
+        }
+    }
+    let allowed: [(&str, &[&str]); 3] = [
+        ("memory-scope", &["global", "local"]),
+        ("memory-oper", &["read", "write", "none"]),
+        ("memory-access-mode", &["seq", "rnd"]),
+    ];
+    for (name, values) in allowed {
+        if let Some(v) = line.value(name).filter(|v| !values.contains(v)) {
+            return Err(invalid(name, v));
+        }
+    }
+    Ok(())
+}
+
+/// A size as sysbench reads one: digits and an optional b, k, m, g or t (either case).
+fn size(v: &str) -> Option<u64> {
+    let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let n: u64 = digits.parse().ok()?;
+    let shift = match v[digits.len()..].to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => return None,
+    };
+    n.checked_mul(1 << shift)
 }
 
 /// The native sysbench workloads (oltp_*, select_random_*, bulk_insert), by name or by the

@@ -1,0 +1,195 @@
+//! bakeoff against the real sysbench 1.0.20: the same argv to both, invoked as `sysbench`
+//! (a symlink, as users make one), in a scratch directory each; the exit codes and the output
+//! (stdout and stderr, as a script or sysbench's own cram tests see them) compared with the
+//! varying figures masked. Cases that need no database: grammar, help, errors, host probes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The real sysbench; the suite fails (never skips) without it.
+fn real_sysbench() -> PathBuf {
+    let p = PathBuf::from("/usr/bin/sysbench");
+    assert!(
+        p.is_file(),
+        "the differential tests need the real sysbench 1.0.20: install it with `sudo apt-get install sysbench` (scripts/setup does)"
+    );
+    p
+}
+
+/// bakeoff under the name `sysbench`, in a directory of its own.
+fn bakeoff_as_sysbench() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bakeoff-as-sysbench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("sysbench");
+    if !link.exists() {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_bakeoff"), &link).unwrap();
+    }
+    link
+}
+
+/// Run `program` with `args` in a fresh scratch directory: (exit code, stdout + stderr).
+fn run(program: &Path, args: &[&str], scratch: &str) -> (i32, String) {
+    let dir = std::env::temp_dir().join(format!("bakeoff-diff-{}-{scratch}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(program)
+        .args(args)
+        .current_dir(&dir)
+        .output()
+        .expect("run");
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
+    text += &String::from_utf8_lossy(&o.stderr);
+    (o.status.code().unwrap_or(-1), text)
+}
+
+/// The banner's own words after the version, and every number, masked: what a parser of
+/// sysbench's output may rely on is the rest.
+fn masked(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.strip_prefix("sysbench 1.0.20 (") {
+            Some(_) => "sysbench 1.0.20 (...)".to_string(),
+            None => mask_numbers(l),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Each number as `#`, with the padding before it (`%8.2f` pads by the value's width) as one
+/// space.
+fn mask_numbers(line: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in line.chars() {
+        if c.is_ascii_digit() || (in_number && c == '.') {
+            if !in_number {
+                let padded = out.ends_with(' ');
+                out.truncate(out.trim_end_matches(' ').len());
+                out.push_str(if padded { " #" } else { "#" });
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Both tools on `args`: the same exit code and the same masked output.
+fn same(args: &[&str]) {
+    let scratch = args.join("_").replace(['/', '-', '='], "");
+    let (want_code, want) = run(&real_sysbench(), args, &format!("sb{scratch}"));
+    let (code, got) = run(&bakeoff_as_sysbench(), args, &format!("bo{scratch}"));
+    assert_eq!(
+        (code, masked(&got)),
+        (want_code, masked(&want)),
+        "sysbench {}\n--- bakeoff ---\n{got}\n--- sysbench ---\n{want}",
+        args.join(" ")
+    );
+}
+
+#[test]
+fn usage_errors_read_and_exit_as_sysbenchs() {
+    for args in [
+        &["foo", "bar"][..],
+        &["foo", "bar", "baz"],
+        &["fileio"],
+        &["cpu", "prepare"],
+        &["memory", "cleanup"],
+        &["cpu", "warmup"],
+        &["fileio", "--invalid-option", "prepare"],
+        &["--non-existing-option=3", "cpu", "run"],
+        &["memory", "--memory-block-size=3", "run"],
+        &["memory", "--memory-block-size=-1", "run"],
+        &["memory", "--memory-oper=foo", "run"],
+        &["--verbosity=9", "cpu", "run"],
+    ] {
+        same(args);
+    }
+}
+
+#[test]
+fn help_is_sysbenchs_for_every_test_and_workload() {
+    for args in [
+        &["cpu", "help"][..],
+        &["memory", "help"],
+        &["fileio", "help"],
+        &["threads", "help"],
+        &["mutex", "help"],
+        &["--cpu-max-prime=1", "cpu", "--threads=2", "help"],
+        &["/usr/share/sysbench/oltp_read_write.lua", "help"],
+        &["/usr/share/sysbench/oltp_point_select.lua", "help"],
+        &["oltp_read_only", "help"],
+    ] {
+        same(args);
+    }
+}
+
+#[test]
+fn general_help_is_sysbenchs_but_for_the_drivers_bakeoff_does_not_speak() {
+    let (code, want) = run(&real_sysbench(), &["--help"], "sbhelp");
+    let (got_code, got) = run(&bakeoff_as_sysbench(), &["--help"], "bohelp");
+    assert_eq!((got_code, code), (0, 0));
+    // sysbench 1.0.20 lists pgsql; bakeoff refuses it until PostgreSQL exists.
+    let mut without_pgsql = String::new();
+    let mut skipping = false;
+    for l in want.lines() {
+        skipping = (skipping && !l.is_empty()) || l == "pgsql options:";
+        if !skipping && l != "  pgsql - PostgreSQL driver" {
+            without_pgsql += l;
+            without_pgsql.push('\n');
+        }
+    }
+    assert_eq!(
+        got.replace("\n\n\n", "\n\n"),
+        without_pgsql.replace("\n\n\n", "\n\n")
+    );
+    assert!(got.contains("Compiled-in tests:\n  fileio - File I/O test\n"));
+}
+
+#[test]
+fn the_last_of_a_repeated_option_wins() {
+    same(&[
+        "cpu",
+        "--cpu-max-prime=5000",
+        "--events=10",
+        "--cpu-max-prime=1000",
+        "run",
+    ]);
+    same(&["--threads=4", "cpu", "--events=8", "--threads=2", "run"]);
+}
+
+#[test]
+fn verbosity_zero_and_one_print_nothing_for_a_run_that_goes_well() {
+    same(&["cpu", "--events=10", "--verbosity=0", "run"]);
+    same(&["cpu", "--events=10", "--verbosity=1", "run"]);
+}
+
+#[test]
+fn host_probes_report_line_for_line() {
+    same(&[
+        "cpu",
+        "--cpu-max-prime=1000",
+        "--events=100",
+        "--threads=2",
+        "run",
+    ]);
+    same(&[
+        "memory",
+        "--memory-block-size=4K",
+        "--memory-total-size=1M",
+        "--events=1",
+        "--time=0",
+        "run",
+    ]);
+}
+
+#[test]
+fn the_version_line_starts_with_sysbenchs_two_words() {
+    let (code, out) = run(&bakeoff_as_sysbench(), &["--version"], "version");
+    assert_eq!(code, 0);
+    let first_two: Vec<&str> = out.split_whitespace().take(2).collect();
+    assert_eq!(first_two, ["sysbench", "1.0.20"], "{out}");
+    assert!(out.contains("(bakeoff "), "{out}");
+}
