@@ -291,7 +291,13 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
     let Some(opts) = first_given(a, "cleanup") else {
         bail!("cleanup needs a server: pass --mysql-socket or --mysql-host (the embedded server is removed after each run)");
     };
-    tables::cleanup(&opts, &print_progress)?;
+    // sysbench's grammar drops the workload's tables as sysbench does; bakeoff's, the marked ones.
+    let spec = match crate::dialect::is_sysbench() {
+        true => Some(workload_spec(a)?),
+        false => None,
+    };
+    let shared = spec.as_ref().map(|s| tables_load(a, s, 0));
+    tables::cleanup(&opts, shared.as_ref(), &print_progress)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -303,6 +309,8 @@ fn tables_load<'a>(a: &LoadArgs, spec: &'a WorkloadSpec, seed: u64) -> Load<'a> 
         loaders: prepare_threads(a),
         seed,
         interrupt: &INTERRUPTED,
+        // sysbench's grammar shares the tables with sysbench: its order, no marker table.
+        shared: crate::dialect::is_sysbench(),
     }
 }
 

@@ -6,7 +6,7 @@
 //! (shared/reference/sysbench-behaviour.md section 5.1). Options that only 0.4's built-in test
 //! used are accepted and reported as ignored, so a published line runs unchanged.
 
-const COMMANDS: &[&str] = &["prepare", "run", "cleanup"];
+const COMMANDS: &[&str] = &["prepare", "run", "cleanup", "prewarm"];
 
 /// 0.4/0.5 option names and their 1.0 equivalents.
 const RENAMES: &[(&str, &str)] = &[

@@ -5,17 +5,17 @@ use std::time::Duration;
 
 use bakeoff_workload::dataset::Progress;
 
-/// sysbench's messages at its notice level (stdout); bakeoff's own on stderr.
+/// sysbench's messages on stdout, at every verbosity (its scripts `print` them); bakeoff's own
+/// on stderr.
 pub(crate) fn print_progress(p: Progress) {
-    use crate::dialect::notice;
     match p {
-        Progress::Creating(t) => notice!("Creating table '{t}'..."),
-        Progress::Inserting { table, rows } => notice!("Inserting {rows} records into '{table}'"),
+        Progress::Creating(t) => println!("Creating table '{t}'..."),
+        Progress::Inserting { table, rows } => println!("Inserting {rows} records into '{table}'"),
         Progress::Loaded { rows } => crate::dialect::said!("Loaded {rows} rows"),
         Progress::Rows { .. } => {}
-        Progress::Indexing(t) => notice!("Creating a secondary index on '{t}'..."),
-        Progress::Prewarming(t) => notice!("Prewarming table {t}"),
-        Progress::Dropping(t) => notice!("Dropping table '{t}'..."),
+        Progress::Indexing(t) => println!("Creating a secondary index on '{t}'..."),
+        Progress::Prewarming(t) => println!("Prewarming table {t}"),
+        Progress::Dropping(t) => println!("Dropping table '{t}'..."),
         Progress::LeftAlone(t) => {
             crate::dialect::extra!("Leaving table '{t}' alone: bakeoff did not create it\n")
         }

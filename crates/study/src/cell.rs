@@ -127,6 +127,7 @@ pub fn run_cell<O: CellObserver + Sync>(
             loaders: cell.loaders,
             seed: cell.run.seed,
             interrupt: cell.interrupt,
+            shared: false,
         },
         load: true,
         prewarm: cell.prewarm,
@@ -268,6 +269,9 @@ pub struct Load<'a> {
     pub loaders: u32,
     pub seed: u64,
     pub interrupt: &'a AtomicBool,
+    /// Tables shared with sysbench (its grammar): no marker table, sysbench's order and
+    /// cleanup (see `dataset::prepare_shared`); false: bakeoff's marked, parallel load.
+    pub shared: bool,
 }
 
 /// Load the tables into every server at `endpoints` (the same seed everywhere: every

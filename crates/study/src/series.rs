@@ -249,6 +249,7 @@ impl SeriesCtx<'_> {
             loaders: dataset::default_connections(),
             seed: self.spec.seed,
             interrupt: self.interrupt,
+            shared: false,
         }
     }
 

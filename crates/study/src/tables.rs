@@ -19,6 +19,17 @@ pub fn prepare(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<(Prepared, Spent), DatasetError> {
     let cpu = CpuMeter::start(server_pid);
+    if load.shared {
+        let p = dataset::prepare_shared(
+            opts,
+            load.workload,
+            load.threads,
+            load.seed,
+            load.interrupt,
+            progress,
+        )?;
+        return Ok((p, cpu.stop()));
+    }
     let mut prepared = load_tables(&runtime()?, std::slice::from_ref(opts), load, progress)?;
     let prepared = prepared.pop().expect("one server, one report");
     Ok((prepared, cpu.stop()))
@@ -34,12 +45,20 @@ pub fn prewarm(
     runtime()?.block_on(p)
 }
 
-/// Drop the tables bakeoff made in the server at `opts`, and only those; the tables dropped.
+/// Drop the tables bakeoff made in the server at `opts`, and only those; or, given the tables
+/// `shared` with sysbench, those tables, as sysbench's cleanup does. The tables dropped.
 pub fn cleanup(
     opts: &ConnectOptions,
+    shared: Option<&Load<'_>>,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Vec<String>, DatasetError> {
-    runtime()?.block_on(dataset::cleanup(opts, progress))
+    let rt = runtime()?;
+    match shared {
+        Some(t) => rt.block_on(dataset::cleanup_shared(
+            opts, t.workload, t.threads, progress,
+        )),
+        None => rt.block_on(dataset::cleanup(opts, progress)),
+    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, DatasetError> {

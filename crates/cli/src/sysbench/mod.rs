@@ -87,7 +87,7 @@ enum Stop {
 fn check(args: &[String]) -> Result<Outcome, Stop> {
     let line = grammar::parse(args).map_err(Stop::Usage)?;
     if line.on("help") {
-        print!("{}\n", schema::general_help());
+        println!("{}", schema::general_help());
         return Ok(Outcome::Exit(ExitCode::SUCCESS));
     }
     if line.on("version") {
@@ -241,9 +241,14 @@ fn workload(line: &Line, test: &str, kind: WorkloadKind) -> Result<Outcome, Stop
             ))
         }
         Some(other) => {
+            // sysbench says it twice: the driver, then the command that needed it.
+            if dialect::shows(dialect::FATAL) {
+                println!("FATAL: invalid database driver name: '{other}'");
+            }
+            let command = line.command.as_deref().unwrap_or("run");
             return Err(Stop::Fatal(format!(
-                "invalid database driver name: '{other}'"
-            )))
+                "`{command}' function failed: {test}: failed to initialize the DB driver"
+            )));
         }
     }
     let Some(command) = line.command.as_deref() else {

@@ -27,6 +27,7 @@
 
 mod load;
 mod progress;
+mod shared;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,6 +40,7 @@ use crate::{WorkloadKind, WorkloadSpec};
 use load::{chunks, load_on_threads, Meter};
 use progress::join_all;
 pub use progress::{DatasetError, Progress};
+pub use shared::{cleanup_shared, prepare_shared};
 
 pub const MARKER_TABLE: &str = "bakeoff_tables";
 

@@ -1,0 +1,165 @@
+//! Tables shared with sysbench, for a line in sysbench's grammar: no marker table, so
+//! sysbench's cleanup and bakeoff's drop the same `sbtest1..N` and either's prepare follows the
+//! other's cleanup. Prepared in sysbench's order: `threads` workers, worker w taking tables
+//! w+1, w+1+threads, ... and each table in turn created, loaded and indexed, so with one
+//! thread the messages come as sysbench prints them.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use bakeoff_driver::{Conn, ConnectOptions};
+
+use super::load::{chunks, load_on_threads, Meter};
+use super::{initial_rows, table_exists, tables, DatasetError, Prepared, Progress};
+use crate::{WorkloadKind, WorkloadSpec};
+
+/// Create, load and index the tables as sysbench's prepare does. A table already there fails
+/// the prepare before anything is created, with sysbench's words for it.
+pub fn prepare_shared(
+    opts: &ConnectOptions,
+    spec: &WorkloadSpec,
+    threads: u32,
+    seed: u64,
+    interrupt: &AtomicBool,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Prepared, DatasetError> {
+    let started = Instant::now();
+    let all = tables(spec, threads);
+    let rt = runtime()?;
+    rt.block_on(refuse_existing(opts, spec, &all))?;
+    let size = initial_rows(spec);
+    let total = u64::from(size) * all.len() as u64;
+    let meter = Meter {
+        done: AtomicU64::new(0),
+        total,
+        progress,
+        interrupt,
+    };
+    // Nothing to load (bulk_insert, an empty oltp_insert): creating is quick, one worker
+    // creates them all in order.
+    let workers = match size {
+        0 => 1,
+        _ => threads.clamp(1, all.len().max(1) as u32),
+    };
+    let results: Vec<Result<(), DatasetError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (all, meter) = (&all, &meter);
+                scope.spawn(move || {
+                    let mine = (w as usize..all.len()).step_by(workers as usize);
+                    let rt = runtime()?;
+                    for i in mine {
+                        if interrupt.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let (name, create) = &all[i];
+                        rt.block_on(create_table(opts, name, create, progress))?;
+                        let t = i as u32 + 1;
+                        if size > 0 {
+                            progress(Progress::Inserting {
+                                table: name.clone(),
+                                rows: size,
+                            });
+                            let jobs = chunks(1, size).into_iter().map(|(_, a, b)| (t, a, b));
+                            load_on_threads(opts, spec, jobs.collect(), seed, 1, meter)?;
+                        }
+                        let index =
+                            spec.options.create_secondary && spec.kind != WorkloadKind::BulkInsert;
+                        if index && !interrupt.load(Ordering::Relaxed) {
+                            progress(Progress::Indexing(name.clone()));
+                            rt.block_on(exec(opts, &format!("CREATE INDEX k_{t} ON {name}(k)")))?;
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(DatasetError::Thread("a prepare thread panicked".into()))
+                })
+            })
+            .collect()
+    });
+    results.into_iter().collect::<Result<(), _>>()?;
+    let rows = meter.done.load(Ordering::Relaxed);
+    if interrupt.load(Ordering::Relaxed) {
+        return Err(DatasetError::Interrupted { rows, total });
+    }
+    progress(Progress::Loaded { rows });
+    Ok(Prepared {
+        tables: all.len() as u32,
+        rows,
+        load: started.elapsed(),
+        index: Default::default(),
+        redo_bytes: None,
+    })
+}
+
+/// sysbench's cleanup: `DROP TABLE IF EXISTS` for each of the workload's tables, whoever made
+/// them. Returns the tables named.
+pub async fn cleanup_shared(
+    opts: &ConnectOptions,
+    spec: &WorkloadSpec,
+    threads: u32,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Vec<String>, DatasetError> {
+    let mut conn = Conn::connect(opts).await?;
+    let mut dropped = Vec::new();
+    for (name, _) in tables(spec, threads) {
+        progress(Progress::Dropping(name.clone()));
+        conn.exec(&format!("DROP TABLE IF EXISTS {name}")).await?;
+        dropped.push(name);
+    }
+    conn.quit().await;
+    Ok(dropped)
+}
+
+/// sysbench's prepare fails on the first table that exists; this one fails before creating
+/// any, so a refused prepare leaves nothing behind.
+async fn refuse_existing(
+    opts: &ConnectOptions,
+    spec: &WorkloadSpec,
+    all: &[(String, String)],
+) -> Result<(), DatasetError> {
+    if spec.kind == WorkloadKind::BulkInsert {
+        return Ok(()); // bulk_insert creates its tables IF NOT EXISTS, as sysbench's does
+    }
+    let mut conn = Conn::connect(opts).await?;
+    for (name, _) in all {
+        if table_exists(&mut conn, name).await? {
+            conn.quit().await;
+            return Err(DatasetError::Thread(format!(
+                "Table '{name}' already exists: run cleanup first, or prepare another --mysql-db"
+            )));
+        }
+    }
+    conn.quit().await;
+    Ok(())
+}
+
+async fn create_table(
+    opts: &ConnectOptions,
+    name: &str,
+    create: &str,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(), DatasetError> {
+    progress(Progress::Creating(name.to_string()));
+    exec(opts, create).await
+}
+
+async fn exec(opts: &ConnectOptions, sql: &str) -> Result<(), DatasetError> {
+    let mut conn = Conn::connect(opts).await?;
+    conn.exec(sql).await?;
+    conn.quit().await;
+    Ok(())
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, DatasetError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DatasetError::Thread(format!("starting a prepare thread: {e}")))
+}
