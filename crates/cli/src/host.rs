@@ -1,4 +1,5 @@
-//! `bakeoff host cpu|memory`: the machine measured as sysbench measures it, with its report.
+//! `bakeoff host cpu|memory|fileio|threads|mutex`: the machine measured as sysbench measures
+//! it, with its report.
 
 use std::fmt::Write;
 use std::process::ExitCode;
@@ -8,12 +9,13 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use bakeoff_hostbench::cpu::Cpu;
 use bakeoff_hostbench::fileio::{self, Counters, FileioSpec, Mode};
+use bakeoff_hostbench::locks;
 use bakeoff_hostbench::memory::{Access, Block, Memory, Oper};
 use bakeoff_hostbench::{run, ProbeResult, ProbeSpec, ProbeTick, Worker};
 use bakeoff_workload::Rng;
 use serde::Serialize;
 
-use crate::args::{CpuArgs, FileioArgs, Format, MemoryArgs, ProbeArgs};
+use crate::args::{CpuArgs, FileioArgs, Format, MemoryArgs, MutexArgs, ProbeArgs, ThreadsArgs};
 use crate::exit::{EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
 use crate::output;
 
@@ -42,7 +44,7 @@ impl Probe for CpuProbe {
         "cpu"
     }
     fn mode(&self) -> String {
-        format!("Prime numbers limit: {}\n", self.0)
+        format!("Prime numbers limit: {}\n\n", self.0)
     }
     fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
         Ok((0..threads)
@@ -79,7 +81,7 @@ impl Probe for MemoryProbe {
             Oper::None => "none",
         };
         format!(
-            "Running memory speed test with the following options:\n  block size: {}KiB\n  total size: {}MiB\n  operation: {oper}\n  scope: {}\n",
+            "Running memory speed test with the following options:\n  block size: {}KiB\n  total size: {}MiB\n  operation: {oper}\n  scope: {}\n\n",
             self.block / 1024,
             self.total / 1024 / 1024,
             if self.local { "local" } else { "global" }
@@ -144,7 +146,7 @@ impl Probe for FileioProbe {
     fn name(&self) -> &'static str {
         "fileio"
     }
-    /// sysbench's lines, in its order; no blank line after them (cpu's has one).
+    /// sysbench's lines, in its order; no blank line after them (cpu's and memory's have one).
     fn mode(&self) -> String {
         let s = &self.spec;
         let mut m = format!(
@@ -176,7 +178,7 @@ impl Probe for FileioProbe {
         if s.fsync_all {
             m.push_str("Calling fsync() after each write operation.\n");
         }
-        let _ = write!(m, "Using synchronous I/O mode\nDoing {}", s.mode.describe());
+        let _ = writeln!(m, "Using synchronous I/O mode\nDoing {}", s.mode.describe());
         m
     }
     fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
@@ -315,6 +317,78 @@ pub fn fileio_cmd(a: &FileioArgs) -> Result<ExitCode> {
     }
 }
 
+/// sysbench's threads test; its mode lines are info-level in sysbench, so none here.
+struct ThreadsProbe {
+    yields: u32,
+    locks: u32,
+}
+
+impl Probe for ThreadsProbe {
+    fn name(&self) -> &'static str {
+        "threads"
+    }
+    fn mode(&self) -> String {
+        String::new()
+    }
+    fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
+        let w = locks::threads_workers(threads, self.yields, self.locks);
+        Ok(w.into_iter()
+            .map(|w| Box::new(w) as Box<dyn Worker>)
+            .collect())
+    }
+    fn interval(&self, t: &ProbeTick) -> String {
+        rate_line("eps", t)
+    }
+    fn result_block(&self, _: &ProbeResult) -> String {
+        "\n".into()
+    }
+}
+
+/// sysbench's mutex test: one event per thread.
+struct MutexProbe {
+    num: u32,
+    locks: u32,
+    loops: u32,
+}
+
+impl Probe for MutexProbe {
+    fn name(&self) -> &'static str {
+        "mutex"
+    }
+    fn mode(&self) -> String {
+        String::new()
+    }
+    fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
+        let w = locks::mutex_workers(threads, self.num, self.locks, self.loops, 0x5eed);
+        Ok(w.into_iter()
+            .map(|w| Box::new(w) as Box<dyn Worker>)
+            .collect())
+    }
+    fn interval(&self, t: &ProbeTick) -> String {
+        rate_line("eps", t)
+    }
+    fn result_block(&self, _: &ProbeResult) -> String {
+        "\n".into()
+    }
+}
+
+pub fn threads(a: &ThreadsArgs) -> Result<ExitCode> {
+    let probe = ThreadsProbe {
+        yields: a.thread_yields,
+        locks: a.thread_locks,
+    };
+    sweep(&probe, &a.probe)
+}
+
+pub fn mutex(a: &MutexArgs) -> Result<ExitCode> {
+    let probe = MutexProbe {
+        num: a.mutex_num,
+        locks: a.mutex_locks,
+        loops: a.mutex_loops,
+    };
+    sweep(&probe, &a.probe)
+}
+
 pub fn cpu(a: &CpuArgs) -> Result<ExitCode> {
     sweep(&CpuProbe(a.cpu_max_prime), &a.probe)
 }
@@ -424,7 +498,7 @@ fn header(probe: &dyn Probe, threads: u32) -> String {
         ),
     };
     format!(
-        "{banner}Running the test with following options:\nNumber of threads: {threads}\nInitializing random number generator from current time\n\n\n{}\nInitializing worker threads...\n\nThreads started!\n\n",
+        "{banner}Running the test with following options:\nNumber of threads: {threads}\nInitializing random number generator from current time\n\n\n{}Initializing worker threads...\n\nThreads started!\n\n",
         probe.mode()
     )
 }

@@ -236,7 +236,9 @@ pub fn normalize(args: &[String]) -> Normalized {
     }
     // sysbench's built-in tests are bakeoff's host probes: `sysbench cpu run` is
     // `bakeoff host cpu`.
-    if matches!(workload.as_str(), "cpu" | "memory") && args[command_at] == "run" {
+    if matches!(workload.as_str(), "cpu" | "memory" | "threads" | "mutex")
+        && args[command_at] == "run"
+    {
         let mut argv = vec!["host".to_string(), workload];
         argv.extend(options);
         return Normalized {

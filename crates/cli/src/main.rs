@@ -27,6 +27,7 @@ use std::sync::atomic::Ordering;
 use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
+    quiet_sigpipe();
     let program = std::env::args().next().unwrap_or_default();
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if sysbench::speaks_sysbench(&program, &raw) {
@@ -95,6 +96,8 @@ fn run(raw: &[String]) -> ExitCode {
         args::Command::Host(args::HostCommand::Cpu(a)) => host::cpu(a),
         args::Command::Host(args::HostCommand::Memory(a)) => host::memory(a),
         args::Command::Host(args::HostCommand::Fileio(a)) => host::fileio_cmd(a),
+        args::Command::Host(args::HostCommand::Threads(a)) => host::threads(a),
+        args::Command::Host(args::HostCommand::Mutex(a)) => host::mutex(a),
     };
     match result {
         Ok(code) => code,
@@ -106,6 +109,15 @@ fn run(raw: &[String]) -> ExitCode {
             eprintln!("bakeoff: {e:#}");
             ExitCode::from(exit::EXIT_USAGE)
         }
+    }
+}
+
+/// A reader that stops early (`bakeoff ... | head`) ends bakeoff quietly, as it ends sysbench
+/// and every Unix filter, instead of a panic on the next print (Rust ignores SIGPIPE).
+fn quiet_sigpipe() {
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -4,12 +4,14 @@
 //! - [`cpu`]: primes by trial division, events per second.
 //! - [`memory`]: passes over a block, MiB/s.
 //! - [`fileio`]: 16 KiB block I/O over a set of files, with fsync.
+//! - [`locks`]: sysbench's threads and mutex tests, the scheduler and mutexes under contention.
 //!
 //! All run on [`runner::run`]: OS threads, one [`runner::Worker`] each, latency per event into
 //! the same windows and histograms as the load engine. What it must not do: print or exit.
 
 pub mod cpu;
 pub mod fileio;
+pub mod locks;
 pub mod memory;
 pub mod profile;
 pub mod runner;

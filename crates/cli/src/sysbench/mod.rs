@@ -176,11 +176,6 @@ fn builtin(line: &Line, name: &str, opts: &[schema::Opt]) -> Result<Outcome, Sto
             if name == "memory" {
                 memory_values(line)?;
             }
-            if matches!(name, "threads" | "mutex") {
-                return Err(Stop::Fatal(format!(
-                    "bakeoff does not run sysbench's '{name}' test yet; cpu, memory and fileio it runs as sysbench does"
-                )));
-            }
             Ok(Outcome::Run(argv(line, name, c)))
         }
         "prepare" | "cleanup" => Err(Stop::Usage(format!(
