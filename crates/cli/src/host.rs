@@ -25,6 +25,7 @@ fn spec(p: &ProbeArgs) -> ProbeSpec {
         events: (p.events > 0).then_some(p.events),
         tick: Duration::from_secs(p.report_interval.max(1)),
         percentile: p.percentile,
+        rate: (p.rate > 0).then_some(p.rate as f64),
     }
 }
 
@@ -445,6 +446,9 @@ fn sweep(probe: &dyn Probe, p: &ProbeArgs) -> Result<ExitCode> {
             }
         });
         if text {
+            if p.histogram {
+                print!("{}", output::histogram(&result.histogram));
+            }
             print!("{}", probe.result_block(&result));
             print!(
                 "{}",

@@ -186,6 +186,17 @@ fn host_probes_report_line_for_line() {
 }
 
 #[test]
+fn a_rate_the_threads_cannot_keep_up_with_fails_as_sysbenchs() {
+    same(&["--rate=2000000000", "cpu", "run", "--verbosity=1"]);
+}
+
+#[test]
+fn threads_and_mutex_run_as_sysbenchs() {
+    same(&["threads", "--events=100", "--threads=2", "run"]);
+    same(&["mutex", "--events=10", "--threads=2", "--mutex-locks=1000", "run"]);
+}
+
+#[test]
 fn the_version_line_starts_with_sysbenchs_two_words() {
     let (code, out) = run(&bakeoff_as_sysbench(), &["--version"], "version");
     assert_eq!(code, 0);

@@ -63,6 +63,7 @@ pub fn profile(
         events: None,
         tick: Duration::from_secs(1),
         percentile: 95.0,
+        rate: None,
     };
     let per_sec = |r: &ProbeResult, n: f64| n / r.elapsed_seconds.max(1e-9);
     match probe {

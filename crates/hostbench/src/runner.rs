@@ -26,6 +26,74 @@ pub struct ProbeSpec {
     pub events: Option<u64>,
     pub tick: Duration,
     pub percentile: f64,
+    /// Events per second, Poisson arrivals queued for the threads (sysbench's --rate); an
+    /// event's latency then runs from its arrival. None: each thread runs events back to back.
+    pub rate: Option<f64>,
+}
+
+/// sysbench's event queue (MAX_QUEUE_LEN): arrivals the threads have not taken yet. A full
+/// queue ends the run: the threads cannot keep up with the rate.
+const QUEUE_LIMIT: usize = 131_072;
+
+/// What sysbench says when its queue fills.
+pub const QUEUE_FULL: &str = "The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate";
+
+/// Arrivals waiting for a thread (open loop).
+#[derive(Default)]
+struct Arrivals {
+    queue: Mutex<std::collections::VecDeque<Instant>>,
+    ready: std::sync::Condvar,
+}
+
+impl Arrivals {
+    /// The next arrival, waiting for one; None once the run stops.
+    fn next(&self, shared: &Shared, end: Option<Instant>) -> Option<Instant> {
+        let mut q = self.queue.lock().ok()?;
+        loop {
+            if shared.stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e) {
+                return None;
+            }
+            if let Some(t) = q.pop_front() {
+                return Some(t);
+            }
+            q = self
+                .ready
+                .wait_timeout(q, Duration::from_millis(50))
+                .ok()?
+                .0;
+        }
+    }
+}
+
+/// The generator: Poisson arrivals at `rate` until the end, the stop, or a full queue.
+fn generate(arrivals: &Arrivals, shared: &Shared, rate: f64, end: Option<Instant>, seed: u64) {
+    let mut rng = bakeoff_workload::Rng::seeded(seed);
+    let mean_ns = 1e9 / rate.max(1e-9);
+    let mut next = Instant::now();
+    loop {
+        // Exponential gaps: -ln(U) x mean, U uniform in (0, 1].
+        let u = (f64::from(rng.uniform(1, u32::MAX)) / f64::from(u32::MAX)).max(1e-12);
+        next += Duration::from_nanos((-u.ln() * mean_ns) as u64);
+        let now = Instant::now();
+        if shared.stop.load(Ordering::Relaxed) || end.is_some_and(|e| now >= e) {
+            break;
+        }
+        if next > now {
+            std::thread::sleep(next - now);
+        }
+        let Ok(mut q) = arrivals.queue.lock() else {
+            break;
+        };
+        if q.len() >= QUEUE_LIMIT {
+            let _ = shared.failure.set(QUEUE_FULL.to_string());
+            shared.stop.store(true, Ordering::SeqCst);
+            break;
+        }
+        q.push_back(Instant::now());
+        drop(q);
+        arrivals.ready.notify_one();
+    }
+    arrivals.ready.notify_all();
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,19 +161,30 @@ pub fn run(
     // Threads say when they are done, so the coordinator can sleep until the next tick
     // instead of polling every few milliseconds on the CPUs the probe measures.
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let arrivals = spec.rate.map(|_| Arc::new(Arrivals::default()));
     let handles: Vec<_> = workers
         .into_iter()
         .zip(&slots)
         .map(|(w, slot)| {
             let (shared, slot, max, done) =
                 (shared.clone(), slot.clone(), spec.events, done_tx.clone());
+            let arrivals = arrivals.clone();
             std::thread::spawn(move || {
-                thread_loop(w, &shared, &slot, end, max);
+                thread_loop(w, &shared, &slot, end, max, arrivals.as_deref());
                 let _ = done.send(());
             })
         })
         .collect();
     drop(done_tx);
+    let generator = match (&arrivals, spec.rate) {
+        (Some(a), Some(rate)) => {
+            let (a, shared) = (a.clone(), shared.clone());
+            Some(std::thread::spawn(move || {
+                generate(&a, &shared, rate, end, 0x5eed)
+            }))
+        }
+        _ => None,
+    };
     let mut running = handles.len();
     let mut total = Window::default();
     let mut tick = Window::default();
@@ -141,6 +220,10 @@ pub fn run(
     for h in handles {
         let _ = h.join();
     }
+    shared.stop.store(true, Ordering::SeqCst);
+    if let Some(g) = generator {
+        let _ = g.join();
+    }
     let elapsed = start.elapsed();
     drain(&slots, &mut total);
     let threads = slots
@@ -173,6 +256,7 @@ fn thread_loop(
     slot: &Mutex<Slot>,
     end: Option<Instant>,
     max: Option<u64>,
+    arrivals: Option<&Arrivals>,
 ) {
     let mut local = Window::default();
     let mut totals = ThreadTotals::default();
@@ -195,10 +279,18 @@ fn thread_loop(
         if shared.stop.load(Ordering::Relaxed) || end.is_some_and(|e| now >= e) {
             break;
         }
+        // Open loop: the event starts when it arrived, waiting in the queue included.
+        let arrived = match arrivals {
+            Some(a) => match a.next(shared, end) {
+                Some(t) => Some(t),
+                None => break,
+            },
+            None => None,
+        };
         if max.is_some_and(|m| shared.started.fetch_add(1, Ordering::Relaxed) >= m) {
             break;
         }
-        let t0 = Instant::now();
+        let t0 = arrived.unwrap_or_else(Instant::now);
         match w.event() {
             Ok(true) => {}
             Ok(false) => break,

@@ -110,6 +110,13 @@ pub struct ProbeArgs {
     /// Percentile in the report (1-100; 0 disables).
     #[arg(long, default_value_t = 95.0)]
     pub percentile: f64,
+    /// Events per second arriving at random (Poisson), as sysbench's --rate: latency then
+    /// counts the wait for a free thread; 0 = each thread runs events back to back.
+    #[arg(long, default_value_t = 0)]
+    pub rate: u64,
+    /// Print the latency histogram before the report, as sysbench's --histogram.
+    #[arg(long, num_args = 0..=1, default_missing_value = "on", default_value = "off", value_parser = parse_bool)]
+    pub histogram: bool,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// CPUs the probe's threads run on, as taskset takes them (0-3).
