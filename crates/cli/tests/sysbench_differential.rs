@@ -193,7 +193,13 @@ fn a_rate_the_threads_cannot_keep_up_with_fails_as_sysbenchs() {
 #[test]
 fn threads_and_mutex_run_as_sysbenchs() {
     same(&["threads", "--events=100", "--threads=2", "run"]);
-    same(&["mutex", "--events=10", "--threads=2", "--mutex-locks=1000", "run"]);
+    same(&[
+        "mutex",
+        "--events=10",
+        "--threads=2",
+        "--mutex-locks=1000",
+        "run",
+    ]);
 }
 
 #[test]
