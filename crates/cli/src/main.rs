@@ -112,13 +112,24 @@ fn run(raw: &[String]) -> ExitCode {
     }
 }
 
-/// A reader that stops early (`bakeoff ... | head`) ends bakeoff quietly, as it ends sysbench
-/// and every Unix filter, instead of a panic on the next print (Rust ignores SIGPIPE).
+/// A reader that stops early (`bakeoff ... | head`) ends bakeoff quietly, with the status a
+/// SIGPIPE gives (141), as it ends sysbench and every Unix filter, instead of a panic on the
+/// next print. SIGPIPE itself stays ignored: bakeoff writes to pipes of its own (ssh uploads),
+/// where a closed pipe is an error to handle, not a reason to die.
 fn quiet_sigpipe() {
-    // SAFETY: restoring a signal's default disposition before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info)
+    }));
 }
 
 /// First Ctrl-C: finish the run as interrupted (servers stop, results print). Second: leave now.
