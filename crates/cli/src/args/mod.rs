@@ -5,7 +5,9 @@ use bakeoff_server::variant::{self, Allocator, Setting, Variant};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod probes;
+mod values;
 pub use probes::*;
+pub use values::*;
 
 const ABOUT: &str = "Database bake-offs from one command: a sysbench-compatible load engine that stays out of the way.";
 
@@ -232,14 +234,6 @@ pub struct ResultsArgs {
 pub enum ChartFormat {
     Svg,
     Png,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// sysbench's text report (existing parsers keep working), plus HDR percentiles.
-    Text,
-    /// One JSON document: options, per-interval series, totals, percentiles, errors per code.
-    Json,
 }
 
 #[derive(Debug, Args)]
@@ -506,31 +500,6 @@ pub struct MysqlArgs {
     /// auto = server-side prepared statements; disable = values substituted into text.
     #[arg(long, default_value = "auto", value_parser = ["auto", "disable"])]
     pub db_ps_mode: String,
-}
-
-/// sysbench's booleans: on/off, true/false, 1/0, yes/no.
-pub fn parse_bool(s: &str) -> Result<bool, String> {
-    match s {
-        "on" | "true" | "1" | "yes" => Ok(true),
-        "off" | "false" | "0" | "no" => Ok(false),
-        _ => Err(format!("'{s}' is not a boolean; use on or off")),
-    }
-}
-
-/// sysbench's sizes: a number with an optional K, M, G or T (powers of 1024), b optional.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim().trim_end_matches(['b', 'B']);
-    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        Some('T') => (&t[..t.len() - 1], 1 << 40),
-        _ => (t, 1),
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("'{s}' is not a size; write a number with K, M, G or T, e.g. 16K"))
 }
 
 #[cfg(test)]

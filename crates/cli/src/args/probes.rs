@@ -3,7 +3,7 @@
 
 use clap::{Args, Subcommand};
 
-use super::{parse_bool, parse_size, Format};
+use super::values::{parse_bool, parse_size, Format};
 
 #[derive(Debug, Subcommand)]
 pub enum HostCommand {

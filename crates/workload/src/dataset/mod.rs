@@ -28,57 +28,24 @@
 mod load;
 mod progress;
 mod shared;
+mod tables;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use bakeoff_driver::{Conn, ConnectOptions, DriverError};
+use bakeoff_driver::{Conn, ConnectOptions};
 
 use crate::{WorkloadKind, WorkloadSpec};
 use load::{chunks, load_on_threads, Meter};
 use progress::join_all;
 pub use progress::{DatasetError, Progress};
 pub use shared::{cleanup_shared, prepare_shared};
+use tables::{initial_rows, table_exists};
+pub use tables::{tables, Prepared};
 
 pub const MARKER_TABLE: &str = "bakeoff_tables";
-
-/// The tables a workload uses and their CREATE TABLE text.
-pub fn tables(spec: &WorkloadSpec, threads: u32) -> Vec<(String, String)> {
-    let o = &spec.options;
-    if spec.kind == WorkloadKind::BulkInsert {
-        return (1..=threads.max(1))
-            .map(|i| {
-                let sql = format!(
-                    "CREATE TABLE IF NOT EXISTS sbtest{i} (\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id))"
-                );
-                (format!("sbtest{i}"), sql)
-            })
-            .collect();
-    }
-    (1..=o.tables)
-        .map(|i| {
-            let id = if o.auto_inc { "INTEGER NOT NULL AUTO_INCREMENT" } else { "INTEGER NOT NULL" };
-            let key = if o.secondary { "KEY xid (id)" } else { "PRIMARY KEY (id)" };
-            let sql = format!(
-                "CREATE TABLE sbtest{i}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) /*! ENGINE = {} */ {}",
-                o.storage_engine, o.table_options
-            );
-            (format!("sbtest{i}"), sql)
-        })
-        .collect()
-}
-
-/// Rows each table starts with: oltp_insert with --auto-inc=off starts empty (sysbench forces
-/// table_size=0 there), bulk_insert always does.
-fn initial_rows(spec: &WorkloadSpec) -> u32 {
-    match spec.kind {
-        WorkloadKind::BulkInsert => 0,
-        WorkloadKind::OltpInsert if !spec.options.auto_inc => 0,
-        _ => spec.options.table_size,
-    }
-}
 
 /// How many connections `prepare` should use here: loading waits on the server's log writes as
 /// well as its CPUs, so two per CPU, at least 4 (4x100k rows on 2 CPUs: 1.0-1.1 s against
@@ -86,20 +53,6 @@ fn initial_rows(spec: &WorkloadSpec) -> u32 {
 pub fn default_connections() -> u32 {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     (2 * cpus).max(4)
-}
-
-/// What `prepare` did, phase by phase: where its time went, as far as the server says.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Prepared {
-    pub tables: u32,
-    pub rows: u64,
-    /// Creating the tables and loading their rows.
-    pub load: Duration,
-    /// Building the secondary indexes after the load (zero when there are none).
-    pub index: Duration,
-    /// Bytes the server wrote to its redo log meanwhile (InnoDB's `Innodb_os_log_written`);
-    /// None when the server does not report it.
-    pub redo_bytes: Option<u64>,
 }
 
 /// Create, load and index the tables with `parallel` connections. `interrupt` set (Ctrl-C)
@@ -305,13 +258,4 @@ pub async fn cleanup(
     }
     conn.quit().await;
     Ok(dropped)
-}
-
-async fn table_exists(conn: &mut Conn, name: &str) -> Result<bool, DriverError> {
-    let rows = conn
-        .query_rows(&format!(
-            "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{name}'"
-        ))
-        .await?;
-    Ok(!rows.is_empty())
 }

@@ -10,7 +10,8 @@ use std::time::Instant;
 use bakeoff_driver::{Conn, ConnectOptions};
 
 use super::load::{chunks, load_on_threads, Meter};
-use super::{initial_rows, table_exists, tables, DatasetError, Prepared, Progress};
+use super::progress::{DatasetError, Progress};
+use super::tables::{initial_rows, table_exists, tables, Prepared};
 use crate::{WorkloadKind, WorkloadSpec};
 
 /// Create, load and index the tables as sysbench's prepare does. A table already there fails

@@ -1,0 +1,37 @@
+//! Value types and parsers the argument tables share: sysbench's booleans and sizes, the
+//! output format.
+
+use clap::ValueEnum;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// sysbench's text report (existing parsers keep working), plus HDR percentiles.
+    Text,
+    /// One JSON document: options, per-interval series, totals, percentiles, errors per code.
+    Json,
+}
+
+/// sysbench's booleans: on/off, true/false, 1/0, yes/no.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(format!("'{s}' is not a boolean; use on or off")),
+    }
+}
+
+/// sysbench's sizes: a number with an optional K, M, G or T (powers of 1024), b optional.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().trim_end_matches(['b', 'B']);
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        Some('T') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("'{s}' is not a size; write a number with K, M, G or T, e.g. 16K"))
+}
