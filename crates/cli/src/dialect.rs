@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 /// sysbench's log levels (sb_logger.h): a message prints when its level is at most
 /// `--verbosity` (default 3).
 pub(crate) const FATAL: u8 = 0;
+pub(crate) const WARNING: u8 = 2;
 pub(crate) const NOTICE: u8 = 3;
 /// What bakeoff adds to sysbench's output is said at sysbench's info level: on stderr from
 /// `--verbosity=4`, so at the default a parser (or a test) of sysbench's output, which may
@@ -70,5 +71,14 @@ pub(crate) fn fatal(message: &str) {
         Some(_) if shows(FATAL) => println!("FATAL: {message}"),
         Some(_) => {}
         None => eprintln!("{message}"),
+    }
+}
+
+/// sysbench's `WARNING:` line (stdout, at its warning level); bakeoff's dialect: stderr.
+pub(crate) fn warning(message: &str) {
+    match SYSBENCH.get() {
+        Some(_) if shows(WARNING) => println!("WARNING: {message}"),
+        Some(_) => {}
+        None => eprintln!("warning: {message}"),
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use bakeoff_hostbench::cpu::Cpu;
-use bakeoff_hostbench::fileio::{self, Counters, FileioSpec, Mode};
+use bakeoff_hostbench::fileio::{self, Counters, FileState, FileioSpec, Mode};
 use bakeoff_hostbench::locks;
 use bakeoff_hostbench::memory::{Access, Block, Memory, Oper};
 use bakeoff_hostbench::{run, ProbeResult, ProbeSpec, ProbeTick, Worker};
@@ -151,12 +151,12 @@ impl Probe for FileioProbe {
     fn mode(&self) -> String {
         let s = &self.spec;
         let mut m = format!(
-            "Extra file open flags: {}\n{} files, {}MiB each\n{}MiB total file size\nBlock size {}KiB\n",
+            "Extra file open flags: {}\n{} files, {}B each\n{}B total file size\nBlock size {}B\n",
             extra_flags(s),
             s.num,
-            s.file_size() / 1_048_576,
-            s.total / 1_048_576,
-            s.block / 1024
+            size_str(s.file_size()),
+            size_str(s.file_size() * u64::from(s.num)),
+            size_str(s.block)
         );
         if matches!(s.mode, Mode::Rndrd | Mode::Rndwr | Mode::Rndrw) {
             let _ = writeln!(m, "Number of IO requests: {}", self.events);
@@ -210,6 +210,64 @@ impl Probe for FileioProbe {
     }
 }
 
+/// A size as sysbench prints one: in the largest binary unit it reaches, to five significant
+/// digits (16384 -> "16Ki", 163840 -> "160Ki", 4097 -> "4.001Ki").
+fn size_str(bytes: u64) -> String {
+    let (mut v, mut unit) = (bytes as f64, 0);
+    while v >= 1024.0 && unit < 5 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    let digits = if v >= 1.0 {
+        v.log10().floor() as i32 + 1
+    } else {
+        1
+    };
+    let decimals = (5 - digits).max(0) as usize;
+    let mut n = format!("{v:.decimals$}");
+    if n.contains('.') {
+        n = n.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    match unit {
+        0 => n,
+        u => format!("{n}{}i", ['K', 'M', 'G', 'T', 'P'][u - 1]),
+    }
+}
+
+/// sysbench's checks of the files before a run, in its words: each file there, and whole
+/// unless the test writes them sequentially.
+fn files_ready(spec: &FileioSpec) -> bool {
+    let need = spec.file_size();
+    for i in 0..spec.num {
+        let name = format!("test_file.{i}");
+        match std::fs::metadata(spec.dir.join(&name)) {
+            Err(e) => {
+                let errno = e.raw_os_error().unwrap_or(0);
+                let why = e.to_string();
+                let why = why.split(" (os error").next().unwrap_or(&why);
+                crate::dialect::fatal(&format!(
+                    "Cannot open file '{name}' errno = {errno} ({why})"
+                ));
+                crate::dialect::warning("Did you forget to run the prepare step?");
+                return false;
+            }
+            Ok(m) if m.len() < need && spec.mode != Mode::Seqwr => {
+                crate::dialect::fatal(&format!(
+                    "Size of file '{name}' is {}B, but at least {}B is expected.",
+                    size_str(m.len()),
+                    size_str(need)
+                ));
+                crate::dialect::warning(
+                    "Did you run 'prepare' with different --file-total-size or --file-num values?",
+                );
+                return false;
+            }
+            Ok(_) => {}
+        }
+    }
+    true
+}
+
 /// sysbench's "Extra file open flags" value.
 fn extra_flags(s: &FileioSpec) -> String {
     let flags: Vec<&str> = [(s.sync, "sync"), (s.dsync, "dsync"), (s.direct, "directio")]
@@ -218,7 +276,8 @@ fn extra_flags(s: &FileioSpec) -> String {
         .collect();
     match flags.is_empty() {
         true => "(none)".to_string(),
-        false => flags.join(" "),
+        // sysbench writes each flag followed by a space.
+        false => flags.iter().map(|f| format!("{f} ")).collect(),
     }
 }
 
@@ -239,10 +298,11 @@ pub fn fileio_cmd(a: &FileioArgs) -> Result<ExitCode> {
         );
     }
     let mode = match (&a.file_test_mode, a.command.as_str()) {
-        (Some(m), _) => Mode::parse(m).ok_or_else(|| {
-            anyhow::anyhow!(
+        (Some(m), _) => Mode::parse(m).ok_or_else(|| match crate::dialect::is_sysbench() {
+            true => anyhow::anyhow!("Invalid IO operations mode: {m}."),
+            false => anyhow::anyhow!(
                 "--file-test-mode={m}: use seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw"
-            )
+            ),
         })?,
         (None, "run") if crate::dialect::is_sysbench() => {
             bail!("Missing required argument: --file-test-mode")
@@ -292,12 +352,22 @@ pub fn fileio_cmd(a: &FileioArgs) -> Result<ExitCode> {
                     .map_or(p.display().to_string(), |n| n.to_string_lossy().into()),
                 false => p.display().to_string(),
             };
-            let (bytes, secs) = fileio::prepare(&spec, |p| notice!("Creating file {}", name(p)))
-                .map_err(anyhow::Error::msg)?;
-            notice!(
-                "{bytes} bytes written in {secs:.2} seconds ({:.2} MiB/sec).",
-                bytes as f64 / 1_048_576.0 / secs.max(1e-9)
-            );
+            let (bytes, secs) = fileio::prepare(&spec, |p, state| {
+                let verb = match state {
+                    FileState::Creating => "Creating",
+                    FileState::Extending => "Extending existing",
+                    FileState::Reusing => "Reusing existing",
+                };
+                notice!("{verb} file {}", name(p))
+            })
+            .map_err(anyhow::Error::msg)?;
+            match bytes {
+                0 => notice!("No bytes written."),
+                _ => notice!(
+                    "{bytes} bytes written in {secs:.2} seconds ({:.2} MiB/sec).",
+                    bytes as f64 / 1_048_576.0 / secs.max(1e-9)
+                ),
+            }
             Ok(ExitCode::SUCCESS)
         }
         "cleanup" => {
@@ -306,6 +376,7 @@ pub fn fileio_cmd(a: &FileioArgs) -> Result<ExitCode> {
             crate::dialect::said!("removed {n} file(s) from {}", spec.dir.display());
             Ok(ExitCode::SUCCESS)
         }
+        _ if sysbench && !files_ready(&spec) => Ok(ExitCode::from(EXIT_FAILED)),
         _ => sweep(
             &FileioProbe {
                 spec,

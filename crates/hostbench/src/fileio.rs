@@ -136,8 +136,21 @@ fn own_dir(dir: &Path, create: bool) -> Result<(), String> {
         .map_err(|e| format!("marking {}: {e}", dir.display()))
 }
 
+/// What prepare does with one file, as sysbench says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileState {
+    Creating,
+    /// There, but shorter than the test needs.
+    Extending,
+    /// There already at full size: nothing to write.
+    Reusing,
+}
+
 /// Write the files block by block and fsync each; returns (bytes, seconds).
-pub fn prepare(spec: &FileioSpec, mut on_file: impl FnMut(&Path)) -> Result<(u64, f64), String> {
+pub fn prepare(
+    spec: &FileioSpec,
+    mut on_file: impl FnMut(&Path, FileState),
+) -> Result<(u64, f64), String> {
     if spec.marked {
         own_dir(&spec.dir, true)?;
     }
@@ -147,7 +160,12 @@ pub fn prepare(spec: &FileioSpec, mut on_file: impl FnMut(&Path)) -> Result<(u64
     let mut written = 0u64;
     for i in 0..spec.num {
         let path = spec.path(i);
-        on_file(&path);
+        let state = match fs::metadata(&path).map(|m| m.len()) {
+            Err(_) => FileState::Creating,
+            Ok(len) if len < size => FileState::Extending,
+            Ok(_) => FileState::Reusing,
+        };
+        on_file(&path, state);
         let f = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -259,9 +277,15 @@ impl Gen {
             }
             at
         } else {
-            let total = size * u64::from(s.num);
-            let offset = (self.rng.unit() * total as f64) as u64 / s.block * s.block;
-            (((offset / size) as u32).min(s.num - 1), offset % size)
+            // Whole blocks only, so a block size that does not divide the file size (sysbench's
+            // GH-198) never reads past a file's end.
+            let per_file = (size / s.block).max(1);
+            let blocks = per_file * u64::from(s.num);
+            let b = ((self.rng.unit() * blocks as f64) as u64).min(blocks - 1);
+            (
+                ((b / per_file) as u32).min(s.num - 1),
+                b % per_file * s.block,
+            )
         };
         let write = match s.mode {
             Mode::Seqrd | Mode::Rndrd => false,
@@ -358,7 +382,8 @@ pub fn workers(
             .open(&path)
             .map_err(|e| format!("{}: {e}; run `bakeoff host fileio prepare` with the same --file-num and --file-total-size", path.display()))?;
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if len < spec.file_size() {
+        // A sequential write (re)creates the files as it goes; every other mode needs them whole.
+        if len < spec.file_size() && spec.mode != Mode::Seqwr {
             return Err(format!(
                 "{} has {len} bytes, the test needs {}: prepare again with the same --file-total-size and --file-num",
                 path.display(),
@@ -477,11 +502,11 @@ mod tests {
         let base = std::env::temp_dir().join(format!("bakeoff-fileio-test-{}", std::process::id()));
         let _ = fs::remove_dir_all(&base);
         fs::create_dir_all(&base).unwrap();
-        let e = prepare(&spec(&base, Mode::Rndrw), |_| {}).unwrap_err();
+        let e = prepare(&spec(&base, Mode::Rndrw), |_, _| {}).unwrap_err();
         assert!(e.contains("did not create"), "{e}");
         let dir = base.join("probe");
         let s = spec(&dir, Mode::Rndrw);
-        let (bytes, _) = prepare(&s, |_| {}).unwrap();
+        let (bytes, _) = prepare(&s, |_, _| {}).unwrap();
         assert_eq!(bytes, s.total);
         fs::write(dir.join("notes.txt"), "mine").unwrap();
         assert_eq!(cleanup(&s).unwrap(), 4);

@@ -106,7 +106,7 @@ pub fn profile(
                 256 << 20,
                 Mode::Rndrw,
             );
-            fileio::prepare(&fs, |_| {})?;
+            fileio::prepare(&fs, |_, _| {})?;
             let outcome = fileio::workers(&fs, threads, 1).map(|(w, c)| {
                 let r = run(&spec, w, interrupt, &mut |_| {});
                 let ops = c.reads.load(Ordering::Relaxed) + c.writes.load(Ordering::Relaxed);
