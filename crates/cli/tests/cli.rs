@@ -357,6 +357,20 @@ fn cleanup_leaves_a_foreign_table_alone() {
         let left = c.query_rows("SHOW TABLES").await.unwrap();
         assert_eq!(left.len(), 1, "only the foreign table is left: {left:?}");
     });
+    // A prepare that finds a table it did not make is refused before it makes anything, the
+    // marker table included.
+    let o = bakeoff(&["prepare", "oltp_read_only", "--tables=9"], Some(&d));
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+    assert!(
+        text(&o).1.contains("table 'sbtest9' already exists"),
+        "{:?}",
+        text(&o)
+    );
+    rt().block_on(async {
+        let mut c = connect(&opts).await;
+        let left = c.query_rows("SHOW TABLES").await.unwrap();
+        assert_eq!(left.len(), 1, "the refused prepare left nothing: {left:?}");
+    });
 }
 
 #[test]

@@ -69,18 +69,22 @@ pub async fn prepare(
     let started = Instant::now();
     let mut admin = Conn::connect(opts).await?;
     let redo_before = redo_written(&mut admin).await;
+    let tables = tables(spec, threads);
+    let bulk = spec.kind == WorkloadKind::BulkInsert;
+    // Refused before anything is made: a prepare that finds a table leaves nothing behind,
+    // not even the marker table.
+    for (name, _) in &tables {
+        if !bulk && table_exists(&mut admin, name).await? {
+            return Err(DatasetError::Exists(name.clone()));
+        }
+    }
     admin
         .exec(&format!(
             "CREATE TABLE IF NOT EXISTS {MARKER_TABLE} (table_name VARCHAR(64) NOT NULL PRIMARY KEY, \
              workload VARCHAR(64) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)"
         ))
         .await?;
-    let tables = tables(spec, threads);
-    let bulk = spec.kind == WorkloadKind::BulkInsert;
     for (name, create) in &tables {
-        if !bulk && table_exists(&mut admin, name).await? {
-            return Err(DatasetError::Exists(name.clone()));
-        }
         progress(Progress::Creating(name.clone()));
         // Recorded before it exists: a crash in between leaves a marker for a table that may
         // be missing (harmless: cleanup uses IF EXISTS), never a table cleanup would not know.
