@@ -389,52 +389,37 @@ pub fn fileio_cmd(a: &FileioArgs) -> Result<ExitCode> {
     }
 }
 
-/// sysbench's threads test; its mode lines are info-level in sysbench, so none here.
-struct ThreadsProbe {
-    yields: u32,
-    locks: u32,
+/// sysbench's threads and mutex tests; their mode lines are info-level in sysbench, so none
+/// here, and their report is the general block alone.
+enum LocksProbe {
+    Threads { yields: u32, locks: u32 },
+    Mutex { num: u32, locks: u32, loops: u32 },
 }
 
-impl Probe for ThreadsProbe {
+impl Probe for LocksProbe {
     fn name(&self) -> &'static str {
-        "threads"
+        match self {
+            LocksProbe::Threads { .. } => "threads",
+            LocksProbe::Mutex { .. } => "mutex",
+        }
     }
     fn mode(&self) -> String {
         String::new()
     }
     fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
-        let w = locks::threads_workers(threads, self.yields, self.locks);
-        Ok(w.into_iter()
-            .map(|w| Box::new(w) as Box<dyn Worker>)
-            .collect())
-    }
-    fn interval(&self, t: &ProbeTick) -> String {
-        rate_line("eps", t)
-    }
-    fn result_block(&self, _: &ProbeResult) -> String {
-        "\n".into()
-    }
-}
-
-/// sysbench's mutex test: one event per thread.
-struct MutexProbe {
-    num: u32,
-    locks: u32,
-    loops: u32,
-}
-
-impl Probe for MutexProbe {
-    fn name(&self) -> &'static str {
-        "mutex"
-    }
-    fn mode(&self) -> String {
-        String::new()
-    }
-    fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
-        let w = locks::mutex_workers(threads, self.num, self.locks, self.loops, 0x5eed);
-        Ok(w.into_iter()
-            .map(|w| Box::new(w) as Box<dyn Worker>)
-            .collect())
+        fn boxed<W: Worker + 'static>(w: Vec<W>) -> Vec<Box<dyn Worker>> {
+            w.into_iter()
+                .map(|w| Box::new(w) as Box<dyn Worker>)
+                .collect()
+        }
+        Ok(match *self {
+            LocksProbe::Threads { yields, locks } => {
+                boxed(locks::threads_workers(threads, yields, locks))
+            }
+            LocksProbe::Mutex { num, locks, loops } => {
+                boxed(locks::mutex_workers(threads, num, locks, loops, 0x5eed))
+            }
+        })
     }
     fn interval(&self, t: &ProbeTick) -> String {
         rate_line("eps", t)
@@ -445,7 +430,7 @@ impl Probe for MutexProbe {
 }
 
 pub fn threads(a: &ThreadsArgs) -> Result<ExitCode> {
-    let probe = ThreadsProbe {
+    let probe = LocksProbe::Threads {
         yields: a.thread_yields,
         locks: a.thread_locks,
     };
@@ -453,7 +438,7 @@ pub fn threads(a: &ThreadsArgs) -> Result<ExitCode> {
 }
 
 pub fn mutex(a: &MutexArgs) -> Result<ExitCode> {
-    let probe = MutexProbe {
+    let probe = LocksProbe::Mutex {
         num: a.mutex_num,
         locks: a.mutex_locks,
         loops: a.mutex_loops,

@@ -6,7 +6,7 @@
 //! (shared/reference/sysbench-behaviour.md section 5.1). Options that only 0.4's built-in test
 //! used are accepted and reported as ignored, so a published line runs unchanged.
 
-const COMMANDS: &[&str] = &["prepare", "run", "cleanup", "prewarm"];
+pub(crate) const COMMANDS: &[&str] = &["prepare", "run", "cleanup", "prewarm"];
 
 /// 0.4/0.5 option names and their 1.0 equivalents.
 const RENAMES: &[(&str, &str)] = &[
@@ -114,9 +114,10 @@ pub struct Normalized {
 /// Rewrite `args` (without the program name). Other subcommands pass through untouched.
 /// bakeoff's own commands, which no sysbench line starts with: their arguments pass as they are
 /// (`bakeoff study run FILE` must not be read as sysbench's `run`).
-const OWN: &[&str] = &[
+pub(crate) const OWN: &[&str] = &[
     "study",
     "server",
+    "agent",
     "export",
     "report",
     "compare",

@@ -18,27 +18,6 @@ use grammar::Line;
 /// sysbench's exit status for every failure.
 const FAILURE: u8 = 1;
 
-/// The first words of bakeoff's own grammar: a line starting with one is bakeoff's.
-const OWN: &[&str] = &[
-    "run",
-    "prepare",
-    "cleanup",
-    "prewarm",
-    "study",
-    "server",
-    "export",
-    "report",
-    "compare",
-    "merge",
-    "host",
-    "agent",
-    "help",
-    "--help",
-    "-h",
-    "--version",
-    "-V",
-];
-
 /// Whether to read the line in sysbench's grammar: always when invoked as `sysbench`,
 /// otherwise when it does not start with one of bakeoff's own commands.
 pub(crate) fn speaks_sysbench(program: &str, args: &[String]) -> bool {
@@ -46,7 +25,9 @@ pub(crate) fn speaks_sysbench(program: &str, args: &[String]) -> bool {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    name == "sysbench" || args.first().is_some_and(|a| !OWN.contains(&a.as_str()))
+    // The first words of bakeoff's own grammar: its load commands and its other commands.
+    let own = |a: &str| crate::legacy::COMMANDS.contains(&a) || crate::legacy::OWN.contains(&a);
+    name == "sysbench" || args.first().is_some_and(|a| !own(a))
 }
 
 /// sysbench's version line, with bakeoff's: the first two words are what scripts check.
