@@ -270,8 +270,9 @@ impl Gen {
         let size = s.file_size();
         let (file, pos) = if s.mode.sequential() {
             let at = (self.file, self.pos);
+            // The last request of a file is what is left of it (see `Fileio::event`).
             self.pos += s.block;
-            if self.pos + s.block > size {
+            if self.pos >= size {
                 self.pos = 0;
                 self.file = (self.file + 1) % s.num;
             }
@@ -430,9 +431,16 @@ impl Worker for Fileio {
             Ok(mut g) => g.next(&self.spec),
             Err(_) => return Err("request generator poisoned".into()),
         };
-        let n = self.spec.block as usize;
+        // The block, or what is left of the file when the block size does not divide it
+        // (sysbench's GH-198: a request never runs past a file's end).
+        let len = |pos: u64| {
+            self.spec
+                .block
+                .min(self.spec.file_size().saturating_sub(pos)) as usize
+        };
         match req {
             Req::Read(file, pos) => {
+                let n = len(pos);
                 let got = self.files[file as usize]
                     .read_at(self.buf.slice(n), pos)
                     .map_err(|e| format!("reading test_file.{file} at {pos}: {e}"))?;
@@ -444,6 +452,7 @@ impl Worker for Fileio {
                 self.counters.reads.fetch_add(1, Ordering::Relaxed);
             }
             Req::Write(file, pos) => {
+                let n = len(pos);
                 self.files[file as usize]
                     .write_all_at(self.buf.slice(n), pos)
                     .map_err(|e| format!("writing test_file.{file} at {pos}: {e}"))?;
