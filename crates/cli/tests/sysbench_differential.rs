@@ -29,9 +29,17 @@ fn bakeoff_as_sysbench() -> PathBuf {
 
 /// Run `program` with `args` in a fresh scratch directory: (exit code, stdout + stderr).
 fn run(program: &Path, args: &[&str], scratch: &str) -> (i32, String) {
+    run_with(program, args, scratch, &[])
+}
+
+/// [`run`], with `files` (name, text) written into the scratch directory first.
+fn run_with(program: &Path, args: &[&str], scratch: &str, files: &[(&str, &str)]) -> (i32, String) {
     let dir = std::env::temp_dir().join(format!("bakeoff-diff-{}-{scratch}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
     let o = Command::new(program)
         .args(args)
         .current_dir(&dir)
@@ -78,9 +86,14 @@ fn mask_numbers(line: &str) -> String {
 
 /// Both tools on `args`: the same exit code and the same masked output.
 fn same(args: &[&str]) {
-    let scratch = args.join("_").replace(['/', '-', '='], "");
-    let (want_code, want) = run(&real_sysbench(), args, &format!("sb{scratch}"));
-    let (code, got) = run(&bakeoff_as_sysbench(), args, &format!("bo{scratch}"));
+    same_with(args, &[]);
+}
+
+/// [`same`], each tool's scratch directory holding `files`.
+fn same_with(args: &[&str], files: &[(&str, &str)]) {
+    let scratch = args.join("_").replace(['/', '-', '=', '.'], "");
+    let (want_code, want) = run_with(&real_sysbench(), args, &format!("sb{scratch}"), files);
+    let (code, got) = run_with(&bakeoff_as_sysbench(), args, &format!("bo{scratch}"), files);
     assert_eq!(
         (code, masked(&got)),
         (want_code, masked(&want)),
@@ -209,4 +222,47 @@ fn the_version_line_starts_with_sysbenchs_two_words() {
     let first_two: Vec<&str> = out.split_whitespace().take(2).collect();
     assert_eq!(first_two, ["sysbench", "1.0.20"], "{out}");
     assert!(out.contains("(bakeoff "), "{out}");
+}
+
+const SCRIPT: &str = r#"#!/usr/bin/env sysbench
+print("script body")
+sysbench.cmdline.options = {
+  rows = {"rows to make", 100},
+  fast = {"skip the slow part", false},
+  names = {"a list", {"a", "b"}},
+  label = {"a string", "x", sysbench.cmdline.ARG_STRING},
+}
+function prepare()
+  print("prepare", sysbench.opt.rows, sysbench.opt.fast, sysbench.opt.label, #sysbench.opt.names)
+end
+function cleanup() print("cleanup") end
+sysbench.cmdline.commands = { mine = {function() print("mine", sysbench.opt.rows) end} }
+"#;
+
+const BARE: &str = "print('bare body')\n";
+
+#[test]
+fn a_scripts_body_and_commands_run_in_lua_as_in_sysbench() {
+    let files = [("s.lua", SCRIPT), ("bare.lua", BARE)];
+    for args in [
+        &["s.lua"][..],
+        &["s.lua", "prepare"],
+        &[
+            "--rows=7",
+            "s.lua",
+            "--fast",
+            "--label=y",
+            "--names=p,q,r",
+            "prepare",
+        ],
+        &["s.lua", "cleanup"],
+        &["s.lua", "mine", "--rows=3"],
+        &["s.lua", "help"],
+        &["s"],
+        &["bare.lua", "help"],
+        &["bare.lua", "prepare"],
+        &["bare.lua", "nonsense"],
+    ] {
+        same_with(args, &files);
+    }
 }

@@ -100,10 +100,7 @@ fn check(args: &[String]) -> Result<Outcome, Stop> {
     match resolve(test) {
         Test::Builtin(name, opts) => builtin(&line, name, opts),
         Test::Workload(kind) => workload(&line, test, kind),
-        Test::Script => Err(Stop::Fatal(format!(
-            "bakeoff cannot run Lua scripts yet: '{test}' is not one of the built-in tests or workloads it runs natively ({})",
-            native_names()
-        ))),
+        Test::Script(path) => script(&line, path),
         Test::Missing => Err(Stop::Fatal(format!(
             "Cannot find benchmark '{test}': no such built-in test, file or module"
         ))),
@@ -113,27 +110,108 @@ fn check(args: &[String]) -> Result<Outcome, Stop> {
 enum Test {
     Builtin(&'static str, &'static [schema::Opt]),
     Workload(WorkloadKind),
-    Script,
+    Script(std::path::PathBuf),
     Missing,
 }
+
+/// sysbench's own scripts, which bakeoff runs as its native workloads of the same names.
+const STOCK_SCRIPTS: &str = "/usr/share/sysbench";
 
 fn resolve(test: &str) -> Test {
     if let Some((name, _, opts)) = schema::TESTS.iter().find(|(n, ..)| *n == test) {
         return Test::Builtin(name, opts);
     }
-    if let Ok(kind) = test.parse::<WorkloadKind>() {
-        return Test::Workload(kind);
+    // As sysbench looks a script up: the name as given, else with `.lua` added. A script of
+    // the user's runs in Lua, whatever its name; sysbench's own run natively.
+    for path in [test.to_string(), format!("{test}.lua")] {
+        let p = std::path::Path::new(&path);
+        let stock = p
+            .canonicalize()
+            .is_ok_and(|c| c.parent() == Some(std::path::Path::new(STOCK_SCRIPTS)));
+        if p.is_file() && !stock {
+            return Test::Script(path.into());
+        }
     }
-    let path = std::path::Path::new(test);
-    if path.is_file() || std::path::Path::new(&format!("{test}.lua")).is_file() {
-        return Test::Script;
+    match test.parse::<WorkloadKind>() {
+        Ok(kind) => Test::Workload(kind),
+        Err(_) => Test::Missing,
     }
-    Test::Missing
 }
 
-fn native_names() -> String {
-    let names: Vec<&str> = WorkloadKind::ALL.iter().map(|(_, n)| *n).collect();
-    names.join(", ")
+/// A Lua script: its body, and its commands but `run`, in this thread.
+fn script(line: &Line, path: std::path::PathBuf) -> Result<Outcome, Stop> {
+    use bakeoff_workload::scripting::lua::{Script, ScriptError};
+    let command = line.command.as_deref();
+    if command == Some("run") {
+        return Err(Stop::Fatal(format!(
+            "bakeoff cannot run a Lua script's events yet ({}); its built-in workloads run natively: {}",
+            path.display(),
+            WorkloadKind::ALL.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let script = Script {
+        path,
+        options: line
+            .options
+            .iter()
+            .map(|g| (g.name.clone(), g.value.clone()))
+            .collect(),
+        endpoints: endpoints(line),
+    };
+    match script.run_command(command) {
+        Ok(_) => Ok(Outcome::Exit(ExitCode::SUCCESS)),
+        Err(e @ (ScriptError::NoCommand { .. } | ScriptError::Unknown(_))) => {
+            Err(Stop::Usage(e.to_string()))
+        }
+        Err(ScriptError::Lua(msg)) => Err(Stop::Fatal(msg)),
+    }
+}
+
+/// The servers the line names, with sysbench's defaults (user and database sbtest).
+fn endpoints(line: &Line) -> Vec<bakeoff_driver::ConnectOptions> {
+    use bakeoff_driver::{ConnectOptions, Endpoint};
+    let list = |name: &str| -> Vec<String> {
+        line.value(name)
+            .map(|v| v.split(',').map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let endpoints: Vec<Endpoint> = match list("mysql-socket") {
+        sockets if !sockets.is_empty() => sockets
+            .into_iter()
+            .map(|s| Endpoint::Unix(s.into()))
+            .collect(),
+        _ => {
+            let hosts = match list("mysql-host") {
+                h if h.is_empty() => vec!["localhost".to_string()],
+                h => h,
+            };
+            let ports: Vec<u16> = list("mysql-port")
+                .iter()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            let ports = if ports.is_empty() { vec![3306] } else { ports };
+            hosts
+                .iter()
+                .flat_map(|h| {
+                    ports.iter().map(move |&port| Endpoint::Tcp {
+                        host: h.clone(),
+                        port,
+                    })
+                })
+                .collect()
+        }
+    };
+    let user = line.value("mysql-user").unwrap_or("sbtest");
+    let password = line
+        .value("mysql-password")
+        .map(str::to_string)
+        .or_else(|| std::env::var("BAKEOFF_MYSQL_PASSWORD").ok())
+        .unwrap_or_default();
+    let db = line.value("mysql-db").unwrap_or("sbtest");
+    endpoints
+        .into_iter()
+        .map(|e| ConnectOptions::new(e, user, &password).with_database(db))
+        .collect()
 }
 
 /// cpu, memory, fileio, threads, mutex.

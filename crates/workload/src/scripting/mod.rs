@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use bakeoff_driver::{is_lost_code, DriverError, ServerError};
 
+pub mod lua;
 pub mod native;
 
 /// A workload as the engine sees it: something that opens sessions, one per connection.
