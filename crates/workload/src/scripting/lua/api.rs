@@ -7,8 +7,6 @@ use std::fmt::Write;
 use bakeoff_driver::{Conn, ConnectOptions, Outcome};
 use mlua::{Lua, Table, UserData, UserDataMethods, Value, Variadic};
 
-use super::Script;
-
 /// sysbench.cmdline's option types (sysbench's sb_arg_type_t order).
 const ARG_TYPES: &[(&str, i64)] = &[
     ("ARG_NONE", 0),
@@ -21,7 +19,8 @@ const ARG_TYPES: &[(&str, i64)] = &[
     ("ARG_FILE", 7),
 ];
 
-pub(super) fn install(lua: &Lua, script: &Script) -> mlua::Result<()> {
+/// Set up `print` and the `sysbench` table; connections reach `endpoint`.
+pub(super) fn install(lua: &Lua, endpoint: Option<ConnectOptions>) -> mlua::Result<()> {
     let g = lua.globals();
     // Lua's print writes through C's stdio, whose buffer Rust's stdout does not share: lines
     // would come out of order with bakeoff's own.
@@ -56,7 +55,6 @@ pub(super) fn install(lua: &Lua, script: &Script) -> mlua::Result<()> {
         })?,
     )?;
     sysbench.set("cmdline", cmdline)?;
-    let endpoint = script.endpoints.first().cloned();
     let sql = lua.create_table()?;
     sql.set(
         "driver",
@@ -179,12 +177,14 @@ fn options_help(lua: &Lua) -> mlua::Result<String> {
 
 /// Fill `sysbench.opt`: each declared option at its default or the value given, converted to
 /// its type; a script that declares none gets every option given, as a string.
-pub(super) fn read_declared_options(lua: &Lua, script: &Script) -> mlua::Result<()> {
+pub(super) fn read_declared_options(
+    lua: &Lua,
+    options: &[(String, Option<String>)],
+) -> mlua::Result<()> {
     let sysbench: Table = lua.globals().get("sysbench")?;
     let opt: Table = sysbench.get("opt")?;
     let given = |name: &str| {
-        script
-            .options
+        options
             .iter()
             .rev()
             .find(|(n, _)| n.replace('-', "_") == name.replace('-', "_"))
@@ -192,7 +192,7 @@ pub(super) fn read_declared_options(lua: &Lua, script: &Script) -> mlua::Result<
     };
     let declared = declared_options(lua)?;
     if declared.is_empty() {
-        for (name, value) in &script.options {
+        for (name, value) in options {
             opt.set(
                 name.replace('-', "_"),
                 value.clone().unwrap_or_else(|| "on".into()),

@@ -101,7 +101,7 @@ impl Script {
         // SAFETY: scripts are the user's own code, run as sysbench runs them, ffi included;
         // the unsafe constructor is what makes LuaJIT's ffi library loadable.
         let lua = unsafe { Lua::unsafe_new() };
-        api::install(&lua, self)?;
+        api::install(&lua, self.endpoints.first().cloned())?;
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let package: Table = lua.globals().get("package")?;
         let path: String = package.get("path")?;
@@ -114,7 +114,7 @@ impl Script {
             None => text,
         };
         lua.load(body).set_name(self.name()).exec()?;
-        api::read_declared_options(&lua, self)?;
+        api::read_declared_options(&lua, &self.options)?;
         Ok(lua)
     }
 }
