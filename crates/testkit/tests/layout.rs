@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 const MAX_LINES: usize = 600;
 
 /// Tables allowed past MAX_LINES, with the length they may not exceed.
-const LONG: &[(&str, usize)] = &[
-    ("cli/src/args.rs", 660), // clap definitions: a table
-];
+/// None today: the clap table split into cli/src/args/ (load commands, probes, values).
+const LONG: &[(&str, usize)] = &[];
 
 fn crates_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
