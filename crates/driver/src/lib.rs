@@ -23,3 +23,18 @@ pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
 pub use options::{ConnectOptions, Endpoint, Secret};
+
+/// Drive a call on a blocking connection ([`Conn::connect_blocking`], or one made blocking) to
+/// its end without a runtime: its socket waits inside the call, so the future is ready when
+/// first polled. Code that cannot await (a script's callbacks) calls the driver through this.
+pub fn complete<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        // Only a reactor-backed connection gets here; yield rather than spin hot.
+        std::thread::yield_now();
+    }
+}

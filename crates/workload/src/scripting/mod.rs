@@ -26,7 +26,7 @@ pub trait Source: Send + Sync + 'static {
         tid: u32,
         seed: u64,
         blocking: bool,
-    ) -> impl Future<Output = Result<Self::Session, DriverError>>;
+    ) -> impl Future<Output = Result<Self::Session, EventError>>;
 }
 
 /// One connection's events.
@@ -58,6 +58,9 @@ pub enum EventError {
     Server { error: ServerError, sql: String },
     #[error(transparent)]
     Driver(#[from] DriverError),
+    /// A script's event raised an error (Lua's message, with its traceback).
+    #[error("{0}")]
+    Script(String),
 }
 
 impl EventError {
@@ -65,6 +68,7 @@ impl EventError {
         match self {
             EventError::Driver(e) => e.is_connection_lost(),
             EventError::Server { error, .. } => is_lost_code(error.code),
+            EventError::Script(_) => false,
         }
     }
 }

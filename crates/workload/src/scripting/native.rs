@@ -421,8 +421,8 @@ impl Source for SessionContext {
         tid: u32,
         seed: u64,
         blocking: bool,
-    ) -> Result<Session, DriverError> {
-        Session::open(self, tid, seed, blocking).await
+    ) -> Result<Session, EventError> {
+        Ok(Session::open(self, tid, seed, blocking).await?)
     }
 }
 

@@ -87,6 +87,30 @@ impl Conn {
                     endpoint: endpoint.to_string(),
                     source,
                 })?;
+        Conn::greet(stream, opts, endpoint).await
+    }
+
+    /// Connect with blocking socket I/O and no runtime: for a thread that drives this one
+    /// connection from code that cannot await (a Lua script's `connect()`). Its calls complete
+    /// when first polled; drive them with [`complete`](crate::complete).
+    pub fn connect_blocking(opts: &ConnectOptions) -> Result<Conn, DriverError> {
+        let endpoint = opts.endpoint.to_string();
+        let stream =
+            Stream::connect_blocking(&opts.endpoint, opts.connect_timeout).map_err(|source| {
+                DriverError::Connect {
+                    endpoint: endpoint.clone(),
+                    source,
+                }
+            })?;
+        crate::complete(Conn::greet(stream, opts, &endpoint))
+    }
+
+    /// The handshake on a connected stream.
+    async fn greet(
+        stream: Stream,
+        opts: &ConnectOptions,
+        endpoint: &str,
+    ) -> Result<Conn, DriverError> {
         let mut conn = Conn {
             farewell: Farewell {
                 fd: stream.raw_fd(),

@@ -47,6 +47,32 @@ impl Stream {
         }
     }
 
+    /// Connect with blocking I/O, outside any runtime, within `timeout`.
+    pub fn connect_blocking(
+        endpoint: &Endpoint,
+        timeout: std::time::Duration,
+    ) -> io::Result<Stream> {
+        match endpoint {
+            Endpoint::Tcp { host, port } => {
+                use std::net::ToSocketAddrs;
+                let mut last = io::Error::other(format!("{host}:{port} resolves to no address"));
+                for addr in (host.as_str(), *port).to_socket_addrs()? {
+                    match std::net::TcpStream::connect_timeout(&addr, timeout) {
+                        Ok(s) => {
+                            s.set_nodelay(true)?;
+                            return Ok(Stream::BlockingTcp(s));
+                        }
+                        Err(e) => last = e,
+                    }
+                }
+                Err(last)
+            }
+            Endpoint::Unix(path) => Ok(Stream::BlockingUnix(
+                std::os::unix::net::UnixStream::connect(path)?,
+            )),
+        }
+    }
+
     /// The same socket, taken off the reactor and used with blocking waits.
     pub fn into_blocking(self) -> io::Result<Stream> {
         Ok(match self {

@@ -232,37 +232,34 @@ fn typed(lua: &Lua, kind: i64, v: Option<&str>) -> mlua::Result<Value> {
     })
 }
 
-/// A connection made by the script, with its own small runtime (scripts' commands run on
-/// the calling thread, outside any).
+/// A connection made by the script: blocking socket I/O, driven without a runtime, so a
+/// script's calls work alike on the main thread (its commands) and on a client thread (its
+/// events). Statements are counted sysbench's way into the state's [`Counts`].
 struct Connection {
     conn: Option<Conn>,
-    rt: tokio::runtime::Runtime,
 }
+
+/// Statements the state's connections ran since the engine last took them.
+#[derive(Default)]
+pub(super) struct Counts(pub(super) std::cell::Cell<crate::StmtCounts>);
 
 impl Connection {
     fn open(opts: &ConnectOptions) -> mlua::Result<Connection> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(mlua::Error::external)?;
-        let conn = rt
-            .block_on(Conn::connect(opts))
+        let conn = Conn::connect_blocking(opts)
             .map_err(|e| mlua::Error::runtime(format!("connection failed: {e}")))?;
-        Ok(Connection {
-            conn: Some(conn),
-            rt,
-        })
+        Ok(Connection { conn: Some(conn) })
     }
 
-    fn query(&mut self, sql: &str) -> mlua::Result<Outcome> {
-        let conn = self
-            .conn
+    fn conn(&mut self) -> mlua::Result<&mut Conn> {
+        self.conn
             .as_mut()
-            .ok_or_else(|| mlua::Error::runtime("the connection was closed"))?;
-        let outcome = self
-            .rt
-            .block_on(conn.query(sql))
+            .ok_or_else(|| mlua::Error::runtime("the connection was closed"))
+    }
+
+    fn query(&mut self, lua: &Lua, sql: &str) -> mlua::Result<Outcome> {
+        let outcome = bakeoff_driver::complete(self.conn()?.query(sql))
             .map_err(|e| mlua::Error::runtime(e.to_string()))?;
+        count(lua, &outcome);
         match outcome {
             Outcome::Err(e) => Err(mlua::Error::runtime(format!(
                 "SQL error, errno = {}, state = '{}': {}",
@@ -272,25 +269,35 @@ impl Connection {
         }
     }
 
-    fn rows(&mut self, sql: &str) -> mlua::Result<Vec<Vec<Option<String>>>> {
-        let conn = self
-            .conn
-            .as_mut()
-            .ok_or_else(|| mlua::Error::runtime("the connection was closed"))?;
-        self.rt
-            .block_on(conn.query_rows(sql))
-            .map_err(|e| mlua::Error::runtime(e.to_string()))
+    fn rows(&mut self, lua: &Lua, sql: &str) -> mlua::Result<Vec<Vec<Option<String>>>> {
+        let rows = bakeoff_driver::complete(self.conn()?.query_rows(sql))
+            .map_err(|e| mlua::Error::runtime(e.to_string()))?;
+        count(lua, &Outcome::Rows(rows.len() as u64));
+        Ok(rows)
+    }
+}
+
+/// sysbench's classes: a result set is a read, changed rows a write, anything else other.
+fn count(lua: &Lua, outcome: &Outcome) {
+    if let Some(counts) = lua.app_data_ref::<Counts>() {
+        let mut c = counts.0.get();
+        match outcome {
+            Outcome::Rows(_) => c.reads += 1,
+            Outcome::Ok(ok) if ok.affected_rows > 0 => c.writes += 1,
+            _ => c.others += 1,
+        }
+        counts.0.set(c);
     }
 }
 
 impl UserData for Connection {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("query", |_, this, sql: String| {
-            this.query(&sql)?;
+        m.add_method_mut("query", |lua, this, sql: String| {
+            this.query(lua, &sql)?;
             Ok(Value::Nil)
         });
         m.add_method_mut("query_row", |lua, this, sql: String| {
-            let rows = this.rows(&sql)?;
+            let rows = this.rows(lua, &sql)?;
             let Some(first) = rows.first() else {
                 return Ok(Variadic::new());
             };
@@ -304,7 +311,7 @@ impl UserData for Connection {
         });
         m.add_method_mut("disconnect", |_, this, ()| {
             if let Some(c) = this.conn.take() {
-                this.rt.block_on(c.quit());
+                bakeoff_driver::complete(c.quit());
             }
             Ok(())
         });

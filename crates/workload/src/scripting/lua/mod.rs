@@ -2,14 +2,21 @@
 //! use its ffi). This first part runs a script's commands in the calling thread: its body,
 //! then `help`, `prepare`, `cleanup` or a command it declares, with the part of sysbench's
 //! API they use (`sysbench.opt`, `sysbench.cmdline`, `sysbench.sql` connections and queries).
-//! A script's `run` (one Lua state per connection driven by the engine) is not built yet.
+//!
+//! For `run`, [`Script`] is a [`Source`]: each connection gets a Lua state of its own on the
+//! engine's client thread, as sysbench gives each thread one, whose connections use blocking
+//! sockets (ffi calls cannot yield, so a script's calls block its thread, as in sysbench);
+//! run it with one connection per client thread.
 
 mod api;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use bakeoff_driver::ConnectOptions;
+use bakeoff_driver::{ConnectOptions, DriverError};
 use mlua::{Function, Lua, Table, Value};
+
+use super::{EventError, Events, Source, StmtCounts};
 
 /// A script and what the command line gave it.
 #[derive(Debug, Clone)]
@@ -116,6 +123,81 @@ impl Script {
         lua.load(body).set_name(self.name()).exec()?;
         api::read_declared_options(&lua, &self.options)?;
         Ok(lua)
+    }
+}
+
+impl Source for Script {
+    type Session = Session;
+
+    /// A state for connection `tid`: the body, `sysbench.tid`, then the script's
+    /// `thread_init(tid)`.
+    async fn open(
+        self: Arc<Self>,
+        tid: u32,
+        _seed: u64,
+        _blocking: bool,
+    ) -> Result<Session, EventError> {
+        let failed = |e: ScriptError| EventError::Script(e.to_string());
+        let lua = self.state().map_err(failed)?;
+        lua.set_app_data(api::Counts::default());
+        let init = || -> mlua::Result<Option<Function>> {
+            let sysbench: Table = lua.globals().get("sysbench")?;
+            sysbench.set("tid", tid)?;
+            if let Some(f) = lua.globals().get::<Option<Function>>("thread_init")? {
+                f.call::<()>(tid)?;
+            }
+            lua.globals().get::<Option<Function>>("event")
+        };
+        let event = init().map_err(|e| failed(e.into()))?.ok_or_else(|| {
+            EventError::Script(format!(
+                "{}: the script defines no event function",
+                self.name()
+            ))
+        })?;
+        Ok(Session { lua, event, tid })
+    }
+}
+
+/// One connection's Lua state and its `event` function.
+pub struct Session {
+    lua: Lua,
+    event: Function,
+    tid: u32,
+}
+
+impl Session {
+    /// Add what the state's connections ran since last time to `c`.
+    fn take_counts(&self, c: &mut StmtCounts) {
+        if let Some(counts) = self.lua.app_data_ref::<api::Counts>() {
+            let n = counts.0.take();
+            c.reads += n.reads;
+            c.writes += n.writes;
+            c.others += n.others;
+        }
+    }
+}
+
+impl Events for Session {
+    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let r = self.event.call::<()>(self.tid);
+        self.take_counts(c);
+        r.map_err(|e| EventError::Script(e.to_string()))
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DriverError> {
+        // The script owns its connections; it reconnects them itself.
+        Ok(())
+    }
+
+    async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let done = self.lua.globals().get::<Option<Function>>("thread_done");
+        let r = match done {
+            Ok(Some(f)) => f.call::<()>(self.tid),
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        self.take_counts(c);
+        r.map_err(|e| EventError::Script(e.to_string()))
     }
 }
 
