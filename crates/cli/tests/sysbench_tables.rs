@@ -111,3 +111,49 @@ fn a_single_thread_prepare_prints_sysbenchs_lines_in_sysbenchs_order() {
     assert_eq!(body(&got), body(&want));
     assert!(got.starts_with("sysbench 1.0.20 (bakeoff "), "{got}");
 }
+
+/// sysbench's own driver test (drv_common.sh): a script's events through the engine, one Lua
+/// state per thread, the report as sysbench's, line for line but the figures.
+#[test]
+fn a_scripts_run_reports_as_sysbenchs() {
+    let db = schema("script_run").database.expect("schema");
+    let dir = std::env::temp_dir().join(format!("bakeoff-script-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("drv.lua");
+    std::fs::write(
+        &path,
+        "function event()\n  c = c or sysbench.sql.driver():connect()\n  c:query(\"SELECT 1\")\nend\n",
+    )
+    .unwrap();
+    let script = path.to_str().unwrap();
+    let args = [script, "--events=10", "--threads=2", "run"];
+    let shape = |o: &Output| -> (Option<i32>, Vec<String>) {
+        let out = String::from_utf8_lossy(&o.stdout);
+        let lines = out
+            .lines()
+            .skip(1) // the banner's second half differs by design
+            .map(|l| {
+                l.split_whitespace()
+                    .filter(|w| !w.chars().any(|c| c.is_ascii_digit()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        (o.status.code(), lines)
+    };
+    let want = sysbench(&db, &args);
+    let got = bakeoff(&db, &args);
+    assert_eq!(
+        shape(&got),
+        shape(&want),
+        "{}\n---\n{}",
+        text(&got),
+        text(&want)
+    );
+    assert!(
+        String::from_utf8_lossy(&got.stdout).contains("total number of events:              10"),
+        "{}",
+        text(&got)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

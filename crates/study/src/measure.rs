@@ -11,7 +11,7 @@ use bakeoff_engine::{
     run_iterations, run_sampled, EngineError, FixedWork, Observer, Quiet, RunResult, RunSpec,
 };
 use bakeoff_telemetry::Sampler;
-use bakeoff_workload::SessionContext;
+use bakeoff_workload::{SessionContext, Source};
 
 use crate::lab::Servers;
 use crate::spread::{ClientHosts, HostShare, INTERRUPTED_BEFORE_START};
@@ -60,22 +60,43 @@ pub enum MeasureError {
     Spread(String),
 }
 
+/// Measure a run of any workload `source` on this machine, the servers and this machine
+/// sampled every tick: the native workloads (through [`measure`]) and sysbench Lua scripts.
+pub fn measure_here<S: Source, O: RunObserver>(
+    servers: &Servers,
+    source: Arc<S>,
+    run: &RunSpec,
+    sampled_client_threads: u32,
+    interrupt: &AtomicBool,
+    obs: &mut O,
+) -> Result<Measured, MeasureError> {
+    let mut sampler = Sampler::new(servers.sample_targets(), sampled_client_threads);
+    obs.on_measuring(run);
+    let result = run_sampled(source, run, interrupt, obs, Some(&mut sampler))?;
+    Ok(Measured {
+        run: run.clone(),
+        result,
+        hosts: Vec::new(),
+    })
+}
+
 /// Measure `m`: here, or over `clients` when the load is spread.
 pub fn measure<O: RunObserver>(
     m: Measure<'_>,
     clients: Option<&mut ClientHosts>,
     obs: &mut O,
 ) -> Result<Measured, MeasureError> {
-    let mut sampler = Sampler::new(m.servers.sample_targets(), m.sampled_client_threads);
     let Some(hosts) = clients else {
-        obs.on_measuring(m.run);
-        let result = run_sampled(m.session, m.run, m.interrupt, obs, Some(&mut sampler))?;
-        return Ok(Measured {
-            run: m.run.clone(),
-            result,
-            hosts: Vec::new(),
-        });
+        return measure_here(
+            m.servers,
+            m.session,
+            m.run,
+            m.sampled_client_threads,
+            m.interrupt,
+            obs,
+        );
     };
+    let mut sampler = Sampler::new(m.servers.sample_targets(), m.sampled_client_threads);
     let reach = m.servers.reach();
     let workload = &m.session.spec;
     if !m.run.warmup.is_zero() {

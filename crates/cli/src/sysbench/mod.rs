@@ -6,6 +6,7 @@
 
 mod grammar;
 mod schema;
+mod script_run;
 
 use std::process::ExitCode;
 
@@ -142,13 +143,6 @@ fn resolve(test: &str) -> Test {
 fn script(line: &Line, path: std::path::PathBuf) -> Result<Outcome, Stop> {
     use bakeoff_workload::scripting::lua::{Script, ScriptError};
     let command = line.command.as_deref();
-    if command == Some("run") {
-        return Err(Stop::Fatal(format!(
-            "bakeoff cannot run a Lua script's events yet ({}); its built-in workloads run natively: {}",
-            path.display(),
-            WorkloadKind::ALL.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")
-        )));
-    }
     let script = Script {
         path,
         options: line
@@ -158,6 +152,15 @@ fn script(line: &Line, path: std::path::PathBuf) -> Result<Outcome, Stop> {
             .collect(),
         endpoints: endpoints(line),
     };
+    if command == Some("run") {
+        // The body runs in this thread first, as in sysbench's main state.
+        script
+            .run_command(None)
+            .map_err(|e| Stop::Fatal(e.to_string()))?;
+        return script_run::run(line, script)
+            .map(Outcome::Exit)
+            .map_err(Stop::Fatal);
+    }
     match script.run_command(command) {
         Ok(_) => Ok(Outcome::Exit(ExitCode::SUCCESS)),
         Err(e @ (ScriptError::NoCommand { .. } | ScriptError::Unknown(_))) => {
