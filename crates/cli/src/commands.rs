@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use bakeoff_driver::{ConnectOptions, Endpoint};
+use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{ClientWait, IgnoreErrors, RunResult, RunSpec};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::ClientPlacement;
@@ -200,20 +200,7 @@ fn clock_seed() -> u64 {
 /// so bakeoff runs its embedded server.
 fn given_servers(a: &LoadArgs) -> Vec<ConnectOptions> {
     let m = &a.mysql;
-    let endpoints: Vec<Endpoint> = if !m.mysql_socket.is_empty() {
-        m.mysql_socket.iter().cloned().map(Endpoint::Unix).collect()
-    } else {
-        m.mysql_host
-            .iter()
-            .flat_map(|host| {
-                m.mysql_port.iter().map(move |&port| Endpoint::Tcp {
-                    host: host.clone(),
-                    port,
-                })
-            })
-            .collect()
-    };
-    endpoints
+    bakeoff_driver::endpoints(&m.mysql_socket, &m.mysql_host, &m.mysql_port)
         .into_iter()
         .map(|endpoint| {
             let mut o = ConnectOptions::new(endpoint, &m.mysql_user, "");

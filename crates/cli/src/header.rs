@@ -30,77 +30,31 @@ pub(crate) fn ignored_options(a: &LoadArgs, spec: &WorkloadSpec) -> Vec<String> 
         .collect()
 }
 
+/// sysbench's header once the measured run starts. In sysbench's dialect after its banner,
+/// what bakeoff adds (the distribution, options the workload ignores) on stderr; in bakeoff's,
+/// after bakeoff's banner, all on stdout, the seed always said.
 fn print_header(p: &Printer<'_>, r: &RunSpec) {
-    let (spec, ignored) = (p.spec, &p.ignored);
-    if crate::dialect::is_sysbench() {
-        return print_sysbench_header(p, r);
+    use crate::dialect::{notice, said};
+    let sysbench = crate::dialect::is_sysbench();
+    let seed = (p.seed_given || !sysbench).then_some(r.seed);
+    let interval = p.interval.then_some(r.tick);
+    let head = output::run_options(r.connections, r.rate, r.warmup, interval, seed);
+    let mut extras = vec![distribution_line(p.spec)];
+    if !p.ignored.is_empty() {
+        extras.push(ignored_line(p.spec, &p.ignored));
     }
-    println!(
-        "bakeoff {} (sysbench 1.0.20 compatible)",
-        env!("CARGO_PKG_VERSION")
-    );
-    println!();
-    println!("Running the test with following options:");
-    println!("Number of threads: {}", r.connections);
-    if let Some(rate) = r.rate {
-        println!("Target transaction rate: {rate}/sec");
-    }
-    if !r.warmup.is_zero() {
-        println!("Warmup time: {}s", r.warmup.as_secs());
-    }
-    if p.interval {
+    if sysbench {
+        notice!("{head}");
+        extras.iter().for_each(|e| said!("{e}"));
+    } else {
         println!(
-            "Report intermediate results every {} second(s)",
-            r.tick.as_secs()
+            "bakeoff {} (sysbench 1.0.20 compatible)\n",
+            env!("CARGO_PKG_VERSION")
         );
+        println!("{head}");
+        extras.iter().for_each(|e| println!("{e}"));
     }
-    println!(
-        "Initializing random number generator from seed ({}).",
-        r.seed
-    );
-    println!("{}", distribution_line(spec));
-    if !ignored.is_empty() {
-        println!("{}", ignored_line(spec, ignored));
-    }
-    println!();
-    println!();
-    println!("Initializing worker threads...");
-    println!();
-}
-
-/// sysbench's header, line for line (its banner came first); what bakeoff adds on stderr.
-fn print_sysbench_header(p: &Printer<'_>, r: &RunSpec) {
-    use crate::dialect::notice;
-    let (spec, ignored) = (p.spec, &p.ignored);
-    notice!("Running the test with following options:");
-    notice!("Number of threads: {}", r.connections);
-    if let Some(rate) = r.rate {
-        notice!("Target transaction rate: {rate}/sec");
-    }
-    if !r.warmup.is_zero() {
-        notice!("Warmup time: {}s", r.warmup.as_secs());
-    }
-    if p.interval {
-        notice!(
-            "Report intermediate results every {} second(s)",
-            r.tick.as_secs()
-        );
-    }
-    match p.seed_given {
-        true => notice!(
-            "Initializing random number generator from seed ({}).",
-            r.seed
-        ),
-        false => notice!("Initializing random number generator from current time"),
-    }
-    crate::dialect::said!("{}", distribution_line(spec));
-    if !ignored.is_empty() {
-        crate::dialect::said!("{}", ignored_line(spec, ignored));
-    }
-    notice!();
-    notice!();
-    notice!("Initializing worker threads...");
-    notice!();
+    notice!("{}", output::WORKERS_STARTING);
 }
 
 fn distribution_line(spec: &WorkloadSpec) -> String {

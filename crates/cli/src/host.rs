@@ -493,7 +493,7 @@ fn sweep(probe: &dyn Probe, p: &ProbeArgs) -> Result<ExitCode> {
     for &threads in &p.threads {
         let text = p.format == Format::Text && crate::dialect::shows(crate::dialect::NOTICE);
         if text {
-            print!("{}", header(probe, threads));
+            print!("{}", header(probe, threads, p));
         }
         let interval = p.report_interval > 0 && text;
         let result = run(&spec(p), probe.workers(threads)?, &INTERRUPTED, &mut |t| {
@@ -548,7 +548,7 @@ fn rate_line(label: &str, t: &ProbeTick) -> String {
     )
 }
 
-fn header(probe: &dyn Probe, threads: u32) -> String {
+fn header(probe: &dyn Probe, threads: u32, p: &ProbeArgs) -> String {
     // In sysbench's dialect its banner was printed before the line was run.
     let banner = match crate::dialect::is_sysbench() {
         true => String::new(),
@@ -557,8 +557,11 @@ fn header(probe: &dyn Probe, threads: u32) -> String {
             env!("CARGO_PKG_VERSION")
         ),
     };
+    let rate = (p.rate > 0).then_some(p.rate as f64);
+    let interval = (p.report_interval > 0).then(|| Duration::from_secs(p.report_interval));
+    let head = output::run_options(threads, rate, Duration::ZERO, interval, None);
     format!(
-        "{banner}Running the test with following options:\nNumber of threads: {threads}\nInitializing random number generator from current time\n\n\n{}Initializing worker threads...\n\nThreads started!\n\n",
+        "{banner}{head}\n\n\n{}Initializing worker threads...\n\nThreads started!\n\n",
         probe.mode()
     )
 }

@@ -34,6 +34,46 @@ pub fn interval_line(t: &Tick, percentile: f64, open_loop: bool) -> String {
     s
 }
 
+/// sysbench's run header: "Running the test with following options:" down to the seed line
+/// (`seed` None: seeded from the clock, as sysbench says when --rand-seed is not given).
+pub fn run_options(
+    threads: u32,
+    rate: Option<f64>,
+    warmup: std::time::Duration,
+    interval: Option<std::time::Duration>,
+    seed: Option<u64>,
+) -> String {
+    let mut s = format!("Running the test with following options:\nNumber of threads: {threads}");
+    if let Some(rate) = rate {
+        let _ = write!(s, "\nTarget transaction rate: {rate}/sec");
+    }
+    if !warmup.is_zero() {
+        let _ = write!(s, "\nWarmup time: {}s", warmup.as_secs());
+    }
+    if let Some(every) = interval {
+        let _ = write!(
+            s,
+            "\nReport intermediate results every {} second(s)",
+            every.as_secs()
+        );
+    }
+    match seed {
+        Some(seed) => write!(
+            s,
+            "\nInitializing random number generator from seed ({seed})."
+        ),
+        None => write!(
+            s,
+            "\nInitializing random number generator from current time"
+        ),
+    }
+    .ok();
+    s
+}
+
+/// What follows the run header and the test's mode lines, up to the threads' start.
+pub const WORKERS_STARTING: &str = "\n\nInitializing worker threads...\n";
+
 pub fn final_report(r: &RunResult, percentile: f64) -> String {
     let t = &r.total;
     let secs = r.elapsed_seconds;

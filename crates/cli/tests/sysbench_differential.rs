@@ -201,6 +201,14 @@ fn host_probes_report_line_for_line() {
 #[test]
 fn a_rate_the_threads_cannot_keep_up_with_fails_as_sysbenchs() {
     same(&["--rate=2000000000", "cpu", "run", "--verbosity=1"]);
+    // A rate the threads keep up with is said in the header, as sysbench says it.
+    same(&[
+        "--rate=1000",
+        "cpu",
+        "--events=5",
+        "--cpu-max-prime=100",
+        "run",
+    ]);
 }
 
 #[test]

@@ -22,7 +22,7 @@ pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
-pub use options::{ConnectOptions, Endpoint, Secret};
+pub use options::{endpoints, ConnectOptions, Endpoint, Secret};
 
 /// Drive a call on a blocking connection ([`Conn::connect_blocking`], or one made blocking) to
 /// its end without a runtime: its socket waits inside the call, so the future is ready when

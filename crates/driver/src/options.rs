@@ -18,6 +18,23 @@ impl fmt::Display for Endpoint {
     }
 }
 
+/// The servers a sysbench command line names: its sockets, or else every host x port pair
+/// (sysbench's MySQL driver takes them round-robin, a connection each).
+pub fn endpoints(sockets: &[std::path::PathBuf], hosts: &[String], ports: &[u16]) -> Vec<Endpoint> {
+    if !sockets.is_empty() {
+        return sockets.iter().cloned().map(Endpoint::Unix).collect();
+    }
+    hosts
+        .iter()
+        .flat_map(|host| {
+            ports.iter().map(move |&port| Endpoint::Tcp {
+                host: host.clone(),
+                port,
+            })
+        })
+        .collect()
+}
+
 /// A password. Debug and Display print `***` so it never reaches a log, report or JSON.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Secret(String);

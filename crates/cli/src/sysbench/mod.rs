@@ -172,38 +172,24 @@ fn script(line: &Line, path: std::path::PathBuf) -> Result<Outcome, Stop> {
 
 /// The servers the line names, with sysbench's defaults (user and database sbtest).
 fn endpoints(line: &Line) -> Vec<bakeoff_driver::ConnectOptions> {
-    use bakeoff_driver::{ConnectOptions, Endpoint};
-    let list = |name: &str| -> Vec<String> {
+    use bakeoff_driver::ConnectOptions;
+    let list = |name: &str, default: &str| -> Vec<String> {
         line.value(name)
-            .map(|v| v.split(',').map(str::to_string).collect())
-            .unwrap_or_default()
+            .unwrap_or(default)
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
     };
-    let endpoints: Vec<Endpoint> = match list("mysql-socket") {
-        sockets if !sockets.is_empty() => sockets
-            .into_iter()
-            .map(|s| Endpoint::Unix(s.into()))
-            .collect(),
-        _ => {
-            let hosts = match list("mysql-host") {
-                h if h.is_empty() => vec!["localhost".to_string()],
-                h => h,
-            };
-            let ports: Vec<u16> = list("mysql-port")
-                .iter()
-                .filter_map(|p| p.parse().ok())
-                .collect();
-            let ports = if ports.is_empty() { vec![3306] } else { ports };
-            hosts
-                .iter()
-                .flat_map(|h| {
-                    ports.iter().map(move |&port| Endpoint::Tcp {
-                        host: h.clone(),
-                        port,
-                    })
-                })
-                .collect()
-        }
-    };
+    let sockets: Vec<std::path::PathBuf> = list("mysql-socket", "")
+        .into_iter()
+        .map(Into::into)
+        .collect();
+    let ports: Vec<u16> = list("mysql-port", "3306")
+        .iter()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    let endpoints = bakeoff_driver::endpoints(&sockets, &list("mysql-host", "localhost"), &ports);
     let user = line.value("mysql-user").unwrap_or("sbtest");
     let password = line
         .value("mysql-password")
@@ -251,8 +237,8 @@ fn builtin(line: &Line, name: &str, opts: &[schema::Opt]) -> Result<Outcome, Sto
 fn memory_values(line: &Line) -> Result<(), Stop> {
     let invalid = |name: &str, v: &str| Stop::Fatal(format!("Invalid value for {name}: {v}"));
     if let Some(v) = line.value("memory-block-size") {
-        match size(v) {
-            Some(b) if b >= 8 && b.is_power_of_two() => {}
+        match crate::args::parse_size(v) {
+            Ok(b) if b >= 8 && b.is_power_of_two() => {}
             _ => return Err(invalid("memory-block-size", v)),
         }
     }
@@ -267,21 +253,6 @@ fn memory_values(line: &Line) -> Result<(), Stop> {
         }
     }
     Ok(())
-}
-
-/// A size as sysbench reads one: digits and an optional b, k, m, g or t (either case).
-fn size(v: &str) -> Option<u64> {
-    let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let n: u64 = digits.parse().ok()?;
-    let shift = match v[digits.len()..].to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" => 10,
-        "m" => 20,
-        "g" => 30,
-        "t" => 40,
-        _ => return None,
-    };
-    n.checked_mul(1 << shift)
 }
 
 /// The native sysbench workloads (oltp_*, select_random_*, bulk_insert), by name or by the

@@ -98,25 +98,11 @@ struct Printer {
 
 impl RunObserver for Printer {
     fn on_measuring(&mut self, run: &RunSpec) {
-        notice!("Running the test with following options:");
-        notice!("Number of threads: {}", run.connections);
-        if let Some(rate) = run.rate {
-            notice!("Target transaction rate: {rate}/sec");
-        }
-        if self.interval {
-            notice!(
-                "Report intermediate results every {} second(s)",
-                run.tick.as_secs()
-            );
-        }
-        match self.seed_given {
-            true => notice!(
-                "Initializing random number generator from seed ({}).",
-                run.seed
-            ),
-            false => notice!("Initializing random number generator from current time"),
-        }
-        notice!("\n\nInitializing worker threads...\n");
+        let interval = self.interval.then_some(run.tick);
+        let seed = self.seed_given.then_some(run.seed);
+        let head = output::run_options(run.connections, run.rate, run.warmup, interval, seed);
+        notice!("{head}");
+        notice!("{}", output::WORKERS_STARTING);
     }
 }
 

@@ -49,12 +49,15 @@ pub fn prepare_shared(
                 scope.spawn(move || {
                     let mine = (w as usize..all.len()).step_by(workers as usize);
                     let rt = runtime()?;
+                    // One connection per worker for its DDL, as each sysbench thread has one.
+                    let mut conn = rt.block_on(Conn::connect(opts))?;
                     for i in mine {
                         if interrupt.load(Ordering::Relaxed) {
                             break;
                         }
                         let (name, create) = &all[i];
-                        rt.block_on(create_table(opts, name, create, progress))?;
+                        progress(Progress::Creating(name.clone()));
+                        rt.block_on(conn.exec(create))?;
                         let t = i as u32 + 1;
                         if size > 0 {
                             progress(Progress::Inserting {
@@ -68,9 +71,11 @@ pub fn prepare_shared(
                             spec.options.create_secondary && spec.kind != WorkloadKind::BulkInsert;
                         if index && !interrupt.load(Ordering::Relaxed) {
                             progress(Progress::Indexing(name.clone()));
-                            rt.block_on(exec(opts, &format!("CREATE INDEX k_{t} ON {name}(k)")))?;
+                            let index = format!("CREATE INDEX k_{t} ON {name}(k)");
+                            rt.block_on(conn.exec(&index))?;
                         }
                     }
+                    rt.block_on(conn.quit());
                     Ok(())
                 })
             })
@@ -137,23 +142,6 @@ async fn refuse_existing(
             )));
         }
     }
-    conn.quit().await;
-    Ok(())
-}
-
-async fn create_table(
-    opts: &ConnectOptions,
-    name: &str,
-    create: &str,
-    progress: &(dyn Fn(Progress) + Sync),
-) -> Result<(), DatasetError> {
-    progress(Progress::Creating(name.to_string()));
-    exec(opts, create).await
-}
-
-async fn exec(opts: &ConnectOptions, sql: &str) -> Result<(), DatasetError> {
-    let mut conn = Conn::connect(opts).await?;
-    conn.exec(sql).await?;
     conn.quit().await;
     Ok(())
 }
