@@ -28,6 +28,8 @@ use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
     quiet_sigpipe();
+    // Keeps the C symbols scripts reach through ffi in the binary (build.rs exports them).
+    std::hint::black_box(bakeoff_workload::scripting::lua::exported_symbols());
     let program = std::env::args().next().unwrap_or_default();
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if sysbench::speaks_sysbench(&program, &raw) {

@@ -17,7 +17,7 @@ mod connection;
 mod error;
 mod options;
 
-pub use adapters::mysql::{reads_on_this_thread, somaxconn, Conn, Stmt};
+pub use adapters::mysql::{reads_on_this_thread, somaxconn, Answer, Conn, Stmt};
 pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
 pub use connection::Connection;

@@ -317,8 +317,7 @@ async fn connection<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, mut s: S::Ses
         }
         // One lock per event: the coordinator takes it once per tick, so it is uncontended.
         if let Ok(mut r) = w.rec.lock() {
-            r.window
-                .record_statements(counts.reads, counts.writes, counts.others);
+            record_counts(&mut r.window, &counts);
             r.window.record_event(latency);
             let c = &mut r.conns[i];
             c.events += 1;
@@ -362,6 +361,12 @@ async fn event_with_restarts<S: Source>(
             continue;
         }
         match &err {
+            EventError::Ended => return false,
+            EventError::Restart => {
+                if w.shared.stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+            }
             EventError::Server { error, .. } if w.spec.ignore_errors.contains(error.code) => {
                 if let Ok(mut r) = w.rec.lock() {
                     r.window.record_error(error.code);
@@ -400,7 +405,16 @@ async fn reconnect<S: Source>(w: &Worker<S>, s: &mut S::Session) -> bool {
 fn record_statements<S: Source>(w: &Worker<S>, c: StmtCounts) {
     if c != StmtCounts::default() {
         if let Ok(mut r) = w.rec.lock() {
-            r.window.record_statements(c.reads, c.writes, c.others);
+            record_counts(&mut r.window, &c);
         }
     }
+}
+
+/// Statements, and the errors and reconnects a source counted itself.
+fn record_counts(window: &mut bakeoff_telemetry::Window, c: &StmtCounts) {
+    window.record_statements(c.reads, c.writes, c.others);
+    if c.errors > 0 {
+        window.record_errors(c.error_code, c.errors);
+    }
+    window.reconnects += c.reconnects;
 }

@@ -17,13 +17,15 @@ const TYPE_LONG: u8 = 0x03;
 const TYPE_LONGLONG: u8 = 0x08;
 const TYPE_STRING: u8 = 0xfe;
 const TYPE_NULL: u8 = 0x06;
+const TYPE_DOUBLE: u8 = 0x05;
 
 /// A statement parameter, bound the way sysbench binds them (INT as MYSQL_TYPE_LONG,
-/// CHAR as MYSQL_TYPE_STRING).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// CHAR as MYSQL_TYPE_STRING, a Lua script's FLOAT and DOUBLE as MYSQL_TYPE_DOUBLE).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Param<'a> {
     Int(i64),
     Str(&'a [u8]),
+    Double(f64),
     Null,
 }
 
@@ -77,6 +79,7 @@ pub fn execute(out: &mut Vec<u8>, stmt_id: u32, params: &[Param<'_>]) {
                 Param::Int(v) if i32::try_from(*v).is_ok() => TYPE_LONG,
                 Param::Int(_) => TYPE_LONGLONG,
                 Param::Str(_) => TYPE_STRING,
+                Param::Double(_) => TYPE_DOUBLE,
                 Param::Null => TYPE_NULL,
             };
             out.extend_from_slice(&[t, 0]);
@@ -88,6 +91,7 @@ pub fn execute(out: &mut Vec<u8>, stmt_id: u32, params: &[Param<'_>]) {
                     Err(_) => out.extend_from_slice(&v.to_le_bytes()),
                 },
                 Param::Str(s) => put_lenenc_bytes(out, s),
+                Param::Double(v) => out.extend_from_slice(&v.to_le_bytes()),
                 Param::Null => {}
             }
         }
@@ -119,6 +123,9 @@ pub fn interpolate(out: &mut Vec<u8>, sql: &[u8], params: &[Param<'_>]) {
                     out.push(c);
                 }
                 out.push(b'\'');
+            }
+            Some(Param::Double(v)) => {
+                let _ = write!(out, "{v:e}");
             }
             Some(Param::Null) => out.extend_from_slice(b"NULL"),
             None => out.push(b'?'),

@@ -50,6 +50,8 @@ pub struct ResponseReader {
     /// saying whether the column definitions follow.
     cache_metadata: bool,
     rows: u64,
+    /// Columns of the last result set seen.
+    columns: u64,
     /// A result set seen before a final OK (multi-results): the statement still "read".
     saw_rows: bool,
 }
@@ -71,8 +73,14 @@ impl ResponseReader {
             cache_metadata,
             state: State::First,
             rows: 0,
+            columns: 0,
             saw_rows: false,
         }
+    }
+
+    /// Columns of the last result set read (0 when there was none).
+    pub fn columns(&self) -> u64 {
+        self.columns
     }
 
     pub fn on_packet(&mut self, p: &[u8]) -> Result<Step, ProtoError> {
@@ -99,6 +107,7 @@ impl ResponseReader {
                 _ => {
                     let mut r = Reader::new(p, "column count");
                     let n = r.lenenc_int()?;
+                    self.columns = n;
                     // Skipped definitions: the EOF that ends them still comes (no
                     // DEPRECATE_EOF), so only the definitions are left out.
                     let follows = !self.cache_metadata || r.u8()? != 0;

@@ -131,9 +131,14 @@ impl Window {
     }
 
     pub fn record_error(&mut self, code: u16) {
+        self.record_errors(code, 1);
+    }
+
+    /// `n` errors with server code `code` (0: counted by a script, code unknown).
+    pub fn record_errors(&mut self, code: u16, n: u64) {
         match self.errors_by_code.iter_mut().find(|(c, _)| *c == code) {
-            Some((_, n)) => *n += 1,
-            None => self.errors_by_code.push((code, 1)),
+            Some((_, m)) => *m += n,
+            None => self.errors_by_code.push((code, n)),
         }
     }
 

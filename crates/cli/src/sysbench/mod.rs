@@ -91,17 +91,20 @@ fn check(args: &[String]) -> Result<Outcome, Stop> {
     }
     notice!("{}\n", version());
     let test = match line.test.as_deref() {
-        None | Some("-") => {
-            return Err(Stop::Fatal(
-                "bakeoff cannot run a Lua script yet (sysbench reads one from standard input when no test is named); name a built-in test or workload".into(),
-            ))
+        // No test named: sysbench reads a script from standard input.
+        None => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| {
+                Stop::Fatal(format!("cannot read a script from standard input: {e}"))
+            })?;
+            return script(&line, "stdin".into(), Some(text));
         }
         Some(t) => t,
     };
     match resolve(test) {
         Test::Builtin(name, opts) => builtin(&line, name, opts),
         Test::Workload(kind) => workload(&line, test, kind),
-        Test::Script(path) => script(&line, path),
+        Test::Script(path) => script(&line, path, None),
         Test::Missing => Err(Stop::Fatal(format!(
             "Cannot find benchmark '{test}': no such built-in test, file or module"
         ))),
@@ -139,35 +142,44 @@ fn resolve(test: &str) -> Test {
     }
 }
 
-/// A Lua script: its body, and its commands but `run`, in this thread.
-fn script(line: &Line, path: std::path::PathBuf) -> Result<Outcome, Stop> {
+/// A Lua script: its body, and its commands but `run`, in this thread; `run` through the
+/// engine (`script_run`).
+fn script(line: &Line, path: std::path::PathBuf, text: Option<String>) -> Result<Outcome, Stop> {
     use bakeoff_workload::scripting::lua::{Script, ScriptError};
+    let text = match text {
+        Some(t) => t,
+        None => std::fs::read_to_string(&path)
+            .map_err(|e| Stop::Fatal(format!("cannot read {}: {e}", path.display())))?,
+    };
     let command = line.command.as_deref();
-    let script = Script {
-        path,
-        options: line
-            .options
-            .iter()
-            .map(|g| (g.name.clone(), g.value.clone()))
-            .collect(),
-        endpoints: endpoints(line),
+    let options = line
+        .options
+        .iter()
+        .map(|g| (g.name.clone(), g.value.clone()))
+        .collect();
+    let script = Script::new(path, text, options, line.command.clone(), endpoints(line))
+        .map_err(Stop::Fatal)?;
+    let general = |n: &str| schema::global().any(|o| o.0 == n) || crate::legacy::known(n);
+    let failed = |e: ScriptError| match e {
+        ScriptError::InvalidOption(name) => {
+            let written = line.options.iter().find(|g| g.name == name);
+            Stop::Usage(format!(
+                "invalid option: {}",
+                written.map_or(format!("--{name}"), |g| g.written.clone())
+            ))
+        }
+        e @ (ScriptError::NoCommand { .. } | ScriptError::Unknown(_)) => Stop::Usage(e.to_string()),
+        ScriptError::Lua(msg) => Stop::Fatal(msg),
     };
     if command == Some("run") {
         // The body runs in this thread first, as in sysbench's main state.
-        script
-            .run_command(None)
-            .map_err(|e| Stop::Fatal(e.to_string()))?;
-        return script_run::run(line, script)
+        let main = script.main(&general).map_err(failed)?;
+        return script_run::run(line, script, main)
             .map(Outcome::Exit)
             .map_err(Stop::Fatal);
     }
-    match script.run_command(command) {
-        Ok(_) => Ok(Outcome::Exit(ExitCode::SUCCESS)),
-        Err(e @ (ScriptError::NoCommand { .. } | ScriptError::Unknown(_))) => {
-            Err(Stop::Usage(e.to_string()))
-        }
-        Err(ScriptError::Lua(msg)) => Err(Stop::Fatal(msg)),
-    }
+    script.run_command(command, &general).map_err(failed)?;
+    Ok(Outcome::Exit(ExitCode::SUCCESS))
 }
 
 /// The servers the line names, with sysbench's defaults (user and database sbtest).

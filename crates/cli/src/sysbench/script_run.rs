@@ -1,15 +1,17 @@
-//! `sysbench SCRIPT run`: the script's events driven by the engine (one Lua state and one
-//! client thread per connection, as sysbench runs them) through the study's measure, against
-//! the servers the line names, printed as sysbench prints a run.
+//! `sysbench SCRIPT run`: the script's main state (`init`, the report hooks, `done`) in this
+//! thread, its events driven by the engine (one Lua state and one client thread per
+//! connection, as sysbench runs them) through the study's measure, against the servers the
+//! line names, printed as sysbench prints a run unless the script's hooks print it.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bakeoff_engine::{Observer, RunSpec, RunStatus, Tick};
+use bakeoff_engine::{Observer, RunResult, RunSpec, RunStatus, Tick};
 use bakeoff_study::lab::{given_pids, Servers};
 use bakeoff_study::measure::{measure_here, RunObserver};
-use bakeoff_workload::scripting::lua::Script;
+use bakeoff_telemetry::WindowSummary;
+use bakeoff_workload::scripting::lua::{Main, Script, Stat};
 
 use super::grammar::Line;
 use crate::dialect::notice;
@@ -17,7 +19,7 @@ use crate::exit::INTERRUPTED;
 use crate::output;
 
 /// Run `script`'s events as the line says; the exit code sysbench would give.
-pub(super) fn run(line: &Line, script: Script) -> Result<ExitCode, String> {
+pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, String> {
     let number = |names: &[&str], default: u64| -> Result<u64, String> {
         match names.iter().find_map(|n| line.value(n).map(|v| (n, v))) {
             Some((n, v)) => v
@@ -33,6 +35,14 @@ pub(super) fn run(line: &Line, script: Script) -> Result<ExitCode, String> {
     let interval = number(&["report-interval"], 0)?;
     let percentile = number(&["percentile"], 95)? as f64;
     let seed = number(&["rand-seed"], 0)?;
+    let lua_failed = |e: bakeoff_workload::scripting::lua::ScriptError| e.to_string();
+    if !main.has_events().map_err(lua_failed)? {
+        return Err(format!(
+            "cannot find the event() function in {}",
+            script.name()
+        ));
+    }
+    main.init().map_err(lua_failed)?;
     let spec = RunSpec {
         connections: threads,
         // One Lua state per thread: a script's calls block its thread, as in sysbench.
@@ -45,12 +55,14 @@ pub(super) fn run(line: &Line, script: Script) -> Result<ExitCode, String> {
         seed,
         ..RunSpec::default()
     };
-    let pids = given_pids(&script.endpoints);
-    let servers = Servers::Given(script.endpoints.clone(), pids);
+    let pids = given_pids(&script.sql.endpoint.iter().cloned().collect::<Vec<_>>());
+    let servers = Servers::Given(script.sql.endpoint.iter().cloned().collect(), pids);
     let mut printer = Printer {
+        main: &main,
         interval: interval > 0,
         seed_given: seed != 0,
         percentile,
+        failed: None,
     };
     let measured = measure_here(
         &servers,
@@ -61,10 +73,33 @@ pub(super) fn run(line: &Line, script: Script) -> Result<ExitCode, String> {
         &mut printer,
     )
     .map_err(|e| e.to_string())?;
+    if let Some(e) = printer.failed {
+        return Err(e);
+    }
     let r = &measured.result;
-    // sysbench's SQL block belongs to runs that used its SQL driver; a script that ran no
-    // statement gets the general block alone (its first line is blank, as sysbench's).
-    let report = match r.total.queries {
+    let hooked = main
+        .report(&cumulative(r, threads, percentile), true)
+        .map_err(lua_failed)?;
+    if !hooked {
+        notice!("{}", report(r, percentile).trim_end_matches('\n'));
+        notice!();
+    }
+    main.done().map_err(lua_failed)?;
+    Ok(match &r.status {
+        RunStatus::Completed => ExitCode::SUCCESS,
+        RunStatus::Interrupted => ExitCode::from(crate::exit::EXIT_INTERRUPTED),
+        RunStatus::Failed(why) => {
+            crate::dialect::fatal(why.strip_prefix("FATAL: ").unwrap_or(why));
+            ExitCode::from(1)
+        }
+    })
+}
+
+/// sysbench's report of the run. Its SQL block belongs to runs that used its SQL driver; a
+/// script that ran no statement gets the general block alone (its first line is blank, as
+/// sysbench's).
+fn report(r: &RunResult, percentile: f64) -> String {
+    match r.total.queries {
         0 => format!(
             "\n{}",
             output::general_block(
@@ -76,27 +111,46 @@ pub(super) fn run(line: &Line, script: Script) -> Result<ExitCode, String> {
             )
         ),
         _ => output::final_report(r, percentile),
-    };
-    notice!("{}", report.trim_end_matches('\n'));
-    notice!();
-    Ok(match &r.status {
-        RunStatus::Completed => ExitCode::SUCCESS,
-        RunStatus::Interrupted => ExitCode::from(crate::exit::EXIT_INTERRUPTED),
-        RunStatus::Failed(why) => {
-            crate::dialect::fatal(why);
-            ExitCode::from(1)
-        }
-    })
+    }
 }
 
-/// sysbench's lines around a script's run.
-struct Printer {
+/// What a report hook gets for a window of the run.
+fn stat(w: &WindowSummary, threads: u32, total: f64) -> Stat {
+    Stat {
+        threads_running: threads,
+        time_interval: w.seconds,
+        time_total: total,
+        latency_pct: w.latency.sysbench_percentile_ms / 1000.0,
+        events: w.events,
+        reads: w.reads,
+        writes: w.writes,
+        other: w.others,
+        errors: w.errors,
+        reconnects: w.reconnects,
+        latency: None,
+    }
+}
+
+/// The cumulative report's stat: the whole run, no thread running any more.
+fn cumulative(r: &RunResult, _threads: u32, _percentile: f64) -> Stat {
+    let l = &r.total.latency;
+    Stat {
+        latency: Some([l.min_ms, l.max_ms, l.avg_ms, l.sum_ms].map(|ms| ms / 1000.0)),
+        ..stat(&r.total, 0, r.elapsed_seconds)
+    }
+}
+
+/// sysbench's lines around a script's run, or the script's own report hooks.
+struct Printer<'a> {
+    main: &'a Main,
     interval: bool,
     seed_given: bool,
     percentile: f64,
+    /// A report hook that failed: the run's outcome after it ends.
+    failed: Option<String>,
 }
 
-impl RunObserver for Printer {
+impl RunObserver for Printer<'_> {
     fn on_measuring(&mut self, run: &RunSpec) {
         let interval = self.interval.then_some(run.tick);
         let seed = self.seed_given.then_some(run.seed);
@@ -106,14 +160,19 @@ impl RunObserver for Printer {
     }
 }
 
-impl Observer for Printer {
+impl Observer for Printer<'_> {
     fn on_start(&mut self) {
         notice!("Threads started!\n");
     }
 
     fn on_tick(&mut self, t: &Tick) {
-        if self.interval {
-            notice!("{}", output::interval_line(t, self.percentile, false));
+        if !self.interval || self.failed.is_some() {
+            return;
+        }
+        match self.main.report(&stat(&t.window, t.threads, t.t), false) {
+            Ok(true) => {}
+            Ok(false) => notice!("{}", output::interval_line(t, self.percentile, false)),
+            Err(e) => self.failed = Some(e.to_string()),
         }
     }
 }

@@ -44,11 +44,40 @@ pub trait Events {
 
 /// Statements by outcome, sysbench's way: a result set is a read, a statement that changed
 /// rows a write, anything else (BEGIN, COMMIT, an UPDATE that matched nothing) other.
+/// Errors and reconnects are counted here when the source counts them itself (a script's
+/// ignorable errors, its `sb_counter_inc`); the engine counts the ones it handles.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StmtCounts {
     pub reads: u64,
     pub writes: u64,
     pub others: u64,
+    pub errors: u64,
+    /// The server's code for the last of `errors` (0: the script counted it itself).
+    pub error_code: u16,
+    pub reconnects: u64,
+}
+
+impl StmtCounts {
+    pub const ZERO: StmtCounts = StmtCounts {
+        reads: 0,
+        writes: 0,
+        others: 0,
+        errors: 0,
+        error_code: 0,
+        reconnects: 0,
+    };
+
+    /// Add `o`'s counts to these.
+    pub fn add(&mut self, o: &StmtCounts) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.others += o.others;
+        if o.errors > 0 {
+            self.errors += o.errors;
+            self.error_code = o.error_code;
+        }
+        self.reconnects += o.reconnects;
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +90,14 @@ pub enum EventError {
     /// A script's event raised an error (Lua's message, with its traceback).
     #[error("{0}")]
     Script(String),
+    /// The source counted an ignorable error and asks for the event again (sysbench's
+    /// RESTART_EVENT); the engine restarts it without counting anything more.
+    #[error("the event is restarted")]
+    Restart,
+    /// The source ended its connection's events (a script's event() returned a value, as
+    /// sysbench's scripts stop a thread): not a failure, and that event is not counted.
+    #[error("the script ended its thread's events")]
+    Ended,
 }
 
 impl EventError {
@@ -68,7 +105,7 @@ impl EventError {
         match self {
             EventError::Driver(e) => e.is_connection_lost(),
             EventError::Server { error, .. } => is_lost_code(error.code),
-            EventError::Script(_) => false,
+            EventError::Script(_) | EventError::Restart | EventError::Ended => false,
         }
     }
 }

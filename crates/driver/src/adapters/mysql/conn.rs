@@ -21,6 +21,15 @@ pub struct Stmt {
     pub columns: u16,
 }
 
+/// A statement's answer with its rows: what a script's `con:query()` hands back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub outcome: Outcome,
+    /// Columns of the (last) result set; 0 when there was none.
+    pub columns: u32,
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
 /// One open connection. Not shareable: one statement in flight at a time, as the protocol has.
 pub struct Conn {
     /// Declared before `stream`: fields drop in order, so the goodbye goes out before the
@@ -301,6 +310,31 @@ impl Conn {
                 Step::Row => rows.push(text_row(p).map_err(|e| self.proto(e))?),
                 Step::Done(Outcome::Err(e)) => return Err(DriverError::Server(e)),
                 Step::Done(_) => return Ok(rows),
+            }
+        }
+    }
+
+    /// Run a text statement and keep its rows, decoded as text (a script's result sets); a
+    /// server error is returned as [`Outcome::Err`], as [`query`](Self::query) returns it.
+    pub async fn query_result(&mut self, sql: &str) -> Result<Answer, DriverError> {
+        self.wbuf.clear();
+        command::query(&mut self.wbuf, sql.as_bytes());
+        self.send().await?;
+        let mut reader = ResponseReader::with_cached_metadata(self.cache_metadata);
+        let mut rows = Vec::new();
+        loop {
+            let at = self.read_packet("query").await?;
+            let p = self.packet(at);
+            match reader.on_packet(p).map_err(|e| self.proto(e))? {
+                Step::More => {}
+                Step::Row => rows.push(text_row(p).map_err(|e| self.proto(e))?),
+                Step::Done(outcome) => {
+                    return Ok(Answer {
+                        outcome,
+                        columns: reader.columns() as u32,
+                        rows,
+                    })
+                }
             }
         }
     }

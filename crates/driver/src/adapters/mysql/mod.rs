@@ -5,7 +5,7 @@ mod conn;
 mod retry;
 mod stream;
 
-pub use conn::{Conn, Stmt};
+pub use conn::{Answer, Conn, Stmt};
 pub use retry::somaxconn;
 pub use stream::reads_on_this_thread;
 

@@ -1,36 +1,59 @@
 //! sysbench's Lua scripts in an embedded LuaJIT (sysbench's own interpreter: shared scripts
-//! use its ffi). This first part runs a script's commands in the calling thread: its body,
-//! then `help`, `prepare`, `cleanup` or a command it declares, with the part of sysbench's
-//! API they use (`sysbench.opt`, `sysbench.cmdline`, `sysbench.sql` connections and queries).
+//! use its ffi), with sysbench 1.0.20's Lua API.
 //!
-//! For `run`, [`Script`] is a [`Source`]: each connection gets a Lua state of its own on the
-//! engine's client thread, as sysbench gives each thread one, whose connections use blocking
-//! sockets (ffi calls cannot yield, so a script's calls block its thread, as in sysbench);
-//! run it with one connection per client thread.
+//! - [`Script::run_command`] runs a script's body and one of its commands (`help`,
+//!   `prepare`, `cleanup`, or one it declares) in the calling thread.
+//! - For `run`, [`Script::main`] is sysbench's main state (`init`, `done`, the report hooks)
+//!   and [`Script`] is a [`Source`](super::Source): each connection gets a Lua state of its
+//!   own on its own client thread, as sysbench gives each thread one. Its connections use
+//!   blocking sockets (ffi calls cannot yield, so a script's calls block its thread, as in
+//!   sysbench): run it with one connection per client thread.
+//!
+//! The API's Rust halves are in `api` (the tables), `options`, `rand`, `sql` and `counts`
+//! (with `sb_counter_inc`, exported for ffi); its Lua half is `prelude.lua`.
 
 mod api;
+mod counts;
+mod options;
+mod rand;
+mod session;
+mod sql;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bakeoff_driver::{ConnectOptions, DriverError};
+use bakeoff_driver::ConnectOptions;
 use mlua::{Function, Lua, Table, Value};
 
-use super::{EventError, Events, Source, StmtCounts};
+pub use api::SYSBENCH_VERSION;
+pub use counts::exported_symbols;
+pub use rand::RandOptions;
+pub use session::{Main, Session, Stat};
+pub use sql::{Ignore, SqlOptions};
+
+use crate::Unique;
 
 /// A script and what the command line gave it.
 #[derive(Debug, Clone)]
 pub struct Script {
+    /// The path as given (sysbench's name for the script in messages).
     pub path: PathBuf,
-    /// Options as given (names with dashes), for `sysbench.opt`.
+    /// The script's text, read once: a script from standard input has no file.
+    pub text: Arc<str>,
+    /// Options as given (names with dashes; the last one given wins).
     pub options: Vec<(String, Option<String>)>,
-    /// The servers `sysbench.sql.driver():connect()` reaches (the first, today).
-    pub endpoints: Vec<ConnectOptions>,
+    /// The command the line names (`sysbench.cmdline.command`).
+    pub command: Option<String>,
+    /// What `sysbench.sql.driver():connect()` reaches and which errors restart an event.
+    pub sql: SqlOptions,
+    pub rand: RandOptions,
+    /// `sysbench.rand.unique`'s sequence, shared by every state of the run.
+    pub unique: Arc<Unique>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
-    /// The script could not be read or did not compile or run: Lua's own message.
+    /// The script did not compile or raised an error: Lua's own message.
     #[error("{0}")]
     Lua(String),
     /// The script defines no function for the command (sysbench's words).
@@ -39,12 +62,35 @@ pub enum ScriptError {
     /// Neither one of sysbench's commands nor one the script declares.
     #[error("Unknown command: {0}")]
     Unknown(String),
+    /// An option neither sysbench nor the script declares (sysbench's words).
+    #[error("invalid option: --{0}")]
+    InvalidOption(String),
 }
 
 impl From<mlua::Error> for ScriptError {
     fn from(e: mlua::Error) -> Self {
-        ScriptError::Lua(e.to_string())
+        ScriptError::Lua(message(&e))
     }
+}
+
+/// Lua's message for an error, without mlua's wrapping ("runtime error: ", tracebacks of
+/// Rust callbacks): what sysbench prints after "FATAL: ".
+pub fn message(e: &mlua::Error) -> String {
+    let m = match e {
+        mlua::Error::RuntimeError(m) | mlua::Error::SyntaxError { message: m, .. } => m.clone(),
+        mlua::Error::CallbackError { cause, .. } => return message(cause),
+        mlua::Error::WithContext { cause, .. } => return message(cause),
+        other => other.to_string(),
+    };
+    match m.find("\nstack traceback:") {
+        Some(at) => m[..at].to_string(),
+        None => m,
+    }
+}
+
+/// An error in one of the script's functions, as sysbench reports it.
+pub(crate) fn failed_in(function: &str, e: &mlua::Error) -> String {
+    format!("`{function}' function failed: {}", message(e))
 }
 
 /// How a command ended: its output went to stdout as the script printed it.
@@ -57,20 +103,66 @@ pub enum Ran {
 }
 
 impl Script {
+    /// A script read from `path` (`text`), for a line with these options, command and servers.
+    pub fn new(
+        path: PathBuf,
+        text: String,
+        options: Vec<(String, Option<String>)>,
+        command: Option<String>,
+        endpoints: Vec<ConnectOptions>,
+    ) -> Result<Script, String> {
+        let rand = RandOptions::from_options(&options)?;
+        let ignore = match options
+            .iter()
+            .rev()
+            .find(|(n, _)| n == "mysql-ignore-errors")
+        {
+            Some((_, Some(v))) => Ignore::parse(v)?,
+            _ => Ignore::sysbench_default(),
+        };
+        let unique = Arc::new(Unique::new(rand.seed));
+        Ok(Script {
+            path,
+            text: text.into(),
+            options,
+            command,
+            sql: SqlOptions {
+                endpoint: endpoints.into_iter().next(),
+                ignore,
+            },
+            rand,
+            unique,
+        })
+    }
+
     /// The script's name as sysbench says it in messages: the path as given.
     pub fn name(&self) -> String {
         self.path.display().to_string()
     }
 
+    fn short_name(&self) -> String {
+        self.path
+            .file_name()
+            .map_or_else(|| self.name(), |n| n.to_string_lossy().into_owned())
+    }
+
     /// Load the script (its body runs) and run `command`, if any, in this thread.
-    pub fn run_command(&self, command: Option<&str>) -> Result<Ran, ScriptError> {
-        let lua = self.state()?;
+    /// `general`: whether a name is one of sysbench's own options (checked against what a
+    /// script declares, as sysbench does).
+    pub fn run_command(
+        &self,
+        command: Option<&str>,
+        general: &dyn Fn(&str) -> bool,
+    ) -> Result<Ran, ScriptError> {
+        let lua = self.state(0)?;
+        if let Some((name, _)) = options::undeclared(&lua, &self.options, general)?.first() {
+            return Err(ScriptError::InvalidOption(name.clone()));
+        }
         let Some(command) = command else {
             return Ok(Ran::Loaded);
         };
         let globals = lua.globals();
-        let declared = declared_command(&lua, command)?;
-        let function: Option<Function> = match declared {
+        let function: Option<Function> = match declared_command(&lua, command)? {
             Some(f) => Some(f),
             None => match globals.get::<Value>(command)? {
                 Value::Function(f) if matches!(command, "help" | "prepare" | "cleanup") => Some(f),
@@ -82,8 +174,8 @@ impl Script {
                 f.call::<()>(())?;
                 Ok(Ran::Command)
             }
-            None if command == "help" && api::has_options(&lua)? => {
-                api::print_options(&lua, &self.short_name())?;
+            None if command == "help" && options::has_options(&lua)? => {
+                options::print_options(&lua, &self.short_name())?;
                 Ok(Ran::Command)
             }
             None if matches!(command, "help" | "prepare" | "cleanup") => {
@@ -96,108 +188,34 @@ impl Script {
         }
     }
 
-    fn short_name(&self) -> String {
-        self.path
-            .file_name()
-            .map_or_else(|| self.name(), |n| n.to_string_lossy().into_owned())
-    }
-
-    /// A fresh state: the standard libraries (ffi included, as sysbench's), sysbench's API,
-    /// the script's directory on the module path, then the script's body.
-    fn state(&self) -> Result<Lua, ScriptError> {
+    /// A fresh state for thread `tid`: the standard libraries (ffi included, as sysbench's),
+    /// sysbench's API, the script's directory on the module path, then the script's body.
+    fn state(&self, tid: u32) -> Result<Lua, ScriptError> {
         // SAFETY: scripts are the user's own code, run as sysbench runs them, ffi included;
         // the unsafe constructor is what makes LuaJIT's ffi library loadable.
         let lua = unsafe { Lua::unsafe_new() };
-        api::install(&lua, self.endpoints.first().cloned())?;
-        let dir = self.path.parent().unwrap_or(Path::new("."));
+        rand::seed_thread(self.rand.seed, tid);
+        api::install(&lua, self, tid)?;
+        // sysbench's own options first: a body may read them as it loads.
+        options::read_options(&lua, &self.options)?;
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = dir.unwrap_or(Path::new("."));
         let package: Table = lua.globals().get("package")?;
         let path: String = package.get("path")?;
-        package.set("path", format!("{}/?.lua;{path}", dir.display()))?;
-        let text = std::fs::read_to_string(&self.path)
-            .map_err(|e| ScriptError::Lua(format!("{}: {e}", self.name())))?;
-        // A `#!` line (scripts made executable) is not Lua.
-        let body = match text.strip_prefix("#!") {
+        package.set("path", format!("{}/?.lua;./?.lua;{path}", dir.display()))?;
+        // A `#!` line (scripts made executable) is not Lua: keep the line, as a comment, so
+        // line numbers in messages stay the file's.
+        let body = match self.text.strip_prefix("#!") {
             Some(rest) => format!("--{rest}"),
-            None => text,
+            None => self.text.to_string(),
         };
-        lua.load(body).set_name(self.name()).exec()?;
-        api::read_declared_options(&lua, &self.options)?;
+        // '@': Lua names the chunk by its path in messages, as sysbench's do.
+        lua.load(body)
+            .set_name(format!("@{}", self.name()))
+            .exec()?;
+        // Then the options the body declared, typed.
+        options::read_options(&lua, &self.options)?;
         Ok(lua)
-    }
-}
-
-impl Source for Script {
-    type Session = Session;
-
-    /// A state for connection `tid`: the body, `sysbench.tid`, then the script's
-    /// `thread_init(tid)`.
-    async fn open(
-        self: Arc<Self>,
-        tid: u32,
-        _seed: u64,
-        _blocking: bool,
-    ) -> Result<Session, EventError> {
-        let failed = |e: ScriptError| EventError::Script(e.to_string());
-        let lua = self.state().map_err(failed)?;
-        lua.set_app_data(api::Counts::default());
-        let init = || -> mlua::Result<Option<Function>> {
-            let sysbench: Table = lua.globals().get("sysbench")?;
-            sysbench.set("tid", tid)?;
-            if let Some(f) = lua.globals().get::<Option<Function>>("thread_init")? {
-                f.call::<()>(tid)?;
-            }
-            lua.globals().get::<Option<Function>>("event")
-        };
-        let event = init().map_err(|e| failed(e.into()))?.ok_or_else(|| {
-            EventError::Script(format!(
-                "{}: the script defines no event function",
-                self.name()
-            ))
-        })?;
-        Ok(Session { lua, event, tid })
-    }
-}
-
-/// One connection's Lua state and its `event` function.
-pub struct Session {
-    lua: Lua,
-    event: Function,
-    tid: u32,
-}
-
-impl Session {
-    /// Add what the state's connections ran since last time to `c`.
-    fn take_counts(&self, c: &mut StmtCounts) {
-        if let Some(counts) = self.lua.app_data_ref::<api::Counts>() {
-            let n = counts.0.take();
-            c.reads += n.reads;
-            c.writes += n.writes;
-            c.others += n.others;
-        }
-    }
-}
-
-impl Events for Session {
-    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
-        let r = self.event.call::<()>(self.tid);
-        self.take_counts(c);
-        r.map_err(|e| EventError::Script(e.to_string()))
-    }
-
-    async fn reconnect(&mut self) -> Result<(), DriverError> {
-        // The script owns its connections; it reconnects them itself.
-        Ok(())
-    }
-
-    async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
-        let done = self.lua.globals().get::<Option<Function>>("thread_done");
-        let r = match done {
-            Ok(Some(f)) => f.call::<()>(self.tid),
-            Ok(None) => Ok(()),
-            Err(e) => Err(e),
-        };
-        self.take_counts(c);
-        r.map_err(|e| EventError::Script(e.to_string()))
     }
 }
 

@@ -1,0 +1,217 @@
+//! `sysbench.opt` and `sysbench.cmdline.options`: the options a script declares, their help
+//! as sysbench prints it, and their values typed from the command line; sysbench's own
+//! general options are in `sysbench.opt` too, as scripts read `sysbench.opt.threads`.
+
+use std::fmt::Write;
+
+use mlua::{Lua, Table, Value};
+
+/// sysbench's general options as scripts see them in `sysbench.opt`: name, type, default.
+const GENERAL: &[(&str, i64, &str)] = &[
+    ("threads", 2, "1"),
+    ("events", 2, "0"),
+    ("time", 2, "10"),
+    ("rate", 2, "0"),
+    ("report_interval", 2, "0"),
+    ("warmup_time", 2, "0"),
+    ("thread_init_timeout", 2, "30"),
+    ("percentile", 2, "95"),
+    ("histogram", 1, "off"),
+    ("verbosity", 2, "3"),
+    ("rand_type", 5, "special"),
+    ("rand_seed", 2, "0"),
+    ("rand_spec_iter", 2, "12"),
+    ("rand_spec_pct", 4, "1"),
+    ("rand_spec_res", 4, "75"),
+    ("rand_pareto_h", 4, "0.2"),
+    ("db_driver", 5, "mysql"),
+    ("db_ps_mode", 5, "auto"),
+    ("db_debug", 1, "off"),
+];
+
+/// Whether the script declares options (`sysbench.cmdline.options`).
+pub(super) fn has_options(lua: &Lua) -> mlua::Result<bool> {
+    Ok(matches!(declared(lua)?, Some(t) if t.pairs::<Value, Value>().next().is_some()))
+}
+
+/// `SCRIPT help` for a script without a help function: its options, as sysbench prints them.
+pub(super) fn print_options(lua: &Lua, name: &str) -> mlua::Result<()> {
+    print!("{name} options:\n{}\n", options_help(lua)?);
+    Ok(())
+}
+
+fn declared(lua: &Lua) -> mlua::Result<Option<Table>> {
+    let sysbench: Table = lua.globals().get("sysbench")?;
+    let cmdline: Table = sysbench.get("cmdline")?;
+    Ok(match cmdline.get::<Value>("options")? {
+        Value::Table(t) => Some(t),
+        _ => None,
+    })
+}
+
+/// One declared option: name (underscores, as the script wrote it), type, default, help.
+struct Declared {
+    name: String,
+    kind: i64,
+    default: Value,
+    help: String,
+}
+
+fn declared_options(lua: &Lua) -> mlua::Result<Vec<Declared>> {
+    let Some(t) = declared(lua)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for pair in t.pairs::<String, Table>() {
+        let (name, spec) = pair.map_err(|_| {
+            mlua::Error::runtime("wrong table structure in sysbench.cmdline.options")
+        })?;
+        let help: String = spec.get::<Option<String>>(1)?.unwrap_or_default();
+        let default: Value = spec.get(2)?;
+        let kind = match spec.get::<Option<i64>>(3)? {
+            Some(k) => k,
+            None => match &default {
+                Value::Boolean(_) => 1,
+                Value::Integer(_) => 2,
+                Value::Number(n) if n.fract() == 0.0 => 2,
+                Value::Number(_) => 4,
+                Value::Table(_) => 6,
+                _ => 5,
+            },
+        };
+        out.push(Declared {
+            name,
+            kind,
+            default,
+            help,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// The declared options as sysbench's help lists them.
+pub(super) fn options_help(lua: &Lua) -> mlua::Result<String> {
+    let opts = declared_options(lua)?;
+    let shown: Vec<String> = opts
+        .iter()
+        .map(|o| {
+            let kind = match o.kind {
+                1 => "[=on|off]",
+                6 => "=[LIST,...]",
+                5 => "=STRING",
+                3 => "=SIZE",
+                7 => "=FILENAME",
+                _ => "=N",
+            };
+            format!("--{}{kind}", o.name)
+        })
+        .collect();
+    let width = shown.iter().map(String::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for (s, o) in shown.iter().zip(&opts) {
+        let default = match &o.default {
+            Value::Nil => String::new(),
+            Value::Boolean(b) => format!(" [{}]", if *b { "on" } else { "off" }),
+            Value::Table(t) => {
+                let items: Vec<String> = t.sequence_values::<String>().flatten().collect();
+                format!(" [{}]", items.join(","))
+            }
+            Value::Number(n) => format!(" [{n}]"),
+            Value::Integer(n) => format!(" [{n}]"),
+            v => format!(" [{}]", v.to_string().unwrap_or_default()),
+        };
+        let _ = writeln!(out, "  {s:width$} {}{default}", o.help);
+    }
+    Ok(out)
+}
+
+/// Fill `sysbench.opt`: sysbench's general options, then each declared option at its default
+/// or the value given, converted to its type; a script that declares none gets every other
+/// option given, as a string.
+pub(super) fn read_options(lua: &Lua, options: &[(String, Option<String>)]) -> mlua::Result<()> {
+    let sysbench: Table = lua.globals().get("sysbench")?;
+    let opt: Table = sysbench.get("opt")?;
+    let key = |n: &str| n.replace('-', "_");
+    let given = |name: &str| {
+        options
+            .iter()
+            .rev()
+            .find(|(n, _)| key(n) == key(name))
+            .map(|(_, v)| v.clone())
+    };
+    for (name, kind, default) in GENERAL {
+        let v = given(name).unwrap_or_else(|| Some(default.to_string()));
+        opt.set(*name, typed(lua, *kind, v.as_deref())?)?;
+    }
+    let declared = declared_options(lua)?;
+    if declared.is_empty() {
+        for (name, value) in options {
+            if opt.get::<Value>(key(name))?.is_nil() {
+                opt.set(key(name), value.clone().unwrap_or_else(|| "on".into()))?;
+            }
+        }
+        return Ok(());
+    }
+    for o in declared {
+        let value = match (given(&o.name), &o.default) {
+            (Some(v), _) => typed(lua, o.kind, v.as_deref())?,
+            (None, Value::Nil) => empty(lua, o.kind)?,
+            (None, d) => d.clone(),
+        };
+        opt.set(key(&o.name), value)?;
+    }
+    Ok(())
+}
+
+/// The options given that neither sysbench nor the script declares (`general`: the names
+/// sysbench itself knows, with dashes). Only a script that declares options is checked, as
+/// sysbench checks them.
+pub(super) fn undeclared<'a>(
+    lua: &Lua,
+    options: &'a [(String, Option<String>)],
+    general: &dyn Fn(&str) -> bool,
+) -> mlua::Result<Vec<&'a (String, Option<String>)>> {
+    let declared = declared_options(lua)?;
+    if declared.is_empty() {
+        return Ok(Vec::new());
+    }
+    let key = |n: &str| n.replace('-', "_");
+    Ok(options
+        .iter()
+        .filter(|(n, _)| !general(n) && !declared.iter().any(|d| key(&d.name) == key(n)))
+        .collect())
+}
+
+/// A declared option given no default and no value, as sysbench leaves it: an empty string,
+/// list or zero, and a flag on.
+fn empty(lua: &Lua, kind: i64) -> mlua::Result<Value> {
+    Ok(match kind {
+        1 => Value::Boolean(true),
+        2 | 3 => Value::Integer(0),
+        4 => Value::Number(0.0),
+        6 => Value::Table(lua.create_table()?),
+        _ => Value::String(lua.create_string("")?),
+    })
+}
+
+/// A command-line value as its declared type.
+fn typed(lua: &Lua, kind: i64, v: Option<&str>) -> mlua::Result<Value> {
+    let text = v.unwrap_or("on");
+    Ok(match kind {
+        1 => Value::Boolean(matches!(text, "on" | "true" | "1" | "yes")),
+        2 | 3 => text
+            .parse::<i64>()
+            .map(Value::Integer)
+            .unwrap_or(Value::Nil),
+        4 => text.parse::<f64>().map(Value::Number).unwrap_or(Value::Nil),
+        6 => {
+            let t = lua.create_table()?;
+            for (i, item) in text.split(',').filter(|s| !s.is_empty()).enumerate() {
+                t.set(i + 1, item)?;
+            }
+            Value::Table(t)
+        }
+        _ => Value::String(lua.create_string(text)?),
+    })
+}

@@ -1,0 +1,272 @@
+-- bakeoff's half of sysbench's Lua API written in Lua: what must raise a Lua value (the
+-- error descriptors that restart an event), build on LuaJIT's ffi, or wrap the Rust half
+-- (`raw`, this chunk's argument) in the objects scripts hold. Names, tables and report
+-- formats are sysbench 1.0.20's interface; the code is bakeoff's own.
+
+local raw = ...
+local ffi = require("ffi")
+
+sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
+sysbench.hooks = {}
+
+-- ---------------------------------------------------------------------------------------
+-- sysbench.sql
+-- ---------------------------------------------------------------------------------------
+
+local sql = sysbench.sql
+sql.type = {}
+for name, n in pairs(raw.types) do sql.type[name] = n end
+sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
+
+local Driver = { __tostring = function() return "<sql_driver>" end }
+Driver.__index = Driver
+local Connection = { __tostring = function() return "<sql_connection>" end }
+Connection.__index = Connection
+local Statement = { __tostring = function() return "<sql_statement>" end }
+Statement.__index = Statement
+
+-- A statement the server refused: restart the event when the error is ignorable (the run's
+-- list, or the script's sql_error_ignorable hook), else end it with sysbench's message.
+-- Level 3 points the message at the script's line.
+local function refused(con, query, errno, state, msg)
+  if errno == nil then error(msg, 3) end -- the API misused: no statement ran
+  local e = {
+    connection = con,
+    query = query,
+    sql_errno = errno,
+    sql_state = state,
+    sql_errmsg = msg,
+  }
+  local hook = sysbench.hooks.sql_error_ignorable
+  if con.raw:ignorable(errno) or (type(hook) == "function" and hook(e)) then
+    con.raw:count_error(errno)
+    e.errcode = sysbench.error.RESTART_EVENT
+    error(e, 3)
+  end
+  error(string.format("SQL error, errno = %d, state = '%s': %s", errno, state, msg), 3)
+end
+
+function sql.driver(name)
+  if name ~= nil and name ~= "mysql" then
+    io.stderr:write(string.format("FATAL: invalid database driver name: '%s'\n", name))
+    error("failed to initialize the DB driver", 2)
+  end
+  return setmetatable({}, Driver)
+end
+
+function Driver:name() return "mysql" end
+
+function Driver:connect()
+  return setmetatable({ raw = raw.connect() }, Connection)
+end
+
+function Connection:query(query)
+  local rs, errno, state, msg = self.raw:query(query)
+  if rs == nil then return refused(self, query, errno, state, msg) end
+  return rs
+end
+
+function Connection:query_row(query)
+  local rs, errno, state, msg = self.raw:query(query)
+  if rs == nil then return refused(self, query, errno, state, msg) end
+  if rs.nrows == 0 then return nil end
+  return unpack(rs:fetch_row(), 1, rs.nfields)
+end
+
+function Connection:prepare(query)
+  local stmt, errno, state, msg = self.raw:prepare(query)
+  if stmt == nil then return refused(self, query, errno, state, msg) end
+  return setmetatable({ raw = stmt, con = self, query = query }, Statement)
+end
+
+-- A method that answers nothing, or why it could not: raised from the script's line.
+local function checked(why)
+  if why then error(why, 3) end
+end
+
+function Connection:bulk_insert_init(query) checked(self.raw:bulk_insert_init(query)) end
+
+function Connection:bulk_insert_next(value)
+  local failed, errno, state, msg = self.raw:bulk_insert_next(value)
+  if msg then return refused(self, value, errno, state, msg) end
+end
+
+function Connection:bulk_insert_done()
+  local failed, errno, state, msg = self.raw:bulk_insert_done()
+  if msg then return refused(self, "bulk insert", errno, state, msg) end
+end
+
+function Connection:reconnect() checked(self.raw:reconnect()) end
+function Connection:disconnect() checked(self.raw:disconnect()) end
+Connection.close = Connection.disconnect
+-- Every result is read whole when its statement runs: there is never a next one to fetch.
+function Connection:next_result() return nil end
+
+function Statement:bind_create(btype, max_len)
+  local p, why = self.raw:bind_create(btype, max_len)
+  if p == nil then error(why, 2) end
+  return p
+end
+
+function Statement:bind_param(...)
+  self.raw:bind_param(...)
+  return nil
+end
+
+function Statement:execute()
+  local rs, errno, state, msg = self.raw:execute()
+  if rs == nil then return refused(self.con, self.query, errno, state, msg) end
+  return rs
+end
+
+function Statement:close() self.raw:close() end
+function Statement:next_result() return nil end
+
+-- ---------------------------------------------------------------------------------------
+-- sysbench.rand: what needs ffi (a uint64 cdata, as sysbench returns)
+-- ---------------------------------------------------------------------------------------
+
+local halves = sysbench.rand.__uint64_halves
+sysbench.rand.__uint64_halves = nil
+function sysbench.rand.uniform_uint64()
+  local hi, lo = halves()
+  return ffi.cast("uint64_t", hi) * 4294967296ULL + lo
+end
+
+-- ---------------------------------------------------------------------------------------
+-- Reports: sysbench's three formats, for scripts' report hooks
+-- ---------------------------------------------------------------------------------------
+
+local function rates(stat)
+  local s = stat.time_interval
+  return stat.events / s, (stat.reads + stat.writes + stat.other) / s, stat.reads / s,
+    stat.writes / s, stat.other / s, stat.errors / s, stat.reconnects / s
+end
+
+function sysbench.report_default(stat)
+  local tps, qps, r, w, o, err, rec = rates(stat)
+  print(string.format("[ %.0fs ] thds: %u tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) " ..
+    "lat (ms,%u%%): %4.2f err/s %4.2f reconn/s: %4.2f", stat.time_total, stat.threads_running,
+    tps, qps, r, w, o, sysbench.opt.percentile, stat.latency_pct * 1000, err, rec))
+end
+
+function sysbench.report_csv(stat)
+  local tps, qps, r, w, o, err, rec = rates(stat)
+  print(string.format("%.0f,%u,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f",
+    stat.time_total, stat.threads_running, tps, qps, r, w, o, stat.latency_pct * 1000, err, rec))
+end
+
+local json_open = false
+function sysbench.report_json(stat)
+  local tps, qps, r, w, o, err, rec = rates(stat)
+  io.write(json_open and ",\n" or "[\n")
+  json_open = true
+  io.write(string.format([[
+  {
+    "time": %4.0f,
+    "threads": %u,
+    "tps": %4.2f,
+    "qps": {
+      "total": %4.2f,
+      "reads": %4.2f,
+      "writes": %4.2f,
+      "other": %4.2f
+    },
+    "latency": %4.2f,
+    "errors": %4.2f,
+    "reconnects": %4.2f
+  }]], stat.time_total, stat.threads_running, tps, qps, r, w, o,
+    stat.latency_pct * 1000, err, rec))
+end
+
+-- Called when the state closes: the JSON array is closed if one was opened.
+function sysbench.__close_reports()
+  if json_open then io.write("\n]\n") end
+  io.flush()
+end
+
+-- ---------------------------------------------------------------------------------------
+-- One event, as the engine asks for it: 0 done, 1 the script ends its thread (event()
+-- returned a value), 2 restart (an ignorable error, after the before_restart_event hook).
+-- ---------------------------------------------------------------------------------------
+
+local RESTART = sysbench.error.RESTART_EVENT
+function sysbench.__event(tid)
+  local ok, ret = pcall(event, tid)
+  if ok then
+    if ret then return 1 end
+    return 0
+  end
+  if type(ret) == "table" and ret.errcode == RESTART then
+    local hook = sysbench.hooks.before_restart_event
+    if hook then hook(ret) end
+    return 2
+  end
+  error(ret, 0)
+end
+
+-- ---------------------------------------------------------------------------------------
+-- sysbench 0.5's names, which 1.0's scripts still call (oltp_common.lua: sb_rand): the
+-- random functions, and the global-connection SQL calls over one connection per state.
+-- ---------------------------------------------------------------------------------------
+
+thread_id = sysbench.tid
+test = sysbench.cmdline.script_path
+
+function sb_rnd() return tonumber(sysbench.rand.uniform_uint64() % 4294967296) end
+sb_rand = sysbench.rand.default
+sb_rand_str = sysbench.rand.string
+sb_rand_uniform = sysbench.rand.uniform
+sb_rand_gaussian = sysbench.rand.gaussian
+sb_rand_special = sysbench.rand.special
+
+function sb_rand_uniq(a, b)
+  a, b = a or 0, b or 4294967295
+  while true do
+    local v = sysbench.rand.unique()
+    if v >= a and v <= b then return v end
+  end
+end
+
+local legacy
+sysbench.db = { DB_ERROR_NONE = 0, DB_ERROR_RESTART_TRANSACTION = 1, DB_ERROR_FAILED = 2 }
+local db = sysbench.db
+function db.connect() legacy = sql.driver():connect() end
+function db.disconnect() if legacy then legacy:disconnect(); legacy = nil end end
+function db.query(query) return legacy:query(query) end
+function db.bulk_insert_init(query) return legacy:bulk_insert_init(query) end
+function db.bulk_insert_next(value) return legacy:bulk_insert_next(value) end
+function db.bulk_insert_done() return legacy:bulk_insert_done() end
+function db.prepare(query) return legacy:prepare(query) end
+function db.execute(stmt) return stmt:execute() end
+function db.close(stmt) return stmt:close() end
+function db.store_results(rs) return rs end
+function db.free_results(rs) if rs then rs:free() end end
+
+-- 0.5's binding: a table of values; each later execute sends their current values.
+function db.bind_param(stmt, values)
+  local params, kinds = {}, sql.type
+  for i, v in ipairs(values) do
+    local p = type(v) == "number" and stmt:bind_create(kinds.BIGINT)
+      or stmt:bind_create(kinds.VARCHAR, math.max(#tostring(v), 255))
+    params[i] = p
+  end
+  stmt:bind_param(unpack(params))
+  stmt.legacy_values, stmt.legacy_params = values, params
+  local execute = stmt.execute
+  stmt.execute = function(s)
+    for i, p in ipairs(s.legacy_params) do p:set(s.legacy_values[i]) end
+    return execute(s)
+  end
+end
+
+for _, name in ipairs({ "connect", "disconnect", "query", "bulk_insert_init",
+  "bulk_insert_next", "bulk_insert_done", "prepare", "bind_param", "execute", "close",
+  "store_results", "free_results" }) do
+  _G["db_" .. name] = db[name]
+end
+DB_ERROR_NONE = db.DB_ERROR_NONE
+DB_ERROR_RESTART_TRANSACTION = db.DB_ERROR_RESTART_TRANSACTION
+DB_ERROR_FAILED = db.DB_ERROR_FAILED
+mysql_table_engine = mysql_table_engine or "innodb"
+myisam_max_rows = 1000000

@@ -1,0 +1,168 @@
+//! `sysbench.rand`: the generators of sysbench 1.0.20's Lua API over bakeoff's own (the
+//! xoroshiro128+ stream and distributions the native workloads use), one stream per Lua
+//! state, as sysbench keeps one per thread.
+//!
+//! 1.0.20 has no `zipfian` or `varstring` in this table (sysbench's own tests check that a
+//! script calling them fails), so neither is here; `--rand-type=zipfian` still reaches
+//! `sysbench.rand.default`.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use mlua::{Lua, Table};
+
+use crate::{Distribution, RandType, Rng, Unique};
+
+thread_local! {
+    /// This thread's stream: one Lua state per thread, so it is the state's.
+    static RNG: RefCell<Rng> = RefCell::new(Rng::seeded(0));
+}
+
+/// The `--rand-*` options a script's run was given.
+#[derive(Debug, Clone)]
+pub struct RandOptions {
+    /// `--rand-type`: what `sysbench.rand.default` draws from.
+    pub default: Distribution,
+    /// `--rand-seed`; 0: from the clock, as sysbench.
+    pub seed: u64,
+}
+
+impl RandOptions {
+    /// From the options as given (names with dashes; the last one given wins).
+    pub fn from_options(options: &[(String, Option<String>)]) -> Result<RandOptions, String> {
+        let given = |name: &str| {
+            options
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, v)| v.clone())
+        };
+        let number = |name: &str, default: f64| -> Result<f64, String> {
+            match given(name) {
+                Some(v) => v
+                    .parse()
+                    .map_err(|_| format!("Invalid value for --{name}: '{v}'")),
+                None => Ok(default),
+            }
+        };
+        let kind: RandType = match given("rand-type") {
+            Some(v) => v.parse()?,
+            None => RandType::Special,
+        };
+        let mut d = Distribution::new(kind);
+        d.spec_iter = number("rand-spec-iter", d.spec_iter as f64)? as u32;
+        d.spec_pct = number("rand-spec-pct", d.spec_pct)?;
+        d.spec_res = number("rand-spec-res", d.spec_res)?;
+        d.pareto_h = number("rand-pareto-h", d.pareto_h)?;
+        d.zipfian_exp = number("rand-zipfian-exp", d.zipfian_exp)?;
+        let seed = number("rand-seed", 0.0)? as u64;
+        Ok(RandOptions { default: d, seed })
+    }
+}
+
+/// Seed this thread's stream for state `tid`: from `--rand-seed` when given, so runs repeat,
+/// else from the clock.
+pub(super) fn seed_thread(seed: u64, tid: u32) {
+    let base = match seed {
+        0 => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64),
+        s => s,
+    };
+    RNG.with(|r| *r.borrow_mut() = Rng::seeded(base.wrapping_add(tid as u64)));
+}
+
+fn with_rng<T>(f: impl FnOnce(&mut Rng) -> T) -> T {
+    RNG.with(|r| f(&mut r.borrow_mut()))
+}
+
+/// Fill `sysbench.rand`. `unique` is shared by every state of the run, so its values never
+/// repeat across threads.
+pub(super) fn install(
+    lua: &Lua,
+    sysbench: &Table,
+    opts: &RandOptions,
+    unique: Arc<Unique>,
+) -> mlua::Result<()> {
+    let rand = lua.create_table()?;
+    let by = |d: Distribution| {
+        lua.create_function(move |_, (a, b): (u32, u32)| {
+            if b < a {
+                return Err(mlua::Error::runtime(format!("invalid range: [{a}, {b}]")));
+            }
+            Ok(with_rng(|r| d.sample(r, a, b)))
+        })
+    };
+    let tuned = |kind| Distribution {
+        kind,
+        ..opts.default
+    };
+    rand.set("default", by(opts.default)?)?;
+    rand.set("uniform", by(tuned(RandType::Uniform))?)?;
+    rand.set("gaussian", by(tuned(RandType::Gaussian))?)?;
+    rand.set("special", by(tuned(RandType::Special))?)?;
+    rand.set("pareto", by(tuned(RandType::Pareto))?)?;
+    rand.set(
+        "uniform_double",
+        lua.create_function(|_, ()| Ok(with_rng(|r| r.unit())))?,
+    )?;
+    rand.set(
+        "unique",
+        lua.create_function(move |_, _: mlua::MultiValue| Ok(unique.next()))?,
+    )?;
+    rand.set(
+        "string",
+        lua.create_function(|lua, fmt: mlua::LuaString| {
+            let out = with_rng(|r| from_template(r, &fmt.as_bytes()));
+            lua.create_string(out)
+        })?,
+    )?;
+    // The two halves of a 64-bit draw: the prelude joins them into a uint64 cdata, as
+    // sysbench hands one back (a Lua number would lose the low bits).
+    rand.set(
+        "__uint64_halves",
+        lua.create_function(|_, ()| {
+            let v = with_rng(|r| r.next_u64());
+            Ok(((v >> 32) as u32, v as u32))
+        })?,
+    )?;
+    sysbench.set("rand", rand)
+}
+
+/// sysbench's string templates: `#` a digit, `@` a lowercase letter, anything else itself.
+fn from_template(r: &mut Rng, fmt: &[u8]) -> Vec<u8> {
+    fmt.iter()
+        .map(|&c| match c {
+            b'#' => b'0' + r.uniform(0, 9) as u8,
+            b'@' => b'a' + r.uniform(0, 25) as u8,
+            c => c,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_keep_their_shape() {
+        let mut r = Rng::seeded(3);
+        let s = from_template(&mut r, b"abc-###-@@@-xyz");
+        let s = String::from_utf8(s).unwrap();
+        assert_eq!(&s[..4], "abc-");
+        assert!(s[4..7].bytes().all(|c| c.is_ascii_digit()), "{s}");
+        assert!(s[8..11].bytes().all(|c| c.is_ascii_lowercase()), "{s}");
+        assert_eq!(&s[11..], "-xyz");
+    }
+
+    #[test]
+    fn options_pick_the_default_distribution_and_its_parameters() {
+        let o = |n: &str, v: &str| (n.to_string(), Some(v.to_string()));
+        let r = RandOptions::from_options(&[o("rand-type", "pareto"), o("rand-pareto-h", "0.1")])
+            .unwrap();
+        assert_eq!(r.default.kind, RandType::Pareto);
+        assert_eq!(r.default.pareto_h, 0.1);
+        let bad = RandOptions::from_options(&[o("rand-type", "cauchy")]).unwrap_err();
+        assert!(bad.contains("cauchy"), "{bad}");
+    }
+}

@@ -1,0 +1,226 @@
+//! A script's `run`: its main state ([`Main`]: `init`, `done`, the report hooks, in the
+//! thread that runs the run) and one [`Session`] per connection (`thread_init`, `event`,
+//! `thread_done`, or the script's own `thread_run`), as sysbench calls them.
+
+use std::sync::Arc;
+
+use bakeoff_driver::DriverError;
+use mlua::{Function, Lua, Table};
+
+use super::{counts, failed_in, Script, ScriptError};
+use crate::scripting::{EventError, Events, Source, StmtCounts};
+
+/// What a report hook is given (sysbench's sb_stat_t, as its Lua API hands it over).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Stat {
+    pub threads_running: u32,
+    /// Seconds this report covers, and since the run started.
+    pub time_interval: f64,
+    pub time_total: f64,
+    /// The run's percentile of latency in this report, in seconds.
+    pub latency_pct: f64,
+    pub events: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+    /// Cumulative reports only: latency min, max, average and sum, in seconds.
+    pub latency: Option<[f64; 4]>,
+}
+
+/// The script's main state for a run: its body, `init` before the threads start, `done`
+/// after, and the report hooks between.
+pub struct Main {
+    lua: Lua,
+}
+
+impl Script {
+    /// sysbench's main state: the body runs, then the options are checked against what it
+    /// declares (see [`Script::run_command`]).
+    pub fn main(&self, general: &dyn Fn(&str) -> bool) -> Result<Main, ScriptError> {
+        let lua = self.state(0)?;
+        if let Some((name, _)) = super::options::undeclared(&lua, &self.options, general)?.first() {
+            return Err(ScriptError::InvalidOption(name.clone()));
+        }
+        Ok(Main { lua })
+    }
+}
+
+impl Main {
+    fn global(&self, name: &str) -> mlua::Result<Option<Function>> {
+        self.lua.globals().get::<Option<Function>>(name)
+    }
+
+    fn hook(&self, name: &str) -> mlua::Result<Option<Function>> {
+        let sysbench: Table = self.lua.globals().get("sysbench")?;
+        let hooks: Table = sysbench.get("hooks")?;
+        hooks.get::<Option<Function>>(name)
+    }
+
+    /// Whether the script defines an `event` function (or runs its threads itself).
+    pub fn has_events(&self) -> Result<bool, ScriptError> {
+        Ok(self.global("event")?.is_some() || self.global("thread_run")?.is_some())
+    }
+
+    /// `init()`, if the script has one.
+    pub fn init(&self) -> Result<(), ScriptError> {
+        if let Some(f) = self.global("init")? {
+            f.call::<()>(())
+                .map_err(|e| ScriptError::Lua(failed_in("init", &e)))?;
+        }
+        Ok(())
+    }
+
+    /// `done()`, if the script has one; then the reports it opened are closed.
+    pub fn done(&self) -> Result<(), ScriptError> {
+        if let Some(f) = self.global("done")? {
+            f.call::<()>(())
+                .map_err(|e| ScriptError::Lua(failed_in("done", &e)))?;
+        }
+        let sysbench: Table = self.lua.globals().get("sysbench")?;
+        sysbench
+            .get::<Function>("__close_reports")?
+            .call::<()>(())?;
+        Ok(())
+    }
+
+    /// Whether the script replaces the intermediate (or the cumulative) report.
+    pub fn reports(&self, cumulative: bool) -> Result<bool, ScriptError> {
+        let name = match cumulative {
+            true => "report_cumulative",
+            false => "report_intermediate",
+        };
+        Ok(self.hook(name)?.is_some())
+    }
+
+    /// Call the script's report hook with `stat`; false when it has none.
+    pub fn report(&self, stat: &Stat, cumulative: bool) -> Result<bool, ScriptError> {
+        let name = match cumulative {
+            true => "report_cumulative",
+            false => "report_intermediate",
+        };
+        let Some(hook) = self.hook(name)? else {
+            return Ok(false);
+        };
+        hook.call::<()>(stat_table(&self.lua, stat)?)?;
+        Ok(true)
+    }
+}
+
+fn stat_table(lua: &Lua, s: &Stat) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("threads_running", s.threads_running)?;
+    t.set("time_interval", s.time_interval)?;
+    t.set("time_total", s.time_total)?;
+    t.set("latency_pct", s.latency_pct)?;
+    t.set("events", s.events)?;
+    t.set("reads", s.reads)?;
+    t.set("writes", s.writes)?;
+    t.set("other", s.other)?;
+    t.set("errors", s.errors)?;
+    t.set("reconnects", s.reconnects)?;
+    if let Some([min, max, avg, sum]) = s.latency {
+        t.set("latency_min", min)?;
+        t.set("latency_max", max)?;
+        t.set("latency_avg", avg)?;
+        t.set("latency_sum", sum)?;
+    }
+    Ok(t)
+}
+
+impl Source for Script {
+    type Session = Session;
+
+    /// A state for connection `tid`: the body, `sysbench.tid`, then the script's
+    /// `thread_init(tid)`.
+    async fn open(
+        self: Arc<Self>,
+        tid: u32,
+        _seed: u64,
+        _blocking: bool,
+    ) -> Result<Session, EventError> {
+        let failed = |e: ScriptError| EventError::Script(e.to_string());
+        let lua = self.state(tid).map_err(failed)?;
+        let init = || -> Result<Step, String> {
+            let globals = lua.globals();
+            let lookup = |name: &str| globals.get::<Option<Function>>(name);
+            let lua_failed = |e: mlua::Error| super::message(&e);
+            if let Some(f) = lookup("thread_init").map_err(lua_failed)? {
+                f.call::<()>(tid)
+                    .map_err(|e| failed_in("thread_init", &e))?;
+            }
+            if let Some(f) = lookup("thread_run").map_err(lua_failed)? {
+                return Ok(Step::ThreadRun(f));
+            }
+            if lookup("event").map_err(lua_failed)?.is_none() {
+                return Ok(Step::None);
+            }
+            let sysbench: Table = globals.get("sysbench").map_err(lua_failed)?;
+            Ok(Step::Event(
+                sysbench.get::<Function>("__event").map_err(lua_failed)?,
+            ))
+        };
+        let step = init().map_err(EventError::Script)?;
+        if matches!(step, Step::None) {
+            return Err(EventError::Script(format!(
+                "cannot find the event() function in {}",
+                self.name()
+            )));
+        }
+        Ok(Session { lua, step, tid })
+    }
+}
+
+/// What a session's events call.
+enum Step {
+    /// sysbench's loop: the prelude's `__event`, which calls `event` and reads its outcome.
+    Event(Function),
+    /// The script runs its thread itself: called once, then its events have ended.
+    ThreadRun(Function),
+    None,
+}
+
+/// One connection's Lua state.
+pub struct Session {
+    lua: Lua,
+    step: Step,
+    tid: u32,
+}
+
+/// What the state counted since last time, added to `c`.
+fn take_counts(c: &mut StmtCounts) {
+    c.add(&counts::take());
+}
+
+impl Events for Session {
+    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let r = match &self.step {
+            Step::Event(f) => f.call::<i64>(self.tid),
+            Step::ThreadRun(f) => f.call::<()>(self.tid).map(|()| 1),
+            Step::None => Ok(1),
+        };
+        take_counts(c);
+        match r.map_err(|e| EventError::Script(failed_in("thread_run", &e)))? {
+            0 => Ok(()),
+            2 => Err(EventError::Restart),
+            _ => Err(EventError::Ended),
+        }
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DriverError> {
+        // The script owns its connections; the API reconnects them (sql.rs).
+        Ok(())
+    }
+
+    async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let done = self.lua.globals().get::<Option<Function>>("thread_done");
+        let r = match done {
+            Ok(Some(f)) => f.call::<()>(self.tid),
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        take_counts(c);
+        r.map_err(|e| EventError::Script(failed_in("thread_done", &e)))
+    }
+}
