@@ -91,8 +91,8 @@ fn check(args: &[String]) -> Result<Outcome, Stop> {
     }
     notice!("{}\n", version());
     let test = match line.test.as_deref() {
-        // No test named: sysbench reads a script from standard input.
-        None => {
+        // No test named, or '-': sysbench reads a script from standard input.
+        None | Some("-") => {
             let mut text = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| {
                 Stop::Fatal(format!("cannot read a script from standard input: {e}"))
@@ -125,9 +125,16 @@ fn resolve(test: &str) -> Test {
     if let Some((name, _, opts)) = schema::TESTS.iter().find(|(n, ..)| *n == test) {
         return Test::Builtin(name, opts);
     }
-    // As sysbench looks a script up: the name as given, else with `.lua` added. A script of
-    // the user's runs in Lua, whatever its name; sysbench's own run natively.
-    for path in [test.to_string(), format!("{test}.lua")] {
+    // As sysbench looks a script up: the name as given, else as a module on LUA_PATH (then
+    // ./NAME.lua). A script of the user's runs in Lua, whatever its name; sysbench's own run
+    // natively.
+    let lua_path = std::env::var("LUA_PATH").unwrap_or_default();
+    let modules = lua_path
+        .split(';')
+        .filter(|p| p.contains('?'))
+        .map(|p| p.replace('?', test))
+        .chain([format!("./{test}.lua")]);
+    for path in std::iter::once(test.to_string()).chain(modules) {
         let p = std::path::Path::new(&path);
         let stock = p
             .canonicalize()
@@ -178,7 +185,15 @@ fn script(line: &Line, path: std::path::PathBuf, text: Option<String>) -> Result
             .map(Outcome::Exit)
             .map_err(Stop::Fatal);
     }
-    script.run_command(command, &general).map_err(failed)?;
+    let threads = line
+        .value("threads")
+        .or(line.value("num-threads"))
+        .map_or(Ok(1), str::parse::<u32>)
+        .map_err(|_| Stop::Fatal(format!("Invalid value for --threads: {:?}", line.value("threads"))))?;
+    let starting = || notice!("Initializing worker threads...\n");
+    script
+        .run_command(command, &general, threads, &starting)
+        .map_err(failed)?;
     Ok(Outcome::Exit(ExitCode::SUCCESS))
 }
 

@@ -77,6 +77,9 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         return Err(e);
     }
     let r = &measured.result;
+    if line.on("histogram") && crate::dialect::shows(crate::dialect::NOTICE) {
+        print!("{}", output::histogram(&r.histogram));
+    }
     let hooked = main
         .report(&cumulative(r, threads, percentile), true)
         .map_err(lua_failed)?;

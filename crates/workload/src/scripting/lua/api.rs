@@ -80,19 +80,16 @@ fn cmdline(lua: &Lua, script: &Script) -> mlua::Result<Table> {
     if let Some(c) = &script.command {
         cmdline.set("command", c.as_str())?;
     }
-    // sysbench's argv: the program, then the words that are not options.
+    // sysbench's argv: the program as invoked, then the line.
     let argv = lua.create_table()?;
-    let words = std::env::args()
-        .enumerate()
-        .filter(|(i, a)| *i == 0 || !a.starts_with("--"));
-    for (i, (_, a)) in words.enumerate() {
+    for (i, a) in std::env::args().enumerate() {
         argv.raw_set(i, a)?;
     }
     cmdline.set("argv", argv)?;
     cmdline.set(
         "print_test_options",
         lua.create_function(|lua, ()| {
-            print!("{}", options::options_help(lua)?);
+            print!("{}\n", options::options_help(lua)?);
             Ok(())
         })?,
     )?;

@@ -146,13 +146,17 @@ impl Script {
             .map_or_else(|| self.name(), |n| n.to_string_lossy().into_owned())
     }
 
-    /// Load the script (its body runs) and run `command`, if any, in this thread.
+    /// Load the script (its body runs) and run `command`, if any, in this thread; a command
+    /// the script declares with `PARALLEL_COMMAND` runs in `threads` threads, each with a
+    /// state of its own (`sysbench.tid` 0..threads), after `starting_threads` is called.
     /// `general`: whether a name is one of sysbench's own options (checked against what a
     /// script declares, as sysbench does).
     pub fn run_command(
         &self,
         command: Option<&str>,
         general: &dyn Fn(&str) -> bool,
+        threads: u32,
+        starting_threads: &dyn Fn(),
     ) -> Result<Ran, ScriptError> {
         let lua = self.state(0)?;
         if let Some((name, _)) = options::undeclared(&lua, &self.options, general)?.first() {
@@ -163,7 +167,13 @@ impl Script {
         };
         let globals = lua.globals();
         let function: Option<Function> = match declared_command(&lua, command)? {
-            Some(f) => Some(f),
+            Some((_, true)) => {
+                drop(globals);
+                drop(lua);
+                starting_threads();
+                return self.in_threads(command, threads.max(1));
+            }
+            Some((f, false)) => Some(f),
             None => match globals.get::<Value>(command)? {
                 Value::Function(f) if matches!(command, "help" | "prepare" | "cleanup") => Some(f),
                 _ => None,
@@ -196,7 +206,8 @@ impl Script {
         let lua = unsafe { Lua::unsafe_new() };
         rand::seed_thread(self.rand.seed, tid);
         api::install(&lua, self, tid)?;
-        // sysbench's own options first: a body may read them as it loads.
+        // The options first: a body may read them as it loads (the script's own are strings
+        // until it has declared them).
         options::read_options(&lua, &self.options)?;
         let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
         let dir = dir.unwrap_or(Path::new("."));
@@ -219,16 +230,50 @@ impl Script {
     }
 }
 
-/// A command the script declares in `sysbench.cmdline.commands` (`name = {function, ...}`).
-fn declared_command(lua: &Lua, name: &str) -> Result<Option<Function>, ScriptError> {
+/// A command the script declares in `sysbench.cmdline.commands` (`name = {function,
+/// sysbench.cmdline.PARALLEL_COMMAND}`), and whether it runs in every thread.
+fn declared_command(lua: &Lua, name: &str) -> Result<Option<(Function, bool)>, ScriptError> {
     let sysbench: Table = lua.globals().get("sysbench")?;
     let cmdline: Table = sysbench.get("cmdline")?;
     let Value::Table(commands) = cmdline.get::<Value>("commands")? else {
         return Ok(None);
     };
     Ok(match commands.get::<Value>(name)? {
-        Value::Table(t) => t.get::<Option<Function>>(1)?,
-        Value::Function(f) => Some(f),
+        Value::Table(t) => match t.get::<Option<Function>>(1)? {
+            Some(f) => Some((f, t.get::<Value>(2)?.as_boolean() == Some(true))),
+            None => None,
+        },
+        Value::Function(f) => Some((f, false)),
         _ => None,
     })
+}
+
+impl Script {
+    /// A parallel command: each thread loads the script into a state of its own and calls
+    /// the command's function; the first failure is the command's.
+    fn in_threads(&self, command: &str, threads: u32) -> Result<Ran, ScriptError> {
+        let results: Vec<Result<(), ScriptError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|tid| {
+                    s.spawn(move || -> Result<(), ScriptError> {
+                        let lua = self.state(tid)?;
+                        if let Some((f, _)) = declared_command(&lua, command)? {
+                            f.call::<()>(tid)?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(ScriptError::Lua(format!("a '{command}' thread panicked")))
+                    })
+                })
+                .collect()
+        });
+        results.into_iter().collect::<Result<Vec<()>, _>>()?;
+        Ok(Ran::Command)
+    }
 }

@@ -6,6 +6,8 @@ use std::fmt::Write;
 
 use mlua::{Lua, Table, Value};
 
+use super::ScriptError;
+
 /// sysbench's general options as scripts see them in `sysbench.opt`: name, type, default.
 const GENERAL: &[(&str, i64, &str)] = &[
     ("threads", 2, "1"),
@@ -62,10 +64,13 @@ fn declared_options(lua: &Lua) -> mlua::Result<Vec<Declared>> {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    for pair in t.pairs::<String, Table>() {
-        let (name, spec) = pair.map_err(|_| {
-            mlua::Error::runtime("wrong table structure in sysbench.cmdline.options")
-        })?;
+    for pair in t.pairs::<Value, Value>() {
+        let (Value::String(name), Value::Table(spec)) = pair? else {
+            return Err(mlua::Error::runtime(
+                "`sysbench.cmdline.read_cmdline_options' function failed: wrong table structure in sysbench.cmdline.options",
+            ));
+        };
+        let name = name.to_str()?.to_string();
         let help: String = spec.get::<Option<String>>(1)?.unwrap_or_default();
         let default: Value = spec.get(2)?;
         let kind = match spec.get::<Option<i64>>(3)? {
@@ -129,7 +134,10 @@ pub(super) fn options_help(lua: &Lua) -> mlua::Result<String> {
 /// Fill `sysbench.opt`: sysbench's general options, then each declared option at its default
 /// or the value given, converted to its type; a script that declares none gets every other
 /// option given, as a string.
-pub(super) fn read_options(lua: &Lua, options: &[(String, Option<String>)]) -> mlua::Result<()> {
+pub(super) fn read_options(
+    lua: &Lua,
+    options: &[(String, Option<String>)],
+) -> Result<(), ScriptError> {
     let sysbench: Table = lua.globals().get("sysbench")?;
     let opt: Table = sysbench.get("opt")?;
     let key = |n: &str| n.replace('-', "_");
@@ -142,7 +150,9 @@ pub(super) fn read_options(lua: &Lua, options: &[(String, Option<String>)]) -> m
     };
     for (name, kind, default) in GENERAL {
         let v = given(name).unwrap_or_else(|| Some(default.to_string()));
-        opt.set(*name, typed(lua, *kind, v.as_deref())?)?;
+        let value = typed(lua, *kind, v.as_deref())?;
+        // sysbench checks its own options' values before the script's: leave those here.
+        opt.set(*name, value.unwrap_or(Value::Nil))?;
     }
     let declared = declared_options(lua)?;
     if declared.is_empty() {
@@ -155,7 +165,8 @@ pub(super) fn read_options(lua: &Lua, options: &[(String, Option<String>)]) -> m
     }
     for o in declared {
         let value = match (given(&o.name), &o.default) {
-            (Some(v), _) => typed(lua, o.kind, v.as_deref())?,
+            (Some(v), _) => typed(lua, o.kind, v.as_deref())?
+                .ok_or_else(|| ScriptError::InvalidOption(o.name.clone()))?,
             (None, Value::Nil) => empty(lua, o.kind)?,
             (None, d) => d.clone(),
         };
@@ -195,23 +206,25 @@ fn empty(lua: &Lua, kind: i64) -> mlua::Result<Value> {
     })
 }
 
-/// A command-line value as its declared type.
-fn typed(lua: &Lua, kind: i64, v: Option<&str>) -> mlua::Result<Value> {
+/// A command-line value as its declared type; None when it is not one (sysbench: "invalid
+/// option").
+fn typed(lua: &Lua, kind: i64, v: Option<&str>) -> mlua::Result<Option<Value>> {
     let text = v.unwrap_or("on");
     Ok(match kind {
-        1 => Value::Boolean(matches!(text, "on" | "true" | "1" | "yes")),
-        2 | 3 => text
-            .parse::<i64>()
-            .map(Value::Integer)
-            .unwrap_or(Value::Nil),
-        4 => text.parse::<f64>().map(Value::Number).unwrap_or(Value::Nil),
+        1 => match text {
+            "on" | "true" | "1" => Some(Value::Boolean(true)),
+            "off" | "false" | "0" => Some(Value::Boolean(false)),
+            _ => None,
+        },
+        2 | 3 => text.parse::<i64>().ok().map(Value::Integer),
+        4 => text.parse::<f64>().ok().map(Value::Number),
         6 => {
             let t = lua.create_table()?;
             for (i, item) in text.split(',').filter(|s| !s.is_empty()).enumerate() {
                 t.set(i + 1, item)?;
             }
-            Value::Table(t)
+            Some(Value::Table(t))
         }
-        _ => Value::String(lua.create_string(text)?),
+        _ => Some(Value::String(lua.create_string(text)?)),
     })
 }

@@ -182,6 +182,7 @@ end
 -- Called when the state closes: the JSON array is closed if one was opened.
 function sysbench.__close_reports()
   if json_open then io.write("\n]\n") end
+  json_open = false
   io.flush()
 end
 
@@ -270,3 +271,43 @@ DB_ERROR_RESTART_TRANSACTION = db.DB_ERROR_RESTART_TRANSACTION
 DB_ERROR_FAILED = db.DB_ERROR_FAILED
 mysql_table_engine = mysql_table_engine or "innodb"
 myisam_max_rows = 1000000
+
+-- ---------------------------------------------------------------------------------------
+-- sysbench.histogram: a log-scale histogram of `size` buckets over [min, max], printed as
+-- sysbench prints its latency histogram.
+-- ---------------------------------------------------------------------------------------
+
+local Histogram = {}
+Histogram.__index = Histogram
+sysbench.histogram = {}
+
+function sysbench.histogram.new(size, min, max)
+  assert(size > 1 and min > 0 and max > min, "sysbench.histogram.new(size, min, max): size > 1, 0 < min < max")
+  local h = setmetatable({ size = size, counts = {}, base = math.log(min) }, Histogram)
+  h.scale = (size - 1) / (math.log(max) - h.base)
+  for i = 0, size - 1 do h.counts[i] = 0 end
+  return h
+end
+
+function Histogram:update(value)
+  local i = 0
+  if value > 0 then
+    i = math.floor((math.log(value) - self.base) * self.scale + 0.5)
+  end
+  i = math.max(0, math.min(self.size - 1, i))
+  self.counts[i] = self.counts[i] + 1
+end
+
+function Histogram:print()
+  local most = 1
+  for i = 0, self.size - 1 do most = math.max(most, self.counts[i]) end
+  print("       value  ------------- distribution ------------- count")
+  for i = 0, self.size - 1 do
+    local n = self.counts[i]
+    if n > 0 then
+      local stars = math.floor(40 * n / most + 0.5)
+      print(string.format("%12.3f |%-40s %d", math.exp(i / self.scale + self.base),
+        string.rep("*", stars), n))
+    end
+  end
+end

@@ -78,6 +78,10 @@ impl Main {
             f.call::<()>(())
                 .map_err(|e| ScriptError::Lua(failed_in("done", &e)))?;
         }
+        self.close_reports()
+    }
+
+    fn close_reports(&self) -> Result<(), ScriptError> {
         let sysbench: Table = self.lua.globals().get("sysbench")?;
         sysbench
             .get::<Function>("__close_reports")?
@@ -103,6 +107,11 @@ impl Main {
         let Some(hook) = self.hook(name)? else {
             return Ok(false);
         };
+        if cumulative {
+            // sysbench reports the run from another state than the intervals: a JSON array
+            // of intervals is closed before the run's own.
+            self.close_reports()?;
+        }
         hook.call::<()>(stat_table(&self.lua, stat)?)?;
         Ok(true)
     }
