@@ -3,7 +3,7 @@
 //! last of a repeated option winning, `--config-file` read in its place.
 
 /// A parsed line.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Line {
     pub test: Option<String>,
     pub command: Option<String>,

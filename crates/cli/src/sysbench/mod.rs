@@ -97,7 +97,12 @@ fn check(args: &[String]) -> Result<Outcome, Stop> {
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| {
                 Stop::Fatal(format!("cannot read a script from standard input: {e}"))
             })?;
-            return script(&line, "stdin".into(), Some(text));
+            // sysbench runs such a script's body only, whatever command follows.
+            let body_only = Line {
+                command: None,
+                ..line.clone()
+            };
+            return script(&body_only, "stdin".into(), Some(text));
         }
         Some(t) => t,
     };
@@ -189,7 +194,12 @@ fn script(line: &Line, path: std::path::PathBuf, text: Option<String>) -> Result
         .value("threads")
         .or(line.value("num-threads"))
         .map_or(Ok(1), str::parse::<u32>)
-        .map_err(|_| Stop::Fatal(format!("Invalid value for --threads: {:?}", line.value("threads"))))?;
+        .map_err(|_| {
+            Stop::Fatal(format!(
+                "Invalid value for --threads: {:?}",
+                line.value("threads")
+            ))
+        })?;
     let starting = || notice!("Initializing worker threads...\n");
     script
         .run_command(command, &general, threads, &starting)

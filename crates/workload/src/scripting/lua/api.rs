@@ -58,6 +58,19 @@ pub(super) fn install(lua: &Lua, script: &Script, tid: u32) -> mlua::Result<()> 
         types.set(*name, *n)?;
     }
     raw.set("types", types)?;
+    // The C functions an event calls most, for the prelude to cast and call through ffi.
+    let fast = lua.create_table()?;
+    let functions = rand::fast_functions()
+        .into_iter()
+        .chain(sql::param_functions())
+        .chain(sql::stmt_functions());
+    for (name, signature, address) in functions {
+        let entry = lua.create_table()?;
+        entry.raw_set(1, signature)?;
+        entry.raw_set(2, address as f64)?;
+        fast.set(name, entry)?;
+    }
+    raw.set("fast", fast)?;
     let opts = script.sql.clone();
     raw.set(
         "connect",

@@ -141,13 +141,8 @@ pub(super) fn read_options(
     let sysbench: Table = lua.globals().get("sysbench")?;
     let opt: Table = sysbench.get("opt")?;
     let key = |n: &str| n.replace('-', "_");
-    let given = |name: &str| {
-        options
-            .iter()
-            .rev()
-            .find(|(n, _)| key(n) == key(name))
-            .map(|(_, v)| v.clone())
-    };
+    let found = |name: &str| options.iter().rev().find(|(n, _)| key(n) == key(name));
+    let given = |name: &str| found(name).map(|(_, v)| v.clone());
     for (name, kind, default) in GENERAL {
         let v = given(name).unwrap_or_else(|| Some(default.to_string()));
         let value = typed(lua, *kind, v.as_deref())?;
@@ -165,8 +160,10 @@ pub(super) fn read_options(
     }
     for o in declared {
         let value = match (given(&o.name), &o.default) {
-            (Some(v), _) => typed(lua, o.kind, v.as_deref())?
-                .ok_or_else(|| ScriptError::InvalidOption(o.name.clone()))?,
+            (Some(v), _) => typed(lua, o.kind, v.as_deref())?.ok_or_else(|| {
+                let as_given = found(&o.name).map_or(&o.name, |(n, _)| n);
+                ScriptError::InvalidOption(as_given.clone())
+            })?,
             (None, Value::Nil) => empty(lua, o.kind)?,
             (None, d) => d.clone(),
         };

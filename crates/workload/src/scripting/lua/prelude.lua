@@ -6,6 +6,11 @@
 local raw = ...
 local ffi = require("ffi")
 
+-- The C functions an event calls most (statements, parameters, random numbers): called
+-- through ffi, so compiled traces call them directly.
+local C = {}
+for name, f in pairs(raw.fast) do C[name] = ffi.cast(f[1], f[2]) end
+
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 sysbench.hooks = {}
 
@@ -24,6 +29,8 @@ local Connection = { __tostring = function() return "<sql_connection>" end }
 Connection.__index = Connection
 local Statement = { __tostring = function() return "<sql_statement>" end }
 Statement.__index = Statement
+local Param = { __tostring = function() return "<sql_param>" end }
+Param.__index = Param
 
 -- A statement the server refused: restart the event when the error is ignorable (the run's
 -- list, or the script's sql_error_ignorable hook), else end it with sysbench's message.
@@ -56,19 +63,20 @@ end
 
 function Driver:name() return "mysql" end
 
+-- A connection's result set is one object, refilled by each of its statements (`rs`).
 function Driver:connect()
-  return setmetatable({ raw = raw.connect() }, Connection)
+  local con = raw.connect()
+  return setmetatable({ raw = con, rs = con:result() }, Connection)
 end
 
 function Connection:query(query)
-  local rs, errno, state, msg = self.raw:query(query)
-  if rs == nil then return refused(self, query, errno, state, msg) end
-  return rs
+  local ok, errno, state, msg = self.raw:query(query)
+  if ok == nil then return refused(self, query, errno, state, msg) end
+  return self.rs
 end
 
 function Connection:query_row(query)
-  local rs, errno, state, msg = self.raw:query(query)
-  if rs == nil then return refused(self, query, errno, state, msg) end
+  local rs = self:query(query)
   if rs.nrows == 0 then return nil end
   return unpack(rs:fetch_row(), 1, rs.nfields)
 end
@@ -76,7 +84,8 @@ end
 function Connection:prepare(query)
   local stmt, errno, state, msg = self.raw:prepare(query)
   if stmt == nil then return refused(self, query, errno, state, msg) end
-  return setmetatable({ raw = stmt, con = self, query = query }, Statement)
+  return setmetatable({ raw = stmt, ptr = ffi.cast("void *", stmt:ptr()), con = self,
+    query = query }, Statement)
 end
 
 -- A method that answers nothing, or why it could not: raised from the script's line.
@@ -105,33 +114,59 @@ function Connection:next_result() return nil end
 function Statement:bind_create(btype, max_len)
   local p, why = self.raw:bind_create(btype, max_len)
   if p == nil then error(why, 2) end
-  return p
+  return setmetatable({ raw = p, ptr = ffi.cast("void *", p:ptr()), kind = p:kind() }, Param)
 end
 
 function Statement:bind_param(...)
-  self.raw:bind_param(...)
+  local n, raws = select("#", ...), {}
+  for i = 1, n do raws[i] = (select(i, ...)).raw end
+  self.raw:bind_param(unpack(raws, 1, n))
   return nil
 end
 
 function Statement:execute()
-  local rs, errno, state, msg = self.raw:execute()
-  if rs == nil then return refused(self.con, self.query, errno, state, msg) end
-  return rs
+  if C.stmt_execute(self.ptr) == 0 then return self.con.rs end
+  local _, errno, state, msg = self.raw:failure()
+  return refused(self.con, self.query, errno, state, msg)
+end
+
+-- Parameter kinds (param.rs): 0 integer, 1 double, 2 text.
+function Param:set(value)
+  local kind = self.kind
+  if value == nil then
+    C.param_null(self.ptr)
+  elseif kind == 0 then
+    C.param_int(self.ptr, tonumber(value))
+  elseif kind == 1 then
+    C.param_double(self.ptr, tonumber(value))
+  else
+    local s = tostring(value)
+    C.param_text(self.ptr, s, #s)
+  end
+end
+
+function Param:set_rand_str(fmt)
+  if self.kind ~= 2 then error("Unsupported argument type", 2) end
+  local s = sysbench.rand.string(fmt)
+  C.param_text(self.ptr, s, #s)
 end
 
 function Statement:close() self.raw:close() end
 function Statement:next_result() return nil end
 
 -- ---------------------------------------------------------------------------------------
--- sysbench.rand: what needs ffi (a uint64 cdata, as sysbench returns)
+-- sysbench.rand: the generators an event calls, through ffi
 -- ---------------------------------------------------------------------------------------
 
-local halves = sysbench.rand.__uint64_halves
-sysbench.rand.__uint64_halves = nil
-function sysbench.rand.uniform_uint64()
-  local hi, lo = halves()
-  return ffi.cast("uint64_t", hi) * 4294967296ULL + lo
-end
+local rand = sysbench.rand
+function rand.default(a, b) return C.rand_default(a, b) end
+function rand.uniform(a, b) return C.rand_uniform(a, b) end
+function rand.gaussian(a, b) return C.rand_gaussian(a, b) end
+function rand.special(a, b) return C.rand_special(a, b) end
+function rand.pareto(a, b) return C.rand_pareto(a, b) end
+function rand.uniform_double() return C.rand_uniform_double() end
+-- A uint64 cdata, as sysbench returns (a Lua number would lose the low bits).
+function rand.uniform_uint64() return C.rand_uint64() end
 
 -- ---------------------------------------------------------------------------------------
 -- Reports: sysbench's three formats, for scripts' report hooks

@@ -6,7 +6,7 @@
 //! script calling them fails), so neither is here; `--rand-type=zipfian` still reaches
 //! `sysbench.rand.default`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use mlua::{Lua, Table};
@@ -16,6 +16,8 @@ use crate::{Distribution, RandType, Rng, Unique};
 thread_local! {
     /// This thread's stream: one Lua state per thread, so it is the state's.
     static RNG: RefCell<Rng> = RefCell::new(Rng::seeded(0));
+    /// What `sysbench.rand.default` draws from (`--rand-type` and its parameters).
+    static DEFAULT: Cell<Distribution> = Cell::new(Distribution::new(RandType::Special));
 }
 
 /// The `--rand-*` options a script's run was given.
@@ -76,36 +78,17 @@ fn with_rng<T>(f: impl FnOnce(&mut Rng) -> T) -> T {
     RNG.with(|r| f(&mut r.borrow_mut()))
 }
 
-/// Fill `sysbench.rand`. `unique` is shared by every state of the run, so its values never
-/// repeat across threads.
+/// Fill `sysbench.rand`: the generators an event calls are C functions the prelude reaches
+/// through ffi ([`fast_functions`]); `unique` is shared by every state of the run, so its
+/// values never repeat across threads.
 pub(super) fn install(
     lua: &Lua,
     sysbench: &Table,
     opts: &RandOptions,
     unique: Arc<Unique>,
 ) -> mlua::Result<()> {
+    DEFAULT.with(|d| d.set(opts.default));
     let rand = lua.create_table()?;
-    let by = |d: Distribution| {
-        lua.create_function(move |_, (a, b): (u32, u32)| {
-            if b < a {
-                return Err(mlua::Error::runtime(format!("invalid range: [{a}, {b}]")));
-            }
-            Ok(with_rng(|r| d.sample(r, a, b)))
-        })
-    };
-    let tuned = |kind| Distribution {
-        kind,
-        ..opts.default
-    };
-    rand.set("default", by(opts.default)?)?;
-    rand.set("uniform", by(tuned(RandType::Uniform))?)?;
-    rand.set("gaussian", by(tuned(RandType::Gaussian))?)?;
-    rand.set("special", by(tuned(RandType::Special))?)?;
-    rand.set("pareto", by(tuned(RandType::Pareto))?)?;
-    rand.set(
-        "uniform_double",
-        lua.create_function(|_, ()| Ok(with_rng(|r| r.unit())))?,
-    )?;
     rand.set(
         "unique",
         lua.create_function(move |_, _: mlua::MultiValue| Ok(unique.next()))?,
@@ -117,16 +100,76 @@ pub(super) fn install(
             lua.create_string(out)
         })?,
     )?;
-    // The two halves of a 64-bit draw: the prelude joins them into a uint64 cdata, as
-    // sysbench hands one back (a Lua number would lose the low bits).
-    rand.set(
-        "__uint64_halves",
-        lua.create_function(|_, ()| {
-            let v = with_rng(|r| r.next_u64());
-            Ok(((v >> 32) as u32, v as u32))
-        })?,
-    )?;
     sysbench.set("rand", rand)
+}
+
+/// A draw in [a, b] (b below a draws a) from `kind` with the run's parameters.
+fn draw(kind: Option<RandType>, a: u32, b: u32) -> u32 {
+    let mut d = DEFAULT.with(Cell::get);
+    if let Some(k) = kind {
+        d.kind = k;
+    }
+    with_rng(|r| d.sample(r, a, b.max(a)))
+}
+
+extern "C" fn bk_rand_default(a: u32, b: u32) -> u32 {
+    draw(None, a, b)
+}
+extern "C" fn bk_rand_uniform(a: u32, b: u32) -> u32 {
+    draw(Some(RandType::Uniform), a, b)
+}
+extern "C" fn bk_rand_gaussian(a: u32, b: u32) -> u32 {
+    draw(Some(RandType::Gaussian), a, b)
+}
+extern "C" fn bk_rand_special(a: u32, b: u32) -> u32 {
+    draw(Some(RandType::Special), a, b)
+}
+extern "C" fn bk_rand_pareto(a: u32, b: u32) -> u32 {
+    draw(Some(RandType::Pareto), a, b)
+}
+extern "C" fn bk_rand_uniform_double() -> f64 {
+    with_rng(|r| r.unit())
+}
+extern "C" fn bk_rand_uint64() -> u64 {
+    with_rng(|r| r.next_u64())
+}
+
+/// The generators for the prelude's ffi: name, C signature, address.
+pub(super) fn fast_functions() -> Vec<(&'static str, &'static str, usize)> {
+    let between = "uint32_t (*)(uint32_t, uint32_t)";
+    vec![
+        (
+            "rand_default",
+            between,
+            bk_rand_default as *const () as usize,
+        ),
+        (
+            "rand_uniform",
+            between,
+            bk_rand_uniform as *const () as usize,
+        ),
+        (
+            "rand_gaussian",
+            between,
+            bk_rand_gaussian as *const () as usize,
+        ),
+        (
+            "rand_special",
+            between,
+            bk_rand_special as *const () as usize,
+        ),
+        ("rand_pareto", between, bk_rand_pareto as *const () as usize),
+        (
+            "rand_uniform_double",
+            "double (*)(void)",
+            bk_rand_uniform_double as *const () as usize,
+        ),
+        (
+            "rand_uint64",
+            "uint64_t (*)(void)",
+            bk_rand_uint64 as *const () as usize,
+        ),
+    ]
 }
 
 /// sysbench's string templates: `#` a digit, `@` a lowercase letter, anything else itself.

@@ -6,16 +6,28 @@
 //!
 //! Connections use blocking sockets driven without a runtime (`driver::complete`): a
 //! script's calls block its thread, as in sysbench.
+//!
+//! What an event calls most (a statement's execute, a parameter's set) is also reachable
+//! through LuaJIT's ffi, as plain C functions the prelude is handed the addresses of
+//! (`fast_functions`): compiled traces call them directly, where a userdata method costs a
+//! metamethod lookup and mlua's callback machinery per call.
+
+mod param;
+mod result;
+mod stmt;
+
+pub(super) use param::fast_functions as param_functions;
+pub(super) use stmt::fast_functions as stmt_functions;
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome, Param, ServerError, Stmt};
-use mlua::{
-    AnyUserData, Lua, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value, Variadic,
-};
+use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome, ServerError};
+use mlua::{Lua, UserData, UserDataMethods, Value};
 
 use super::counts;
+use result::{ResultSet, Results};
+use stmt::RawStmt;
 
 /// sysbench's bulk inserts send a statement when the next value would pass 512 KiB.
 const BULK_PACKET_SIZE: usize = 512 * 1024;
@@ -74,6 +86,21 @@ struct Link {
     bulk: Option<Bulk>,
     /// Bumped on each reconnect: statements prepared before it are gone with the old session.
     generation: u32,
+    /// The connection's result set, refilled by each statement (as sysbench's driver refills
+    /// its connection's one): no allocation per statement on the hot path.
+    result: Results,
+}
+
+/// What a method hands the Lua half: a value (`true`, or a statement; a result set is the
+/// connection's, `con.rs`), or `nil` and the server's error number, state and message, or
+/// `nil, nil, nil` and why the API refused.
+/// A tuple, not a `MultiValue`: mlua pushes it without allocating.
+type Reply = (Value, Value, Value, Value);
+
+const NOTHING: Reply = (Value::Nil, Value::Nil, Value::Nil, Value::Nil);
+
+fn reply(v: Value) -> Reply {
+    (v, Value::Nil, Value::Nil, Value::Nil)
 }
 
 type Shared = Rc<RefCell<Link>>;
@@ -86,25 +113,25 @@ struct Bulk {
 }
 
 /// A statement's failure as the Lua half reads it: `nil, errno, sqlstate, message`.
-fn refused(lua: &Lua, e: &ServerError) -> mlua::Result<MultiValue> {
-    (
+fn refused(lua: &Lua, e: &ServerError) -> mlua::Result<Reply> {
+    Ok((
         Value::Nil,
-        e.code,
-        lua.create_string(&e.sql_state)?,
-        lua.create_string(&e.message)?,
-    )
-        .into_lua_multi(lua)
+        Value::Integer(e.code.into()),
+        Value::String(lua.create_string(&e.sql_state)?),
+        Value::String(lua.create_string(&e.message)?),
+    ))
 }
-
-use mlua::IntoLuaMulti;
 
 /// A misuse of the API (a closed connection, a bulk insert not begun) as the Lua half reads
 /// it: `nil, nil, nil, message`, raised from the script's line there.
-fn api(lua: &Lua, r: mlua::Result<MultiValue>) -> mlua::Result<MultiValue> {
+fn api(lua: &Lua, r: mlua::Result<Reply>) -> mlua::Result<Reply> {
     match r {
-        Err(mlua::Error::RuntimeError(m)) => {
-            (Value::Nil, Value::Nil, Value::Nil, m).into_lua_multi(lua)
-        }
+        Err(mlua::Error::RuntimeError(m)) => Ok((
+            Value::Nil,
+            Value::Nil,
+            Value::Nil,
+            Value::String(lua.create_string(m)?),
+        )),
         r => r,
     }
 }
@@ -176,6 +203,7 @@ pub(super) fn connect(opts: &SqlOptions) -> mlua::Result<RawConn> {
             opts: endpoint.clone(),
             bulk: None,
             generation: 0,
+            result: Results::default(),
         })),
         ignore: opts.ignore.clone(),
     })
@@ -194,7 +222,7 @@ fn count(outcome: &Outcome) {
 }
 
 impl RawConn {
-    fn query(&self, lua: &Lua, sql: &str) -> mlua::Result<MultiValue> {
+    fn query(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
         let mut link = self.link.borrow_mut();
         let answer = bakeoff_driver::complete(link.conn()?.query_result(sql));
         let answer = match answer {
@@ -207,15 +235,15 @@ impl RawConn {
             Outcome::Rows(n) => *n,
             Outcome::Ok(ok) => ok.affected_rows,
         };
-        let rs = ResultSet {
+        link.result.set(ResultSet {
             nrows,
             nfields: answer.columns,
             rows: answer.rows.into_iter(),
-        };
-        lua.create_userdata(rs)?.into_lua_multi(lua)
+        });
+        Ok(reply(Value::Boolean(true)))
     }
 
-    fn prepare(&self, lua: &Lua, sql: &str) -> mlua::Result<MultiValue> {
+    fn prepare(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
         let mut link = self.link.borrow_mut();
         let prepared = bakeoff_driver::complete(link.conn()?.prepare(sql));
         let stmt = match prepared {
@@ -225,18 +253,12 @@ impl RawConn {
         };
         let generation = link.generation;
         drop(link);
-        lua.create_userdata(RawStmt {
-            link: self.link.clone(),
-            ignore: self.ignore.clone(),
-            stmt: Some(stmt),
-            generation,
-            params: Vec::new(),
-        })?
-        .into_lua_multi(lua)
+        let stmt = RawStmt::new(self.link.clone(), self.ignore.clone(), stmt, generation);
+        Ok(reply(Value::UserData(lua.create_userdata(stmt)?)))
     }
 
     /// Add `value` to the bulk insert; send the statement first when it is full.
-    fn bulk_next(&self, lua: &Lua, value: &str) -> mlua::Result<MultiValue> {
+    fn bulk_next(&self, lua: &Lua, value: &str) -> mlua::Result<Reply> {
         let full = match &self.link.borrow().bulk {
             Some(b) => b.has_value && b.sql.len() + value.len() + 2 > BULK_PACKET_SIZE,
             None => {
@@ -247,7 +269,7 @@ impl RawConn {
         };
         if full {
             let sent = self.bulk_send(lua)?;
-            if !sent.is_empty() {
+            if sent != NOTHING {
                 return Ok(sent);
             }
         }
@@ -258,23 +280,23 @@ impl RawConn {
             b.sql.push_str(value);
             b.has_value = true;
         }
-        Ok(MultiValue::new())
+        Ok(NOTHING)
     }
 
     /// Send the bulk statement if it holds a value, keeping its head for the next values.
     /// Nothing back when it went well, the refusal otherwise.
-    fn bulk_send(&self, lua: &Lua) -> mlua::Result<MultiValue> {
+    fn bulk_send(&self, lua: &Lua) -> mlua::Result<Reply> {
         let sql = match &mut self.link.borrow_mut().bulk {
             Some(b) if b.has_value => {
                 b.has_value = false;
                 std::mem::replace(&mut b.sql, b.head.clone())
             }
-            _ => return Ok(MultiValue::new()),
+            _ => return Ok(NOTHING),
         };
         let sent = self.query(lua, &sql)?;
-        match sent.front() {
-            Some(Value::Nil) => Ok(sent),
-            _ => Ok(MultiValue::new()),
+        match sent.0 {
+            Value::Nil => Ok(sent),
+            _ => Ok(NOTHING),
         }
     }
 }
@@ -286,6 +308,9 @@ impl UserData for RawConn {
         });
         m.add_method("prepare", |lua, this, sql: String| {
             api(lua, this.prepare(lua, &sql))
+        });
+        m.add_method("result", |_, this, ()| {
+            Ok(this.link.borrow().result.handle())
         });
         m.add_method("ignorable", |_, this, code: u16| {
             Ok(this.ignore.contains(code))
@@ -348,214 +373,3 @@ pub(super) const TYPES: &[(&str, i64)] = &[
     ("CHAR", 11),
     ("VARCHAR", 12),
 ];
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    Int,
-    Double,
-    Text,
-}
-
-/// A bound parameter: its kind, the most bytes it takes, and its value.
-struct ParamSlot {
-    kind: Kind,
-    max_len: usize,
-    value: Slot,
-}
-
-#[derive(Debug, Clone)]
-enum Slot {
-    Null,
-    Int(i64),
-    Double(f64),
-    Text(Vec<u8>),
-}
-
-/// A parameter as the script holds it (`stmt:bind_create()`).
-#[derive(Clone)]
-pub(super) struct LuaParam(Rc<RefCell<ParamSlot>>);
-
-impl UserData for LuaParam {
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("set", |_, this, v: Value| {
-            let mut p = this.0.borrow_mut();
-            p.value = match (&v, p.kind) {
-                (Value::Nil, _) => Slot::Null,
-                (_, Kind::Int) => Slot::Int(number(&v)? as i64),
-                (_, Kind::Double) => Slot::Double(number(&v)?),
-                (Value::String(s), Kind::Text) => {
-                    let b = s.as_bytes();
-                    Slot::Text(b[..b.len().min(p.max_len)].to_vec())
-                }
-                (Value::Integer(_) | Value::Number(_), Kind::Text) => {
-                    let s = v.to_string()?;
-                    Slot::Text(s.as_bytes()[..s.len().min(p.max_len)].to_vec())
-                }
-                _ => return Err(mlua::Error::runtime("cannot bind this value")),
-            };
-            Ok(())
-        });
-        m.add_method("set_rand_str", |lua, this, fmt: mlua::LuaString| {
-            let mut p = this.0.borrow_mut();
-            if p.kind != Kind::Text {
-                return Err(mlua::Error::runtime("Unsupported argument type"));
-            }
-            let rand: Table = lua
-                .globals()
-                .get::<Table>("sysbench")?
-                .get::<Table>("rand")?;
-            let s: mlua::LuaString = rand.get::<mlua::Function>("string")?.call(fmt)?;
-            let b = s.as_bytes();
-            p.value = Slot::Text(b[..b.len().min(p.max_len)].to_vec());
-            Ok(())
-        });
-        m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_param>"));
-    }
-}
-
-fn number(v: &Value) -> mlua::Result<f64> {
-    match v {
-        Value::Integer(i) => Ok(*i as f64),
-        Value::Number(n) => Ok(*n),
-        Value::String(s) => s
-            .to_str()?
-            .trim()
-            .parse()
-            .map_err(|_| mlua::Error::runtime("a number is expected")),
-        _ => Err(mlua::Error::runtime("a number is expected")),
-    }
-}
-
-/// A prepared statement's Rust half (`stmt.raw` in the prelude).
-pub(super) struct RawStmt {
-    link: Shared,
-    ignore: Ignore,
-    stmt: Option<Stmt>,
-    generation: u32,
-    params: Vec<LuaParam>,
-}
-
-impl RawStmt {
-    fn execute(&self, lua: &Lua) -> mlua::Result<MultiValue> {
-        let stmt = self
-            .stmt
-            .ok_or_else(|| mlua::Error::runtime("attempt to execute a closed statement"))?;
-        let mut link = self.link.borrow_mut();
-        if link.generation != self.generation {
-            return Err(mlua::Error::runtime(
-                "the statement was prepared on a connection since reconnected: prepare it again",
-            ));
-        }
-        let slots: Vec<std::cell::Ref<ParamSlot>> =
-            self.params.iter().map(|p| p.0.borrow()).collect();
-        let params: Vec<Param> = slots
-            .iter()
-            .map(|s| match &s.value {
-                Slot::Null => Param::Null,
-                Slot::Int(i) => Param::Int(*i),
-                Slot::Double(d) => Param::Double(*d),
-                Slot::Text(t) => Param::Str(t),
-            })
-            .collect();
-        let done = bakeoff_driver::complete(link.conn()?.execute(&stmt, &params));
-        drop(params);
-        drop(slots);
-        let outcome = match done {
-            Ok(o) => o,
-            Err(e) => return refused(lua, &link.lost(e, &self.ignore)?),
-        };
-        count(&outcome);
-        let nrows = match &outcome {
-            Outcome::Err(e) => return refused(lua, e),
-            Outcome::Rows(n) => *n,
-            Outcome::Ok(ok) => ok.affected_rows,
-        };
-        // Rows of a prepared statement are not kept (sysbench's MySQL driver does not
-        // fetch them either): the result set says how many there were.
-        let rs = ResultSet {
-            nrows,
-            nfields: stmt.columns as u32,
-            rows: Vec::new().into_iter(),
-        };
-        lua.create_userdata(rs)?.into_lua_multi(lua)
-    }
-}
-
-impl UserData for RawStmt {
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method(
-            "bind_create",
-            |lua, _, (t, max_len): (i64, Option<usize>)| {
-                let (kind, max_len) = match t {
-                    1..=4 => (Kind::Int, 8),
-                    5 | 6 => (Kind::Double, 8),
-                    11 | 12 => (Kind::Text, max_len.unwrap_or(0)),
-                    other => {
-                        return (Value::Nil, format!("Unsupported argument type: {other}"))
-                            .into_lua_multi(lua)
-                    }
-                };
-                let p = LuaParam(Rc::new(RefCell::new(ParamSlot {
-                    kind,
-                    max_len,
-                    value: Slot::Null,
-                })));
-                lua.create_userdata(p)?.into_lua_multi(lua)
-            },
-        );
-        m.add_method_mut("bind_param", |_, this, ps: Variadic<AnyUserData>| {
-            this.params = ps
-                .iter()
-                .map(|u| u.borrow::<LuaParam>().map(|p| p.clone()))
-                .collect::<mlua::Result<_>>()?;
-            Ok(())
-        });
-        m.add_method("execute", |lua, this, ()| api(lua, this.execute(lua)));
-        m.add_method_mut("close", |_, this, ()| {
-            if let Some(stmt) = this.stmt.take() {
-                let mut link = this.link.borrow_mut();
-                if link.generation == this.generation {
-                    if let Some(c) = link.conn.as_mut() {
-                        let _ = bakeoff_driver::complete(c.close_stmt(&stmt));
-                    }
-                }
-            }
-            Ok(())
-        });
-    }
-}
-
-/// A statement's result: its row count (rows read, or rows changed) and, for a text query,
-/// its rows to fetch.
-pub(super) struct ResultSet {
-    nrows: u64,
-    nfields: u32,
-    rows: std::vec::IntoIter<Vec<Option<String>>>,
-}
-
-impl UserData for ResultSet {
-    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
-        f.add_field_method_get("nrows", |_, this| Ok(this.nrows));
-        f.add_field_method_get("nfields", |_, this| Ok(this.nfields));
-    }
-
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("fetch_row", |lua, this, ()| {
-            let Some(row) = this.rows.next() else {
-                return Ok(Value::Nil);
-            };
-            let t = lua.create_table_with_capacity(row.len(), 0)?;
-            for (i, v) in row.into_iter().enumerate() {
-                if let Some(v) = v {
-                    t.raw_set(i + 1, v)?;
-                }
-            }
-            Ok(Value::Table(t))
-        });
-        m.add_method_mut("free", |_, this, ()| {
-            this.rows = Vec::new().into_iter();
-            Ok(())
-        });
-        m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_result>"));
-    }
-}

@@ -1,0 +1,191 @@
+//! Prepared statements (`con:prepare()`): bound parameters, execute, close. Execute is also
+//! a C function for the prelude's ffi (`bk_stmt_execute`): the hot path of a script's event.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::c_int;
+use std::rc::Rc;
+
+use bakeoff_driver::{Outcome, Param, ServerError, Stmt};
+use mlua::{AnyUserData, Lua, UserData, UserDataMethods, Value, Variadic};
+
+use super::param::{Kind, LuaParam, ParamSlot};
+use super::result::ResultSet;
+use super::{count, refused, reply, Ignore, Reply, Shared};
+
+/// Parameters bound without allocating per execute; statements with more allocate.
+const INLINE_PARAMS: usize = 8;
+
+/// A prepared statement's Rust half (`stmt.raw` in the prelude).
+pub(super) struct RawStmt(Rc<StmtInner>);
+
+pub(super) struct StmtInner {
+    link: Shared,
+    ignore: Ignore,
+    stmt: Cell<Option<Stmt>>,
+    generation: u32,
+    params: RefCell<Vec<LuaParam>>,
+    /// Why the last execute failed, for the prelude to ask (`raw:failure()`).
+    failure: RefCell<Option<Failure>>,
+}
+
+enum Failure {
+    /// The server refused it: the Lua half judges the error.
+    Refused(ServerError),
+    /// The API was misused (closed statement or connection), or the link broke for good.
+    Api(String),
+}
+
+impl RawStmt {
+    pub fn new(link: Shared, ignore: Ignore, stmt: Stmt, generation: u32) -> RawStmt {
+        RawStmt(Rc::new(StmtInner {
+            link,
+            ignore,
+            stmt: Cell::new(Some(stmt)),
+            generation,
+            params: RefCell::new(Vec::new()),
+            failure: RefCell::new(None),
+        }))
+    }
+}
+
+impl StmtInner {
+    /// Execute with the parameters' current values; the connection's result set says how
+    /// many rows. Rows of a prepared statement are not kept (sysbench's MySQL driver does not
+    /// fetch them either).
+    fn run(&self) -> Result<(), Failure> {
+        let stmt = self
+            .stmt
+            .get()
+            .ok_or_else(|| Failure::Api("attempt to execute a closed statement".into()))?;
+        let mut link = self.link.borrow_mut();
+        if link.generation != self.generation {
+            return Err(Failure::Api(
+                "the statement was prepared on a connection since reconnected: prepare it again"
+                    .into(),
+            ));
+        }
+        let conn = link
+            .conn()
+            .map_err(|e| Failure::Api(super::super::message(&e)))?;
+        let params = self.params.borrow();
+        let done = if params.len() <= INLINE_PARAMS {
+            // The common case, without allocating: the slots borrowed in place.
+            let slots: [Option<std::cell::Ref<ParamSlot>>; INLINE_PARAMS] =
+                std::array::from_fn(|i| params.get(i).map(|p| p.0.borrow()));
+            let values: [Param; INLINE_PARAMS] =
+                std::array::from_fn(|i| slots[i].as_deref().map_or(Param::Null, ParamSlot::param));
+            bakeoff_driver::complete(conn.execute(&stmt, &values[..params.len()]))
+        } else {
+            let slots: Vec<_> = params.iter().map(|p| p.0.borrow()).collect();
+            let values: Vec<Param> = slots.iter().map(|s| s.param()).collect();
+            bakeoff_driver::complete(conn.execute(&stmt, &values))
+        };
+        let outcome = match done {
+            Ok(o) => o,
+            Err(e) => {
+                return Err(match link.lost(e, &self.ignore) {
+                    Ok(refusal) => Failure::Refused(refusal),
+                    Err(e) => Failure::Api(super::super::message(&e)),
+                })
+            }
+        };
+        count(&outcome);
+        let nrows = match outcome {
+            Outcome::Err(e) => return Err(Failure::Refused(e)),
+            Outcome::Rows(n) => n,
+            Outcome::Ok(ok) => ok.affected_rows,
+        };
+        link.result.set(ResultSet {
+            nrows,
+            nfields: stmt.columns as u32,
+            rows: Vec::new().into_iter(),
+        });
+        Ok(())
+    }
+
+    /// Run, keeping why it failed for `failure()`: 0 done, 1 failed.
+    fn execute(&self) -> c_int {
+        match self.run() {
+            Ok(()) => 0,
+            Err(f) => {
+                *self.failure.borrow_mut() = Some(f);
+                1
+            }
+        }
+    }
+
+    fn failure(&self, lua: &Lua) -> mlua::Result<Reply> {
+        match self.failure.borrow_mut().take() {
+            Some(Failure::Refused(e)) => refused(lua, &e),
+            Some(Failure::Api(m)) => Ok((
+                Value::Nil,
+                Value::Nil,
+                Value::Nil,
+                Value::String(lua.create_string(m)?),
+            )),
+            None => Ok(reply(Value::Boolean(true))),
+        }
+    }
+}
+
+/// `stmt:execute()` for the prelude's ffi: 0 done, 1 failed (`raw:failure()` says why).
+extern "C" fn bk_stmt_execute(s: *const StmtInner) -> c_int {
+    // SAFETY: the prelude passes only addresses from `ptr`, of statements its objects keep
+    // alive; all on this thread (one Lua state per thread).
+    match unsafe { s.as_ref() } {
+        Some(s) => s.execute(),
+        None => 1,
+    }
+}
+
+/// The statement functions for the prelude: name, C signature, address.
+pub(in crate::scripting::lua) fn fast_functions() -> Vec<(&'static str, &'static str, usize)> {
+    vec![(
+        "stmt_execute",
+        "int (*)(void *)",
+        bk_stmt_execute as *const () as usize,
+    )]
+}
+
+impl UserData for RawStmt {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        // The address `bk_stmt_execute` takes: valid while this userdata lives (the prelude's
+        // statement object holds both).
+        m.add_method("ptr", |_, this, ()| Ok(Rc::as_ptr(&this.0) as usize));
+        m.add_method(
+            "bind_create",
+            |lua, _, (t, max_len): (i64, Option<usize>)| {
+                let Some((kind, max_len)) = Kind::of(t, max_len) else {
+                    let why = lua.create_string(format!("Unsupported argument type: {t}"))?;
+                    return Ok((Value::Nil, Value::String(why)));
+                };
+                let p = lua.create_userdata(LuaParam::new(kind, max_len))?;
+                Ok((Value::UserData(p), Value::Nil))
+            },
+        );
+        m.add_method("bind_param", |_, this, ps: Variadic<AnyUserData>| {
+            *this.0.params.borrow_mut() = ps
+                .iter()
+                .map(|u| u.borrow::<LuaParam>().map(|p| p.clone()))
+                .collect::<mlua::Result<_>>()?;
+            Ok(())
+        });
+        m.add_method("execute", |lua, this, ()| match this.0.execute() {
+            0 => Ok(reply(Value::Boolean(true))),
+            _ => this.0.failure(lua),
+        });
+        m.add_method("failure", |lua, this, ()| this.0.failure(lua));
+        m.add_method("close", |_, this, ()| {
+            let s = &this.0;
+            if let Some(stmt) = s.stmt.take() {
+                let mut link = s.link.borrow_mut();
+                if link.generation == s.generation {
+                    if let Some(c) = link.conn.as_mut() {
+                        let _ = bakeoff_driver::complete(c.close_stmt(&stmt));
+                    }
+                }
+            }
+            Ok(())
+        });
+    }
+}
