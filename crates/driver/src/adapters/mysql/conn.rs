@@ -3,8 +3,8 @@ use std::io;
 use bakeoff_proto::command::{self, Param};
 use bakeoff_proto::packet::{self, HEADER, MAX_PAYLOAD};
 use bakeoff_proto::{
-    auth, caps, mariadb_caps, text_row, Handshake, HandshakeResponse, Outcome, PrepareOk,
-    PrepareReader, PrepareStep, ProtoError, ResponseReader, Step,
+    auth, caps, mariadb_caps, Handshake, HandshakeResponse, Outcome, PrepareOk, PrepareReader,
+    PrepareStep, ProtoError, ResponseReader, Step,
 };
 
 use super::retry::{self, Backoff};
@@ -19,15 +19,6 @@ pub struct Stmt {
     pub id: u32,
     pub params: u16,
     pub columns: u16,
-}
-
-/// A statement's answer with its rows: what a script's `con:query()` hands back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
-    pub outcome: Outcome,
-    /// Columns of the (last) result set; 0 when there was none.
-    pub columns: u32,
-    pub rows: Vec<Vec<Option<String>>>,
 }
 
 /// One open connection. Not shareable: one statement in flight at a time, as the protocol has.
@@ -45,12 +36,12 @@ pub struct Conn {
     end: usize,
     /// Reassembly buffer for payloads split over several frames (16 MiB+; rare).
     big: Vec<u8>,
-    wbuf: Vec<u8>,
+    pub(super) wbuf: Vec<u8>,
     seq: u8,
     server_version: String,
     connection_id: u32,
     /// MARIADB_CLIENT_CACHE_METADATA is in effect (see `mariadb_caps`).
-    cache_metadata: bool,
+    pub(super) cache_metadata: bool,
 }
 
 impl Conn {
@@ -281,64 +272,6 @@ impl Conn {
         }
     }
 
-    /// SHOW GLOBAL VARIABLES as a map (admin use: the manifest of a run).
-    pub async fn global_variables(
-        &mut self,
-    ) -> Result<std::collections::BTreeMap<String, String>, DriverError> {
-        let rows = self.query_rows("SHOW GLOBAL VARIABLES").await?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|r| {
-                let mut r = r.into_iter();
-                Some((r.next()??, r.next().flatten().unwrap_or_default()))
-            })
-            .collect())
-    }
-
-    /// Run a query and decode all rows as text (admin use: SHOW STATUS, SELECT VERSION()).
-    pub async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DriverError> {
-        self.wbuf.clear();
-        command::query(&mut self.wbuf, sql.as_bytes());
-        self.send().await?;
-        let mut reader = ResponseReader::with_cached_metadata(self.cache_metadata);
-        let mut rows = Vec::new();
-        loop {
-            let at = self.read_packet("query").await?;
-            let p = self.packet(at);
-            match reader.on_packet(p).map_err(|e| self.proto(e))? {
-                Step::More => {}
-                Step::Row => rows.push(text_row(p).map_err(|e| self.proto(e))?),
-                Step::Done(Outcome::Err(e)) => return Err(DriverError::Server(e)),
-                Step::Done(_) => return Ok(rows),
-            }
-        }
-    }
-
-    /// Run a text statement and keep its rows, decoded as text (a script's result sets); a
-    /// server error is returned as [`Outcome::Err`], as [`query`](Self::query) returns it.
-    pub async fn query_result(&mut self, sql: &str) -> Result<Answer, DriverError> {
-        self.wbuf.clear();
-        command::query(&mut self.wbuf, sql.as_bytes());
-        self.send().await?;
-        let mut reader = ResponseReader::with_cached_metadata(self.cache_metadata);
-        let mut rows = Vec::new();
-        loop {
-            let at = self.read_packet("query").await?;
-            let p = self.packet(at);
-            match reader.on_packet(p).map_err(|e| self.proto(e))? {
-                Step::More => {}
-                Step::Row => rows.push(text_row(p).map_err(|e| self.proto(e))?),
-                Step::Done(outcome) => {
-                    return Ok(Answer {
-                        outcome,
-                        columns: reader.columns() as u32,
-                        rows,
-                    })
-                }
-            }
-        }
-    }
-
     /// Prepare a server-side statement; a server error becomes [`DriverError::Server`].
     pub async fn prepare(&mut self, sql: &str) -> Result<Stmt, DriverError> {
         self.wbuf.clear();
@@ -475,7 +408,7 @@ impl Conn {
         r
     }
 
-    async fn send(&mut self) -> Result<(), DriverError> {
+    pub(super) async fn send(&mut self) -> Result<(), DriverError> {
         self.seq = 1;
         let r = self.write_wbuf().await;
         r.map_err(|e| self.io("write", e))
@@ -496,7 +429,7 @@ impl Conn {
         Ok(self.packet(at).to_vec())
     }
 
-    fn packet(&self, at: PacketAt) -> &[u8] {
+    pub(super) fn packet(&self, at: PacketAt) -> &[u8] {
         match at {
             PacketAt::Buf(s, e) => &self.rbuf[s..e],
             PacketAt::Big => &self.big,
@@ -504,7 +437,7 @@ impl Conn {
     }
 
     /// Read the next packet; the previous one is consumed.
-    async fn read_packet(&mut self, op: &'static str) -> Result<PacketAt, DriverError> {
+    pub(super) async fn read_packet(&mut self, op: &'static str) -> Result<PacketAt, DriverError> {
         self.start = self.next;
         loop {
             if let Some((len, seq)) = packet::header(&self.rbuf[self.start..self.end]) {
@@ -586,7 +519,7 @@ impl Conn {
         }
     }
 
-    fn proto(&self, source: ProtoError) -> DriverError {
+    pub(super) fn proto(&self, source: ProtoError) -> DriverError {
         DriverError::Proto {
             endpoint: self.endpoint.clone(),
             source,
@@ -595,7 +528,7 @@ impl Conn {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum PacketAt {
+pub(super) enum PacketAt {
     Buf(usize, usize),
     Big,
 }

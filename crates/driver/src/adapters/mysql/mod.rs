@@ -3,10 +3,12 @@
 
 mod conn;
 mod retry;
+mod rows;
 mod stream;
 
-pub use conn::{Answer, Conn, Stmt};
+pub use conn::{Conn, Stmt};
 pub use retry::somaxconn;
+pub use rows::Answer;
 pub use stream::reads_on_this_thread;
 
 use crate::{ConnectOptions, Connection, DriverError, Outcome, Param};

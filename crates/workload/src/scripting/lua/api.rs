@@ -4,7 +4,25 @@
 
 use mlua::{Lua, Table, Value, Variadic};
 
-use super::{options, rand, sql, Script};
+use std::sync::Arc;
+
+use super::options;
+use super::rand;
+use super::rand::RandOptions;
+use super::sql;
+use super::sql::SqlOptions;
+use crate::Unique;
+
+/// What a state's API is made of: the script's name, the command, and the run's options.
+pub(super) struct Env<'a> {
+    /// The script's path as given (`sysbench.cmdline.script_path`).
+    pub name: String,
+    pub command: Option<&'a str>,
+    pub rand: &'a RandOptions,
+    /// `sysbench.rand.unique`'s sequence, shared by every state of the run.
+    pub unique: Arc<Unique>,
+    pub sql: &'a SqlOptions,
+}
 
 /// sysbench.cmdline's option types (sysbench's sb_arg_type_t order).
 const ARG_TYPES: &[(&str, i64)] = &[
@@ -23,8 +41,8 @@ pub const SYSBENCH_VERSION: &str = "1.0.20";
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
-/// Set up `print` and the `sysbench` table for state `tid` of `script`.
-pub(super) fn install(lua: &Lua, script: &Script, tid: u32) -> mlua::Result<()> {
+/// Set up `print` and the `sysbench` table for state `tid`.
+pub(super) fn install(lua: &Lua, script: &Env, tid: u32) -> mlua::Result<()> {
     let g = lua.globals();
     // Lua's own print writes through C's stdio, whose buffer Rust's stdout does not share;
     // this one writes where bakeoff's lines go, in order with them.
@@ -50,7 +68,7 @@ pub(super) fn install(lua: &Lua, script: &Script, tid: u32) -> mlua::Result<()> 
     sysbench.set("version_string", format!("sysbench {SYSBENCH_VERSION}"))?;
     sysbench.set("cmdline", cmdline(lua, script)?)?;
     sysbench.set("sql", lua.create_table()?)?;
-    rand::install(lua, &sysbench, &script.rand, script.unique.clone())?;
+    rand::install(lua, &sysbench, script.rand, script.unique.clone())?;
     g.set("sysbench", sysbench)?;
     let raw = lua.create_table()?;
     let types = lua.create_table()?;
@@ -83,15 +101,15 @@ pub(super) fn install(lua: &Lua, script: &Script, tid: u32) -> mlua::Result<()> 
 }
 
 /// `sysbench.cmdline`: option types, `script_path`, `command`, `argv` and the options' help.
-fn cmdline(lua: &Lua, script: &Script) -> mlua::Result<Table> {
+fn cmdline(lua: &Lua, script: &Env) -> mlua::Result<Table> {
     let cmdline = lua.create_table()?;
     for (name, v) in ARG_TYPES {
         cmdline.set(*name, *v)?;
     }
     cmdline.set("PARALLEL_COMMAND", true)?;
-    cmdline.set("script_path", script.name())?;
-    if let Some(c) = &script.command {
-        cmdline.set("command", c.as_str())?;
+    cmdline.set("script_path", script.name.as_str())?;
+    if let Some(c) = script.command {
+        cmdline.set("command", c)?;
     }
     // sysbench's argv: the program as invoked, then the line.
     let argv = lua.create_table()?;

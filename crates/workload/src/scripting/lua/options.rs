@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use mlua::{Lua, Table, Value};
 
-use super::ScriptError;
+use super::error::ScriptError;
 
 /// sysbench's general options as scripts see them in `sysbench.opt`: name, type, default.
 const GENERAL: &[(&str, i64, &str)] = &[

@@ -11,6 +11,15 @@ local ffi = require("ffi")
 local C = {}
 for name, f in pairs(raw.fast) do C[name] = ffi.cast(f[1], f[2]) end
 
+-- sysbench's counter types, declared as sysbench declares them: scripts declare
+-- `void sb_counter_inc(int, sb_counter_type);` themselves and count through ffi.C.
+ffi.cdef [[
+typedef enum {
+  SB_CNT_OTHER, SB_CNT_READ, SB_CNT_WRITE, SB_CNT_TRX, SB_CNT_ERROR, SB_CNT_RECONNECT,
+  SB_CNT_MAX
+} sb_counter_type;
+]]
+
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 sysbench.hooks = {}
 
@@ -34,9 +43,10 @@ Param.__index = Param
 
 -- A statement the server refused: restart the event when the error is ignorable (the run's
 -- list, or the script's sql_error_ignorable hook), else end it with sysbench's message.
--- Level 3 points the message at the script's line.
+-- Every method tail-calls it (`return refused(...)`), so level 2 is the method's caller: the
+-- script's line, or nothing under pcall, as sysbench's messages read.
 local function refused(con, query, errno, state, msg)
-  if errno == nil then error(msg, 3) end -- the API misused: no statement ran
+  if errno == nil then error(msg, 2) end -- the API misused: no statement ran
   local e = {
     connection = con,
     query = query,
@@ -48,9 +58,9 @@ local function refused(con, query, errno, state, msg)
   if con.raw:ignorable(errno) or (type(hook) == "function" and hook(e)) then
     con.raw:count_error(errno)
     e.errcode = sysbench.error.RESTART_EVENT
-    error(e, 3)
+    error(e, 2)
   end
-  error(string.format("SQL error, errno = %d, state = '%s': %s", errno, state, msg), 3)
+  error(string.format("SQL error, errno = %d, state = '%s': %s", errno, state, msg), 2)
 end
 
 function sql.driver(name)

@@ -7,7 +7,10 @@ use std::sync::Arc;
 use bakeoff_driver::DriverError;
 use mlua::{Function, Lua, Table};
 
-use super::{counts, failed_in, Script, ScriptError};
+use super::counts;
+use super::error::{failed_in, message, ScriptError};
+use super::options;
+use super::script::Script;
 use crate::scripting::{EventError, Events, Source, StmtCounts};
 
 /// What a report hook is given (sysbench's sb_stat_t, as its Lua API hands it over).
@@ -40,7 +43,7 @@ impl Script {
     /// declares (see [`Script::run_command`]).
     pub fn main(&self, general: &dyn Fn(&str) -> bool) -> Result<Main, ScriptError> {
         let lua = self.state(0)?;
-        if let Some((name, _)) = super::options::undeclared(&lua, &self.options, general)?.first() {
+        if let Some((name, _)) = options::undeclared(&lua, &self.options, general)?.first() {
             return Err(ScriptError::InvalidOption(name.clone()));
         }
         Ok(Main { lua })
@@ -154,7 +157,7 @@ impl Source for Script {
         let init = || -> Result<Step, String> {
             let globals = lua.globals();
             let lookup = |name: &str| globals.get::<Option<Function>>(name);
-            let lua_failed = |e: mlua::Error| super::message(&e);
+            let lua_failed = |e: mlua::Error| message(&e);
             if let Some(f) = lookup("thread_init").map_err(lua_failed)? {
                 f.call::<()>(tid)
                     .map_err(|e| failed_in("thread_init", &e))?;

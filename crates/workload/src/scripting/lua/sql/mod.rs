@@ -12,6 +12,7 @@
 //! (`fast_functions`): compiled traces call them directly, where a userdata method costs a
 //! metamethod lookup and mlua's callback machinery per call.
 
+mod link;
 mod param;
 mod result;
 mod stmt;
@@ -22,170 +23,21 @@ pub(super) use stmt::fast_functions as stmt_functions;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome, ServerError};
+use bakeoff_driver::{Conn, DriverError, Outcome};
 use mlua::{Lua, UserData, UserDataMethods, Value};
 
 use super::counts;
+use link::{api, api_unit, count, refused, reply, Bulk, Link, Reply, Shared, NOTHING};
+pub use link::{Ignore, SqlOptions};
 use result::{ResultSet, Results};
 use stmt::RawStmt;
 
 /// sysbench's bulk inserts send a statement when the next value would pass 512 KiB.
 const BULK_PACKET_SIZE: usize = 512 * 1024;
-/// What libmysqlclient says when the server goes away mid-statement (CR_SERVER_LOST).
-const SERVER_LOST: u16 = 2013;
-
-/// The server errors a run ignores (`--mysql-ignore-errors`): the event restarts.
-#[derive(Debug, Clone)]
-pub enum Ignore {
-    All,
-    Codes(Vec<u16>),
-}
-
-impl Ignore {
-    /// sysbench's default: deadlock, "record has changed", lock wait timeout.
-    pub fn sysbench_default() -> Ignore {
-        Ignore::Codes(vec![1213, 1020, 1205])
-    }
-
-    /// `--mysql-ignore-errors`'s value: `all` or a comma-separated list of codes.
-    pub fn parse(v: &str) -> Result<Ignore, String> {
-        if v.trim() == "all" {
-            return Ok(Ignore::All);
-        }
-        v.split(',')
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| {
-                s.trim().parse().map_err(|_| {
-                    format!("Invalid value for --mysql-ignore-errors: '{v}' (error codes or 'all')")
-                })
-            })
-            .collect::<Result<_, _>>()
-            .map(Ignore::Codes)
-    }
-
-    fn contains(&self, code: u16) -> bool {
-        match self {
-            Ignore::All => true,
-            Ignore::Codes(c) => c.contains(&code),
-        }
-    }
-}
-
-/// What `sysbench.sql.driver():connect()` reaches and how its errors are judged.
-#[derive(Debug, Clone)]
-pub struct SqlOptions {
-    pub endpoint: Option<ConnectOptions>,
-    pub ignore: Ignore,
-}
-
-/// One connection as its statements share it.
-struct Link {
-    conn: Option<Conn>,
-    opts: ConnectOptions,
-    /// A bulk insert under way.
-    bulk: Option<Bulk>,
-    /// Bumped on each reconnect: statements prepared before it are gone with the old session.
-    generation: u32,
-    /// The connection's result set, refilled by each statement (as sysbench's driver refills
-    /// its connection's one): no allocation per statement on the hot path.
-    result: Results,
-}
-
-/// What a method hands the Lua half: a value (`true`, or a statement; a result set is the
-/// connection's, `con.rs`), or `nil` and the server's error number, state and message, or
-/// `nil, nil, nil` and why the API refused.
-/// A tuple, not a `MultiValue`: mlua pushes it without allocating.
-type Reply = (Value, Value, Value, Value);
-
-const NOTHING: Reply = (Value::Nil, Value::Nil, Value::Nil, Value::Nil);
-
-fn reply(v: Value) -> Reply {
-    (v, Value::Nil, Value::Nil, Value::Nil)
-}
-
-type Shared = Rc<RefCell<Link>>;
-
-/// A bulk insert: the statement bulk_insert_init gave, and the one being filled with values.
-struct Bulk {
-    head: String,
-    sql: String,
-    has_value: bool,
-}
-
-/// A statement's failure as the Lua half reads it: `nil, errno, sqlstate, message`.
-fn refused(lua: &Lua, e: &ServerError) -> mlua::Result<Reply> {
-    Ok((
-        Value::Nil,
-        Value::Integer(e.code.into()),
-        Value::String(lua.create_string(&e.sql_state)?),
-        Value::String(lua.create_string(&e.message)?),
-    ))
-}
-
-/// A misuse of the API (a closed connection, a bulk insert not begun) as the Lua half reads
-/// it: `nil, nil, nil, message`, raised from the script's line there.
-fn api(lua: &Lua, r: mlua::Result<Reply>) -> mlua::Result<Reply> {
-    match r {
-        Err(mlua::Error::RuntimeError(m)) => Ok((
-            Value::Nil,
-            Value::Nil,
-            Value::Nil,
-            Value::String(lua.create_string(m)?),
-        )),
-        r => r,
-    }
-}
-
-/// The same for a method that answers nothing when it goes well: `nil` or the message.
-fn api_unit(r: mlua::Result<()>) -> mlua::Result<Option<String>> {
-    match r {
-        Ok(()) => Ok(None),
-        Err(mlua::Error::RuntimeError(m)) => Ok(Some(m)),
-        Err(e) => Err(e),
-    }
-}
-
-impl Link {
-    fn conn(&mut self) -> mlua::Result<&mut Conn> {
-        self.conn
-            .as_mut()
-            .ok_or_else(|| mlua::Error::runtime("attempt to use an already closed connection"))
-    }
-
-    /// The server lost or a socket error: as a server error with libmysqlclient's code, after
-    /// reconnecting when that code is ignorable (sysbench's driver reconnects then too).
-    fn lost(&mut self, e: DriverError, ignore: &Ignore) -> mlua::Result<ServerError> {
-        if !e.is_connection_lost() {
-            return Err(mlua::Error::runtime(e.to_string()));
-        }
-        let code = e.server_code().unwrap_or(SERVER_LOST);
-        if ignore.contains(code) {
-            self.reconnect()?;
-        }
-        Ok(ServerError {
-            code,
-            sql_state: "HY000".into(),
-            message: e.to_string(),
-        })
-    }
-
-    fn reconnect(&mut self) -> mlua::Result<()> {
-        if let Some(old) = self.conn.take() {
-            bakeoff_driver::complete(old.quit());
-        }
-        let conn = Conn::connect_blocking(&self.opts)
-            .map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))?;
-        self.conn = Some(conn);
-        self.generation += 1;
-        counts::add(counts::RECONNECT, 0);
-        Ok(())
-    }
-}
-
 /// A connection's Rust half (`con.raw` in the prelude).
 pub(super) struct RawConn {
     link: Shared,
-    ignore: Ignore,
+    opts: Rc<SqlOptions>,
 }
 
 /// Open a connection to the run's server.
@@ -205,20 +57,8 @@ pub(super) fn connect(opts: &SqlOptions) -> mlua::Result<RawConn> {
             generation: 0,
             result: Results::default(),
         })),
-        ignore: opts.ignore.clone(),
+        opts: Rc::new(opts.clone()),
     })
-}
-
-/// Count a statement's outcome the way sysbench does.
-fn count(outcome: &Outcome) {
-    counts::add(
-        match outcome {
-            Outcome::Rows(_) => counts::READ,
-            Outcome::Ok(ok) if ok.affected_rows > 0 => counts::WRITE,
-            _ => counts::OTHER,
-        },
-        0,
-    );
 }
 
 impl RawConn {
@@ -227,11 +67,14 @@ impl RawConn {
         let answer = bakeoff_driver::complete(link.conn()?.query_result(sql));
         let answer = match answer {
             Ok(a) => a,
-            Err(e) => return refused(lua, &link.lost(e, &self.ignore)?),
+            Err(e) => return refused(lua, &link.lost(e, &self.opts.ignore)?),
         };
         count(&answer.outcome);
         let nrows = match &answer.outcome {
-            Outcome::Err(e) => return refused(lua, e),
+            Outcome::Err(e) => {
+                link::say_refused(&self.opts, "mysql_drv_query()", e, sql);
+                return refused(lua, e);
+            }
             Outcome::Rows(n) => *n,
             Outcome::Ok(ok) => ok.affected_rows,
         };
@@ -249,11 +92,11 @@ impl RawConn {
         let stmt = match prepared {
             Ok(s) => s,
             Err(DriverError::Server(e)) => return refused(lua, &e),
-            Err(e) => return refused(lua, &link.lost(e, &self.ignore)?),
+            Err(e) => return refused(lua, &link.lost(e, &self.opts.ignore)?),
         };
         let generation = link.generation;
         drop(link);
-        let stmt = RawStmt::new(self.link.clone(), self.ignore.clone(), stmt, generation);
+        let stmt = RawStmt::new(self.link.clone(), self.opts.clone(), stmt, generation, sql);
         Ok(reply(Value::UserData(lua.create_userdata(stmt)?)))
     }
 
@@ -313,7 +156,7 @@ impl UserData for RawConn {
             Ok(this.link.borrow().result.handle())
         });
         m.add_method("ignorable", |_, this, code: u16| {
-            Ok(this.ignore.contains(code))
+            Ok(this.opts.ignore.contains(code))
         });
         m.add_method("count_error", |_, _, code: u16| {
             counts::add(counts::ERROR, code);

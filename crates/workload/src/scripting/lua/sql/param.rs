@@ -126,7 +126,7 @@ extern "C" fn bk_param_text(p: *const RefCell<ParamSlot>, text: *const u8, len: 
 }
 
 /// The parameter functions for the prelude: name, C signature, address.
-pub(in crate::scripting::lua) fn fast_functions() -> Vec<(&'static str, &'static str, usize)> {
+pub(crate) fn fast_functions() -> Vec<(&'static str, &'static str, usize)> {
     vec![
         (
             "param_null",

@@ -8,9 +8,10 @@ use std::rc::Rc;
 use bakeoff_driver::{Outcome, Param, ServerError, Stmt};
 use mlua::{AnyUserData, Lua, UserData, UserDataMethods, Value, Variadic};
 
+use super::link::{count, refused, reply, say_refused, Reply, Shared, SqlOptions};
 use super::param::{Kind, LuaParam, ParamSlot};
 use super::result::ResultSet;
-use super::{count, refused, reply, Ignore, Reply, Shared};
+use crate::scripting::lua::error::message;
 
 /// Parameters bound without allocating per execute; statements with more allocate.
 const INLINE_PARAMS: usize = 8;
@@ -20,7 +21,9 @@ pub(super) struct RawStmt(Rc<StmtInner>);
 
 pub(super) struct StmtInner {
     link: Shared,
-    ignore: Ignore,
+    opts: Rc<SqlOptions>,
+    /// The statement's text, for sysbench's line when the server refuses it.
+    query: String,
     stmt: Cell<Option<Stmt>>,
     generation: u32,
     params: RefCell<Vec<LuaParam>>,
@@ -36,10 +39,17 @@ enum Failure {
 }
 
 impl RawStmt {
-    pub fn new(link: Shared, ignore: Ignore, stmt: Stmt, generation: u32) -> RawStmt {
+    pub fn new(
+        link: Shared,
+        opts: Rc<SqlOptions>,
+        stmt: Stmt,
+        generation: u32,
+        query: &str,
+    ) -> RawStmt {
         RawStmt(Rc::new(StmtInner {
             link,
-            ignore,
+            opts,
+            query: query.to_string(),
             stmt: Cell::new(Some(stmt)),
             generation,
             params: RefCell::new(Vec::new()),
@@ -64,9 +74,7 @@ impl StmtInner {
                     .into(),
             ));
         }
-        let conn = link
-            .conn()
-            .map_err(|e| Failure::Api(super::super::message(&e)))?;
+        let conn = link.conn().map_err(|e| Failure::Api(message(&e)))?;
         let params = self.params.borrow();
         let done = if params.len() <= INLINE_PARAMS {
             // The common case, without allocating: the slots borrowed in place.
@@ -83,15 +91,18 @@ impl StmtInner {
         let outcome = match done {
             Ok(o) => o,
             Err(e) => {
-                return Err(match link.lost(e, &self.ignore) {
+                return Err(match link.lost(e, &self.opts.ignore) {
                     Ok(refusal) => Failure::Refused(refusal),
-                    Err(e) => Failure::Api(super::super::message(&e)),
+                    Err(e) => Failure::Api(message(&e)),
                 })
             }
         };
         count(&outcome);
         let nrows = match outcome {
-            Outcome::Err(e) => return Err(Failure::Refused(e)),
+            Outcome::Err(e) => {
+                say_refused(&self.opts, "mysql_stmt_execute()", &e, &self.query);
+                return Err(Failure::Refused(e));
+            }
             Outcome::Rows(n) => n,
             Outcome::Ok(ok) => ok.affected_rows,
         };
@@ -139,7 +150,7 @@ extern "C" fn bk_stmt_execute(s: *const StmtInner) -> c_int {
 }
 
 /// The statement functions for the prelude: name, C signature, address.
-pub(in crate::scripting::lua) fn fast_functions() -> Vec<(&'static str, &'static str, usize)> {
+pub(crate) fn fast_functions() -> Vec<(&'static str, &'static str, usize)> {
     vec![(
         "stmt_execute",
         "int (*)(void *)",

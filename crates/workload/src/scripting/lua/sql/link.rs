@@ -1,0 +1,187 @@
+//! What a connection's objects share: the connection itself (`Link`), the run's ignorable
+//! errors, and how the Rust half answers the Lua half (`Reply`).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome, ServerError};
+use mlua::{Lua, Value};
+
+use super::result::Results;
+use crate::scripting::lua::counts;
+
+/// What libmysqlclient says when the server goes away mid-statement (CR_SERVER_LOST).
+const SERVER_LOST: u16 = 2013;
+
+/// The server errors a run ignores (`--mysql-ignore-errors`): the event restarts.
+#[derive(Debug, Clone)]
+pub enum Ignore {
+    All,
+    Codes(Vec<u16>),
+}
+
+impl Ignore {
+    /// sysbench's default: deadlock, "record has changed", lock wait timeout.
+    pub fn sysbench_default() -> Ignore {
+        Ignore::Codes(vec![1213, 1020, 1205])
+    }
+
+    /// `--mysql-ignore-errors`'s value: `all` or a comma-separated list of codes.
+    pub fn parse(v: &str) -> Result<Ignore, String> {
+        if v.trim() == "all" {
+            return Ok(Ignore::All);
+        }
+        v.split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| {
+                s.trim().parse().map_err(|_| {
+                    format!("Invalid value for --mysql-ignore-errors: '{v}' (error codes or 'all')")
+                })
+            })
+            .collect::<Result<_, _>>()
+            .map(Ignore::Codes)
+    }
+
+    pub(super) fn contains(&self, code: u16) -> bool {
+        match self {
+            Ignore::All => true,
+            Ignore::Codes(c) => c.contains(&code),
+        }
+    }
+}
+
+/// What `sysbench.sql.driver():connect()` reaches and how its errors are judged.
+#[derive(Debug, Clone)]
+pub struct SqlOptions {
+    pub endpoint: Option<ConnectOptions>,
+    pub ignore: Ignore,
+    /// Say a refused statement that is not ignorable as sysbench's driver does (its FATAL
+    /// line, shown from --verbosity=1).
+    pub say_refusals: bool,
+}
+
+/// sysbench's driver's line for a statement refused with an error that is not ignorable.
+pub(super) fn say_refused(opts: &SqlOptions, function: &str, e: &ServerError, query: &str) {
+    if opts.say_refusals && !opts.ignore.contains(e.code) {
+        println!(
+            "FATAL: {function} returned error {} ({}) for query '{query}'",
+            e.code, e.message
+        );
+    }
+}
+
+/// One connection as its statements share it.
+pub(super) struct Link {
+    pub(super) conn: Option<Conn>,
+    pub(super) opts: ConnectOptions,
+    /// A bulk insert under way.
+    pub(super) bulk: Option<Bulk>,
+    /// Bumped on each reconnect: statements prepared before it are gone with the old session.
+    pub(super) generation: u32,
+    /// The connection's result set, refilled by each statement (as sysbench's driver refills
+    /// its connection's one): no allocation per statement on the hot path.
+    pub(super) result: Results,
+}
+
+/// What a method hands the Lua half: a value (`true`, or a statement; a result set is the
+/// connection's, `con.rs`), or `nil` and the server's error number, state and message, or
+/// `nil, nil, nil` and why the API refused.
+/// A tuple, not a `MultiValue`: mlua pushes it without allocating.
+pub(super) type Reply = (Value, Value, Value, Value);
+
+pub(super) const NOTHING: Reply = (Value::Nil, Value::Nil, Value::Nil, Value::Nil);
+
+pub(super) fn reply(v: Value) -> Reply {
+    (v, Value::Nil, Value::Nil, Value::Nil)
+}
+
+pub(super) type Shared = Rc<RefCell<Link>>;
+
+/// A bulk insert: the statement bulk_insert_init gave, and the one being filled with values.
+pub(super) struct Bulk {
+    pub(super) head: String,
+    pub(super) sql: String,
+    pub(super) has_value: bool,
+}
+
+/// A statement's failure as the Lua half reads it: `nil, errno, sqlstate, message`.
+pub(super) fn refused(lua: &Lua, e: &ServerError) -> mlua::Result<Reply> {
+    Ok((
+        Value::Nil,
+        Value::Integer(e.code.into()),
+        Value::String(lua.create_string(&e.sql_state)?),
+        Value::String(lua.create_string(&e.message)?),
+    ))
+}
+
+/// A misuse of the API (a closed connection, a bulk insert not begun) as the Lua half reads
+/// it: `nil, nil, nil, message`, raised from the script's line there.
+pub(super) fn api(lua: &Lua, r: mlua::Result<Reply>) -> mlua::Result<Reply> {
+    match r {
+        Err(mlua::Error::RuntimeError(m)) => Ok((
+            Value::Nil,
+            Value::Nil,
+            Value::Nil,
+            Value::String(lua.create_string(m)?),
+        )),
+        r => r,
+    }
+}
+
+/// The same for a method that answers nothing when it goes well: `nil` or the message.
+pub(super) fn api_unit(r: mlua::Result<()>) -> mlua::Result<Option<String>> {
+    match r {
+        Ok(()) => Ok(None),
+        Err(mlua::Error::RuntimeError(m)) => Ok(Some(m)),
+        Err(e) => Err(e),
+    }
+}
+
+impl Link {
+    pub(super) fn conn(&mut self) -> mlua::Result<&mut Conn> {
+        self.conn
+            .as_mut()
+            .ok_or_else(|| mlua::Error::runtime("attempt to use an already closed connection"))
+    }
+
+    /// The server lost or a socket error: as a server error with libmysqlclient's code, after
+    /// reconnecting when that code is ignorable (sysbench's driver reconnects then too).
+    pub(super) fn lost(&mut self, e: DriverError, ignore: &Ignore) -> mlua::Result<ServerError> {
+        if !e.is_connection_lost() {
+            return Err(mlua::Error::runtime(e.to_string()));
+        }
+        let code = e.server_code().unwrap_or(SERVER_LOST);
+        if ignore.contains(code) {
+            self.reconnect()?;
+        }
+        Ok(ServerError {
+            code,
+            sql_state: "HY000".into(),
+            message: e.to_string(),
+        })
+    }
+
+    pub(super) fn reconnect(&mut self) -> mlua::Result<()> {
+        if let Some(old) = self.conn.take() {
+            bakeoff_driver::complete(old.quit());
+        }
+        let conn = Conn::connect_blocking(&self.opts)
+            .map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))?;
+        self.conn = Some(conn);
+        self.generation += 1;
+        counts::add(counts::RECONNECT, 0);
+        Ok(())
+    }
+}
+
+/// Count a statement's outcome the way sysbench does.
+pub(super) fn count(outcome: &Outcome) {
+    counts::add(
+        match outcome {
+            Outcome::Rows(_) => counts::READ,
+            Outcome::Ok(ok) if ok.affected_rows > 0 => counts::WRITE,
+            _ => counts::OTHER,
+        },
+        0,
+    );
+}
