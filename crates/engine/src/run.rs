@@ -43,23 +43,29 @@ pub fn run_sampled<S: Source>(
     let threads = spec.client_threads.clamp(1, spec.connections.max(1));
     let (ready_tx, ready_rx) = mpsc::channel();
     let (start_tx, start_rx) = watch::channel(None);
-    let mut recorders = Vec::new();
-    let mut handles: Vec<JoinHandle<()>> = Vec::new();
-    for index in 0..threads {
-        let tids: Vec<u32> = (index..spec.connections)
+    let tids_of = |index: u32| -> Vec<u32> {
+        (index..spec.connections)
             .step_by(threads as usize)
             .map(|t| t + spec.first_tid)
-            .collect();
-        let rec = Arc::new(Mutex::new(Recorder {
-            window: Window::default(),
-            conns: vec![ConnTotals::default(); tids.len()],
-        }));
-        recorders.push(rec.clone());
+            .collect()
+    };
+    let recorders = recorders_for(threads, &tids_of);
+    let shares = recorders.len() as u32;
+    let mut handles: Vec<JoinHandle<()>> = Vec::new();
+    // Where each thread's connections start in its recorder's list.
+    let mut filled = vec![0usize; recorders.len()];
+    for index in 0..threads {
+        let tids = tids_of(index);
+        let slot = (index % shares) as usize;
+        let rec = recorders[slot].clone();
+        let conn_base = filled[slot];
+        filled[slot] += tids.len();
         let worker = Worker {
             ctx: ctx.clone(),
             spec: spec.clone(),
             shared: shared.clone(),
             rec,
+            conn_base,
             tids,
             index,
             gate: Arc::new(tokio::sync::Semaphore::new(crate::worker::connect_slots(
@@ -123,6 +129,29 @@ pub fn run_sampled<S: Source>(
     )?;
     result.setup_seconds = (started - entered).as_secs_f64();
     Ok(result)
+}
+
+/// The recorders the client threads record into. One per thread when the threads multiplex
+/// their connections (as many as CPUs, the native workloads'); threads that hold one
+/// connection each (a script's, a thousand of them) share, as many per recorder as it takes
+/// to keep to four per CPU: a recorder's HDR window is ~300 KB once written, and one per
+/// thread made a thousand-connection script run twice sysbench's size. Its lock is held for
+/// an event's bookkeeping only.
+fn recorders_for(threads: u32, tids_of: &dyn Fn(u32) -> Vec<u32>) -> Vec<Arc<Mutex<Recorder>>> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let shares = threads.min(cpus * 4).max(1);
+    (0..shares)
+        .map(|slot| {
+            let conns: usize = (slot..threads)
+                .step_by(shares as usize)
+                .map(|i| tids_of(i).len())
+                .sum();
+            Arc::new(Mutex::new(Recorder {
+                window: Window::default(),
+                conns: vec![ConnTotals::default(); conns],
+            }))
+        })
+        .collect()
 }
 
 fn coordinate(

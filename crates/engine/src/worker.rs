@@ -57,6 +57,8 @@ pub(crate) struct Worker<S: Source> {
     pub spec: Arc<RunSpec>,
     pub shared: Arc<Shared>,
     pub rec: Arc<Mutex<Recorder>>,
+    /// Where this thread's connections start in its recorder's `conns` (threads may share).
+    pub conn_base: usize,
     pub tids: Vec<u32>,
     pub index: u32,
     /// Connects in flight from this thread, opens and reconnects alike (see `connect_slots`).
@@ -319,7 +321,7 @@ async fn connection<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, mut s: S::Ses
         if let Ok(mut r) = w.rec.lock() {
             record_counts(&mut r.window, &counts);
             r.window.record_event(latency);
-            let c = &mut r.conns[i];
+            let c = &mut r.conns[w.conn_base + i];
             c.events += 1;
             c.latency_sum_ns += latency;
         }
