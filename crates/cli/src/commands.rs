@@ -136,6 +136,12 @@ pub fn run_spec(a: &LoadArgs, placement: &ClientPlacement) -> Result<RunSpec> {
             "sleep" => ClientWait::Sleep,
             _ => ClientWait::auto(placement.apart),
         },
+        checkpoints: g
+            .report_checkpoints
+            .0
+            .iter()
+            .map(|&s| Duration::from_secs(s))
+            .collect(),
     })
 }
 

@@ -65,10 +65,11 @@ macro_rules! said {
 pub(crate) use extra;
 pub(crate) use said;
 
-/// A failure: sysbench's `FATAL:` line on stdout in its dialect, bakeoff's on stderr.
+/// A failure: sysbench's `FATAL:` lines on stdout in its dialect (its logger prefixes each
+/// line), bakeoff's on stderr.
 pub(crate) fn fatal(message: &str) {
     match SYSBENCH.get() {
-        Some(_) if shows(FATAL) => println!("FATAL: {message}"),
+        Some(_) if shows(FATAL) => message.lines().for_each(|l| println!("FATAL: {l}")),
         Some(_) => {}
         None => eprintln!("{message}"),
     }

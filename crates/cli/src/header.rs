@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use bakeoff_engine::{ClientWait, IgnoreErrors, Iteration, Observer, RunSpec, Tick};
+use bakeoff_engine::{Checkpoint, ClientWait, IgnoreErrors, Iteration, Observer, RunSpec, Tick};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::ClientPlacement;
 use bakeoff_server::ServerSpec;
@@ -37,8 +37,15 @@ fn print_header(p: &Printer<'_>, r: &RunSpec) {
     use crate::dialect::{notice, said};
     let sysbench = crate::dialect::is_sysbench();
     let seed = (p.seed_given || !sysbench).then_some(r.seed);
-    let interval = p.interval.then_some(r.tick);
-    let head = output::run_options(r.connections, r.rate, r.warmup, interval, seed);
+    let head = output::run_options(&output::RunHeader {
+        threads: r.connections,
+        rate: r.rate,
+        warmup: r.warmup,
+        interval: p.interval.then_some(r.tick),
+        checkpoints: r.checkpoints.iter().map(Duration::as_secs).collect(),
+        validate: p.validate,
+        seed,
+    });
     let mut extras = vec![distribution_line(p.spec)];
     if !p.ignored.is_empty() {
         extras.push(ignored_line(p.spec, &p.ignored));
@@ -90,6 +97,8 @@ pub(crate) struct Printer<'a> {
     tty: bool,
     /// --rand-seed was given (else sysbench seeds from the clock and says so).
     seed_given: bool,
+    /// --validate (said in the header, as sysbench says it).
+    validate: bool,
 }
 
 impl<'a> Printer<'a> {
@@ -110,6 +119,7 @@ impl<'a> Printer<'a> {
             load: LoadLine::new(),
             tty: std::io::stderr().is_terminal(),
             seed_given: a.general.rand_seed != 0,
+            validate: a.general.validate,
         }
     }
 }
@@ -194,6 +204,15 @@ impl Observer for Printer<'_> {
     fn on_start(&mut self) {
         if self.text && self.iterations.is_none() {
             crate::dialect::notice!("Threads started!\n");
+        }
+    }
+
+    fn on_checkpoint(&mut self, c: &Checkpoint) {
+        if self.text {
+            crate::dialect::notice!("[ {:.0}s ] Checkpoint report:", c.t);
+            if crate::dialect::shows(crate::dialect::NOTICE) {
+                print!("{}", output::checkpoint_report(c, 0, self.percentile));
+            }
         }
     }
 

@@ -179,7 +179,11 @@ impl Probe for FileioProbe {
         if s.fsync_all {
             m.push_str("Calling fsync() after each write operation.\n");
         }
-        let _ = writeln!(m, "Using synchronous I/O mode\nDoing {}", s.mode.describe());
+        m.push_str("Using synchronous I/O mode\n");
+        if s.validate {
+            m.push_str("Using checksums validation.\n");
+        }
+        let _ = writeln!(m, "Doing {}", s.mode.describe());
         m
     }
     fn workers(&self, threads: u32) -> Result<Vec<Box<dyn Worker>>> {
@@ -333,6 +337,7 @@ pub fn fileio_cmd(a: &FileioArgs) -> Result<ExitCode> {
         fsync_end: a.file_fsync_end,
         fdatasync: a.file_fsync_mode == "fdatasync",
         rw_ratio: a.file_rw_ratio,
+        validate: a.probe.validate,
     };
     match a.command.as_str() {
         "prepare" => {
@@ -486,6 +491,9 @@ struct JsonRun<'a> {
 }
 
 fn sweep(probe: &dyn Probe, p: &ProbeArgs) -> Result<ExitCode> {
+    if !p.report_checkpoints.0.is_empty() {
+        bail!("--report-checkpoints is not built for the host probes yet (it is for OLTP workloads and Lua scripts); use --report-interval for the figures over time");
+    }
     let cpus = crate::client::parse(p.client_cpus.as_deref())?;
     crate::client::place(cpus.as_ref(), &[])?;
     let mut json = Vec::new();
@@ -557,9 +565,13 @@ fn header(probe: &dyn Probe, threads: u32, p: &ProbeArgs) -> String {
             env!("CARGO_PKG_VERSION")
         ),
     };
-    let rate = (p.rate > 0).then_some(p.rate as f64);
-    let interval = (p.report_interval > 0).then(|| Duration::from_secs(p.report_interval));
-    let head = output::run_options(threads, rate, Duration::ZERO, interval, None);
+    let head = output::run_options(&output::RunHeader {
+        threads,
+        rate: (p.rate > 0).then_some(p.rate as f64),
+        interval: (p.report_interval > 0).then(|| Duration::from_secs(p.report_interval)),
+        validate: p.validate,
+        ..output::RunHeader::default()
+    });
     format!(
         "{banner}{head}\n\n\n{}Initializing worker threads...\n\nThreads started!\n\n",
         probe.mode()

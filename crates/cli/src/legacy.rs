@@ -61,12 +61,7 @@ const IGNORED: &[(&str, &str)] = &[
         "thread-stack-size",
         "bakeoff's client threads multiplex connections and size their own stacks",
     ),
-    (
-        "report-checkpoints",
-        "not built; --report-interval and --format=json give the series over time",
-    ),
     ("debug", "bakeoff has no debug output mode"),
-    ("validate", "sysbench's Lua validation has no counterpart"),
     (
         "verbosity",
         "bakeoff prints the same report at every verbosity",

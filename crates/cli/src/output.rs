@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use bakeoff_engine::{RunResult, Tick};
+use bakeoff_engine::{Checkpoint, RunResult, Tick};
 use bakeoff_telemetry::SbHistogram;
 
 /// `[ 10s ] thds: 8 tps: 512.30 qps: 10246.00 (r/w/o: ...) lat (ms,95%): 21.89 err/s: 0.00 reconn/s: 0.00`
@@ -34,30 +34,49 @@ pub fn interval_line(t: &Tick, percentile: f64, open_loop: bool) -> String {
     s
 }
 
-/// sysbench's run header: "Running the test with following options:" down to the seed line
-/// (`seed` None: seeded from the clock, as sysbench says when --rand-seed is not given).
-pub fn run_options(
-    threads: u32,
-    rate: Option<f64>,
-    warmup: std::time::Duration,
-    interval: Option<std::time::Duration>,
-    seed: Option<u64>,
-) -> String {
-    let mut s = format!("Running the test with following options:\nNumber of threads: {threads}");
-    if let Some(rate) = rate {
+/// What sysbench's run header says of a run.
+#[derive(Default)]
+pub struct RunHeader {
+    pub threads: u32,
+    pub rate: Option<f64>,
+    pub warmup: std::time::Duration,
+    pub interval: Option<std::time::Duration>,
+    /// --report-checkpoints, in seconds.
+    pub checkpoints: Vec<u64>,
+    /// --validate.
+    pub validate: bool,
+    /// None: seeded from the clock, as sysbench says when --rand-seed is not given.
+    pub seed: Option<u64>,
+}
+
+/// sysbench's run header: "Running the test with following options:" down to the seed line,
+/// in sysbench's order (print_run_mode).
+pub fn run_options(h: &RunHeader) -> String {
+    let mut s = format!(
+        "Running the test with following options:\nNumber of threads: {}",
+        h.threads
+    );
+    if let Some(rate) = h.rate {
         let _ = write!(s, "\nTarget transaction rate: {rate}/sec");
     }
-    if !warmup.is_zero() {
-        let _ = write!(s, "\nWarmup time: {}s", warmup.as_secs());
+    if !h.warmup.is_zero() {
+        let _ = write!(s, "\nWarmup time: {}s", h.warmup.as_secs());
     }
-    if let Some(every) = interval {
+    if let Some(every) = h.interval {
         let _ = write!(
             s,
             "\nReport intermediate results every {} second(s)",
             every.as_secs()
         );
     }
-    match seed {
+    if !h.checkpoints.is_empty() {
+        let list: Vec<String> = h.checkpoints.iter().map(u64::to_string).collect();
+        let _ = write!(s, "\nReport checkpoint(s) at {} seconds", list.join(", "));
+    }
+    if h.validate {
+        s.push_str("\nValidation checks: on.\n");
+    }
+    match h.seed {
         Some(seed) => write!(
             s,
             "\nInitializing random number generator from seed ({seed})."
@@ -74,9 +93,45 @@ pub fn run_options(
 /// What follows the run header and the test's mode lines, up to the threads' start.
 pub const WORKERS_STARTING: &str = "\n\nInitializing worker threads...\n";
 
+/// sysbench's report at the end of a run: the whole run, or after --report-checkpoints the
+/// stretch since the last one (sysbench's counters start from zero at each).
 pub fn final_report(r: &RunResult, percentile: f64) -> String {
-    let t = &r.total;
-    let secs = r.elapsed_seconds;
+    match &r.after_checkpoint {
+        Some(c) => checkpoint_report(c, r.unfinished_events, percentile),
+        None => sql_report(
+            &r.total,
+            r.elapsed_seconds,
+            r.elapsed_seconds,
+            r.unfinished_events,
+            percentile,
+            r.connections.iter().map(|c| (c.events, c.latency_sum_ns)),
+        ),
+    }
+}
+
+/// The report of a stretch between checkpoints: rates over the stretch, total time since the
+/// start, as sysbench's.
+pub fn checkpoint_report(c: &Checkpoint, unfinished: u64, percentile: f64) -> String {
+    sql_report(
+        &c.total,
+        c.seconds,
+        c.t,
+        unfinished,
+        percentile,
+        c.connections.iter().map(|c| (c.events, c.latency_sum_ns)),
+    )
+}
+
+/// sysbench's SQL statistics block, then the general ones. `secs`: what the rates are over;
+/// `total_time`: seconds since the start.
+fn sql_report(
+    t: &bakeoff_telemetry::WindowSummary,
+    secs: f64,
+    total_time: f64,
+    unfinished: u64,
+    percentile: f64,
+    threads: impl Iterator<Item = (u64, u64)> + Clone,
+) -> String {
     let per = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
     let mut s = String::new();
     let _ = writeln!(s, "SQL statistics:");
@@ -111,11 +166,7 @@ pub fn final_report(r: &RunResult, percentile: f64) -> String {
     );
     let _ = writeln!(s);
     s.push_str(&general_block(
-        secs,
-        t,
-        r.unfinished_events,
-        percentile,
-        r.connections.iter().map(|c| (c.events, c.latency_sum_ns)),
+        total_time, t, unfinished, percentile, threads,
     ));
     s
 }

@@ -165,6 +165,8 @@ mod tests {
             unfinished_events: 0,
             histogram: w.sb_histogram().clone(),
             window: w,
+            checkpoints: Vec::new(),
+            after_checkpoint: None,
         }
     }
 

@@ -18,6 +18,7 @@
 //!
 //! What it must not do: print or exit. Ticks go to an [`Observer`]; the CLI prints.
 
+mod checkpoint;
 mod fixed;
 mod pacing;
 mod run;
@@ -29,6 +30,7 @@ use std::time::Duration;
 use bakeoff_telemetry::{Telemetry, Window, WindowSummary};
 use serde::{Deserialize, Serialize};
 
+pub use checkpoint::Checkpoint;
 pub use fixed::{run_iterations, run_rounds, FixedWork, Iteration};
 pub use run::{run, run_sampled};
 
@@ -90,6 +92,10 @@ pub struct RunSpec {
     /// How a client thread that multiplexes connections waits for responses.
     #[serde(default)]
     pub client_wait: ClientWait,
+    /// sysbench's --report-checkpoints: times into the measured run at which the report
+    /// since the previous one is taken ([`Observer::on_checkpoint`]).
+    #[serde(default)]
+    pub checkpoints: Vec<Duration>,
 }
 
 /// How a client thread waits for the server's responses.
@@ -142,6 +148,7 @@ impl Default for RunSpec {
             batch_scheduling: true,
             first_tid: 0,
             client_wait: ClientWait::Sleep,
+            checkpoints: Vec::new(),
         }
     }
 }
@@ -200,6 +207,13 @@ pub struct RunResult {
     /// Everything the measured span recorded, to merge with other client hosts' exactly.
     #[serde(skip)]
     pub window: Window,
+    /// The reports taken at --report-checkpoints.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<Checkpoint>,
+    /// After checkpoints: the stretch since the last one, which is what sysbench's final
+    /// report shows then (`total` stays the whole run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_checkpoint: Option<Checkpoint>,
 }
 
 /// Receives each tick as it closes (the CLI prints it; a study stores it).
@@ -217,6 +231,8 @@ pub trait Observer {
     fn on_window(&mut self, _tick: &Tick, _window: &Window) {}
     /// The warmup is over: statistics start from zero now.
     fn on_measure(&mut self) {}
+    /// A --report-checkpoints report: the run since the previous one.
+    fn on_checkpoint(&mut self, _c: &Checkpoint) {}
     /// Fixed work: iteration `index` (from 0) finished.
     fn on_iteration(&mut self, _index: usize, _it: &Iteration) {}
 }

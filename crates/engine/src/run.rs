@@ -10,6 +10,7 @@ use bakeoff_telemetry::{Sampler, Window};
 use bakeoff_workload::Source;
 use tokio::sync::watch;
 
+use crate::checkpoint::Checkpoints;
 use crate::worker::{Recorder, Shared, Worker};
 use crate::{ConnTotals, EngineError, Observer, RunResult, RunSpec, RunStatus, Tick};
 
@@ -167,6 +168,7 @@ fn coordinate(
     let mut total = Window::default();
     let mut tick = Window::default();
     let mut ticks = Vec::new();
+    let mut checkpoints = Checkpoints::new(&spec.checkpoints, started, spec.percentile);
     // Warmup: the load runs, nothing is recorded; then statistics start from zero.
     let mut measuring = spec.warmup.is_zero();
     let mut started = started;
@@ -198,6 +200,7 @@ fn coordinate(
             }
             drain(recorders, &mut Window::default());
             reset_connections(recorders);
+            checkpoints.restart(boundary);
             shared.events_started.store(0, Ordering::SeqCst);
             observer.on_measure();
             measuring = true;
@@ -215,7 +218,7 @@ fn coordinate(
                 _ => !done && !ended,
             };
         if tick_due {
-            drain(recorders, &mut tick);
+            drain_kept(recorders, &mut tick, &mut checkpoints);
             let secs = (now - last_tick).as_secs_f64();
             let window = tick.summary(secs, spec.percentile);
             let histogram = tick.sb_histogram().buckets().collect();
@@ -238,21 +241,23 @@ fn coordinate(
             last_tick = now;
             next_tick += spec.tick;
         }
+        if measuring && !ended && checkpoints.due(now - started) {
+            drain_kept(recorders, &mut tick, &mut checkpoints);
+            let c = checkpoints.take(now, started, connections_of(recorders));
+            observer.on_checkpoint(&c);
+        }
         let out_of_grace = stopping_since.is_some_and(|s| now - s >= spec.grace);
         if done || out_of_grace {
             break;
         }
     }
     let elapsed = started.elapsed();
-    drain(recorders, &mut total);
+    drain_kept(recorders, &mut total, &mut checkpoints);
     let summary = total.summary(elapsed.as_secs_f64(), spec.percentile);
     let telemetry = sampler.and_then(|s| s.total(elapsed.as_secs_f64(), summary.events));
-    let mut connections = Vec::new();
-    for r in recorders {
-        if let Ok(r) = r.lock() {
-            connections.extend_from_slice(&r.conns);
-        }
-    }
+    let connections = connections_of(recorders);
+    let (checkpoints, after_checkpoint) =
+        checkpoints.finish(started + elapsed, started, &connections);
     let status = match (shared.failure.get(), interrupted) {
         (Some(reason), _) => RunStatus::Failed(reason.clone()),
         (None, true) => RunStatus::Interrupted,
@@ -271,6 +276,8 @@ fn coordinate(
         unfinished_events: shared.in_flight.load(Ordering::Relaxed),
         histogram: total.sb_histogram().clone(),
         window: total,
+        checkpoints,
+        after_checkpoint,
     })
 }
 
@@ -280,6 +287,28 @@ fn reset_connections(recorders: &[Arc<Mutex<Recorder>>]) {
             r.conns.iter_mut().for_each(|c| *c = ConnTotals::default());
         }
     }
+}
+
+/// Every connection's totals so far, in the recorders' order.
+fn connections_of(recorders: &[Arc<Mutex<Recorder>>]) -> Vec<ConnTotals> {
+    let mut connections = Vec::new();
+    for r in recorders {
+        if let Ok(r) = r.lock() {
+            connections.extend_from_slice(&r.conns);
+        }
+    }
+    connections
+}
+
+/// [`drain`], also into the stretch since the last checkpoint when checkpoints are kept.
+fn drain_kept(recorders: &[Arc<Mutex<Recorder>>], into: &mut Window, cps: &mut Checkpoints) {
+    if !cps.kept() {
+        return drain(recorders, into);
+    }
+    let mut fresh = Window::default();
+    drain(recorders, &mut fresh);
+    into.add(&fresh);
+    cps.add(&fresh);
 }
 
 fn drain(recorders: &[Arc<Mutex<Recorder>>], into: &mut Window) {

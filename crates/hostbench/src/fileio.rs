@@ -78,6 +78,9 @@ pub struct FileioSpec {
     pub fsync_end: bool,
     pub fdatasync: bool,
     pub rw_ratio: f64,
+    /// sysbench's --validate: blocks carry a checksum and their offset (written by prepare and
+    /// by the test's writes), checked on every read.
+    pub validate: bool,
     /// bakeoff's layout: `dir` is a directory bakeoff made and marked, which cleanup removes.
     /// Off: sysbench's, `test_file.N` right in `dir` (the working directory), which sysbench's
     /// and bakeoff's prepare and cleanup share; cleanup then removes those files only.
@@ -101,6 +104,7 @@ impl FileioSpec {
             fsync_end: true,
             fdatasync: false,
             rw_ratio: 1.5,
+            validate: false,
             marked: true,
         }
     }
@@ -155,7 +159,8 @@ pub fn prepare(
         own_dir(&spec.dir, true)?;
     }
     let size = spec.file_size();
-    let block = vec![0u8; spec.block as usize];
+    let mut block = vec![0u8; spec.block as usize];
+    let mut rng = Rng::seeded(0x5eed);
     let started = Instant::now();
     let mut written = 0u64;
     for i in 0..spec.num {
@@ -175,6 +180,9 @@ pub fn prepare(
         let mut pos = f.metadata().map(|m| m.len()).unwrap_or(0) / spec.block * spec.block;
         while pos < size {
             let n = spec.block.min(size - pos) as usize;
+            if spec.validate {
+                crate::checksum::seal(&mut block[..n], pos, &mut rng);
+            }
             f.write_all_at(&block[..n], pos)
                 .map_err(|e| format!("writing {}: {e}", path.display()))?;
             pos += n as u64;
@@ -351,6 +359,8 @@ pub struct Fileio {
     gen: Arc<Mutex<Gen>>,
     counters: Arc<Counters>,
     buf: Buf,
+    /// What a validated write fills its block with.
+    rng: Rng,
 }
 
 /// One worker per thread over the prepared files (checked for their size), and the counters
@@ -398,13 +408,14 @@ pub fn workers(
     let gen = Arc::new(Mutex::new(Gen::new(seed)));
     let counters = Arc::new(Counters::default());
     let workers = (0..threads)
-        .map(|_| {
+        .map(|i| {
             Ok(Box::new(Fileio {
                 spec: shared.clone(),
                 files: files.clone(),
                 gen: gen.clone(),
                 counters: counters.clone(),
                 buf: Buf::new(spec.block as usize)?,
+                rng: Rng::seeded(seed ^ 0x9e37_79b9 ^ u64::from(i)),
             }) as Box<dyn Worker>)
         })
         .collect::<Result<Vec<_>, String>>()?;
@@ -449,10 +460,16 @@ impl Worker for Fileio {
                         "short read of test_file.{file} at {pos}: {got} of {n} bytes"
                     ));
                 }
+                if self.spec.validate {
+                    crate::checksum::verify(self.buf.slice(n), pos, file)?;
+                }
                 self.counters.reads.fetch_add(1, Ordering::Relaxed);
             }
             Req::Write(file, pos) => {
                 let n = len(pos);
+                if self.spec.validate {
+                    crate::checksum::seal(self.buf.slice(n), pos, &mut self.rng);
+                }
                 self.files[file as usize]
                     .write_all_at(self.buf.slice(n), pos)
                     .map_err(|e| format!("writing test_file.{file} at {pos}: {e}"))?;

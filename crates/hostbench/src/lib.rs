@@ -9,6 +9,7 @@
 //! All run on [`runner::run`]: OS threads, one [`runner::Worker`] each, latency per event into
 //! the same windows and histograms as the load engine. What it must not do: print or exit.
 
+mod checksum;
 pub mod cpu;
 pub mod fileio;
 pub mod locks;

@@ -164,6 +164,10 @@ impl Merge {
                 unfinished_events: unfinished,
                 histogram: total.sb_histogram().clone(),
                 window: total,
+                // Checkpoints are sysbench's, for a run on one machine (its grammar never
+                // spreads a run); a spread run reports its ticks instead.
+                checkpoints: Vec::new(),
+                after_checkpoint: None,
             },
             hosts: shares,
         }

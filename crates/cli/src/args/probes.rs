@@ -3,7 +3,7 @@
 
 use clap::{Args, Subcommand};
 
-use super::values::{parse_bool, parse_size, Format};
+use super::values::{parse_bool, parse_seconds, parse_size, Format, Seconds};
 
 #[derive(Debug, Subcommand)]
 pub enum HostCommand {
@@ -107,6 +107,14 @@ pub struct ProbeArgs {
     /// Print a line every N seconds; 0 = only the final report.
     #[arg(long, default_value_t = 0)]
     pub report_interval: u64,
+    /// Take sysbench's full report at these seconds into the run (a list: 10,20), each over
+    /// the time since the one before; the final report then covers the time after the last.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value = "")]
+    pub report_checkpoints: Seconds,
+    /// Check what can be checked, as sysbench's --validate: fileio writes each block with its
+    /// checksum and offset and checks them on every read; other tests only say so.
+    #[arg(long, num_args = 0..=1, default_missing_value = "on", default_value = "off", value_parser = parse_bool)]
+    pub validate: bool,
     /// Percentile in the report (1-100; 0 disables).
     #[arg(long, default_value_t = 95.0)]
     pub percentile: f64,

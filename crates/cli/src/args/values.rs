@@ -35,3 +35,20 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .and_then(|n| n.checked_mul(mult))
         .ok_or_else(|| format!("'{s}' is not a size; write a number with K, M, G or T, e.g. 16K"))
 }
+
+/// sysbench's --report-checkpoints: seconds into the run, comma-separated ("" for none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Seconds(pub Vec<u64>);
+
+pub fn parse_seconds(s: &str) -> Result<Seconds, String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| {
+            v.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                format!("'{v}' is not a number of seconds; write a list such as 10,20")
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Seconds)
+}

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bakeoff_engine::{Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_engine::{Checkpoint, Observer, RunResult, RunSpec, RunStatus, Tick};
 use bakeoff_study::lab::{given_pids, Servers};
 use bakeoff_study::measure::{measure_here, RunObserver};
 use bakeoff_telemetry::WindowSummary;
@@ -35,6 +35,14 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
     let interval = number(&["report-interval"], 0)?;
     let percentile = number(&["percentile"], 95)? as f64;
     let seed = number(&["rand-seed"], 0)?;
+    let checkpoints = match line.value("report-checkpoints") {
+        Some(v) => {
+            crate::args::parse_seconds(v)
+                .map_err(|e| format!("Invalid value for --report-checkpoints: {e}"))?
+                .0
+        }
+        None => Vec::new(),
+    };
     let lua_failed = |e: bakeoff_workload::scripting::lua::ScriptError| e.to_string();
     if !main.has_events().map_err(lua_failed)? {
         return Err(format!(
@@ -53,6 +61,10 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         tick: Duration::from_secs(interval.max(1)),
         percentile,
         seed,
+        checkpoints: checkpoints
+            .iter()
+            .map(|&s| Duration::from_secs(s))
+            .collect(),
         ..RunSpec::default()
     };
     let pids = given_pids(&script.sql.endpoint.iter().cloned().collect::<Vec<_>>());
@@ -61,6 +73,7 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         main: &main,
         interval: interval > 0,
         seed_given: seed != 0,
+        validate: line.on("validate"),
         percentile,
         failed: None,
     };
@@ -80,11 +93,15 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
     if line.on("histogram") && crate::dialect::shows(crate::dialect::NOTICE) {
         print!("{}", output::histogram(&r.histogram));
     }
-    let hooked = main
-        .report(&cumulative(r, threads, percentile), true)
-        .map_err(lua_failed)?;
+    // After checkpoints, sysbench's final report covers the stretch since the last one.
+    let whole = whole_run(r);
+    let last = r.after_checkpoint.as_ref().unwrap_or(&whole);
+    let hooked = main.report(&cumulative(last), true).map_err(lua_failed)?;
     if !hooked {
-        notice!("{}", report(r, percentile).trim_end_matches('\n'));
+        notice!(
+            "{}",
+            report(last, r.unfinished_events, percentile).trim_end_matches('\n')
+        );
         notice!();
     }
     main.done().map_err(lua_failed)?;
@@ -98,22 +115,32 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
     })
 }
 
-/// sysbench's report of the run. Its SQL block belongs to runs that used its SQL driver; a
-/// script that ran no statement gets the general block alone (its first line is blank, as
-/// sysbench's).
-fn report(r: &RunResult, percentile: f64) -> String {
-    match r.total.queries {
+/// The whole measured run as one stretch.
+fn whole_run(r: &RunResult) -> Checkpoint {
+    Checkpoint {
+        t: r.elapsed_seconds,
+        seconds: r.elapsed_seconds,
+        total: r.total.clone(),
+        connections: r.connections.clone(),
+    }
+}
+
+/// sysbench's report of a stretch of the run (all of it, or one between checkpoints). Its
+/// SQL block belongs to runs that used its SQL driver; a script that ran no statement gets
+/// the general block alone (its first line is blank, as sysbench's).
+fn report(c: &Checkpoint, unfinished: u64, percentile: f64) -> String {
+    match c.total.queries {
         0 => format!(
             "\n{}",
             output::general_block(
-                r.elapsed_seconds,
-                &r.total,
-                r.unfinished_events,
+                c.t,
+                &c.total,
+                unfinished,
                 percentile,
-                r.connections.iter().map(|c| (c.events, c.latency_sum_ns)),
+                c.connections.iter().map(|c| (c.events, c.latency_sum_ns)),
             )
         ),
-        _ => output::final_report(r, percentile),
+        _ => output::checkpoint_report(c, unfinished, percentile),
     }
 }
 
@@ -134,12 +161,12 @@ fn stat(w: &WindowSummary, threads: u32, total: f64) -> Stat {
     }
 }
 
-/// The cumulative report's stat: the whole run, no thread running any more.
-fn cumulative(r: &RunResult, _threads: u32, _percentile: f64) -> Stat {
-    let l = &r.total.latency;
+/// The cumulative report's stat: a stretch of the run, no thread running any more.
+fn cumulative(c: &Checkpoint) -> Stat {
+    let l = &c.total.latency;
     Stat {
         latency: Some([l.min_ms, l.max_ms, l.avg_ms, l.sum_ms].map(|ms| ms / 1000.0)),
-        ..stat(&r.total, 0, r.elapsed_seconds)
+        ..stat(&c.total, 0, c.t)
     }
 }
 
@@ -148,6 +175,7 @@ struct Printer<'a> {
     main: &'a Main,
     interval: bool,
     seed_given: bool,
+    validate: bool,
     percentile: f64,
     /// A report hook that failed: the run's outcome after it ends.
     failed: Option<String>,
@@ -155,9 +183,15 @@ struct Printer<'a> {
 
 impl RunObserver for Printer<'_> {
     fn on_measuring(&mut self, run: &RunSpec) {
-        let interval = self.interval.then_some(run.tick);
-        let seed = self.seed_given.then_some(run.seed);
-        let head = output::run_options(run.connections, run.rate, run.warmup, interval, seed);
+        let head = output::run_options(&output::RunHeader {
+            threads: run.connections,
+            rate: run.rate,
+            warmup: run.warmup,
+            interval: self.interval.then_some(run.tick),
+            checkpoints: run.checkpoints.iter().map(Duration::as_secs).collect(),
+            validate: self.validate,
+            seed: self.seed_given.then_some(run.seed),
+        });
         notice!("{head}");
         notice!("{}", output::WORKERS_STARTING);
     }
@@ -166,6 +200,23 @@ impl RunObserver for Printer<'_> {
 impl Observer for Printer<'_> {
     fn on_start(&mut self) {
         notice!("Threads started!\n");
+    }
+
+    /// The checkpoint's line, then the script's report_cumulative hook or sysbench's report.
+    fn on_checkpoint(&mut self, c: &Checkpoint) {
+        if self.failed.is_some() {
+            return;
+        }
+        notice!("[ {:.0}s ] Checkpoint report:", c.t);
+        match self.main.report(&cumulative(c), true) {
+            Ok(true) => {}
+            Ok(false) => {
+                if crate::dialect::shows(crate::dialect::NOTICE) {
+                    print!("{}", report(c, 0, self.percentile));
+                }
+            }
+            Err(e) => self.failed = Some(e.to_string()),
+        }
     }
 
     fn on_tick(&mut self, t: &Tick) {

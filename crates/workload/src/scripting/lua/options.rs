@@ -59,16 +59,42 @@ struct Declared {
     help: String,
 }
 
+/// sysbench checks a script's option table in Lua, in its module `sysbench.cmdline.lua`; the
+/// same check runs here as a chunk of that name, so a bad table is refused with the words and
+/// the place sysbench's message has (`[string "sysbench.cmdline.lua"]:N: wrong table ...`).
+const CHECK_STRUCTURE: &str = r#"local options = ...
+for name, def in pairs(options) do
+  assert(type(name) == "string" and type(def) == "table",
+         "wrong table structure in sysbench.cmdline.options")
+end
+"#;
+
+fn check_structure(lua: &Lua, options: &Table) -> mlua::Result<()> {
+    let checked = lua
+        .load(CHECK_STRUCTURE)
+        .set_name("sysbench.cmdline.lua")
+        .call::<()>(options.clone());
+    checked.map_err(|e| {
+        let why = match e {
+            mlua::Error::RuntimeError(m) => m,
+            e => e.to_string(),
+        };
+        let why = why.lines().next().unwrap_or_default().to_string();
+        mlua::Error::runtime(format!(
+            "`sysbench.cmdline.read_cmdline_options' function failed: {why}"
+        ))
+    })
+}
+
 fn declared_options(lua: &Lua) -> mlua::Result<Vec<Declared>> {
     let Some(t) = declared(lua)? else {
         return Ok(Vec::new());
     };
+    check_structure(lua, &t)?;
     let mut out = Vec::new();
     for pair in t.pairs::<Value, Value>() {
         let (Value::String(name), Value::Table(spec)) = pair? else {
-            return Err(mlua::Error::runtime(
-                "`sysbench.cmdline.read_cmdline_options' function failed: wrong table structure in sysbench.cmdline.options",
-            ));
+            continue; // check_structure refused these
         };
         let name = name.to_str()?.to_string();
         let help: String = spec.get::<Option<String>>(1)?.unwrap_or_default();
