@@ -274,3 +274,40 @@ fn a_scripts_body_and_commands_run_in_lua_as_in_sysbench() {
         same_with(args, &files);
     }
 }
+
+/// A script whose option table sysbench's module refuses.
+const BAD_OPTIONS: &str = "sysbench.cmdline.options = {\n  {},\n}\nfunction help()\nend\n";
+
+#[test]
+fn a_bad_option_table_is_refused_in_sysbenchs_words() {
+    same_with(&["bad.lua", "help"], &[("bad.lua", BAD_OPTIONS)]);
+}
+
+#[test]
+fn validation_is_said_in_the_header_as_sysbench_says_it() {
+    same(&["cpu", "--validate", "--events=10", "run"]);
+    same(&["threads", "--validate=on", "--events=10", "run"]);
+}
+
+#[test]
+fn a_dry_run_of_sysbenchs_script_reports_checkpoints_as_sysbench() {
+    // No server: --mysql-dry-run answers every statement, so only the client runs. sysbench's
+    // stock script, as the cram test opt_report_checkpoints runs it.
+    same(&[
+        "/usr/share/sysbench/oltp_point_select.lua",
+        "--mysql-dry-run",
+        "--time=2",
+        "--events=0",
+        "--report-checkpoints=1",
+        "run",
+    ]);
+    same(&[
+        "oltp_read_only",
+        "--mysql-dry-run",
+        "--time=1",
+        "--events=0",
+        "--report-interval=1",
+        "--threads=2",
+        "run",
+    ]);
+}

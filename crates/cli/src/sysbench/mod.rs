@@ -106,7 +106,13 @@ fn check(args: &[String]) -> Result<Outcome, Stop> {
         }
         Some(t) => t,
     };
-    match resolve(test) {
+    let mut found = resolve(test);
+    if let Test::Workload(kind) = found {
+        if line.on("mysql-dry-run") {
+            found = Test::Script(dry_run_script(kind)?);
+        }
+    }
+    match found {
         Test::Builtin(name, opts) => builtin(&line, name, opts),
         Test::Workload(kind) => workload(&line, test, kind),
         Test::Script(path) => script(&line, path, None),
@@ -151,6 +157,19 @@ fn resolve(test: &str) -> Test {
     match test.parse::<WorkloadKind>() {
         Ok(kind) => Test::Workload(kind),
         Err(_) => Test::Missing,
+    }
+}
+
+/// `--mysql-dry-run` measures the client alone, the script's own work per event: so sysbench's
+/// script runs in Lua as sysbench would run it, its statements answered by nobody.
+fn dry_run_script(kind: WorkloadKind) -> Result<std::path::PathBuf, Stop> {
+    let path = std::path::Path::new(STOCK_SCRIPTS).join(format!("{kind}.lua"));
+    match path.is_file() {
+        true => Ok(path),
+        false => Err(Stop::Fatal(format!(
+            "--mysql-dry-run runs sysbench's own script for {kind}, and {} is not there: install sysbench's scripts (apt-get install sysbench), or run without --mysql-dry-run",
+            path.display()
+        ))),
     }
 }
 

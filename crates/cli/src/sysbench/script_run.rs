@@ -67,8 +67,13 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
             .collect(),
         ..RunSpec::default()
     };
-    let pids = given_pids(&script.sql.endpoint.iter().cloned().collect::<Vec<_>>());
-    let servers = Servers::Given(script.sql.endpoint.iter().cloned().collect(), pids);
+    // A dry run has no server: nothing to sample (a sampler would wait on one that is not there).
+    let endpoints: Vec<_> = match script.sql.dry_run {
+        true => Vec::new(),
+        false => script.sql.endpoint.iter().cloned().collect(),
+    };
+    let pids = given_pids(&endpoints);
+    let servers = Servers::Given(endpoints, pids);
     let mut printer = Printer {
         main: &main,
         interval: interval > 0,

@@ -67,6 +67,15 @@ impl Script {
             .rev()
             .find(|(n, _)| n == "verbosity")
             .is_some_and(|(_, v)| v.as_deref() == Some("0"));
+        // sysbench's --mysql-dry-run: statements succeed without a server (the client alone).
+        let dry_run = options
+            .iter()
+            .rev()
+            .find(|(n, _)| n == "mysql-dry-run")
+            .is_some_and(|(_, v)| {
+                v.as_deref()
+                    .is_none_or(|v| matches!(v, "on" | "true" | "1" | "yes"))
+            });
         Ok(Script {
             path,
             text: text.into(),
@@ -76,6 +85,7 @@ impl Script {
                 endpoint: endpoints.into_iter().next(),
                 ignore,
                 say_refusals: !silent,
+                dry_run,
             },
             rand,
             unique,

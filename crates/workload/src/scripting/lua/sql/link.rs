@@ -58,6 +58,10 @@ pub struct SqlOptions {
     /// Say a refused statement that is not ignorable as sysbench's driver does (its FATAL
     /// line, shown from --verbosity=1).
     pub say_refusals: bool,
+    /// sysbench's --mysql-dry-run: connect to nothing, and every statement succeeds at once
+    /// with no rows, counted as "other" as sysbench's driver counts it then. What is left is
+    /// the client's own cost per event.
+    pub dry_run: bool,
 }
 
 /// sysbench's driver's line for a statement refused with an error that is not ignorable.
@@ -81,6 +85,8 @@ pub(super) struct Link {
     /// The connection's result set, refilled by each statement (as sysbench's driver refills
     /// its connection's one): no allocation per statement on the hot path.
     pub(super) result: Results,
+    /// A dry-run connection (no server): open until disconnected.
+    pub(super) dry: bool,
 }
 
 /// What a method hands the Lua half: a value (`true`, or a statement; a result set is the
@@ -161,7 +167,21 @@ impl Link {
         })
     }
 
+    /// A dry run's statement: done, nothing back.
+    pub(super) fn dry_done(&mut self) {
+        counts::add(counts::OTHER, 0);
+        self.result.set(super::result::ResultSet {
+            nrows: 0,
+            nfields: 0,
+            rows: Vec::new().into_iter(),
+        });
+    }
+
     pub(super) fn reconnect(&mut self) -> mlua::Result<()> {
+        if self.dry {
+            counts::add(counts::RECONNECT, 0);
+            return Ok(());
+        }
         if let Some(old) = self.conn.take() {
             bakeoff_driver::complete(old.quit());
         }

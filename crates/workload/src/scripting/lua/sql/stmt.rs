@@ -68,6 +68,10 @@ impl StmtInner {
             .get()
             .ok_or_else(|| Failure::Api("attempt to execute a closed statement".into()))?;
         let mut link = self.link.borrow_mut();
+        if link.dry {
+            link.dry_done();
+            return Ok(());
+        }
         if link.generation != self.generation {
             return Err(Failure::Api(
                 "the statement was prepared on a connection since reconnected: prepare it again"
