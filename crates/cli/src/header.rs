@@ -37,15 +37,7 @@ fn print_header(p: &Printer<'_>, r: &RunSpec) {
     use crate::dialect::{notice, said};
     let sysbench = crate::dialect::is_sysbench();
     let seed = (p.seed_given || !sysbench).then_some(r.seed);
-    let head = output::run_options(&output::RunHeader {
-        threads: r.connections,
-        rate: r.rate,
-        warmup: r.warmup,
-        interval: p.interval.then_some(r.tick),
-        checkpoints: r.checkpoints.iter().map(Duration::as_secs).collect(),
-        validate: p.validate,
-        seed,
-    });
+    let head = output::run_options(&output::RunHeader::of(r, p.interval, p.validate, seed));
     let mut extras = vec![distribution_line(p.spec)];
     if !p.ignored.is_empty() {
         extras.push(ignored_line(p.spec, &p.ignored));

@@ -49,6 +49,26 @@ pub struct RunHeader {
     pub seed: Option<u64>,
 }
 
+impl RunHeader {
+    /// The header of an engine run: its options, and what the caller knows besides.
+    pub fn of(
+        r: &bakeoff_engine::RunSpec,
+        interval: bool,
+        validate: bool,
+        seed: Option<u64>,
+    ) -> Self {
+        RunHeader {
+            threads: r.connections,
+            rate: r.rate,
+            warmup: r.warmup,
+            interval: interval.then_some(r.tick),
+            checkpoints: r.checkpoints.iter().map(|d| d.as_secs()).collect(),
+            validate,
+            seed,
+        }
+    }
+}
+
 /// sysbench's run header: "Running the test with following options:" down to the seed line,
 /// in sysbench's order (print_run_mode).
 pub fn run_options(h: &RunHeader) -> String {

@@ -188,15 +188,13 @@ struct Printer<'a> {
 
 impl RunObserver for Printer<'_> {
     fn on_measuring(&mut self, run: &RunSpec) {
-        let head = output::run_options(&output::RunHeader {
-            threads: run.connections,
-            rate: run.rate,
-            warmup: run.warmup,
-            interval: self.interval.then_some(run.tick),
-            checkpoints: run.checkpoints.iter().map(Duration::as_secs).collect(),
-            validate: self.validate,
-            seed: self.seed_given.then_some(run.seed),
-        });
+        let seed = self.seed_given.then_some(run.seed);
+        let head = output::run_options(&output::RunHeader::of(
+            run,
+            self.interval,
+            self.validate,
+            seed,
+        ));
         notice!("{head}");
         notice!("{}", output::WORKERS_STARTING);
     }
