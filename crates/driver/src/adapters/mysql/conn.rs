@@ -42,6 +42,9 @@ pub struct Conn {
     connection_id: u32,
     /// MARIADB_CLIENT_CACHE_METADATA is in effect (see `mariadb_caps`).
     pub(super) cache_metadata: bool,
+    /// The parameter types the server holds for each statement (its id, `param_types`), from
+    /// its last execution: the next one with the same types sends values only.
+    types_held: Vec<(u32, u64)>,
 }
 
 impl Conn {
@@ -128,6 +131,7 @@ impl Conn {
             server_version: String::new(),
             connection_id: 0,
             cache_metadata: false,
+            types_held: Vec::new(),
         };
         conn.handshake(opts).await?;
         conn.farewell.armed = true;
@@ -290,11 +294,13 @@ impl Conn {
                     columns,
                     params,
                 })) => {
+                    // A statement id can come back after a close: nothing is held for it.
+                    self.types_held.retain(|&(id, _)| id != stmt_id);
                     return Ok(Stmt {
                         id: stmt_id,
                         params,
                         columns,
-                    })
+                    });
                 }
                 PrepareStep::Done(Err(e)) => return Err(DriverError::Server(e)),
             }
@@ -307,14 +313,26 @@ impl Conn {
         stmt: &Stmt,
         params: &[Param<'_>],
     ) -> Result<Outcome, DriverError> {
+        let types = command::param_types(params);
+        let held = types != 0 && self.types_held.contains(&(stmt.id, types));
         self.wbuf.clear();
-        command::execute(&mut self.wbuf, stmt.id, params);
+        command::execute(&mut self.wbuf, stmt.id, params, !held);
         self.send().await?;
-        self.read_outcome().await
+        let outcome = self.read_outcome().await;
+        // Types the server took (it answered) are held; after a refusal, send them again.
+        let took = matches!(outcome, Ok(Outcome::Rows(_) | Outcome::Ok(_)));
+        if held != took {
+            self.types_held.retain(|&(id, _)| id != stmt.id);
+            if took && types != 0 {
+                self.types_held.push((stmt.id, types));
+            }
+        }
+        outcome
     }
 
     /// Free a prepared statement (no response by protocol).
     pub async fn close_stmt(&mut self, stmt: &Stmt) -> Result<(), DriverError> {
+        self.types_held.retain(|&(id, _)| id != stmt.id);
         self.wbuf.clear();
         command::close(&mut self.wbuf, stmt.id);
         self.send().await
