@@ -46,7 +46,9 @@ Param.__index = Param
 -- Every method tail-calls it (`return refused(...)`), so level 2 is the method's caller: the
 -- script's line, or nothing under pcall, as sysbench's messages read.
 local function refused(con, query, errno, state, msg)
-  if errno == nil then error(msg, 2) end -- the API misused: no statement ran
+  -- The API misused, no statement ran: raised a level further out, as sysbench's check_error
+  -- raises its "SQL API error" (under pcall, the line of the pcall).
+  if errno == nil then error(msg, 3) end
   local e = {
     connection = con,
     query = query,
@@ -73,10 +75,26 @@ end
 
 function Driver:name() return "mysql" end
 
--- A connection's result set is one object, refilled by each of its statements (`rs`).
+-- A connection's result set is one object, refilled by each of its statements (`rs`): its
+-- counts read through to the Rust half, its methods here.
+local Result = { __tostring = function() return "<sql_result>" end }
+local result_methods = {}
+function Result.__index(rs, key)
+  local m = result_methods[key]
+  if m ~= nil then return m end
+  return rs.raw[key]
+end
+function result_methods.fetch_row(rs) return rs.raw:fetch_row() end
+-- Freeing an invalid result set fails as sysbench's assert does: the message alone.
+function result_methods.free(rs)
+  local why = rs.raw:free()
+  if why then error(why, 0) end
+end
+
 function Driver:connect()
   local con = raw.connect()
-  return setmetatable({ raw = con, rs = con:result() }, Connection)
+  return setmetatable({ raw = con, rs = setmetatable({ raw = con:result() }, Result) },
+    Connection)
 end
 
 function Connection:query(query)
@@ -93,7 +111,8 @@ end
 
 function Connection:prepare(query)
   local stmt, errno, state, msg = self.raw:prepare(query)
-  if stmt == nil then return refused(self, query, errno, state, msg) end
+  -- Not a tail call, as sysbench's prepare calls check_error: its levels count this frame.
+  if stmt == nil then refused(self, query, errno, state, msg) end
   return setmetatable({ raw = stmt, ptr = ffi.cast("void *", stmt:ptr()), con = self,
     query = query }, Statement)
 end
@@ -287,7 +306,8 @@ function db.prepare(query) return legacy:prepare(query) end
 function db.execute(stmt) return stmt:execute() end
 function db.close(stmt) return stmt:close() end
 function db.store_results(rs) return rs end
-function db.free_results(rs) if rs then rs:free() end end
+-- sysbench's C binding frees quietly whatever the result set's state (its driver may ALERT).
+function db.free_results(rs) if rs then pcall(rs.free, rs) end end
 
 -- 0.5's binding: a table of values; each later execute sends their current values.
 function db.bind_param(stmt, values)

@@ -10,6 +10,9 @@ use mlua::{Lua, Value};
 use super::result::Results;
 use crate::scripting::lua::counts;
 
+/// sysbench's error for a misuse of its SQL API (its driver said why in an ALERT or FATAL line).
+pub(super) const API_ERROR: &str = "SQL API error";
+
 /// What libmysqlclient says when the server goes away mid-statement (CR_SERVER_LOST).
 const SERVER_LOST: u16 = 2013;
 
@@ -67,10 +70,10 @@ pub struct SqlOptions {
 /// sysbench's driver's line for a statement refused with an error that is not ignorable.
 pub(super) fn say_refused(opts: &SqlOptions, function: &str, e: &ServerError, query: &str) {
     if opts.say_refusals && !opts.ignore.contains(e.code) {
-        println!(
+        super::say::log(format!(
             "FATAL: {function} returned error {} ({}) for query '{query}'",
             e.code, e.message
-        );
+        ));
     }
 }
 
@@ -144,10 +147,15 @@ pub(super) fn api_unit(r: mlua::Result<()>) -> mlua::Result<Option<String>> {
 }
 
 impl Link {
+    /// The open connection; once closed, sysbench's ALERT and its API error.
     pub(super) fn conn(&mut self) -> mlua::Result<&mut Conn> {
+        if self.conn.is_none() {
+            self.result
+                .alert("attempt to use an already closed connection");
+        }
         self.conn
             .as_mut()
-            .ok_or_else(|| mlua::Error::runtime("attempt to use an already closed connection"))
+            .ok_or_else(|| mlua::Error::runtime(API_ERROR))
     }
 
     /// The server lost or a socket error: as a server error with libmysqlclient's code, after
@@ -170,11 +178,7 @@ impl Link {
     /// A dry run's statement: done, nothing back.
     pub(super) fn dry_done(&mut self) {
         counts::add(counts::OTHER, 0);
-        self.result.set(super::result::ResultSet {
-            nrows: 0,
-            nfields: 0,
-            rows: Vec::new().into_iter(),
-        });
+        self.result.set(super::result::ResultSet::default());
     }
 
     pub(super) fn reconnect(&mut self) -> mlua::Result<()> {

@@ -15,6 +15,7 @@
 mod link;
 mod param;
 mod result;
+mod say;
 mod stmt;
 
 pub(super) use param::fast_functions as param_functions;
@@ -23,7 +24,7 @@ pub(super) use stmt::fast_functions as stmt_functions;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use bakeoff_driver::{Conn, DriverError, Outcome};
+use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome};
 use mlua::{Lua, UserData, UserDataMethods, Value};
 
 use super::counts;
@@ -43,26 +44,16 @@ pub(super) struct RawConn {
 /// Open a connection to the run's server.
 pub(super) fn connect(opts: &SqlOptions) -> mlua::Result<RawConn> {
     if opts.dry_run {
-        return Ok(RawConn {
-            link: Rc::new(RefCell::new(Link {
-                conn: None,
-                opts: opts.endpoint.clone().unwrap_or_else(|| {
-                    bakeoff_driver::ConnectOptions::new(
-                        bakeoff_driver::Endpoint::Tcp {
-                            host: "localhost".into(),
-                            port: 3306,
-                        },
-                        "sbtest",
-                        "",
-                    )
-                }),
-                bulk: None,
-                generation: 0,
-                result: Results::default(),
-                dry: true,
-            })),
-            opts: Rc::new(opts.clone()),
-        });
+        let nowhere = bakeoff_driver::ConnectOptions::new(
+            bakeoff_driver::Endpoint::Tcp {
+                host: "localhost".into(),
+                port: 3306,
+            },
+            "sbtest",
+            "",
+        );
+        let endpoint = opts.endpoint.clone().unwrap_or(nowhere);
+        return Ok(RawConn::new(None, endpoint, opts));
     }
     let Some(endpoint) = &opts.endpoint else {
         return Err(mlua::Error::runtime(
@@ -71,20 +62,25 @@ pub(super) fn connect(opts: &SqlOptions) -> mlua::Result<RawConn> {
     };
     let conn = Conn::connect_blocking(endpoint)
         .map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
-    Ok(RawConn {
-        link: Rc::new(RefCell::new(Link {
-            conn: Some(conn),
-            opts: endpoint.clone(),
-            bulk: None,
-            generation: 0,
-            result: Results::default(),
-            dry: false,
-        })),
-        opts: Rc::new(opts.clone()),
-    })
+    Ok(RawConn::new(Some(conn), endpoint.clone(), opts))
 }
 
 impl RawConn {
+    /// A connection to `endpoint`; none (`conn` None) is a dry run's.
+    fn new(conn: Option<Conn>, endpoint: ConnectOptions, opts: &SqlOptions) -> RawConn {
+        RawConn {
+            link: Rc::new(RefCell::new(Link {
+                dry: conn.is_none(),
+                conn,
+                opts: endpoint,
+                bulk: None,
+                generation: 0,
+                result: Results::new(opts.say_refusals),
+            })),
+            opts: Rc::new(opts.clone()),
+        }
+    }
+
     fn query(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
         let mut link = self.link.borrow_mut();
         if link.dry {
@@ -109,6 +105,7 @@ impl RawConn {
             nrows,
             nfields: answer.columns,
             rows: answer.rows.into_iter(),
+            is_set: matches!(answer.outcome, Outcome::Rows(_)),
         });
         Ok(reply(Value::Boolean(true)))
     }
@@ -125,7 +122,14 @@ impl RawConn {
         };
         let stmt = match prepared {
             Ok(s) => s,
-            Err(DriverError::Server(e)) => return refused(lua, &e),
+            Err(DriverError::Server(e)) => {
+                // sysbench's driver says why and its API raises its own error.
+                if self.opts.say_refusals {
+                    say::log("FATAL: mysql_stmt_prepare() failed".into());
+                    say::log(format!("FATAL: MySQL error: {} \"{}\"", e.code, e.message));
+                }
+                return Err(mlua::Error::runtime(link::API_ERROR));
+            }
             Err(e) => return refused(lua, &link.lost(e, &self.opts.ignore)?),
         };
         let generation = link.generation;
@@ -231,7 +235,7 @@ impl UserData for RawConn {
                 }
                 None => {
                     // sysbench only alerts: closing twice harms nothing.
-                    println!("ALERT: attempt to close an already closed connection");
+                    say::log("ALERT: attempt to close an already closed connection".into());
                     None
                 }
             })

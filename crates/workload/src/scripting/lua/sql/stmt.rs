@@ -102,6 +102,7 @@ impl StmtInner {
             }
         };
         count(&outcome);
+        let is_set = matches!(outcome, Outcome::Rows(_));
         let nrows = match outcome {
             Outcome::Err(e) => {
                 say_refused(&self.opts, "mysql_stmt_execute()", &e, &self.query);
@@ -114,6 +115,7 @@ impl StmtInner {
             nrows,
             nfields: stmt.columns as u32,
             rows: Vec::new().into_iter(),
+            is_set,
         });
         Ok(())
     }
