@@ -18,7 +18,6 @@
 //!
 //! What it must not do: print or exit. Ticks go to an [`Observer`]; the CLI prints.
 
-mod checkpoint;
 mod fixed;
 mod pacing;
 mod run;
@@ -30,7 +29,7 @@ use std::time::Duration;
 use bakeoff_telemetry::{Telemetry, Window, WindowSummary};
 use serde::{Deserialize, Serialize};
 
-pub use checkpoint::Checkpoint;
+pub use bakeoff_telemetry::Checkpoint;
 pub use fixed::{run_iterations, run_rounds, FixedWork, Iteration};
 pub use run::{run, run_sampled};
 
@@ -174,11 +173,7 @@ pub struct Tick {
 }
 
 /// Per-connection totals, for sysbench's "threads fairness".
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct ConnTotals {
-    pub events: u64,
-    pub latency_sum_ns: u64,
-}
+pub type ConnTotals = bakeoff_telemetry::Totals;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", content = "reason", rename_all = "snake_case")]

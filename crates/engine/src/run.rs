@@ -6,11 +6,10 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use bakeoff_telemetry::{Sampler, Window};
+use bakeoff_telemetry::{Checkpoints, Sampler, Window};
 use bakeoff_workload::Source;
 use tokio::sync::watch;
 
-use crate::checkpoint::Checkpoints;
 use crate::worker::{Recorder, Shared, Worker};
 use crate::{ConnTotals, EngineError, Observer, RunResult, RunSpec, RunStatus, Tick};
 

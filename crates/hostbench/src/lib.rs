@@ -17,4 +17,6 @@ pub mod memory;
 pub mod profile;
 pub mod runner;
 
-pub use runner::{run, ProbeResult, ProbeSpec, ProbeTick, ThreadTotals, Worker};
+pub use runner::{
+    run, ProbeObserver, ProbeResult, ProbeSpec, ProbeTick, Quiet, ThreadTotals, Worker,
+};

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::cpu::Cpu;
 use crate::fileio::{self, FileioSpec, Mode};
 use crate::memory::{Access, Block, Memory, Oper};
-use crate::runner::{run, ProbeResult, ProbeSpec, Worker};
+use crate::runner::{run, ProbeResult, ProbeSpec, Quiet, Worker};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -64,6 +64,7 @@ pub fn profile(
         tick: Duration::from_secs(1),
         percentile: 95.0,
         rate: None,
+        checkpoints: Vec::new(),
     };
     let per_sec = |r: &ProbeResult, n: f64| n / r.elapsed_seconds.max(1e-9);
     match probe {
@@ -71,7 +72,7 @@ pub fn profile(
             let w = (0..threads)
                 .map(|_| Box::new(Cpu { max_prime: 10_000 }) as Box<dyn Worker>)
                 .collect();
-            let r = run(&spec, w, interrupt, &mut |_| {});
+            let r = run(&spec, w, interrupt, &mut Quiet);
             Ok(Profiled {
                 figure: per_sec(&r, r.total.events as f64),
                 unit: "events/s",
@@ -92,7 +93,7 @@ pub fn profile(
                     }) as Box<dyn Worker>
                 })
                 .collect();
-            let r = run(&spec, w, interrupt, &mut |_| {});
+            let r = run(&spec, w, interrupt, &mut Quiet);
             Ok(Profiled {
                 figure: per_sec(&r, r.total.events as f64 * 1024.0 / 1_048_576.0),
                 unit: "MiB/s",
@@ -108,7 +109,7 @@ pub fn profile(
             );
             fileio::prepare(&fs, |_, _| {})?;
             let outcome = fileio::workers(&fs, threads, 1).map(|(w, c)| {
-                let r = run(&spec, w, interrupt, &mut |_| {});
+                let r = run(&spec, w, interrupt, &mut Quiet);
                 let ops = c.reads.load(Ordering::Relaxed) + c.writes.load(Ordering::Relaxed);
                 Profiled {
                     figure: per_sec(&r, ops as f64),

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use bakeoff_telemetry::{SbHistogram, Window, WindowSummary};
+use bakeoff_telemetry::{Checkpoint, Checkpoints, SbHistogram, Window, WindowSummary};
 use serde::Serialize;
 
 /// One thread's work. `event` runs one event, or returns Ok(false) without doing anything
@@ -29,6 +29,9 @@ pub struct ProbeSpec {
     /// Events per second, Poisson arrivals queued for the threads (sysbench's --rate); an
     /// event's latency then runs from its arrival. None: each thread runs events back to back.
     pub rate: Option<f64>,
+    /// sysbench's --report-checkpoints: times into the run at which the report since the
+    /// previous one is taken.
+    pub checkpoints: Vec<Duration>,
 }
 
 /// sysbench's event queue (MAX_QUEUE_LEN): arrivals the threads have not taken yet. A full
@@ -103,11 +106,8 @@ pub struct ProbeTick {
     pub window: WindowSummary,
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct ThreadTotals {
-    pub events: u64,
-    pub latency_sum_ns: u64,
-}
+/// One thread's events and latency sum, for sysbench's "threads fairness".
+pub type ThreadTotals = bakeoff_telemetry::Totals;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ProbeResult {
@@ -119,7 +119,36 @@ pub struct ProbeResult {
     pub failure: Option<String>,
     #[serde(skip)]
     pub histogram: SbHistogram,
+    /// The reports taken at --report-checkpoints.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<Checkpoint>,
+    /// After checkpoints: the stretch since the last one (sysbench's final report then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_checkpoint: Option<Checkpoint>,
 }
+
+impl ProbeResult {
+    /// What sysbench's final report covers: the run, or the stretch after the last checkpoint.
+    pub fn last_stretch(&self) -> Checkpoint {
+        self.after_checkpoint.clone().unwrap_or_else(|| Checkpoint {
+            t: self.elapsed_seconds,
+            seconds: self.elapsed_seconds,
+            total: self.total.clone(),
+            connections: self.threads.clone(),
+        })
+    }
+}
+
+/// What a probe's run tells as it goes.
+pub trait ProbeObserver {
+    fn on_tick(&mut self, _t: &ProbeTick) {}
+    fn on_checkpoint(&mut self, _c: &Checkpoint) {}
+}
+
+/// An observer that wants nothing (the study's host profile).
+pub struct Quiet;
+
+impl ProbeObserver for Quiet {}
 
 struct Shared {
     stop: AtomicBool,
@@ -140,7 +169,7 @@ pub fn run(
     spec: &ProbeSpec,
     workers: Vec<Box<dyn Worker>>,
     interrupt: &AtomicBool,
-    on_tick: &mut dyn FnMut(&ProbeTick),
+    observer: &mut dyn ProbeObserver,
 ) -> ProbeResult {
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
@@ -189,6 +218,7 @@ pub fn run(
     let mut total = Window::default();
     let mut tick = Window::default();
     let mut ticks = Vec::new();
+    let mut checkpoints = Checkpoints::new(&spec.checkpoints, start, spec.percentile);
     let (mut last, mut next) = (start, start + spec.tick);
     let mut interrupted = false;
     while running > 0 {
@@ -205,16 +235,22 @@ pub fn run(
         }
         let now = Instant::now();
         if now >= next && end.is_none_or(|e| next <= e) && !interrupted {
-            drain(&slots, &mut tick);
+            drain_kept(&slots, &mut tick, &mut checkpoints);
             let t = ProbeTick {
                 t: (now - start).as_secs_f64(),
                 window: tick.summary((now - last).as_secs_f64(), spec.percentile),
             };
-            on_tick(&t);
+            observer.on_tick(&t);
             ticks.push(t);
             total.add(&tick);
             tick.reset();
             (last, next) = (now, next + spec.tick);
+        }
+        let over = interrupted || end.is_some_and(|e| now >= e);
+        if running > 0 && !over && checkpoints.due(now - start) {
+            drain_kept(&slots, &mut tick, &mut checkpoints);
+            let c = checkpoints.take(now, start, totals_of(&slots));
+            observer.on_checkpoint(&c);
         }
     }
     for h in handles {
@@ -225,11 +261,9 @@ pub fn run(
         let _ = g.join();
     }
     let elapsed = start.elapsed();
-    drain(&slots, &mut total);
-    let threads = slots
-        .iter()
-        .map(|s| s.lock().map(|s| s.totals).unwrap_or_default())
-        .collect();
+    drain_kept(&slots, &mut total, &mut checkpoints);
+    let threads = totals_of(&slots);
+    let (checkpoints, after_checkpoint) = checkpoints.finish(start + elapsed, start, &threads);
     ProbeResult {
         elapsed_seconds: elapsed.as_secs_f64(),
         total: total.summary(elapsed.as_secs_f64(), spec.percentile),
@@ -238,7 +272,27 @@ pub fn run(
         interrupted,
         failure: shared.failure.get().cloned(),
         histogram: total.sb_histogram().clone(),
+        checkpoints,
+        after_checkpoint,
     }
+}
+
+fn totals_of(slots: &[Arc<Mutex<Slot>>]) -> Vec<ThreadTotals> {
+    slots
+        .iter()
+        .map(|s| s.lock().map(|s| s.totals).unwrap_or_default())
+        .collect()
+}
+
+/// [`drain`], also into the stretch since the last checkpoint when checkpoints are kept.
+fn drain_kept(slots: &[Arc<Mutex<Slot>>], into: &mut Window, cps: &mut Checkpoints) {
+    if !cps.kept() {
+        return drain(slots, into);
+    }
+    let mut fresh = Window::default();
+    drain(slots, &mut fresh);
+    into.add(&fresh);
+    cps.add(&fresh);
 }
 
 fn drain(slots: &[Arc<Mutex<Slot>>], into: &mut Window) {

@@ -1,15 +1,25 @@
 //! sysbench's `--report-checkpoints`: at each given second of the measured run, the full
 //! report of what happened since the last checkpoint, and its counters start from zero. The
 //! run's own total is kept whole (JSON and studies want all of it); what sysbench's final
-//! report would show after checkpoints is kept beside it.
+//! report would show after checkpoints is kept beside it. The engine's coordinator and the
+//! host probes' keep them alike.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use bakeoff_telemetry::{Window, WindowSummary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::ConnTotals;
+use crate::{Window, WindowSummary};
+
+/// One connection's (or probe thread's) events and their latency sum, for sysbench's
+/// "threads fairness".
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct Totals {
+    pub events: u64,
+    pub latency_sum_ns: u64,
+}
+
+type ConnTotals = Totals;
 
 /// The report of one stretch of a run between checkpoints.
 #[derive(Debug, Clone, Serialize)]
@@ -23,8 +33,8 @@ pub struct Checkpoint {
     pub connections: Vec<ConnTotals>,
 }
 
-/// What the coordinator keeps for checkpoints; inert when none were asked for.
-pub(crate) struct Checkpoints {
+/// What a coordinator keeps for checkpoints; inert when none were asked for.
+pub struct Checkpoints {
     due: VecDeque<Duration>,
     since: Window,
     base: Vec<ConnTotals>,
@@ -34,7 +44,7 @@ pub(crate) struct Checkpoints {
 }
 
 impl Checkpoints {
-    pub(crate) fn new(at: &[Duration], started: Instant, percentile: f64) -> Checkpoints {
+    pub fn new(at: &[Duration], started: Instant, percentile: f64) -> Checkpoints {
         let mut due: Vec<Duration> = at.to_vec();
         due.sort();
         due.dedup();
@@ -49,24 +59,24 @@ impl Checkpoints {
     }
 
     /// Whether anything is kept: drains then feed [`Checkpoints::add`].
-    pub(crate) fn kept(&self) -> bool {
+    pub fn kept(&self) -> bool {
         !self.due.is_empty() || !self.taken.is_empty()
     }
 
     /// The measured span starts now (a warmup ended): nothing before it counts.
-    pub(crate) fn restart(&mut self, at: Instant) {
+    pub fn restart(&mut self, at: Instant) {
         self.since.reset();
         self.base.clear();
         self.last = at;
     }
 
-    pub(crate) fn add(&mut self, w: &Window) {
+    pub fn add(&mut self, w: &Window) {
         self.since.add(w);
     }
 
     /// A checkpoint falls due `elapsed` into the measured run (ones already passed are skipped,
     /// as sysbench's checkpoint thread skips them).
-    pub(crate) fn due(&mut self, elapsed: Duration) -> bool {
+    pub fn due(&mut self, elapsed: Duration) -> bool {
         let mut due = false;
         while self.due.front().is_some_and(|&d| d <= elapsed) {
             self.due.pop_front();
@@ -77,12 +87,7 @@ impl Checkpoints {
 
     /// Close the stretch at `now` (everything recorded so far already added), and start the
     /// next from zero.
-    pub(crate) fn take(
-        &mut self,
-        now: Instant,
-        started: Instant,
-        conns: Vec<ConnTotals>,
-    ) -> Checkpoint {
+    pub fn take(&mut self, now: Instant, started: Instant, conns: Vec<ConnTotals>) -> Checkpoint {
         let c = self.stretch(now, started, &conns);
         self.since.reset();
         self.base = conns;
@@ -92,7 +97,7 @@ impl Checkpoints {
     }
 
     /// The checkpoints taken, and the stretch after the last (None when none was taken).
-    pub(crate) fn finish(
+    pub fn finish(
         self,
         now: Instant,
         started: Instant,

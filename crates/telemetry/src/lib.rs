@@ -15,10 +15,12 @@
 //! recording path locks, allocates per event, prints or knows about connections; only the
 //! sampler reads /proc and opens one connection of its own, once per tick.
 
+mod checkpoint;
 mod sampler;
 mod sbhist;
 mod window;
 
+pub use checkpoint::{Checkpoint, Checkpoints, Totals};
 pub use sampler::{
     own_cpu_seconds, read_process, several_nodes, HostSample, ProcReading, RemoteProcess,
     SampleTarget, Sampler, ServerSample, Telemetry,
