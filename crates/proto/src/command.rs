@@ -59,6 +59,7 @@ pub fn close(out: &mut Vec<u8>, stmt_id: u32) {
 
 /// The parameters' wire types as one number, for a connection to tell whether the server
 /// already holds them for a statement; 0 when there are too many to say (send them always).
+#[inline]
 pub fn param_types(params: &[Param<'_>]) -> u64 {
     if params.len() > 21 {
         return 0;

@@ -36,7 +36,9 @@ pub struct Checkpoint {
 /// What a coordinator keeps for checkpoints; inert when none were asked for.
 pub struct Checkpoints {
     due: VecDeque<Duration>,
-    since: Window,
+    /// What was recorded since the last checkpoint; none kept when no checkpoint was asked
+    /// for (a window's histograms are ~300 KB).
+    since: Option<Window>,
     base: Vec<ConnTotals>,
     last: Instant,
     taken: Vec<Checkpoint>,
@@ -48,9 +50,10 @@ impl Checkpoints {
         let mut due: Vec<Duration> = at.to_vec();
         due.sort();
         due.dedup();
+        let keep = !due.is_empty();
         Checkpoints {
             due: due.into(),
-            since: Window::default(),
+            since: keep.then(Window::default),
             base: Vec::new(),
             last: started,
             taken: Vec::new(),
@@ -65,13 +68,17 @@ impl Checkpoints {
 
     /// The measured span starts now (a warmup ended): nothing before it counts.
     pub fn restart(&mut self, at: Instant) {
-        self.since.reset();
+        if let Some(w) = &mut self.since {
+            w.reset();
+        }
         self.base.clear();
         self.last = at;
     }
 
     pub fn add(&mut self, w: &Window) {
-        self.since.add(w);
+        if let Some(since) = &mut self.since {
+            since.add(w);
+        }
     }
 
     /// A checkpoint falls due `elapsed` into the measured run (ones already passed are skipped,
@@ -89,7 +96,9 @@ impl Checkpoints {
     /// next from zero.
     pub fn take(&mut self, now: Instant, started: Instant, conns: Vec<ConnTotals>) -> Checkpoint {
         let c = self.stretch(now, started, &conns);
-        self.since.reset();
+        if let Some(w) = &mut self.since {
+            w.reset();
+        }
         self.base = conns;
         self.last = now;
         self.taken.push(c.clone());
@@ -124,7 +133,11 @@ impl Checkpoints {
         Checkpoint {
             t: (now - started).as_secs_f64(),
             seconds,
-            total: self.since.summary(seconds, self.percentile),
+            total: self
+                .since
+                .as_ref()
+                .map(|w| w.summary(seconds, self.percentile))
+                .unwrap_or_else(|| Window::default().summary(seconds, self.percentile)),
             connections,
         }
     }

@@ -42,10 +42,14 @@ pub struct Conn {
     connection_id: u32,
     /// MARIADB_CLIENT_CACHE_METADATA is in effect (see `mariadb_caps`).
     pub(super) cache_metadata: bool,
-    /// The parameter types the server holds for each statement (its id, `param_types`), from
-    /// its last execution: the next one with the same types sends values only.
-    types_held: Vec<(u32, u64)>,
+    /// The parameter types the server holds for each statement (`param_types`, 0 for none),
+    /// indexed by statement id: the next execution with the same types sends values only.
+    /// Ids count up from 1 per connection; past TYPES_HELD_IDS the types are always sent.
+    types_held: Vec<u64>,
 }
+
+/// Statement ids whose parameter types a connection keeps track of (a few KiB at most).
+const TYPES_HELD_IDS: usize = 1024;
 
 impl Conn {
     /// Connect and authenticate, bounded by `opts.connect_timeout`. A full listen queue is
@@ -295,7 +299,7 @@ impl Conn {
                     params,
                 })) => {
                     // A statement id can come back after a close: nothing is held for it.
-                    self.types_held.retain(|&(id, _)| id != stmt_id);
+                    self.forget_types(stmt_id);
                     return Ok(Stmt {
                         id: stmt_id,
                         params,
@@ -314,7 +318,7 @@ impl Conn {
         params: &[Param<'_>],
     ) -> Result<Outcome, DriverError> {
         let types = command::param_types(params);
-        let held = types != 0 && self.types_held.contains(&(stmt.id, types));
+        let held = types != 0 && self.types_held.get(stmt.id as usize) == Some(&types);
         self.wbuf.clear();
         command::execute(&mut self.wbuf, stmt.id, params, !held);
         self.send().await?;
@@ -322,17 +326,26 @@ impl Conn {
         // Types the server took (it answered) are held; after a refusal, send them again.
         let took = matches!(outcome, Ok(Outcome::Rows(_) | Outcome::Ok(_)));
         if held != took {
-            self.types_held.retain(|&(id, _)| id != stmt.id);
-            if took && types != 0 {
-                self.types_held.push((stmt.id, types));
+            let slot = stmt.id as usize;
+            if slot < TYPES_HELD_IDS {
+                if self.types_held.len() <= slot {
+                    self.types_held.resize(slot + 1, 0);
+                }
+                self.types_held[slot] = if took { types } else { 0 };
             }
         }
         outcome
     }
 
+    fn forget_types(&mut self, stmt_id: u32) {
+        if let Some(t) = self.types_held.get_mut(stmt_id as usize) {
+            *t = 0;
+        }
+    }
+
     /// Free a prepared statement (no response by protocol).
     pub async fn close_stmt(&mut self, stmt: &Stmt) -> Result<(), DriverError> {
-        self.types_held.retain(|&(id, _)| id != stmt.id);
+        self.forget_types(stmt.id);
         self.wbuf.clear();
         command::close(&mut self.wbuf, stmt.id);
         self.send().await
