@@ -251,6 +251,8 @@ fn coordinate(
         }
     }
     let elapsed = started.elapsed();
+    // What a checkpoint drained into a tick that never closed (the run ended first).
+    total.add(&tick);
     drain_kept(recorders, &mut total, &mut checkpoints);
     let summary = total.summary(elapsed.as_secs_f64(), spec.percentile);
     let telemetry = sampler.and_then(|s| s.total(elapsed.as_secs_f64(), summary.events));

@@ -261,6 +261,8 @@ pub fn run(
         let _ = g.join();
     }
     let elapsed = start.elapsed();
+    // What a checkpoint drained into a tick that never closed (the run ended first).
+    total.add(&tick);
     drain_kept(&slots, &mut total, &mut checkpoints);
     let threads = totals_of(&slots);
     let (checkpoints, after_checkpoint) = checkpoints.finish(start + elapsed, start, &threads);
@@ -368,4 +370,56 @@ fn thread_loop(
         let _ = shared.failure.set(e);
     }
     flush(&mut local, &mut totals);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Events of 5 ms each.
+    struct Sleepy;
+
+    impl Worker for Sleepy {
+        fn event(&mut self) -> Result<bool, String> {
+            std::thread::sleep(Duration::from_millis(5));
+            Ok(true)
+        }
+    }
+
+    #[derive(Default)]
+    struct Taken(Vec<Checkpoint>);
+
+    impl ProbeObserver for Taken {
+        fn on_checkpoint(&mut self, c: &Checkpoint) {
+            self.0.push(c.clone());
+        }
+    }
+
+    #[test]
+    fn a_run_that_ends_between_ticks_after_a_checkpoint_keeps_every_event() {
+        // 300 events of 5 ms: the run ends near 1.5 s, its 10 s tick never closes, and the
+        // checkpoint at 1 s drained part of the run into that tick.
+        let spec = ProbeSpec {
+            time: None,
+            events: Some(300),
+            tick: Duration::from_secs(10),
+            percentile: 95.0,
+            rate: None,
+            checkpoints: vec![Duration::from_secs(1)],
+        };
+        let mut taken = Taken::default();
+        let r = run(
+            &spec,
+            vec![Box::new(Sleepy)],
+            &AtomicBool::new(false),
+            &mut taken,
+        );
+        assert_eq!(r.total.events, 300, "the whole run's total");
+        assert_eq!(taken.0.len(), 1);
+        let after = r
+            .after_checkpoint
+            .expect("the stretch after the checkpoint");
+        assert_eq!(taken.0[0].total.events + after.total.events, 300);
+        assert!(taken.0[0].total.events > 0 && after.total.events > 0);
+    }
 }

@@ -61,9 +61,10 @@ impl Checkpoints {
         }
     }
 
-    /// Whether anything is kept: drains then feed [`Checkpoints::add`].
+    /// Whether anything is kept (checkpoints were asked for): drains then feed
+    /// [`Checkpoints::add`], the one just before a checkpoint is taken included.
     pub fn kept(&self) -> bool {
-        !self.due.is_empty() || !self.taken.is_empty()
+        self.since.is_some()
     }
 
     /// The measured span starts now (a warmup ended): nothing before it counts.
