@@ -116,17 +116,7 @@ pub const WORKERS_STARTING: &str = "\n\nInitializing worker threads...\n";
 /// sysbench's report at the end of a run: the whole run, or after --report-checkpoints the
 /// stretch since the last one (sysbench's counters start from zero at each).
 pub fn final_report(r: &RunResult, percentile: f64) -> String {
-    match &r.after_checkpoint {
-        Some(c) => checkpoint_report(c, r.unfinished_events, percentile),
-        None => sql_report(
-            &r.total,
-            r.elapsed_seconds,
-            r.elapsed_seconds,
-            r.unfinished_events,
-            percentile,
-            r.connections.iter().map(|c| (c.events, c.latency_sum_ns)),
-        ),
-    }
+    checkpoint_report(&r.last_stretch(), r.unfinished_events, percentile)
 }
 
 /// The report of a stretch between checkpoints: rates over the stretch, total time since the

@@ -211,6 +211,15 @@ pub struct RunResult {
     pub after_checkpoint: Option<Checkpoint>,
 }
 
+impl RunResult {
+    /// What sysbench's final report covers: the run, or the stretch after the last checkpoint.
+    pub fn last_stretch(&self) -> Checkpoint {
+        self.after_checkpoint.clone().unwrap_or_else(|| {
+            Checkpoint::whole(self.elapsed_seconds, &self.total, &self.connections)
+        })
+    }
+}
+
 /// Receives each tick as it closes (the CLI prints it; a study stores it).
 pub trait Observer {
     fn on_tick(&mut self, _tick: &Tick) {}

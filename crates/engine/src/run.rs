@@ -301,15 +301,9 @@ fn connections_of(recorders: &[Arc<Mutex<Recorder>>]) -> Vec<ConnTotals> {
     connections
 }
 
-/// [`drain`], also into the stretch since the last checkpoint when checkpoints are kept.
+/// [`drain`], through the checkpoints (which keep the stretch since the last one, if asked).
 fn drain_kept(recorders: &[Arc<Mutex<Recorder>>], into: &mut Window, cps: &mut Checkpoints) {
-    if !cps.kept() {
-        return drain(recorders, into);
-    }
-    let mut fresh = Window::default();
-    drain(recorders, &mut fresh);
-    into.add(&fresh);
-    cps.add(&fresh);
+    cps.collect(into, |w| drain(recorders, w));
 }
 
 fn drain(recorders: &[Arc<Mutex<Recorder>>], into: &mut Window) {

@@ -130,12 +130,9 @@ pub struct ProbeResult {
 impl ProbeResult {
     /// What sysbench's final report covers: the run, or the stretch after the last checkpoint.
     pub fn last_stretch(&self) -> Checkpoint {
-        self.after_checkpoint.clone().unwrap_or_else(|| Checkpoint {
-            t: self.elapsed_seconds,
-            seconds: self.elapsed_seconds,
-            total: self.total.clone(),
-            connections: self.threads.clone(),
-        })
+        self.after_checkpoint
+            .clone()
+            .unwrap_or_else(|| Checkpoint::whole(self.elapsed_seconds, &self.total, &self.threads))
     }
 }
 
@@ -286,15 +283,9 @@ fn totals_of(slots: &[Arc<Mutex<Slot>>]) -> Vec<ThreadTotals> {
         .collect()
 }
 
-/// [`drain`], also into the stretch since the last checkpoint when checkpoints are kept.
+/// [`drain`], through the checkpoints (which keep the stretch since the last one, if asked).
 fn drain_kept(slots: &[Arc<Mutex<Slot>>], into: &mut Window, cps: &mut Checkpoints) {
-    if !cps.kept() {
-        return drain(slots, into);
-    }
-    let mut fresh = Window::default();
-    drain(slots, &mut fresh);
-    into.add(&fresh);
-    cps.add(&fresh);
+    cps.collect(into, |w| drain(slots, w));
 }
 
 fn drain(slots: &[Arc<Mutex<Slot>>], into: &mut Window) {

@@ -33,12 +33,24 @@ pub struct Checkpoint {
     pub connections: Vec<ConnTotals>,
 }
 
+impl Checkpoint {
+    /// A whole run of `seconds` as one stretch (what a final report covers without checkpoints).
+    pub fn whole(seconds: f64, total: &WindowSummary, connections: &[Totals]) -> Checkpoint {
+        Checkpoint {
+            t: seconds,
+            seconds,
+            total: total.clone(),
+            connections: connections.to_vec(),
+        }
+    }
+}
+
 /// What a coordinator keeps for checkpoints; inert when none were asked for.
 pub struct Checkpoints {
     due: VecDeque<Duration>,
-    /// What was recorded since the last checkpoint; none kept when no checkpoint was asked
-    /// for (a window's histograms are ~300 KB).
-    since: Option<Window>,
+    /// What was recorded since the last checkpoint, and a window a drain lands in first;
+    /// neither kept when no checkpoint was asked for (a window's histograms are ~300 KB).
+    since: Option<(Window, Window)>,
     base: Vec<ConnTotals>,
     last: Instant,
     taken: Vec<Checkpoint>,
@@ -53,7 +65,7 @@ impl Checkpoints {
         let keep = !due.is_empty();
         Checkpoints {
             due: due.into(),
-            since: keep.then(Window::default),
+            since: keep.then(|| (Window::default(), Window::default())),
             base: Vec::new(),
             last: started,
             taken: Vec::new(),
@@ -61,25 +73,31 @@ impl Checkpoints {
         }
     }
 
-    /// Whether anything is kept (checkpoints were asked for): drains then feed
-    /// [`Checkpoints::add`], the one just before a checkpoint is taken included.
+    /// Whether checkpoints were asked for (then every drain also feeds the stretch).
     pub fn kept(&self) -> bool {
         self.since.is_some()
     }
 
+    /// Collect what `drain` hands over into `into` (a tick, the run's total), and into the
+    /// stretch since the last checkpoint when checkpoints were asked for: a coordinator's every
+    /// drain goes through here, the one just before a checkpoint is taken included.
+    pub fn collect(&mut self, into: &mut Window, drain: impl FnOnce(&mut Window)) {
+        let Some((since, fresh)) = &mut self.since else {
+            return drain(into);
+        };
+        drain(fresh);
+        into.add(fresh);
+        since.add(fresh);
+        fresh.reset();
+    }
+
     /// The measured span starts now (a warmup ended): nothing before it counts.
     pub fn restart(&mut self, at: Instant) {
-        if let Some(w) = &mut self.since {
+        if let Some((w, _)) = &mut self.since {
             w.reset();
         }
         self.base.clear();
         self.last = at;
-    }
-
-    pub fn add(&mut self, w: &Window) {
-        if let Some(since) = &mut self.since {
-            since.add(w);
-        }
     }
 
     /// A checkpoint falls due `elapsed` into the measured run (ones already passed are skipped,
@@ -97,7 +115,7 @@ impl Checkpoints {
     /// next from zero.
     pub fn take(&mut self, now: Instant, started: Instant, conns: Vec<ConnTotals>) -> Checkpoint {
         let c = self.stretch(now, started, &conns);
-        if let Some(w) = &mut self.since {
+        if let Some((w, _)) = &mut self.since {
             w.reset();
         }
         self.base = conns;
@@ -137,7 +155,7 @@ impl Checkpoints {
             total: self
                 .since
                 .as_ref()
-                .map(|w| w.summary(seconds, self.percentile))
+                .map(|(w, _)| w.summary(seconds, self.percentile))
                 .unwrap_or_else(|| Window::default().summary(seconds, self.percentile)),
             connections,
         }
@@ -161,7 +179,9 @@ mod tests {
         let mut w = Window::default();
         w.record_event(1_000_000);
         w.record_event(3_000_000);
-        cps.add(&w);
+        let mut tick = Window::default();
+        cps.collect(&mut tick, |into| into.add(&w));
+        assert_eq!(tick.events, 2, "the tick gets what the stretch gets");
         let conns = vec![ConnTotals {
             events: 2,
             latency_sum_ns: 4_000_000,
@@ -172,7 +192,7 @@ mod tests {
         assert_eq!(first.connections[0].events, 2);
         let mut w = Window::default();
         w.record_event(2_000_000);
-        cps.add(&w);
+        cps.collect(&mut tick, |into| into.add(&w));
         let later = vec![ConnTotals {
             events: 3,
             latency_sum_ns: 6_000_000,

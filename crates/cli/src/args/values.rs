@@ -46,7 +46,9 @@ pub fn parse_seconds(s: &str) -> Result<Seconds, String> {
         .filter(|v| !v.is_empty())
         .map(|v| {
             v.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
-                format!("'{v}' is not a number of seconds; write a list such as 10,20")
+                format!(
+                    "'{v}' is not a whole number of seconds above 0; write a list such as 10,20"
+                )
             })
         })
         .collect::<Result<Vec<_>, _>>()

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bakeoff_engine::{Checkpoint, Observer, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_engine::{Checkpoint, Observer, RunSpec, RunStatus, Tick};
 use bakeoff_study::lab::{given_pids, Servers};
 use bakeoff_study::measure::{measure_here, RunObserver};
 use bakeoff_telemetry::WindowSummary;
@@ -99,8 +99,7 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         print!("{}", output::histogram(&r.histogram));
     }
     // After checkpoints, sysbench's final report covers the stretch since the last one.
-    let whole = whole_run(r);
-    let last = r.after_checkpoint.as_ref().unwrap_or(&whole);
+    let last = &r.last_stretch();
     let hooked = main.report(&cumulative(last), true).map_err(lua_failed)?;
     if !hooked {
         notice!(
@@ -118,16 +117,6 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
             ExitCode::from(1)
         }
     })
-}
-
-/// The whole measured run as one stretch.
-fn whole_run(r: &RunResult) -> Checkpoint {
-    Checkpoint {
-        t: r.elapsed_seconds,
-        seconds: r.elapsed_seconds,
-        total: r.total.clone(),
-        connections: r.connections.clone(),
-    }
 }
 
 /// sysbench's report of a stretch of the run (all of it, or one between checkpoints). Its
