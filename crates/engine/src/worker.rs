@@ -8,7 +8,7 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bakeoff_telemetry::Window;
-use bakeoff_workload::{EventError, Events, Source, StmtCounts};
+use bakeoff_workload::{EventError, Events, Pace, Source, StmtCounts};
 use tokio::sync::{watch, Notify};
 
 use crate::pacing::Arrivals;
@@ -294,36 +294,31 @@ async fn next_start<S: Source>(w: &Worker<S>, queue: &Queue) -> Option<Instant> 
 
 /// One connection's loop. Latency runs from the intended start to the end of the event,
 /// restarts after ignorable errors and reconnects included (sysbench keeps the timer running
-/// across restarts too).
+/// across restarts too). A session with a loop of its own (a script's) runs it in closed loop
+/// on a thread of its own, with the same bookkeeping.
 async fn connection<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, mut s: S::Session, i: usize) {
     w.shared.running.fetch_add(1, Ordering::Relaxed);
-    let mut done = 0u64;
-    while let Some(intended) = next_start(&w, &queue).await {
-        if w.spec.events_per_connection.is_some_and(|n| done >= n) {
-            break;
-        }
-        done += 1;
-        if let Some(max) = w.spec.events {
-            if w.shared.events_started.fetch_add(1, Ordering::Relaxed) >= max {
-                break;
+    let mut books = Books::new(&w, i);
+    let own_loop = match w.blocking_io() {
+        true => s.run_events(&mut books),
+        false => None,
+    };
+    match own_loop {
+        Some(Err(e)) => w.shared.fail(format!("FATAL: {e}")),
+        Some(Ok(())) => {}
+        None => {
+            while let Some(intended) = next_start(&w, &queue).await {
+                if !books.begin_at(intended) {
+                    break;
+                }
+                let mut counts = StmtCounts::default();
+                let ok = event_with_restarts(&w, &mut s, &mut counts).await;
+                if !ok {
+                    books.abandon(&counts);
+                    break;
+                }
+                books.end(&counts);
             }
-        }
-        w.shared.in_flight.fetch_add(1, Ordering::Relaxed);
-        let mut counts = StmtCounts::default();
-        let ok = event_with_restarts(&w, &mut s, &mut counts).await;
-        let latency = intended.elapsed().as_nanos() as u64;
-        w.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-        if !ok {
-            record_statements(&w, counts);
-            break;
-        }
-        // One lock per event: the coordinator takes it once per tick, so it is uncontended.
-        if let Ok(mut r) = w.rec.lock() {
-            record_counts(&mut r.window, &counts);
-            r.window.record_event(latency);
-            let c = &mut r.conns[w.conn_base + i];
-            c.events += 1;
-            c.latency_sum_ns += latency;
         }
     }
     let mut c = StmtCounts::default();
@@ -336,6 +331,75 @@ async fn connection<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, mut s: S::Ses
     let time_up = matches!(w.shared.end.get(), Some(Some(end)) if Instant::now() >= *end);
     if !time_up {
         w.shared.running.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One connection's bookkeeping around its events: the budgets (--events, events per
+/// connection), the in-flight count, latency and the recorder.
+struct Books<'a, S: Source> {
+    w: &'a Worker<S>,
+    /// The connection's place in this thread's share of the recorder.
+    i: usize,
+    done: u64,
+    intended: Instant,
+}
+
+impl<'a, S: Source> Books<'a, S> {
+    fn new(w: &'a Worker<S>, i: usize) -> Self {
+        Books {
+            w,
+            i,
+            done: 0,
+            intended: Instant::now(),
+        }
+    }
+
+    /// An event intended to start at `intended` begins, if the budgets allow it.
+    fn begin_at(&mut self, intended: Instant) -> bool {
+        let (w, spec) = (self.w, &self.w.spec);
+        if spec.events_per_connection.is_some_and(|n| self.done >= n) {
+            return false;
+        }
+        self.done += 1;
+        if let Some(max) = spec.events {
+            if w.shared.events_started.fetch_add(1, Ordering::Relaxed) >= max {
+                return false;
+            }
+        }
+        w.shared.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.intended = intended;
+        true
+    }
+}
+
+impl<S: Source> Pace for Books<'_, S> {
+    /// Closed loop: the next event is intended now, unless the run is over.
+    fn begin(&mut self) -> bool {
+        let now = Instant::now();
+        !self.w.shared.over(now) && self.begin_at(now)
+    }
+
+    fn end(&mut self, c: &StmtCounts) {
+        let latency = self.intended.elapsed().as_nanos() as u64;
+        let w = self.w;
+        w.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        // One lock per event: the coordinator takes it once per tick, so it is uncontended.
+        if let Ok(mut r) = w.rec.lock() {
+            record_counts(&mut r.window, c);
+            r.window.record_event(latency);
+            let conn = &mut r.conns[w.conn_base + self.i];
+            conn.events += 1;
+            conn.latency_sum_ns += latency;
+        }
+    }
+
+    fn abandon(&mut self, c: &StmtCounts) {
+        self.w.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        record_statements(self.w, *c);
+    }
+
+    fn restart(&mut self) -> bool {
+        !self.w.shared.stop.load(Ordering::Relaxed)
     }
 }
 

@@ -76,10 +76,12 @@ fn a_script_error_stops_the_run_with_lua_s_message() {
         "fails",
         "function event() error('no such thing') end\n",
     ));
-    let r = run(s, &spec(1, 5), &AtomicBool::new(false), &mut Quiet).expect("run starts");
-    match &r.status {
-        RunStatus::Failed(why) => assert!(why.contains("no such thing"), "{why}"),
-        other => panic!("expected a failed run, got {other:?}"),
+    for spec in both_loops(1, 5) {
+        let r = run(s.clone(), &spec, &AtomicBool::new(false), &mut Quiet).expect("run starts");
+        match &r.status {
+            RunStatus::Failed(why) => assert!(why.contains("no such thing"), "{why}"),
+            other => panic!("rate {:?}: expected a failed run, got {other:?}", spec.rate),
+        }
     }
 }
 
@@ -109,12 +111,25 @@ function thread_done()
   con:query("DROP TABLE dup" .. sysbench.tid)
 end
 "#;
-    let s = Arc::new(script("restarts", text));
-    let r = run(s, &spec(1, 5), &AtomicBool::new(false), &mut Quiet).expect("run");
-    assert_eq!(r.status, RunStatus::Completed, "{:?}", r.status);
-    assert_eq!(r.total.events, 5);
-    assert_eq!(r.total.errors, 5);
-    assert_eq!(r.total.errors_by_code, vec![(1062, 5)]);
+    for spec in both_loops(1, 5) {
+        let s = Arc::new(script("restarts", text));
+        let r = run(s, &spec, &AtomicBool::new(false), &mut Quiet).expect("run");
+        let at = format!("rate {:?}", spec.rate);
+        assert_eq!(r.status, RunStatus::Completed, "{at}: {:?}", r.status);
+        assert_eq!(r.total.events, 5, "{at}");
+        assert_eq!(r.total.errors, 5, "{at}");
+        assert_eq!(r.total.errors_by_code, vec![(1062, 5)], "{at}");
+    }
+}
+
+/// A closed loop runs in Lua (the prelude's `__loop`); an open loop (--rate) enters each event
+/// from the engine. Both must count alike.
+fn both_loops(connections: u32, events: u64) -> [RunSpec; 2] {
+    let open = RunSpec {
+        rate: Some(2000.0),
+        ..spec(connections, events)
+    };
+    [spec(connections, events), open]
 }
 
 /// An event() that returns a value ends its thread's events, as in sysbench; that event is
@@ -123,10 +138,13 @@ end
 fn an_event_that_returns_a_value_ends_its_thread() {
     let _ = server();
     let text = "function event() n = (n or 0) + 1; if n == 3 then return true end end\n";
-    let s = Arc::new(script("returns", text));
-    let r = run(s, &spec(2, 1000), &AtomicBool::new(false), &mut Quiet).expect("run");
-    assert_eq!(r.status, RunStatus::Completed, "{:?}", r.status);
-    assert_eq!(r.total.events, 4, "two events on each of two threads");
+    for spec in both_loops(2, 1000) {
+        let s = Arc::new(script("returns", text));
+        let r = run(s, &spec, &AtomicBool::new(false), &mut Quiet).expect("run");
+        let at = format!("rate {:?}", spec.rate);
+        assert_eq!(r.status, RunStatus::Completed, "{at}: {:?}", r.status);
+        assert_eq!(r.total.events, 4, "{at}: two events on each of two threads");
+    }
 }
 
 /// Prepared statements with bound parameters of each kind, and result sets fetched row by row.

@@ -40,6 +40,30 @@ pub trait Events {
 
     /// End of the run (sysbench's thread_done): send what is still buffered, then leave.
     fn finish(self, c: &mut StmtCounts) -> impl Future<Output = Result<(), EventError>>;
+
+    /// Run the events in a loop of the session's own, calling `pace` around each, until
+    /// `pace` ends it: for a closed loop on a thread of its own. `None`: the session has no
+    /// loop of its own, and the engine calls [`event`](Events::event) for each event.
+    /// A script's loop is Lua code, so LuaJIT compiles it with the event into one trace, as
+    /// sysbench's `thread_run` loop is compiled; an event entered from Rust each time runs
+    /// partly interpreted.
+    fn run_events(&mut self, _pace: &mut dyn Pace) -> Option<Result<(), EventError>> {
+        None
+    }
+}
+
+/// The engine's bookkeeping around each event of a loop a session runs itself
+/// ([`Events::run_events`]). Called from compiled Lua through ffi: no method may panic.
+pub trait Pace {
+    /// Whether another event starts now; false when the run is over for this connection.
+    fn begin(&mut self) -> bool;
+    /// The event that began last ended, done: its statements are `c`.
+    fn end(&mut self, c: &StmtCounts);
+    /// The event that began last ended without being done (the script ended its thread, or
+    /// failed): its statements `c` still count.
+    fn abandon(&mut self, c: &StmtCounts);
+    /// The event restarts after an ignorable error; false when the run is stopping.
+    fn restart(&mut self) -> bool;
 }
 
 /// Statements by outcome, sysbench's way: a result set is a read, a statement that changed

@@ -6,6 +6,7 @@ use mlua::{Lua, Table, Value, Variadic};
 
 use std::sync::Arc;
 
+use super::event_loop;
 use super::options;
 use super::rand;
 use super::rand::RandOptions;
@@ -81,7 +82,8 @@ pub(super) fn install(lua: &Lua, script: &Env, tid: u32) -> mlua::Result<()> {
     let functions = rand::fast_functions()
         .into_iter()
         .chain(sql::param_functions())
-        .chain(sql::stmt_functions());
+        .chain(sql::stmt_functions())
+        .chain(event_loop::fast_functions());
     for (name, signature, address) in functions {
         let entry = lua.create_table()?;
         entry.raw_set(1, signature)?;

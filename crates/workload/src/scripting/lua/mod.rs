@@ -15,6 +15,7 @@
 mod api;
 mod counts;
 mod error;
+mod event_loop;
 mod options;
 mod rand;
 mod script;

@@ -256,18 +256,43 @@ end
 -- ---------------------------------------------------------------------------------------
 
 local RESTART = sysbench.error.RESTART_EVENT
+
+-- An event that failed: restart it (0) after the before_restart_event hook when the error is
+-- an ignorable one; anything else goes on up.
+local function restartable(err)
+  if type(err) ~= "table" or err.errcode ~= RESTART then error(err, 0) end
+  local hook = sysbench.hooks.before_restart_event
+  if hook then hook(err) end
+end
+
+-- The engine's closed loop, run here so that LuaJIT compiles it together with the script's
+-- event (event_loop.rs): the engine's bookkeeping is `pace`, reached through ffi. Returns 0
+-- when the engine ends it, 1 when an event began and was not done (the script ended its
+-- thread, or the run stopped while the event was restarting).
+function sysbench.__loop(tid, pace)
+  pace = ffi.cast("void *", pace)
+  local begin, done, again = C.event_begin, C.event_end, C.event_restart
+  while begin(pace) ~= 0 do
+    local ok, ret = pcall(event, tid)
+    while not ok do
+      restartable(ret)
+      if again(pace) == 0 then return 1 end
+      ok, ret = pcall(event, tid)
+    end
+    if ret then return 1 end
+    done(pace)
+  end
+  return 0
+end
+
 function sysbench.__event(tid)
   local ok, ret = pcall(event, tid)
   if ok then
     if ret then return 1 end
     return 0
   end
-  if type(ret) == "table" and ret.errcode == RESTART then
-    local hook = sysbench.hooks.before_restart_event
-    if hook then hook(ret) end
-    return 2
-  end
-  error(ret, 0)
+  restartable(ret)
+  return 2
 end
 
 -- ---------------------------------------------------------------------------------------

@@ -9,9 +9,10 @@ use mlua::{Function, Lua, Table};
 
 use super::counts;
 use super::error::{failed_in, message, ScriptError};
+use super::event_loop::{counted, Paced};
 use super::options;
 use super::script::Script;
-use crate::scripting::{EventError, Events, Source, StmtCounts};
+use crate::scripting::{EventError, Events, Pace, Source, StmtCounts};
 
 /// What a report hook is given (sysbench's sb_stat_t, as its Lua API hands it over).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -218,6 +219,29 @@ impl Events for Session {
             2 => Err(EventError::Restart),
             _ => Err(EventError::Ended),
         }
+    }
+
+    /// sysbench's loop (`sysbench.__loop`), for a script with an `event` function.
+    fn run_events(&mut self, pace: &mut dyn Pace) -> Option<Result<(), EventError>> {
+        let Step::Event(_) = self.step else {
+            return None;
+        };
+        let run = self
+            .lua
+            .globals()
+            .get::<Table>("sysbench")
+            .and_then(|s| s.get::<Function>("__loop"));
+        let mut paced = Paced { pace };
+        let r = run.and_then(|f| f.call::<i64>((self.tid, paced.address() as f64)));
+        // 1, or a failure: an event began and was not done; what it ran still counts.
+        let left = counted();
+        if !matches!(r, Ok(0)) {
+            paced.pace.abandon(&left);
+        }
+        Some(
+            r.map(|_| ())
+                .map_err(|e| EventError::Script(failed_in("thread_run", &e))),
+        )
     }
 
     async fn reconnect(&mut self) -> Result<(), DriverError> {
