@@ -204,23 +204,36 @@ fn clock_seed() -> u64 {
 /// The servers given on the command line, in sysbench's order: every socket, else every
 /// host x port pair (each new connection takes the next, round-robin). Empty: none given,
 /// so bakeoff runs its embedded server.
-fn given_servers(a: &LoadArgs) -> Vec<ConnectOptions> {
+fn given_servers(a: &LoadArgs) -> Result<Vec<ConnectOptions>> {
     let m = &a.mysql;
-    bakeoff_driver::endpoints(&m.mysql_socket, &m.mysql_host, &m.mysql_port)
+    let tls = crate::tls::options(
+        &m.mysql_ssl,
+        m.mysql_ssl_ca.as_deref(),
+        m.mysql_ssl_cert.as_deref(),
+        m.mysql_ssl_key.as_deref(),
+        m.mysql_ssl_cipher.as_deref(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    let endpoints = bakeoff_driver::endpoints(&m.mysql_socket, &m.mysql_host, &m.mysql_port);
+    if endpoints.is_empty() && tls.mode != bakeoff_driver::SslMode::Disabled {
+        bail!("--mysql-ssl={} is for a server you give (--mysql-host, --mysql-socket): the embedded server is reached over its unix socket, without TLS", m.mysql_ssl);
+    }
+    Ok(endpoints
         .into_iter()
         .map(|endpoint| {
             let mut o = ConnectOptions::new(endpoint, &m.mysql_user, "");
             o.password = m.mysql_password.clone();
             o.connect_timeout = Duration::from_secs(m.mysql_connect_timeout);
+            o.tls = tls.clone();
             o.with_database(&m.mysql_db)
         })
-        .collect()
+        .collect())
 }
 
 /// The server prepare, prewarm and cleanup work on: the first given. With a list (a cluster
 /// behind several addresses, as sysbench users pass them) the tables are made once.
-fn first_given(a: &LoadArgs, command: &str) -> Option<ConnectOptions> {
-    let all = given_servers(a);
+fn first_given(a: &LoadArgs, command: &str) -> Result<Option<ConnectOptions>> {
+    let all = given_servers(a)?;
     if all.len() > 1 {
         eprintln!(
             "note: {command} works on the first server given ({}); the run spreads its connections over all {}",
@@ -228,7 +241,7 @@ fn first_given(a: &LoadArgs, command: &str) -> Option<ConnectOptions> {
             all.len()
         );
     }
-    all.into_iter().next()
+    Ok(all.into_iter().next())
 }
 
 fn prepare_threads(a: &LoadArgs) -> u32 {
@@ -239,10 +252,10 @@ fn prepare_threads(a: &LoadArgs) -> u32 {
 
 pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
-    let Some(opts) = first_given(a, "prepare") else {
+    let Some(opts) = first_given(a, "prepare")? else {
         bail!("prepare needs a server that outlives this command: pass --mysql-socket or --mysql-host (`bakeoff run` without them prepares its embedded server itself)");
     };
-    let pids = given_pids(&given_servers(a));
+    let pids = given_pids(&given_servers(a)?);
     place_for_given_server(a, &pids)?;
     let json = a.general.format == Format::Json;
     let line = LoadLine::new();
@@ -272,16 +285,16 @@ pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
 
 pub fn prewarm(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
-    let Some(opts) = first_given(a, "prewarm") else {
+    let Some(opts) = first_given(a, "prewarm")? else {
         bail!("prewarm needs a server: pass --mysql-socket or --mysql-host (for the embedded server use `bakeoff run --prewarm`)");
     };
-    place_for_given_server(a, &given_pids(&given_servers(a)))?;
+    place_for_given_server(a, &given_pids(&given_servers(a)?))?;
     tables::prewarm(&opts, &tables_load(a, &spec, 0), &print_progress)?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
-    let Some(opts) = first_given(a, "cleanup") else {
+    let Some(opts) = first_given(a, "cleanup")? else {
         bail!("cleanup needs a server: pass --mysql-socket or --mysql-host (the embedded server is removed after each run)");
     };
     // sysbench's grammar drops the workload's tables as sysbench does; bakeoff's, the marked ones.
@@ -335,7 +348,7 @@ fn place_client(a: &LoadArgs, given_pids: &[Option<u32>]) -> Result<ClientPlacem
 
 pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
-    let given = given_servers(a);
+    let given = given_servers(a)?;
     let pids = given_pids(&given);
     let placement = place_client(a, &pids)?;
     let run_spec = run_spec(a, &placement)?;

@@ -68,10 +68,6 @@ const IGNORED: &[(&str, &str)] = &[
     ),
     ("db-debug", "bakeoff has no statement trace"),
     ("mysql-debug", "bakeoff has no client library trace"),
-    (
-        "mysql-ssl-cipher",
-        "only meaningful with --mysql-ssl=on, which bakeoff refuses",
-    ),
     ("pgsql-host", "bakeoff speaks MySQL/MariaDB"),
     ("pgsql-port", "bakeoff speaks MySQL/MariaDB"),
     ("pgsql-user", "bakeoff speaks MySQL/MariaDB"),
@@ -83,10 +79,6 @@ const IGNORED: &[(&str, &str)] = &[
 /// sysbench switches bakeoff accepts when off (their default) and refuses when on, because
 /// measuring without what they ask for would mislabel the numbers.
 const OFF_ONLY: &[(&str, &str)] = &[
-    (
-        "mysql-ssl",
-        "bakeoff does not speak TLS yet; measure without it, or use sysbench for TLS runs",
-    ),
     (
         "mysql-compression",
         "bakeoff does not compress the protocol yet; measure without it",

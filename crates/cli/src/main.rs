@@ -20,6 +20,7 @@ mod slap;
 mod study;
 mod sysbench;
 mod target;
+mod tls;
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;

@@ -29,6 +29,9 @@ pub enum DriverError {
         endpoint: String,
         source: ProtoError,
     },
+    /// TLS could not be set up: the options, the server's offer, or its certificate.
+    #[error("TLS with {endpoint} failed: {reason}")]
+    Tls { endpoint: String, reason: String },
     #[error("authentication as '{user}' failed: {reason}")]
     Auth { user: String, reason: String },
     /// An error answer to an admin call (connect, prepare, query_rows).

@@ -17,12 +17,12 @@ mod connection;
 mod error;
 mod options;
 
-pub use adapters::mysql::{reads_on_this_thread, somaxconn, Answer, Conn, Stmt};
+pub use adapters::mysql::{reads_on_this_thread, somaxconn, Answer, Conn, Stmt, TlsSession};
 pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
-pub use options::{endpoints, ConnectOptions, Endpoint, Secret};
+pub use options::{endpoints, ConnectOptions, Endpoint, Secret, SslMode, Tls};
 
 /// Drive a call on a blocking connection ([`Conn::connect_blocking`], or one made blocking) to
 /// its end without a runtime: its socket waits inside the call, so the future is ready when

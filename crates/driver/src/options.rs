@@ -75,6 +75,72 @@ pub struct ConnectOptions {
     pub password: Secret,
     pub database: Option<String>,
     pub connect_timeout: Duration,
+    /// TLS: none unless asked for (sysbench's default, and the embedded server's socket).
+    pub tls: Tls,
+}
+
+/// The MySQL client's `--ssl-mode`s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SslMode {
+    /// Plain connections.
+    #[default]
+    Disabled,
+    /// TLS when the server offers it, plain otherwise; the certificate is not checked.
+    Preferred,
+    /// TLS or no connection; the certificate is not checked (the MySQL client's meaning).
+    Required,
+    /// TLS with a certificate signed by the given CA, whatever names it has.
+    VerifyCa,
+    /// As VerifyCa, and the certificate must name the host connected to.
+    VerifyIdentity,
+}
+
+impl SslMode {
+    /// The MySQL client's names, any case, and sysbench 1.0.20's on/off (on: REQUIRED).
+    pub fn parse(v: &str) -> Option<SslMode> {
+        Some(match v.to_ascii_uppercase().replace('-', "_").as_str() {
+            "DISABLED" | "OFF" | "0" | "FALSE" => SslMode::Disabled,
+            "PREFERRED" => SslMode::Preferred,
+            "REQUIRED" | "ON" | "1" | "TRUE" => SslMode::Required,
+            "VERIFY_CA" => SslMode::VerifyCa,
+            "VERIFY_IDENTITY" => SslMode::VerifyIdentity,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SslMode::Disabled => "DISABLED",
+            SslMode::Preferred => "PREFERRED",
+            SslMode::Required => "REQUIRED",
+            SslMode::VerifyCa => "VERIFY_CA",
+            SslMode::VerifyIdentity => "VERIFY_IDENTITY",
+        }
+    }
+}
+
+/// TLS for a connection: the mode, the CA that signs the server's certificate, the client's
+/// own certificate and key (for accounts that `REQUIRE X509`), and the cipher suites allowed
+/// (OpenSSL's or IANA's names, `:`-separated).
+#[derive(Debug, Clone, Default)]
+pub struct Tls {
+    pub mode: SslMode,
+    pub ca: Option<PathBuf>,
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    pub cipher: Option<String>,
+    /// The client configuration made from the above, once for every connection that shares
+    /// these options (reading and parsing the files per connect would cost a storm of them).
+    pub(crate) config: crate::adapters::mysql::tls::ConfigCache,
+}
+
+impl Tls {
+    pub fn new(mode: SslMode) -> Tls {
+        Tls {
+            mode,
+            ..Tls::default()
+        }
+    }
 }
 
 impl ConnectOptions {
@@ -85,6 +151,7 @@ impl ConnectOptions {
             password: Secret::new(password),
             database: None,
             connect_timeout: Duration::from_secs(10),
+            tls: Tls::default(),
         }
     }
 

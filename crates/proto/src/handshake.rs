@@ -96,6 +96,16 @@ pub struct HandshakeResponse<'a> {
 pub const CHARSET_UTF8MB4: u8 = 45;
 
 impl HandshakeResponse<'_> {
+    /// SSLRequest: the response's fixed head alone (capabilities with CLIENT_SSL, max packet,
+    /// character set, filler), after which the client starts TLS.
+    pub fn ssl_request(capabilities: u32, mariadb_caps: u32, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(capabilities | caps::SSL).to_le_bytes());
+        out.extend_from_slice(&(16u32 << 20).to_le_bytes());
+        out.push(CHARSET_UTF8MB4);
+        out.extend_from_slice(&[0u8; 19]);
+        out.extend_from_slice(&mariadb_caps.to_le_bytes());
+    }
+
     /// The payload (no frame header).
     pub fn encode(&self, out: &mut Vec<u8>) {
         let mut capabilities = self.capabilities;

@@ -39,6 +39,8 @@ pub mod caps {
     pub const CONNECT_WITH_DB: u32 = 8;
     pub const LOCAL_FILES: u32 = 0x80;
     pub const PROTOCOL_41: u32 = 0x200;
+    /// CLIENT_SSL: the server offers TLS; the client asks for it (SSLRequest).
+    pub const SSL: u32 = 0x800;
     pub const TRANSACTIONS: u32 = 0x2000;
     pub const SECURE_CONNECTION: u32 = 0x8000;
     pub const MULTI_STATEMENTS: u32 = 0x1_0000;

@@ -508,6 +508,26 @@ pub struct MysqlArgs {
     /// auto = server-side prepared statements; disable = values substituted into text.
     #[arg(long, default_value = "auto", value_parser = ["auto", "disable"])]
     pub db_ps_mode: String,
+    /// TLS on every connection: DISABLED, PREFERRED (TLS when the server offers it), REQUIRED,
+    /// VERIFY_CA (the certificate signed by --mysql-ssl-ca) or VERIFY_IDENTITY (and naming the
+    /// host): the MySQL client's --ssl-mode. sysbench 1.0.20's `on` is REQUIRED with its files
+    /// from the working directory (cacert.pem, client-cert.pem, client-key.pem) unless the
+    /// options below name others; `off` is DISABLED.
+    #[arg(long, default_value = "off", value_parser = crate::tls::parse_mode, value_name = "MODE")]
+    pub mysql_ssl: String,
+    /// The CA certificate (PEM) that signs the server's certificate.
+    #[arg(long, value_name = "FILE")]
+    pub mysql_ssl_ca: Option<std::path::PathBuf>,
+    /// The client's certificate (PEM), for accounts that REQUIRE X509.
+    #[arg(long, value_name = "FILE")]
+    pub mysql_ssl_cert: Option<std::path::PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub mysql_ssl_key: Option<std::path::PathBuf>,
+    /// Cipher suites allowed, `:`-separated, by OpenSSL's names (ECDHE-RSA-AES128-GCM-SHA256)
+    /// or IANA's (TLS_AES_128_GCM_SHA256).
+    #[arg(long, value_name = "LIST")]
+    pub mysql_ssl_cipher: Option<String>,
 }
 
 #[cfg(test)]

@@ -188,7 +188,7 @@ fn script(line: &Line, path: std::path::PathBuf, text: Option<String>) -> Result
         .iter()
         .map(|g| (g.name.clone(), g.value.clone()))
         .collect();
-    let script = Script::new(path, text, options, line.command.clone(), endpoints(line))
+    let script = Script::new(path, text, options, line.command.clone(), endpoints(line)?)
         .map_err(Stop::Fatal)?;
     let general = |n: &str| schema::global().any(|o| o.0 == n) || crate::legacy::known(n);
     let failed = |e: ScriptError| match e {
@@ -227,7 +227,7 @@ fn script(line: &Line, path: std::path::PathBuf, text: Option<String>) -> Result
 }
 
 /// The servers the line names, with sysbench's defaults (user and database sbtest).
-fn endpoints(line: &Line) -> Vec<bakeoff_driver::ConnectOptions> {
+fn endpoints(line: &Line) -> Result<Vec<bakeoff_driver::ConnectOptions>, Stop> {
     use bakeoff_driver::ConnectOptions;
     let list = |name: &str, default: &str| -> Vec<String> {
         line.value(name)
@@ -253,10 +253,27 @@ fn endpoints(line: &Line) -> Vec<bakeoff_driver::ConnectOptions> {
         .or_else(|| std::env::var("BAKEOFF_MYSQL_PASSWORD").ok())
         .unwrap_or_default();
     let db = line.value("mysql-db").unwrap_or("sbtest");
-    endpoints
+    let path = |name: &str| line.value(name).map(std::path::Path::new);
+    let tls = crate::tls::options(
+        if line.on("mysql-ssl") {
+            "on"
+        } else {
+            line.value("mysql-ssl").unwrap_or("off")
+        },
+        path("mysql-ssl-ca"),
+        path("mysql-ssl-cert"),
+        path("mysql-ssl-key"),
+        line.value("mysql-ssl-cipher"),
+    )
+    .map_err(Stop::Fatal)?;
+    Ok(endpoints
         .into_iter()
-        .map(|e| ConnectOptions::new(e, user, &password).with_database(db))
-        .collect()
+        .map(|e| {
+            let mut o = ConnectOptions::new(e, user, &password).with_database(db);
+            o.tls = tls.clone();
+            o
+        })
+        .collect())
 }
 
 /// cpu, memory, fileio, threads, mutex.

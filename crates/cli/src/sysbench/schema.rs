@@ -137,6 +137,20 @@ pub(crate) const MYSQL: &[Opt] = &[
         Some("off"),
         "use SSL connections, if available in the client library",
     ),
+    // sysbench 1.1's, beside 1.0.20's switch (which also takes the MySQL client's modes).
+    ("mysql-ssl-ca", Str, None, "CA file for SSL connections"),
+    (
+        "mysql-ssl-cert",
+        Str,
+        None,
+        "client certificate file for SSL connections",
+    ),
+    (
+        "mysql-ssl-key",
+        Str,
+        None,
+        "client private key file for SSL connections",
+    ),
     (
         "mysql-ssl-cipher",
         Str,

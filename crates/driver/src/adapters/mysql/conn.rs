@@ -8,8 +8,9 @@ use bakeoff_proto::{
 };
 
 use super::retry::{self, Backoff};
-use super::stream::Stream;
-use crate::{ConnectOptions, DriverError};
+use super::tls::TlsSession;
+use super::transport::Stream;
+use crate::{ConnectOptions, DriverError, SslMode};
 
 const INITIAL_READ_BUF: usize = 16 * 1024;
 
@@ -23,9 +24,8 @@ pub struct Stmt {
 
 /// One open connection. Not shareable: one statement in flight at a time, as the protocol has.
 pub struct Conn {
-    /// Declared before `stream`: fields drop in order, so the goodbye goes out before the
-    /// socket closes.
-    farewell: Farewell,
+    /// Whether a drop says goodbye (see `Drop for Conn`).
+    farewell: bool,
     stream: Stream,
     endpoint: String,
     /// Bytes read from the socket: `rbuf[start..end]` is not consumed yet; the packet handed
@@ -119,10 +119,7 @@ impl Conn {
         endpoint: &str,
     ) -> Result<Conn, DriverError> {
         let mut conn = Conn {
-            farewell: Farewell {
-                fd: stream.raw_fd(),
-                armed: false,
-            },
+            farewell: false,
             stream,
             endpoint: endpoint.to_string(),
             rbuf: vec![0; INITIAL_READ_BUF],
@@ -138,7 +135,7 @@ impl Conn {
             types_held: Vec::new(),
         };
         conn.handshake(opts).await?;
-        conn.farewell.armed = true;
+        conn.farewell = true;
         Ok(conn)
     }
 
@@ -162,8 +159,17 @@ impl Conn {
         let mut payload = Vec::with_capacity(128);
         let mariadb_caps = hs.mariadb_caps & mariadb_caps::CLIENT;
         self.cache_metadata = mariadb_caps & mariadb_caps::CACHE_METADATA != 0;
+        let mut capabilities = caps::CLIENT & hs.capabilities | caps::PROTOCOL_41;
+        if opts.database.is_some() {
+            // Also in the SSLRequest: the server keeps the flags of the first of the two.
+            capabilities |= caps::CONNECT_WITH_DB;
+        }
+        if self.tls_wanted(opts, &hs)? {
+            capabilities |= caps::SSL;
+            self.start_tls(opts, capabilities, mariadb_caps).await?;
+        }
         HandshakeResponse {
-            capabilities: caps::CLIENT & hs.capabilities | caps::PROTOCOL_41,
+            capabilities,
             mariadb_caps,
             user: &opts.user,
             auth_response: &scramble,
@@ -173,6 +179,56 @@ impl Conn {
         .encode(&mut payload);
         self.send_payload(&payload, "handshake").await?;
         self.finish_auth(opts, &plugin).await
+    }
+
+    /// Whether to ask for TLS: as the mode says, if the server offers it; a mode that
+    /// requires it fails on a server that does not.
+    fn tls_wanted(&self, opts: &ConnectOptions, hs: &Handshake) -> Result<bool, DriverError> {
+        let mode = opts.tls.mode;
+        let offered = hs.capabilities & caps::SSL != 0;
+        if mode >= SslMode::Required && !offered {
+            return Err(self.tls_failed(format!(
+                "--mysql-ssl={} needs TLS, and the server does not offer it (its have_ssl is not YES: it was started without ssl-cert and ssl-key)",
+                mode.name()
+            )));
+        }
+        Ok(mode != SslMode::Disabled && offered)
+    }
+
+    /// SSLRequest (the first 32 bytes of the handshake response, CLIENT_SSL set), then the
+    /// TLS handshake; the handshake response follows over TLS.
+    async fn start_tls(
+        &mut self,
+        opts: &ConnectOptions,
+        capabilities: u32,
+        mariadb_caps: u32,
+    ) -> Result<(), DriverError> {
+        let config = opts.tls.client_config().map_err(|e| self.tls_failed(e))?;
+        let host = match &opts.endpoint {
+            crate::Endpoint::Tcp { host, .. } => host.clone(),
+            crate::Endpoint::Unix(_) => "localhost".to_string(),
+        };
+        let name = rustls::pki_types::ServerName::try_from(host.clone())
+            .map_err(|_| self.tls_failed(format!("'{host}' is not a host name TLS can check")))?;
+        let mut request = Vec::with_capacity(32);
+        HandshakeResponse::ssl_request(capabilities, mariadb_caps, &mut request);
+        self.send_payload(&request, "TLS request").await?;
+        self.stream
+            .start_tls(config, name)
+            .await
+            .map_err(|e| self.tls_failed(e))
+    }
+
+    fn tls_failed(&self, reason: String) -> DriverError {
+        DriverError::Tls {
+            endpoint: self.endpoint.clone(),
+            reason,
+        }
+    }
+
+    /// The TLS version and cipher this connection agreed on; None when it is plain.
+    pub fn tls(&self) -> Option<TlsSession> {
+        self.stream.tls_session()
     }
 
     /// Follow the server through auth switches and caching_sha2's extra round trips.
@@ -203,8 +259,9 @@ impl Conn {
                 }
                 Some(0x01) if plugin == auth::CACHING_SHA2 => match p.get(1) {
                     Some(3) => continue, // fast auth succeeded; OK follows
-                    Some(4) if self.stream.is_unix() => {
-                        // Full authentication: a unix socket counts as a secure transport.
+                    Some(4) if self.stream.is_unix() || self.tls().is_some() => {
+                        // Full authentication: the password itself, over a transport that
+                        // is secure (TLS, or a unix socket, which the server counts as such).
                         let mut pw = password.clone();
                         pw.push(0);
                         self.send_payload(&pw, "authentication").await?;
@@ -212,7 +269,7 @@ impl Conn {
                     _ => {
                         return Err(DriverError::Auth {
                             user,
-                            reason: "caching_sha2_password needs full authentication, which bakeoff does over a unix socket only; connect with --mysql-socket, or log in once with the mysql client to fill the server's cache".into(),
+                            reason: "caching_sha2_password needs full authentication, which bakeoff does over TLS or a unix socket; connect with --mysql-ssl=REQUIRED (or a stricter mode) or --mysql-socket".into(),
                         })
                     }
                 },
@@ -230,8 +287,8 @@ impl Conn {
     /// Switch to blocking socket I/O, for a thread that drives this one connection and
     /// nothing else (see `stream.rs`).
     pub fn into_blocking(mut self) -> Result<Conn, DriverError> {
-        let stream = self.stream;
-        self.stream = stream.into_blocking().map_err(|source| DriverError::Io {
+        let r = self.stream.make_blocking();
+        r.map_err(|source| DriverError::Io {
             endpoint: self.endpoint.clone(),
             op: "switching to blocking I/O",
             source,
@@ -371,7 +428,7 @@ impl Conn {
         self.wbuf.clear();
         command::quit(&mut self.wbuf);
         let _ = self.send().await;
-        self.farewell.armed = false;
+        self.farewell = false;
     }
 
     /// `LOAD DATA LOCAL INFILE ...` with `data` as the file's contents, whatever name the
@@ -433,9 +490,9 @@ impl Conn {
     /// Write `wbuf` whole. A connection dropped halfway through (its future cancelled) must
     /// not say goodbye: the bytes would land inside the unfinished packet.
     async fn write_wbuf(&mut self) -> std::io::Result<()> {
-        let armed = std::mem::replace(&mut self.farewell.armed, false);
+        let armed = std::mem::replace(&mut self.farewell, false);
         let r = self.stream.write_all(&self.wbuf).await;
-        self.farewell.armed = armed && r.is_ok();
+        self.farewell = armed && r.is_ok();
         r
     }
 
@@ -575,19 +632,14 @@ fn jitter_seed(endpoint: &str) -> u64 {
 /// A connection dropped between statements without `quit` (a failed run, Ctrl-C, an error in
 /// one of prepare's loaders) still sends COM_QUIT, so the server counts no aborted client and
 /// logs no "Aborted connection" warning: counters and logs that DBAs watch. Best effort: one
-/// non-blocking send of five bytes, armed only while the connection is authenticated and no
-/// packet is half written.
-struct Farewell {
-    fd: std::os::fd::RawFd,
-    armed: bool,
-}
-
-impl Drop for Farewell {
+/// non-blocking send of five bytes (a TLS record over TLS), only while the connection is
+/// authenticated and no packet is half written.
+impl Drop for Conn {
     fn drop(&mut self) {
-        if self.armed {
+        if self.farewell {
             let mut quit = Vec::with_capacity(5);
             command::quit(&mut quit);
-            super::stream::send_now(self.fd, &quit);
+            self.stream.send_now(&quit);
         }
     }
 }

@@ -5,11 +5,14 @@ mod conn;
 mod retry;
 mod rows;
 mod stream;
+pub(crate) mod tls;
+mod transport;
 
 pub use conn::{Conn, Stmt};
 pub use retry::somaxconn;
 pub use rows::Answer;
 pub use stream::reads_on_this_thread;
+pub use tls::TlsSession;
 
 use crate::{ConnectOptions, Connection, DriverError, Outcome, Param};
 

@@ -24,25 +24,31 @@ use crate::Endpoint;
 /// readability only that wakeup is gone from the profile and the threads sleep 0.56 times per
 /// query. A write that would block waits through a duplicate descriptor registered for
 /// writability for just that wait (see `writable`).
-pub enum Stream {
+pub enum Plain {
     Tcp(AsyncFd<std::net::TcpStream>),
     Unix(AsyncFd<std::os::unix::net::UnixStream>),
     BlockingTcp(std::net::TcpStream),
     BlockingUnix(std::os::unix::net::UnixStream),
+    /// Only while a TLS stream's socket changes kind (transport.rs): never read or written.
+    Detached,
 }
 
-impl Stream {
-    pub async fn connect(endpoint: &Endpoint) -> io::Result<Stream> {
+fn detached() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "the connection was closed")
+}
+
+impl Plain {
+    pub async fn connect(endpoint: &Endpoint) -> io::Result<Plain> {
         match endpoint {
             Endpoint::Tcp { host, port } => {
                 let s = TcpStream::connect((host.as_str(), *port)).await?;
                 // One statement per round trip: Nagle would add up to 40 ms per statement.
                 s.set_nodelay(true)?;
-                Ok(Stream::Tcp(readable_only(s.into_std()?)?))
+                Ok(Plain::Tcp(readable_only(s.into_std()?)?))
             }
             Endpoint::Unix(path) => {
                 let s = UnixStream::connect(path).await?;
-                Ok(Stream::Unix(readable_only(s.into_std()?)?))
+                Ok(Plain::Unix(readable_only(s.into_std()?)?))
             }
         }
     }
@@ -54,7 +60,7 @@ impl Stream {
     pub fn connect_blocking(
         endpoint: &Endpoint,
         timeout: std::time::Duration,
-    ) -> io::Result<Stream> {
+    ) -> io::Result<Plain> {
         match endpoint {
             Endpoint::Tcp { host, port } => {
                 use std::net::ToSocketAddrs;
@@ -64,7 +70,7 @@ impl Stream {
                         Ok(s) => {
                             s.set_nodelay(true)?;
                             s.set_nonblocking(true)?;
-                            return Ok(Stream::BlockingTcp(s));
+                            return Ok(Plain::BlockingTcp(s));
                         }
                         Err(e) => last = e,
                     }
@@ -74,49 +80,52 @@ impl Stream {
             Endpoint::Unix(path) => {
                 let s = std::os::unix::net::UnixStream::connect(path)?;
                 s.set_nonblocking(true)?;
-                Ok(Stream::BlockingUnix(s))
+                Ok(Plain::BlockingUnix(s))
             }
         }
     }
 
     /// The same socket, taken off the reactor and used with blocking waits.
-    pub fn into_blocking(self) -> io::Result<Stream> {
+    pub fn into_blocking(self) -> io::Result<Plain> {
         Ok(match self {
-            Stream::Tcp(s) => Stream::BlockingTcp(s.into_inner()),
-            Stream::Unix(s) => Stream::BlockingUnix(s.into_inner()),
+            Plain::Tcp(s) => Plain::BlockingTcp(s.into_inner()),
+            Plain::Unix(s) => Plain::BlockingUnix(s.into_inner()),
             blocking => blocking,
         })
     }
 
     pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => read_async(s, buf).await,
-            Stream::Unix(s) => read_async(s, buf).await,
-            Stream::BlockingTcp(s) => read_or_poll(s, buf),
-            Stream::BlockingUnix(s) => read_or_poll(s, buf),
+            Plain::Tcp(s) => read_async(s, buf).await,
+            Plain::Unix(s) => read_async(s, buf).await,
+            Plain::BlockingTcp(s) => read_or_poll(s, buf),
+            Plain::BlockingUnix(s) => read_or_poll(s, buf),
+            Plain::Detached => Err(detached()),
         }
     }
 
     pub async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
-            Stream::Tcp(s) => write_async(s.get_mut(), buf).await,
-            Stream::Unix(s) => write_async(s.get_mut(), buf).await,
-            Stream::BlockingTcp(s) => write_or_poll(s, buf),
-            Stream::BlockingUnix(s) => write_or_poll(s, buf),
+            Plain::Tcp(s) => write_async(s.get_mut(), buf).await,
+            Plain::Unix(s) => write_async(s.get_mut(), buf).await,
+            Plain::BlockingTcp(s) => write_or_poll(s, buf),
+            Plain::BlockingUnix(s) => write_or_poll(s, buf),
+            Plain::Detached => Err(detached()),
         }
     }
 
     pub fn raw_fd(&self) -> RawFd {
         match self {
-            Stream::Tcp(s) => s.as_raw_fd(),
-            Stream::Unix(s) => s.as_raw_fd(),
-            Stream::BlockingTcp(s) => s.as_raw_fd(),
-            Stream::BlockingUnix(s) => s.as_raw_fd(),
+            Plain::Tcp(s) => s.as_raw_fd(),
+            Plain::Unix(s) => s.as_raw_fd(),
+            Plain::BlockingTcp(s) => s.as_raw_fd(),
+            Plain::BlockingUnix(s) => s.as_raw_fd(),
+            Plain::Detached => -1,
         }
     }
 
     pub fn is_unix(&self) -> bool {
-        matches!(self, Stream::Unix(_) | Stream::BlockingUnix(_))
+        matches!(self, Plain::Unix(_) | Plain::BlockingUnix(_))
     }
 
     /// The server's process id, on a unix socket (SO_PEERCRED); None over TCP.

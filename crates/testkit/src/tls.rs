@@ -1,0 +1,143 @@
+//! A MariaDB that takes TCP connections over TLS only (`require_secure_transport=ON`), with a
+//! CA, server and client certificates made at test time by OpenSSL's command line (a
+//! separate implementation from the rustls client under test).
+//!
+//! The server's certificate names `db1.test` and 127.0.0.1 only: connecting to `localhost`
+//! is a name mismatch, which is what the VERIFY_IDENTITY tests need.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use bakeoff_server::{Server, ServerSpec, INSTALL_HINT};
+
+/// The files of a test CA.
+pub struct Pki {
+    pub dir: PathBuf,
+}
+
+impl Pki {
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+    /// The CA that signs the server's and the client's certificates.
+    pub fn ca(&self) -> PathBuf {
+        self.file("ca.pem")
+    }
+    /// A CA that signed neither.
+    pub fn other_ca(&self) -> PathBuf {
+        self.file("other-ca.pem")
+    }
+    pub fn client_cert(&self) -> PathBuf {
+        self.file("client-cert.pem")
+    }
+    pub fn client_key(&self) -> PathBuf {
+        self.file("client-key.pem")
+    }
+}
+
+impl Drop for Pki {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("the TLS tests make their certificates with OpenSSL's command line, which could not run ({e}): apt-get install openssl")
+        });
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A CA, a server certificate for `db1.test` and 127.0.0.1, a client certificate, and a
+/// second CA, in a directory the server (which runs as `mysql` under root) can read.
+pub fn make_pki(name: &str) -> Pki {
+    let dir = std::env::temp_dir().join(format!("bakeoff-pki-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("pki dir");
+    let days = ["-days", "30"];
+    let req = |key: &str, out: &str, subject: &str| {
+        openssl(
+            &dir,
+            &[
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", out, "-subj",
+                subject,
+            ],
+        );
+    };
+    let ca = |key: &str, out: &str, subject: &str| {
+        let mut a = vec![
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", out, "-subj",
+            subject,
+        ];
+        a.extend(days);
+        openssl(&dir, &a);
+    };
+    ca("ca-key.pem", "ca.pem", "/CN=bakeoff test CA");
+    ca("other-ca-key.pem", "other-ca.pem", "/CN=another CA");
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=DNS:db1.test,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+    )
+    .expect("ext");
+    // Version 3 certificates (an extension makes them so): webpki refuses version 1.
+    std::fs::write(dir.join("client.ext"), "basicConstraints=CA:FALSE\n").expect("ext");
+    for (who, subject) in [("server", "/CN=db1.test"), ("client", "/CN=bakeoff client")] {
+        let (key, csr, cert, ext) = (
+            format!("{who}-key.pem"),
+            format!("{who}.csr"),
+            format!("{who}-cert.pem"),
+            format!("{who}.ext"),
+        );
+        req(&key, &csr, subject);
+        let mut a = vec![
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca-key.pem",
+            "-CAcreateserial",
+            "-out",
+            &cert,
+            "-extfile",
+            &ext,
+        ];
+        a.extend(days);
+        openssl(&dir, &a);
+    }
+    use std::os::unix::fs::PermissionsExt;
+    for e in std::fs::read_dir(&dir).expect("pki dir").flatten() {
+        let _ = std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o644));
+    }
+    let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
+    Pki { dir }
+}
+
+/// A server with TLS on, refusing plain TCP; its certificates in the returned [`Pki`].
+pub fn tls_server(name: &str) -> (Server, Pki) {
+    let pki = make_pki(name);
+    let path = |f: &str| pki.file(f).display().to_string();
+    let spec = ServerSpec {
+        options: vec![
+            format!("ssl-ca={}", path("ca.pem")),
+            format!("ssl-cert={}", path("server-cert.pem")),
+            format!("ssl-key={}", path("server-key.pem")),
+            "require-secure-transport=ON".into(),
+        ],
+        ..ServerSpec::default()
+    };
+    match Server::start(&spec) {
+        Ok(s) => (s, pki),
+        Err(e) => panic!("the TLS tests need a real MariaDB server and could not start one: {e}\n\nTo fix: {INSTALL_HINT}"),
+    }
+}
