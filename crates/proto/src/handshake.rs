@@ -140,8 +140,8 @@ pub fn parse_auth_switch(payload: &[u8]) -> Result<(String, Vec<u8>), ProtoError
         ));
     }
     let plugin = String::from_utf8_lossy(r.nul_str()?).into_owned();
-    let data = r.rest();
-    Ok((plugin, data.strip_suffix(&[0]).unwrap_or(data).to_vec()))
+    // As sent: a plugin's data may end in a 0 that is part of it (see auth::scramble).
+    Ok((plugin, r.rest().to_vec()))
 }
 
 #[cfg(test)]

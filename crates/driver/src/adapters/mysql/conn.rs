@@ -252,7 +252,7 @@ impl Conn {
                     let (name, nonce) = bakeoff_proto::parse_auth_switch(&p).map_err(|e| self.proto(e))?;
                     let resp = auth::scramble(&name, &password, &nonce).ok_or_else(|| DriverError::Auth {
                         user: user.clone(),
-                        reason: format!("the account uses auth plugin '{name}', which bakeoff does not speak; use mysql_native_password, caching_sha2_password or unix_socket"),
+                        reason: format!("the account uses auth plugin '{name}', which bakeoff does not speak; it speaks {}", auth::SPOKEN.join(", ")),
                     })?;
                     plugin = name;
                     self.send_payload(&resp, "authentication").await?;
