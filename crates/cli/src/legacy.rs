@@ -381,6 +381,7 @@ mod tests {
             [
                 "run",
                 "oltp_read_only",
+                "--mysql-ssl=off",
                 "--report-checkpoints=10,20",
                 "--tables=2"
             ]
@@ -391,7 +392,7 @@ mod tests {
     #[test]
     fn switches_bakeoff_cannot_honour_are_refused_by_name() {
         for line in [
-            "oltp_read_only --mysql-ssl=on run",
+            "oltp_read_only --mysql-compression=on run",
             "oltp_read_only --mysql-dry-run run",
         ] {
             let args: Vec<String> = line.split_whitespace().map(String::from).collect();
