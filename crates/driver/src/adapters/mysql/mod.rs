@@ -2,6 +2,7 @@
 //! sans-IO `bakeoff-proto`.
 
 mod conn;
+mod login;
 mod retry;
 mod rows;
 mod stream;
