@@ -329,7 +329,13 @@ impl Conn {
         mut reader: ResponseReader,
     ) -> Result<Outcome, DriverError> {
         loop {
-            let at = self.read_packet("statement").await?;
+            // Most of a result set's packets are in the buffer already: taking them without
+            // the read's future saves building and dropping one per row (2.8k instructions
+            // of a read_only event once the stream could be TLS).
+            let at = match self.buffered_packet() {
+                Some(at) => at,
+                None => self.read_packet("statement").await?,
+            };
             match reader
                 .on_packet(self.packet(at))
                 .map_err(|e| self.proto(e))?
@@ -379,6 +385,20 @@ impl Conn {
             PacketAt::Buf(s, e) => &self.rbuf[s..e],
             PacketAt::Big => &self.big,
         }
+    }
+
+    /// The next packet when the buffer holds it whole (the previous one consumed); None when
+    /// it must be read (then nothing has changed but the previous packet's consumption).
+    pub(super) fn buffered_packet(&mut self) -> Option<PacketAt> {
+        self.start = self.next;
+        let (len, seq) = packet::header(&self.rbuf[self.start..self.end])?;
+        if len == MAX_PAYLOAD || self.end - self.start < HEADER + len {
+            return None;
+        }
+        self.seq = seq.wrapping_add(1);
+        let s = self.start + HEADER;
+        self.next = s + len;
+        Some(PacketAt::Buf(s, s + len))
     }
 
     /// Read the next packet; the previous one is consumed.

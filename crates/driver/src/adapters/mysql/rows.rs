@@ -39,7 +39,10 @@ impl Conn {
         let mut reader = ResponseReader::with_cached_metadata(self.cache_metadata);
         let mut rows = Vec::new();
         loop {
-            let at = self.read_packet("query").await?;
+            let at = match self.buffered_packet() {
+                Some(at) => at,
+                None => self.read_packet("query").await?,
+            };
             let p = self.packet(at);
             match reader.on_packet(p).map_err(|e| self.proto(e))? {
                 Step::More => {}
@@ -59,7 +62,10 @@ impl Conn {
         let mut reader = ResponseReader::with_cached_metadata(self.cache_metadata);
         let mut rows = Vec::new();
         loop {
-            let at = self.read_packet("query").await?;
+            let at = match self.buffered_packet() {
+                Some(at) => at,
+                None => self.read_packet("query").await?,
+            };
             let p = self.packet(at);
             match reader.on_packet(p).map_err(|e| self.proto(e))? {
                 Step::More => {}
