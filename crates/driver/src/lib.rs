@@ -16,13 +16,17 @@ pub mod adapters;
 mod connection;
 mod error;
 mod options;
+mod password;
+mod url;
 
 pub use adapters::mysql::{reads_on_this_thread, somaxconn, Answer, Conn, Stmt, TlsSession};
 pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
-pub use options::{endpoints, ConnectOptions, Endpoint, Secret, SslMode, Tls};
+pub use options::{endpoints, AuthOptions, ConnectOptions, Endpoint, Secret, SslMode, Tls};
+pub use password::{Found, PasswordCommand, PasswordSource};
+pub use url::ServerUrl;
 
 /// Drive a call on a blocking connection ([`Conn::connect_blocking`], or one made blocking) to
 /// its end without a runtime: its socket waits inside the call, so the future is ready when

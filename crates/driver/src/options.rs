@@ -77,6 +77,24 @@ pub struct ConnectOptions {
     pub connect_timeout: Duration,
     /// TLS: none unless asked for (sysbench's default, and the embedded server's socket).
     pub tls: Tls,
+    /// Run at every connect for the password, in place of `password` (IAM tokens).
+    pub password_command: Option<crate::PasswordCommand>,
+    /// What the auth plugins that need more than a password may do.
+    pub auth: AuthOptions,
+}
+
+/// The MySQL client's options for the plugins that send the password itself or encrypt it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthOptions {
+    /// `--get-server-public-key`: caching_sha2_password may ask the server for its RSA key
+    /// (on a plain connection, where the password must be encrypted).
+    pub get_server_public_key: bool,
+    /// `--server-public-key-path`: the server's RSA public key (PEM), known beforehand; used
+    /// by caching_sha2_password and sha256_password on plain connections.
+    pub server_public_key: Option<PathBuf>,
+    /// `--enable-cleartext-plugin`: answer mysql_clear_password (the password as is; only over
+    /// TLS or a unix socket even then).
+    pub cleartext: bool,
 }
 
 /// The MySQL client's `--ssl-mode`s.
@@ -152,6 +170,16 @@ impl ConnectOptions {
             database: None,
             connect_timeout: Duration::from_secs(10),
             tls: Tls::default(),
+            password_command: None,
+            auth: AuthOptions::default(),
+        }
+    }
+
+    /// The password for a connect now: the command's output when there is one.
+    pub fn password_now(&self) -> Result<Secret, String> {
+        match &self.password_command {
+            Some(c) => c.run(),
+            None => Ok(self.password.clone()),
         }
     }
 

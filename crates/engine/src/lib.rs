@@ -241,6 +241,25 @@ pub trait Observer {
     fn on_iteration(&mut self, _index: usize, _it: &Iteration) {}
 }
 
+/// What to do about a connection that could not be opened: connects that time out or find
+/// the listen queue full want room; a missing table wants `prepare`; anything else says
+/// enough itself.
+pub fn connect_hint(e: &bakeoff_workload::EventError) -> String {
+    use bakeoff_driver::DriverError;
+    use bakeoff_workload::EventError;
+    match e {
+        EventError::Driver(DriverError::ConnectTimeout { .. } | DriverError::Connect { .. }) => {
+            format!(". If connects time out or find the server's listen queue full, raise the server's back_log, the kernel's net.core.somaxconn{} or the connect timeout (--mysql-connect-timeout)", bakeoff_driver::somaxconn().map(|n| format!(" (now {n})")).unwrap_or_default())
+        }
+        EventError::Driver(DriverError::Server(s)) | EventError::Server { error: s, .. }
+            if s.code == 1146 =>
+        {
+            ". The workload's tables are not there: load them first (`bakeoff prepare` with the same options)".into()
+        }
+        _ => String::new(),
+    }
+}
+
 /// An observer that wants nothing (a warmup, an unmeasured run).
 pub struct Quiet;
 
@@ -248,14 +267,15 @@ impl Observer for Quiet {}
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// A connection could not be opened before the run: the run does not start.
-    #[error("opened {opened} of {wanted} connections; connection {tid} failed: {reason}. If connects time out or find the server's listen queue full, raise the server's back_log, the kernel's net.core.somaxconn{} or the connect timeout (--mysql-connect-timeout)", somaxconn.map(|n| format!(" (now {n})")).unwrap_or_default())]
+    /// A connection could not be opened before the run: the run does not start. `hint` says
+    /// what to do about it, where the failure tells (see [`connect_hint`]).
+    #[error("opened {opened} of {wanted} connections; connection {tid} failed: {reason}{hint}")]
     Connect {
         tid: u32,
         reason: String,
         opened: u32,
         wanted: u32,
-        somaxconn: Option<u32>,
+        hint: String,
     },
     #[error("a client thread failed: {0}")]
     Thread(String),

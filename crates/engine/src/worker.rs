@@ -190,18 +190,18 @@ impl<S: Source> Worker<S> {
                 Ok((tid, Some(Err(e)))) => {
                     // Stop the other threads' opens too: the run cannot start.
                     self.shared.stop.store(true, Ordering::SeqCst);
-                    failed.get_or_insert((tid, e.to_string()));
+                    failed.get_or_insert((tid, e.to_string(), crate::connect_hint(&e)));
                 }
                 Err(e) => return Err(EngineError::Thread(e.to_string())),
             }
         }
-        if let Some((tid, reason)) = failed {
+        if let Some((tid, reason, hint)) = failed {
             return Err(EngineError::Connect {
                 tid,
                 reason,
                 opened: self.shared.connected.load(Ordering::Relaxed),
                 wanted: self.spec.connections,
-                somaxconn: bakeoff_driver::somaxconn(),
+                hint,
             });
         }
         if self.shared.stop.load(Ordering::Relaxed) {

@@ -8,6 +8,12 @@
 //! - `client_ed25519` (MariaDB's ed25519 accounts): an Ed25519 signature of the server's
 //!   32-byte nonce, with the key expanded as Ed25519 expands a seed, from the password itself
 //!   (of any length): SHA-512(password), clamped.
+//! - `sha256_password`, and `caching_sha2_password`'s full authentication: the password
+//!   itself (NUL-terminated) over TLS or a unix socket; on a plain connection the same bytes
+//!   XOR the nonce (repeated), encrypted with the server's RSA public key (OAEP with SHA-1, as
+//!   MySQL 8.0.5 and later decrypt it): [`rsa_encrypted_password`].
+//! - `mysql_clear_password`: the password itself, NUL-terminated ([`cleartext`]); the driver
+//!   sends it only when asked and only over TLS or a unix socket.
 
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
@@ -17,9 +23,19 @@ pub const CACHING_SHA2: &str = "caching_sha2_password";
 pub const UNIX_SOCKET: &str = "unix_socket";
 pub const AUTH_SOCKET: &str = "auth_socket";
 pub const ED25519: &str = "client_ed25519";
+pub const SHA256: &str = "sha256_password";
+pub const CLEARTEXT: &str = "mysql_clear_password";
 
-/// The plugins [`scramble`] answers, for the message that names an unknown one.
-pub const SPOKEN: &[&str] = &[NATIVE, CACHING_SHA2, ED25519, UNIX_SOCKET, AUTH_SOCKET];
+/// The plugins bakeoff answers, for the message that names an unknown one.
+pub const SPOKEN: &[&str] = &[
+    NATIVE,
+    CACHING_SHA2,
+    SHA256,
+    ED25519,
+    CLEARTEXT,
+    UNIX_SOCKET,
+    AUTH_SOCKET,
+];
 
 /// The auth response for `plugin`, or `None` if bakeoff does not speak it.
 pub fn scramble(plugin: &str, password: &[u8], nonce: &[u8]) -> Option<Vec<u8>> {
@@ -33,6 +49,45 @@ pub fn scramble(plugin: &str, password: &[u8], nonce: &[u8]) -> Option<Vec<u8>> 
         ED25519 => Some(ed25519(password, nonce).to_vec()),
         _ => None,
     }
+}
+
+/// The password as the plugins that send it whole take it: NUL-terminated.
+pub fn cleartext(password: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(password.len() + 1);
+    v.extend_from_slice(password);
+    v.push(0);
+    v
+}
+
+/// The password (NUL-terminated) XOR the nonce, encrypted with the server's RSA public key
+/// (PEM: `BEGIN PUBLIC KEY` as MySQL sends it, or PKCS#1's `BEGIN RSA PUBLIC KEY`), with
+/// OAEP padding (SHA-1), as `sha256_password` and `caching_sha2_password` take it on a
+/// plain connection.
+pub fn rsa_encrypted_password(
+    password: &[u8],
+    nonce: &[u8],
+    public_key_pem: &[u8],
+) -> Result<Vec<u8>, String> {
+    use rsa::pkcs1::DecodeRsaPublicKey;
+    use rsa::pkcs8::DecodePublicKey;
+    let nonce = nonce.strip_suffix(&[0]).unwrap_or(nonce);
+    if nonce.is_empty() {
+        return Err("the server sent no nonce to encrypt the password with".into());
+    }
+    let pem = std::str::from_utf8(public_key_pem)
+        .map_err(|_| "the server's public key is not PEM text".to_string())?
+        .trim_matches(char::from(0))
+        .trim();
+    let key = rsa::RsaPublicKey::from_public_key_pem(pem)
+        .or_else(|_| rsa::RsaPublicKey::from_pkcs1_pem(pem))
+        .map_err(|e| format!("the server's public key is not an RSA key in PEM ({e})"))?;
+    let plain: Vec<u8> = cleartext(password)
+        .iter()
+        .zip(nonce.iter().cycle())
+        .map(|(p, n)| p ^ n)
+        .collect();
+    key.encrypt(&mut rsa::rand_core::OsRng, rsa::Oaep::new::<Sha1>(), &plain)
+        .map_err(|e| format!("encrypting the password with the server's public key failed: {e} (a password that long needs a larger key)"))
 }
 
 fn native(password: &[u8], nonce: &[u8]) -> Vec<u8> {

@@ -1,8 +1,9 @@
 //! The connection phase: the greeting, TLS, and the authentication exchange with the plugins
 //! bakeoff speaks.
 
-use bakeoff_proto::{auth, caps, mariadb_caps, Handshake, HandshakeResponse, ProtoError};
+use bakeoff_proto::{caps, mariadb_caps, Handshake, HandshakeResponse, ProtoError};
 
+use super::auth::{Exchange, More};
 use super::conn::Conn;
 use super::tls::TlsSession;
 use crate::{ConnectOptions, DriverError, SslMode};
@@ -17,14 +18,6 @@ impl Conn {
         let hs = Handshake::parse(&greeting).map_err(|e| self.proto(e))?;
         self.server_version = hs.server_version.clone();
         self.connection_id = hs.connection_id;
-        let password = opts.password.expose().as_bytes();
-        let mut plugin = hs.auth_plugin.clone();
-        let scramble = auth::scramble(&plugin, password, &hs.nonce).unwrap_or_else(|| {
-            // Unknown default plugin: answer as native; the server then switches us to the
-            // account's real plugin, which we may know.
-            plugin = auth::NATIVE.to_string();
-            auth::scramble(auth::NATIVE, password, &hs.nonce).unwrap_or_default()
-        });
         let mut payload = Vec::with_capacity(128);
         let mariadb_caps = hs.mariadb_caps & mariadb_caps::CLIENT;
         self.cache_metadata = mariadb_caps & mariadb_caps::CACHE_METADATA != 0;
@@ -37,17 +30,31 @@ impl Conn {
             capabilities |= caps::SSL;
             self.start_tls(opts, capabilities, mariadb_caps).await?;
         }
+        // Run for every connect when it is a command (IAM tokens expire in minutes).
+        let password = opts.password_now().map_err(|reason| DriverError::Auth {
+            user: opts.user.clone(),
+            reason,
+        })?;
+        let secure = self.stream.is_unix() || self.tls().is_some();
+        let mut login = Exchange::new(
+            opts,
+            password.expose().as_bytes(),
+            &hs.auth_plugin,
+            &hs.nonce,
+            secure,
+        );
+        let first = login.first();
         HandshakeResponse {
             capabilities,
             mariadb_caps,
             user: &opts.user,
-            auth_response: &scramble,
+            auth_response: &first,
             database: opts.database.as_deref(),
-            auth_plugin: &plugin,
+            auth_plugin: &login.plugin,
         }
         .encode(&mut payload);
         self.send_payload(&payload, "handshake").await?;
-        self.finish_auth(opts, &plugin).await
+        self.finish_auth(&opts.user, login).await
     }
 
     /// Whether to ask for TLS: as the mode says, if the server offers it; a mode that
@@ -100,56 +107,43 @@ impl Conn {
         self.stream.tls_session()
     }
 
-    /// Follow the server through auth switches and caching_sha2's extra round trips.
+    /// Follow the server through auth switches, AuthMoreData round trips (caching_sha2's
+    /// status, a public key asked for) and the final OK or error.
     async fn finish_auth(
         &mut self,
-        opts: &ConnectOptions,
-        plugin: &str,
+        user: &str,
+        mut login: Exchange<'_>,
     ) -> Result<(), DriverError> {
-        let user = opts.user.clone();
-        let password = opts.password.expose().as_bytes().to_vec();
-        let mut plugin = plugin.to_string();
-        for _ in 0..4 {
+        let failed = |reason: String| DriverError::Auth {
+            user: user.to_string(),
+            reason,
+        };
+        for _ in 0..6 {
             let p = self.read_owned("authentication").await?;
-            match p.first() {
+            let send = match p.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xff) => {
                     let e = bakeoff_proto::parse_err(&p).map_err(|e| self.proto(e))?;
-                    return Err(DriverError::Auth { user, reason: e.to_string() });
+                    return Err(failed(e.to_string()));
                 }
                 Some(0xfe) => {
-                    let (name, nonce) = bakeoff_proto::parse_auth_switch(&p).map_err(|e| self.proto(e))?;
-                    let resp = auth::scramble(&name, &password, &nonce).ok_or_else(|| DriverError::Auth {
-                        user: user.clone(),
-                        reason: format!("the account uses auth plugin '{name}', which bakeoff does not speak; it speaks {}", auth::SPOKEN.join(", ")),
-                    })?;
-                    plugin = name;
-                    self.send_payload(&resp, "authentication").await?;
+                    let (name, nonce) =
+                        bakeoff_proto::parse_auth_switch(&p).map_err(|e| self.proto(e))?;
+                    login.switch(&name, &nonce).map_err(failed)?
                 }
-                Some(0x01) if plugin == auth::CACHING_SHA2 => match p.get(1) {
-                    Some(3) => continue, // fast auth succeeded; OK follows
-                    Some(4) if self.stream.is_unix() || self.tls().is_some() => {
-                        // Full authentication: the password itself, over a transport that
-                        // is secure (TLS, or a unix socket, which the server counts as such).
-                        let mut pw = password.clone();
-                        pw.push(0);
-                        self.send_payload(&pw, "authentication").await?;
-                    }
-                    _ => {
-                        return Err(DriverError::Auth {
-                            user,
-                            reason: "caching_sha2_password needs full authentication, which bakeoff does over TLS or a unix socket; connect with --mysql-ssl=REQUIRED (or a stricter mode) or --mysql-socket".into(),
-                        })
-                    }
+                Some(0x01) => match login.more(&p[1..]).map_err(failed)? {
+                    More::Wait => continue,
+                    More::Send(data) => data,
                 },
                 _ => {
-                    return Err(self.proto(ProtoError::Unexpected { first: p[0], state: "authenticating" }));
+                    return Err(self.proto(ProtoError::Unexpected {
+                        first: p.first().copied().unwrap_or(0),
+                        state: "authenticating",
+                    }));
                 }
-            }
+            };
+            self.send_payload(&send, "authentication").await?;
         }
-        Err(DriverError::Auth {
-            user,
-            reason: "too many authentication round trips".into(),
-        })
+        Err(failed("too many authentication round trips".into()))
     }
 }

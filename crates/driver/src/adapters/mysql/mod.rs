@@ -1,6 +1,7 @@
 //! MySQL and MariaDB: the client/server protocol over TCP or a unix socket, around the
 //! sans-IO `bakeoff-proto`.
 
+mod auth;
 mod conn;
 mod login;
 mod retry;

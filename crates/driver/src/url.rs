@@ -1,0 +1,286 @@
+//! A server the user runs, named by URL:
+//! `mysql://[user@]host[:port][/database][?option=value&...]`.
+//!
+//! The options are the MySQL client's names: `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key`,
+//! `ssl-cipher`, `socket` (a unix socket; the host is then only a label), `connect-timeout`
+//! (seconds), `get-server-public-key`, `server-public-key-path` and
+//! `enable-cleartext-plugin`. A password is refused: a URL is written into study files,
+//! results and reports, so the password comes from elsewhere (`crate::password`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::{ConnectOptions, Endpoint, SslMode, Tls};
+
+/// A parsed server URL. `text` is the URL as given (it holds no password), for manifests
+/// and reports.
+#[derive(Debug, Clone)]
+pub struct ServerUrl {
+    pub text: String,
+    pub endpoint: Endpoint,
+    /// The host named, also for a unix socket (what VERIFY_IDENTITY checks over TCP).
+    pub host: String,
+    pub user: Option<String>,
+    pub database: Option<String>,
+    pub tls: Tls,
+    pub auth: crate::AuthOptions,
+    pub connect_timeout: Option<Duration>,
+}
+
+const OPTIONS: &str = "ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher, socket, connect-timeout, get-server-public-key, server-public-key-path, enable-cleartext-plugin";
+
+impl ServerUrl {
+    pub fn parse(text: &str) -> Result<ServerUrl, String> {
+        let shown = masked(text);
+        let bad = |why: String| format!("server URL '{shown}': {why}");
+        let rest = text.strip_prefix("mysql://").ok_or_else(|| {
+            bad(
+                "it must start with mysql:// (mysql://user@host:3306/sbtest?ssl-mode=REQUIRED)"
+                    .into(),
+            )
+        })?;
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, authority),
+        };
+        if userinfo.is_some_and(|u| u.contains(':')) {
+            return Err(bad("a password in the URL would be kept in the study file, the results and every report: give it in MYSQL_PWD, a MySQL option file (defaults_file) or a password_command".into()));
+        }
+        let user = userinfo.map(decode).transpose().map_err(bad)?;
+        let (host, port) = host_port(hostport).map_err(bad)?;
+        let database = match decode(path).map_err(bad)? {
+            d if d.is_empty() => None,
+            d => Some(d),
+        };
+        let mut url = ServerUrl {
+            text: text.to_string(),
+            endpoint: Endpoint::Tcp {
+                host: host.clone(),
+                port,
+            },
+            host,
+            user,
+            database,
+            tls: Tls::default(),
+            auth: crate::AuthOptions::default(),
+            connect_timeout: None,
+        };
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let v = decode(v).map_err(bad)?;
+            url.option(&k.replace('_', "-"), &v).map_err(bad)?;
+        }
+        if url.tls.mode == SslMode::Disabled
+            && (url.tls.ca.is_some() || url.tls.cert.is_some() || url.tls.key.is_some())
+        {
+            return Err(bad(
+                "ssl-ca, ssl-cert and ssl-key need TLS: add ssl-mode=VERIFY_CA (or REQUIRED, VERIFY_IDENTITY)".into(),
+            ));
+        }
+        url.tls.check().map_err(bad)?;
+        Ok(url)
+    }
+
+    fn option(&mut self, key: &str, v: &str) -> Result<(), String> {
+        let flag = || match v.to_ascii_lowercase().as_str() {
+            "" | "1" | "true" | "on" | "yes" => Ok(true),
+            "0" | "false" | "off" | "no" => Ok(false),
+            _ => Err(format!("{key}={v}: use true or false")),
+        };
+        match key {
+            "ssl-mode" | "sslmode" => {
+                self.tls.mode = SslMode::parse(v).ok_or_else(|| {
+                    format!("ssl-mode={v}: use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY")
+                })?
+            }
+            "ssl-ca" => self.tls.ca = Some(PathBuf::from(v)),
+            "ssl-cert" => self.tls.cert = Some(PathBuf::from(v)),
+            "ssl-key" => self.tls.key = Some(PathBuf::from(v)),
+            "ssl-cipher" => self.tls.cipher = Some(v.to_string()),
+            "socket" => self.endpoint = Endpoint::Unix(PathBuf::from(v)),
+            "connect-timeout" => {
+                let s: u64 = v
+                    .parse()
+                    .ok()
+                    .filter(|s| (1..=3600).contains(s))
+                    .ok_or_else(|| format!("connect-timeout={v}: seconds, 1 to 3600"))?;
+                self.connect_timeout = Some(Duration::from_secs(s));
+            }
+            "get-server-public-key" => self.auth.get_server_public_key = flag()?,
+            "server-public-key-path" => self.auth.server_public_key = Some(PathBuf::from(v)),
+            "enable-cleartext-plugin" => self.auth.cleartext = flag()?,
+            "password" => return Err("a password in the URL would be kept in the study file, the results and every report: give it in MYSQL_PWD, a MySQL option file (defaults_file) or a password_command".into()),
+            _ => return Err(format!("unknown option '{key}': the URL takes {OPTIONS}")),
+        }
+        Ok(())
+    }
+
+    /// How to connect, with `user` when the URL names none (the option file's, else the
+    /// login name's default of the MySQL client: the `USER` of this process).
+    pub fn connect_options(&self, fallback_user: Option<&str>) -> ConnectOptions {
+        let user = self
+            .user
+            .clone()
+            .or_else(|| fallback_user.map(str::to_string))
+            .or_else(|| std::env::var("USER").ok())
+            .unwrap_or_else(|| "root".into());
+        let mut o = ConnectOptions::new(self.endpoint.clone(), &user, "");
+        o.database = self.database.clone();
+        o.tls = self.tls.clone();
+        o.auth = self.auth.clone();
+        if let Some(t) = self.connect_timeout {
+            o.connect_timeout = t;
+        }
+        o
+    }
+}
+
+/// The URL with any password in it replaced by `***`, for the message that refuses it.
+fn masked(text: &str) -> String {
+    let (head, query) = text.split_once('?').unwrap_or((text, ""));
+    let head = match head.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest
+                .split_once('/')
+                .map_or((rest, None), |(a, p)| (a, Some(p)));
+            let authority = match authority.rsplit_once('@') {
+                Some((user, host)) if user.contains(':') => {
+                    format!("{}:***@{host}", user.split(':').next().unwrap_or(""))
+                }
+                _ => authority.to_string(),
+            };
+            match path {
+                Some(p) => format!("{scheme}://{authority}/{p}"),
+                None => format!("{scheme}://{authority}"),
+            }
+        }
+        None => head.to_string(),
+    };
+    if query.is_empty() {
+        return head;
+    }
+    let query: Vec<String> = query
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+            _ => p.to_string(),
+        })
+        .collect();
+    format!("{head}?{}", query.join("&"))
+}
+
+/// `host`, `host:port`, `[v6]` or `[v6]:port`; the port defaults to 3306.
+fn host_port(s: &str) -> Result<(String, u16), String> {
+    let (host, port) = if let Some(v6) = s.strip_prefix('[') {
+        let (h, after) = v6
+            .split_once(']')
+            .ok_or_else(|| format!("'{s}': an IPv6 address needs its closing ]"))?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (s, None),
+        }
+    };
+    if host.is_empty() {
+        return Err("no host: mysql://user@HOST:3306/database".into());
+    }
+    let port = match port {
+        None => 3306,
+        Some(p) => p
+            .parse()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| format!("port '{p}' is not a port number (1 to 65535)"))?,
+    };
+    Ok((host.to_string(), port))
+}
+
+/// Percent-decoding (`%2F` is `/`), as URLs carry paths and user names.
+fn decode(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("'{s}': % must be followed by two hex digits"))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("'{s}' does not decode to UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_url_names_everything() {
+        let u = ServerUrl::parse(
+            "mysql://bench@db1.internal:3307/sb%20test?ssl-mode=REQUIRED&connect-timeout=5",
+        )
+        .unwrap();
+        assert_eq!(
+            u.endpoint,
+            Endpoint::Tcp {
+                host: "db1.internal".into(),
+                port: 3307
+            }
+        );
+        assert_eq!(u.user.as_deref(), Some("bench"));
+        assert_eq!(u.database.as_deref(), Some("sb test"));
+        assert_eq!(u.tls.mode, SslMode::Required);
+        assert_eq!(u.connect_timeout, Some(Duration::from_secs(5)));
+        let o = u.connect_options(None);
+        assert_eq!(
+            (o.user.as_str(), o.database.as_deref()),
+            ("bench", Some("sb test"))
+        );
+    }
+
+    #[test]
+    fn defaults_and_sockets_and_ipv6() {
+        let u = ServerUrl::parse("mysql://[fe80::1]").unwrap();
+        assert_eq!(
+            u.endpoint,
+            Endpoint::Tcp {
+                host: "fe80::1".into(),
+                port: 3306
+            }
+        );
+        assert!(u.user.is_none() && u.database.is_none());
+        let s =
+            ServerUrl::parse("mysql://root@localhost/sbtest?socket=%2Frun%2Fmysqld.sock").unwrap();
+        assert_eq!(s.endpoint, Endpoint::Unix("/run/mysqld.sock".into()));
+    }
+
+    #[test]
+    fn passwords_and_unknown_options_are_refused_by_name() {
+        for (url, says) in [
+            ("mysql://bench:hunter2@db1/sbtest", "MYSQL_PWD"),
+            ("mysql://db1/?password=hunter2", "password_command"),
+            ("mysql://db1/?ssl-mod=REQUIRED", "unknown option 'ssl-mod'"),
+            ("mysql://db1/?ssl-mode=STRICT", "ssl-mode=STRICT"),
+            ("mysql://db1:99999/", "port '99999'"),
+            ("postgres://db1/", "must start with mysql://"),
+            ("mysql://db1/?ssl-ca=/x.pem", "need TLS"),
+            (
+                "mysql://db1/?ssl-mode=VERIFY_CA&ssl-ca=/nonexistent/ca.pem",
+                "/nonexistent/ca.pem",
+            ),
+        ] {
+            let e = ServerUrl::parse(url).unwrap_err();
+            assert!(e.contains(says), "{url}: {e}");
+            assert!(!e.contains("hunter2"), "{e}");
+        }
+    }
+}
