@@ -206,6 +206,9 @@ fn clock_seed() -> u64 {
 /// so bakeoff runs its embedded server.
 fn given_servers(a: &LoadArgs) -> Result<Vec<ConnectOptions>> {
     let m = &a.mysql;
+    if let Some(url) = &m.server {
+        return server_url(m, url).map(|o| vec![o]);
+    }
     let tls = crate::tls::options(
         &m.mysql_ssl,
         m.mysql_ssl_ca.as_deref(),
@@ -225,9 +228,42 @@ fn given_servers(a: &LoadArgs) -> Result<Vec<ConnectOptions>> {
             o.password = m.mysql_password.clone();
             o.connect_timeout = Duration::from_secs(m.mysql_connect_timeout);
             o.tls = tls.clone();
+            o.auth = m.auth();
             o.with_database(&m.mysql_db)
         })
         .collect())
+}
+
+/// `--server URL`: the server, its password from MYSQL_PWD, `--defaults-file` or
+/// `--password-command`, never from the command line.
+fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
+    if !m.mysql_password.expose().is_empty() {
+        bail!("--server takes its password from MYSQL_PWD, --defaults-file or --password-command; --mysql-password (or BAKEOFF_MYSQL_PASSWORD) goes with the --mysql-* connection options");
+    }
+    let parsed = bakeoff_driver::ServerUrl::parse(url).map_err(anyhow::Error::msg)?;
+    let found = bakeoff_driver::PasswordSource {
+        defaults_file: m.defaults_file.clone(),
+        defaults_group: m.defaults_group.clone(),
+        password_command: m.password_command.clone(),
+    }
+    .find()
+    .map_err(anyhow::Error::msg)?;
+    let mut o = parsed.connect_options(found.user.as_deref());
+    o.password = found.password;
+    o.password_command = found.command;
+    if parsed.connect_timeout.is_none() {
+        o.connect_timeout = Duration::from_secs(m.mysql_connect_timeout);
+    }
+    let auth = m.auth();
+    o.auth.get_server_public_key |= auth.get_server_public_key;
+    o.auth.cleartext |= auth.cleartext;
+    if auth.server_public_key.is_some() {
+        o.auth.server_public_key = auth.server_public_key;
+    }
+    if o.database.is_none() {
+        o.database = Some(m.mysql_db.clone());
+    }
+    Ok(o)
 }
 
 /// The server prepare, prewarm and cleanup work on: the first given. With a list (a cluster
@@ -362,10 +398,10 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let servers = match given.is_empty() {
         false => {
             if a.general.embedded.server_host.is_some() {
-                bail!("--server-host starts a server on another machine; --mysql-host/--mysql-socket name one already running: give one or the other");
+                bail!("--server-host starts a server on another machine; --server, --mysql-host and --mysql-socket name one already running: give one or the other");
             }
             if !a.general.embedded.variant.is_default() {
-                bail!("--allocator, --cpus, --numa, --set and --instances set up the embedded server; a server given with --mysql-socket/--mysql-host runs as it was started");
+                bail!("--allocator, --cpus, --numa, --set and --instances set up the embedded server; a server given with --server, --mysql-socket or --mysql-host runs as it was started");
             }
             ServerPlan::Given(given, pids)
         }

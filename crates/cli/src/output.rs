@@ -328,6 +328,9 @@ pub fn telemetry_report(t: &bakeoff_telemetry::Telemetry, client_threads: u32) -
             signed_bytes(sv.vsz_growth_bytes),
             sv.threads
         );
+    } else {
+        // Never 0: a server over TCP that bakeoff did not start has no process here to read.
+        s.push_str("    server CPU and memory: unknown (a server bakeoff did not start, reached over TCP: its process is not on this machine)\n");
     }
     let h = &t.host;
     let _ = writeln!(

@@ -163,6 +163,7 @@ mod tests {
             load: Duration::from_millis(1600),
             index: Duration::from_millis(400),
             redo_bytes: Some(264 * 1_000_000),
+            local_infile: true,
         };
         let t = text(&p, &spent(0.4, Some((3.2, 2))));
         assert!(

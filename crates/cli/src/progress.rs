@@ -19,6 +19,9 @@ pub(crate) fn print_progress(p: Progress) {
         Progress::LeftAlone(t) => {
             crate::dialect::extra!("Leaving table '{t}' alone: bakeoff did not create it\n")
         }
+        Progress::LocalInfileRefused => crate::dialect::extra!(
+            "The server refuses LOAD DATA LOCAL (local_infile is OFF): loading with multi-row INSERTs instead, which costs the server more per row\n"
+        ),
     }
 }
 

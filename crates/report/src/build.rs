@@ -313,8 +313,9 @@ fn missing(problems: &[Problem], workload: &str, b: &str, threads: u32) -> Strin
     }
 }
 
-/// Every curve's peak priced with its own study's price table and platform: hourly price /
-/// (peak transactions per hour) x 1e6.
+/// Every curve's peak priced: hourly price / (peak transactions per hour) x 1e6. The price
+/// is the variant's own `price_per_hour` (a managed database's instance type), else its
+/// study's price table for the platform the study ran on.
 fn costs(src: &Source, cells: &Cells, m: &Model) -> Vec<Cost> {
     let per_million = |hourly: f64, tps: f64| hourly / (tps * 3600.0) * 1e6;
     let mut out = Vec::new();
@@ -324,16 +325,7 @@ fn costs(src: &Source, cells: &Cells, m: &Model) -> Vec<Cost> {
         };
         for v in wl.keys() {
             let spec = src.studies[v.study].spec();
-            let Some(platform) = spec["platform"].as_str() else {
-                continue;
-            };
-            let Some(price) = spec["prices"]
-                .as_array()
-                .and_then(|ps| ps.iter().find(|p| p["platform"] == platform))
-            else {
-                continue;
-            };
-            let Some(od) = price["on_demand_per_hour"].as_f64() else {
+            let Some((platform, od, reserved)) = price_of(&spec, v.index) else {
                 continue;
             };
             let Some(c) = w.curves.iter().find(|c| c.variant == v.name) else {
@@ -344,18 +336,35 @@ fn costs(src: &Source, cells: &Cells, m: &Model) -> Vec<Cost> {
                 out.push(Cost {
                     workload: label.clone(),
                     variant: v.name.clone(),
-                    platform: platform.to_string(),
+                    platform,
                     peak_tps: a.peak_tps,
                     peak_threads: a.peak_threads,
                     on_demand_per_million: per_million(od, a.peak_tps),
-                    reserved_per_million: price["reserved_per_hour"]
-                        .as_f64()
-                        .map(|r| per_million(r, a.peak_tps)),
+                    reserved_per_million: reserved.map(|r| per_million(r, a.peak_tps)),
                 });
             }
         }
     }
     out
+}
+
+/// What variant `index` of a study costs an hour: (what the price is of, on demand,
+/// reserved). Its own price first (named after the variant), else the platform's.
+fn price_of(spec: &serde_json::Value, index: i64) -> Option<(String, f64, Option<f64>)> {
+    let variant = &spec["variants"][index as usize];
+    if let Some(own) = variant["price_per_hour"].as_f64() {
+        return Some((format!("its price_per_hour, {own}/h"), own, None));
+    }
+    let platform = spec["platform"].as_str()?;
+    let price = spec["prices"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["platform"] == platform))?;
+    let od = price["on_demand_per_hour"].as_f64()?;
+    Some((
+        platform.to_string(),
+        od,
+        price["reserved_per_hour"].as_f64(),
+    ))
 }
 
 /// Each variant's server RSS and VSZ at every tick of every run it served, on one time axis

@@ -37,6 +37,7 @@ pub fn environments(all: &Manifests) -> Vec<Environment> {
                 bakeoff_version: s("bakeoff_version"),
                 checks: m["checks"].as_array().cloned().unwrap_or_default(),
                 client: m["client"].clone(),
+                given: m["given"].clone(),
             }
         })
         .collect()

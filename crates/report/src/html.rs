@@ -173,7 +173,7 @@ fn costs(s: &mut String, m: &Model) {
     if m.costs.is_empty() {
         return;
     }
-    s.push_str("<h2>Cost per million transactions</h2><p>At each curve's peak: hourly price / transactions per hour x 1,000,000, with the study's price table for the platform each result ran on.</p>");
+    s.push_str("<h2>Cost per million transactions</h2><p>At each curve's peak: hourly price / transactions per hour x 1,000,000, with the variant's own price_per_hour where it has one, else the study's price table for the platform each result ran on.</p>");
     table(
         s,
         &[
@@ -265,6 +265,28 @@ fn probes(s: &mut String, m: &Model) {
     );
 }
 
+/// What is known of a server the user runs, a line each: where, which, how it was reached,
+/// that its CPU is not measured, and whose tables were used.
+fn given_lines(g: &serde_json::Value) -> Vec<String> {
+    if g.is_null() {
+        return Vec::new();
+    }
+    let s = |k: &str| g[k].as_str().unwrap_or("-").to_string();
+    vec![
+        format!(
+            "given server {} (@@hostname {})",
+            escape(&s("url")),
+            escape(&s("hostname"))
+        ),
+        format!(
+            "TLS: {}",
+            escape(g["tls"].as_str().unwrap_or("none (plain connection)"))
+        ),
+        format!("server CPU: {}", escape(&s("server_cpu"))),
+        format!("tables: {}", escape(&s("dataset"))),
+    ]
+}
+
 fn environment(s: &mut String, m: &Model) {
     if m.environments.is_empty() {
         return;
@@ -308,6 +330,7 @@ fn environment(s: &mut String, m: &Model) {
                 ),
                 checks
                     .into_iter()
+                    .chain(given_lines(&e.given))
                     .chain(client_line(&e.client))
                     .collect::<Vec<_>>()
                     .join("<br>"),

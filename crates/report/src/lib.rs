@@ -128,7 +128,7 @@ pub fn compare_table(m: &Model) -> String {
                 .map_or(String::new(), |r| format!(", reserved {r:.4}"));
             let _ = writeln!(
                 s,
-                "  {} | {} on {}: on demand {:.4}{reserved} ({:.1} tps at {} threads)",
+                "  {} | {} ({}): on demand {:.4}{reserved} ({:.1} tps at {} threads)",
                 c.workload,
                 c.variant,
                 c.platform,

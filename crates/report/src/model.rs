@@ -179,6 +179,7 @@ pub struct Warning {
 pub struct Cost {
     pub workload: String,
     pub variant: String,
+    /// What the price is of: the platform it ran on, or the variant's own price_per_hour.
     pub platform: String,
     pub peak_tps: f64,
     pub peak_threads: u32,
@@ -215,6 +216,10 @@ pub struct Environment {
     /// studies run before bakeoff placed its client.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
     pub client: serde_json::Value,
+    /// A server the user runs (a variant's `server` URL): its URL, version, hostname, TLS,
+    /// that its CPU is unknown, and how its tables were had; null for servers bakeoff started.
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub given: serde_json::Value,
 }
 
 /// A server variable whose value differs between variants: usually the point of the study,

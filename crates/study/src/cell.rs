@@ -129,7 +129,8 @@ pub fn run_cell<O: CellObserver + Sync>(
             interrupt: cell.interrupt,
             shared: false,
         },
-        load: true,
+        // `bakeoff run` against a server you give runs on the tables `bakeoff prepare` made.
+        load: matches!(cell.servers, ServerPlan::Launch { .. }),
         prewarm: cell.prewarm,
         connections: Some(cell.run.connections),
     };
@@ -180,8 +181,8 @@ pub fn run_cell<O: CellObserver + Sync>(
 pub struct SetUp<'a> {
     pub servers: &'a ServerPlan<'a>,
     pub tables: Load<'a>,
-    /// Load the tables into servers started for it (false: a copied datadir holds them).
-    /// Given servers are never loaded: their tables are the user's.
+    /// Load the tables (false: a copied datadir holds them, or a given server's tables are
+    /// the user's, loaded by `bakeoff prepare`).
     pub load: bool,
     /// Read every table into the buffer pool.
     pub prewarm: bool,
@@ -238,7 +239,7 @@ fn ready<O: CellObserver + Sync>(
         .enable_all()
         .build()
         .map_err(|e| Stop::Failed(e.into()))?;
-    if setup.load && servers.is_started() {
+    if setup.load {
         match load_tables(&rt, &servers.endpoints(), &setup.tables, &|p| {
             obs.on_load(p)
         }) {

@@ -12,7 +12,8 @@
 //!
 //! One run: [`cell`] is `bakeoff run`, a study of one cell, whose set-up (servers, checks,
 //! tables) a study's series shares; [`lab`] the servers it talks to; [`measure`] one measured
-//! run; [`tables`] the commands on a given server's tables (prepare, prewarm, cleanup).
+//! run; [`tables`] the commands on a given server's tables (prepare, prewarm, cleanup); a
+//! study's variant on a server the user runs goes through `given`.
 //!
 //! Across machines: [`agent`] is what runs on another host over ssh; [`fleet`] runs a whole
 //! study on each of several machines; [`spread::ClientHosts`] spreads one run's load over
@@ -21,10 +22,12 @@
 //! What it must not do: print or exit. Progress goes to a [`StudyObserver`].
 
 mod file;
+mod given;
 mod manifest;
 mod matrix;
 mod merged;
 mod reader;
+mod record;
 mod results;
 mod runner;
 mod series;
@@ -38,7 +41,9 @@ pub mod spread;
 pub mod tables;
 
 pub use bakeoff_server::file_sha256;
-pub use file::{parse, DatasetPolicy, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS};
+pub use file::{
+    parse, DatasetPolicy, GivenServer, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS,
+};
 pub use manifest::text_sha256;
 pub use matrix::{estimate, series, Series};
 pub use reader::Problem;

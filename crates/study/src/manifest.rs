@@ -83,4 +83,22 @@ pub struct Manifest<'a> {
     /// where bakeoff itself ran.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub client_hosts: Vec<String>,
+    /// A server the user runs (a variant's `server` URL): what is known of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub given: Option<GivenInfo>,
+}
+
+/// What the manifest says of a given server.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct GivenInfo {
+    pub url: String,
+    pub version: Option<String>,
+    pub hostname: Option<String>,
+    /// "TLSv1.3 TLS13_AES_256_GCM_SHA384", or None on a plain connection.
+    pub tls: Option<String>,
+    pub server_cpu: &'static str,
+    pub dataset: String,
+    /// The tables went as multi-row INSERTs: the server refused LOAD DATA LOCAL.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub loaded_with_inserts: bool,
 }

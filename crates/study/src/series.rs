@@ -9,18 +9,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bakeoff_driver::ConnectOptions;
-use bakeoff_engine::{ClientWait, Observer, Quiet, RunResult, RunSpec, RunStatus, Tick};
+use bakeoff_engine::{ClientWait, Observer, Quiet, RunSpec, RunStatus, Tick};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::ClientPlacement;
 use bakeoff_server::{global_variables, Server, ServerSpec, Template};
-use bakeoff_store::{RunKey, RunRecord, TickRecord};
+use bakeoff_store::{RunKey, RunRecord};
 use bakeoff_workload::{dataset, SessionContext, Unique};
 
 use crate::cell::{load_tables, set_up, CellError, Load, Ready, ServerPlan, SetUp, Stop};
 use crate::lab::{Death, Running, Servers, StartError};
-use crate::manifest::{Host, Manifest};
+use crate::manifest::{GivenInfo, Host, Manifest};
 use crate::matrix::{estimate, series, Series};
 use crate::measure::{measure, measure_fixed, Measure, MeasureError, RunObserver};
+use crate::record::fill;
 use crate::results::{Results, StudyError, StudyObserver, StudyOutcome};
 use crate::spread::{ClientHosts, HostShare};
 use crate::{DatasetPolicy, StudySpec};
@@ -65,7 +66,7 @@ impl SeriesCtx<'_> {
     }
 
     /// Store `status` with `reason` for every run in `threads` (a series that could not run).
-    fn record_all(
+    pub(crate) fn record_all(
         &mut self,
         threads: &[u32],
         status: &str,
@@ -116,19 +117,37 @@ impl SeriesCtx<'_> {
     }
 
     pub(crate) fn run(&mut self, todo: &[u32]) -> Result<(), StudyError> {
+        let given = self.spec.variants[self.series.variant].given.clone();
+        let ready = match &given {
+            Some(g) => self.set_up_given(g, todo)?.map(|(servers, info)| {
+                let manifest = self.manifest(&servers, Some(&info));
+                (servers, manifest)
+            }),
+            None => self.set_up_started(todo)?,
+        };
+        let Some((mut servers, manifest)) = ready else {
+            return Ok(());
+        };
+        let measured = self.measure_all(&mut servers, &manifest, todo);
+        if let Some(g) = &given {
+            self.clean_up_given(g, &servers);
+        }
+        measured
+    }
+
+    /// The variant's servers started, checked and loaded, with the series' manifest; None
+    /// when nothing can be measured (recorded, or left for a resume on Ctrl-C).
+    fn set_up_started(&mut self, todo: &[u32]) -> Result<Option<(Servers, String)>, StudyError> {
         let v = &self.spec.variants[self.series.variant];
         let copy = self.spec.dataset_policy == DatasetPolicy::Copy;
         let datadir_from = if copy {
             match self.template(v.binary.clone()) {
                 Ok(dir) => Some(dir),
-                Err(_) if self.interrupted_now() => return Ok(()),
+                Err(_) if self.interrupted_now() => return Ok(None),
                 Err(e) => {
-                    return self.record_all(
-                        todo,
-                        "failed",
-                        &format!("preparing the datadir to copy failed: {e}"),
-                        "{}",
-                    )
+                    let reason = format!("preparing the datadir to copy failed: {e}");
+                    self.record_all(todo, "failed", &reason, "{}")?;
+                    return Ok(None);
                 }
             }
         } else {
@@ -157,25 +176,41 @@ impl SeriesCtx<'_> {
             prewarm: false,
             connections: None,
         };
-        let mut servers = match set_up(&setup, self.clients.as_deref(), &mut Quiet) {
-            Ok(Ready { servers, stop }) => match stop {
-                None => servers,
-                Some(stop) => return self.stopped(&servers, stop, todo),
-            },
+        match set_up(&setup, self.clients.as_deref(), &mut Quiet) {
+            Ok(Ready { servers, stop }) => {
+                let manifest = self.manifest(&servers, None);
+                match stop {
+                    None => Ok(Some((servers, manifest))),
+                    Some(stop) => {
+                        self.stopped(&servers, stop, todo, &manifest)?;
+                        Ok(None)
+                    }
+                }
+            }
             Err(e) => {
                 let reason = format!("the variant did not start: {}", start_error(e));
-                self.obs.on_note(&format!("{}: {reason}", v.name));
-                return self.record_all(todo, "failed", &reason, "{}");
+                let name = self.variant_name();
+                self.obs.on_note(&format!("{name}: {reason}"));
+                self.record_all(todo, "failed", &reason, "{}")?;
+                Ok(None)
             }
-        };
-        let manifest = self.manifest(servers.started());
+        }
+    }
+
+    /// Warm up, then measure and store each thread count in turn.
+    fn measure_all(
+        &mut self,
+        servers: &mut Servers,
+        manifest: &str,
+        todo: &[u32],
+    ) -> Result<(), StudyError> {
         let endpoints = servers.endpoints();
         if !self.spec.warmup.is_zero() {
             // Unmeasured: warm the buffer pool and the server's caches at the first thread count.
             let threads = self.spec.threads[0];
             let warm = self.run_spec(threads, self.spec.warmup);
             let m = Measure {
-                servers: &servers,
+                servers,
                 session: self.session(&endpoints, threads),
                 run: &warm,
                 sampled_client_threads: warm.client_threads,
@@ -188,7 +223,7 @@ impl SeriesCtx<'_> {
                 self.out.interrupted = true;
                 return Ok(());
             }
-            let record = self.measure(&mut servers, &endpoints, threads, &manifest);
+            let record = self.measure(servers, &endpoints, threads, manifest);
             self.store.record(&record)?;
             self.count(&record);
             self.obs.on_run_done(&record);
@@ -202,7 +237,7 @@ impl SeriesCtx<'_> {
                     rest,
                     "failed",
                     &format!("the server exited earlier in this series ({first})"),
-                    &manifest,
+                    manifest,
                 );
             }
         }
@@ -242,7 +277,7 @@ impl SeriesCtx<'_> {
     }
 
     /// The tables, loaded for the series' largest thread count.
-    fn tables(&self) -> Load<'_> {
+    pub(crate) fn tables(&self) -> Load<'_> {
         Load {
             workload: &self.spec.workloads[self.series.workload].spec,
             threads: self.spec.threads.iter().copied().max().unwrap_or(1),
@@ -255,20 +290,25 @@ impl SeriesCtx<'_> {
 
     /// Record why the series' servers, up, measure nothing: the variant did not take effect
     /// (invalid), or loading failed (failed); Ctrl-C records nothing (a resume runs it).
-    fn stopped(&mut self, servers: &Servers, stop: Stop, todo: &[u32]) -> Result<(), StudyError> {
-        let manifest = self.manifest(servers.started());
+    pub(crate) fn stopped(
+        &mut self,
+        servers: &Servers,
+        stop: Stop,
+        todo: &[u32],
+        manifest: &str,
+    ) -> Result<(), StudyError> {
         match stop {
             Stop::NotInEffect(_) => {
                 let first = servers.started().iter().find_map(Running::variant_problems);
                 let problems = first.unwrap_or_default();
                 let reason = format!("the variant did not take effect: {problems}");
-                self.record_all(todo, "invalid", &reason, &manifest)
+                self.record_all(todo, "invalid", &reason, manifest)
             }
             _ if self.interrupted_now() => Ok(()),
             Stop::InterruptedLoading { .. } => Ok(()),
             Stop::Failed(e) => {
                 let reason = format!("loading the tables failed: {e}");
-                self.record_all(todo, "failed", &reason, &manifest)
+                self.record_all(todo, "failed", &reason, manifest)
             }
         }
     }
@@ -454,8 +494,9 @@ impl SeriesCtx<'_> {
         r
     }
 
-    fn manifest(&self, servers: &[Running]) -> String {
-        let first = servers.first();
+    pub(crate) fn manifest(&self, servers: &Servers, given: Option<&GivenInfo>) -> String {
+        let started = servers.started();
+        let first = started.first();
         let m = Manifest {
             client: &self.client,
             client_hosts: self
@@ -471,14 +512,19 @@ impl SeriesCtx<'_> {
             server_machine: first.and_then(Running::machine),
             server_binary: first.map(Running::binary),
             server_binary_sha256: first.and_then(Running::binary_sha256),
-            server_version: first.map(Running::version),
-            checks: servers
+            server_version: first
+                .map(Running::version)
+                .or_else(|| given.and_then(|g| g.version.clone())),
+            checks: started
                 .iter()
                 .flat_map(|s| s.checks().iter().cloned())
                 .collect(),
-            server_variables: first
-                .map(|s| global_variables(&s.connect_options()))
+            server_variables: servers
+                .endpoints()
+                .first()
+                .map(global_variables)
                 .unwrap_or_default(),
+            given: given.cloned(),
         };
         serde_json::to_string(&m).unwrap_or_else(|_| "{}".into())
     }
@@ -493,50 +539,6 @@ fn remaining(spec: &StudySpec, started: Instant, done: usize, todo: usize) -> Du
         return estimate(spec) / runs * left;
     }
     started.elapsed() / done as u32 * left
-}
-
-fn fill(r: &mut RunRecord, res: &RunResult) {
-    let t = &res.total;
-    r.status = match &res.status {
-        RunStatus::Completed => "ok".into(),
-        RunStatus::Interrupted => "interrupted".into(),
-        RunStatus::Failed(reason) => {
-            r.reason = Some(reason.clone());
-            "failed".into()
-        }
-    };
-    r.seconds = res.elapsed_seconds;
-    r.events = t.events;
-    r.tps = t.tps;
-    r.qps = t.qps;
-    r.errors = t.errors;
-    r.reconnects = t.reconnects;
-    r.p50_ms = t.latency.p50_ms;
-    r.p95_ms = t.latency.p95_ms;
-    r.p99_ms = t.latency.p99_ms;
-    r.max_ms = t.latency.max_ms;
-    if let Some(tel) = &res.telemetry {
-        r.server_cpu_us_per_event = tel.server_cpu_us_per_event;
-        r.rss_growth_bytes = tel.server.as_ref().map(|s| s.rss_growth_bytes);
-        r.client_bound = tel.client_bound;
-    }
-    r.summary_json = serde_json::to_string(&serde_json::json!({
-        "total": t, "telemetry": res.telemetry, "unfinished_events": res.unfinished_events,
-        "connections": res.connections,
-    }))
-    .unwrap_or_else(|_| "{}".into());
-    r.ticks = res.ticks.iter().map(tick).collect();
-}
-
-fn tick(t: &Tick) -> TickRecord {
-    TickRecord {
-        t: t.t,
-        tps: t.window.tps,
-        qps: t.window.qps,
-        p99_ms: t.window.latency.p99_ms,
-        errors: t.window.errors,
-        json: serde_json::to_string(t).unwrap_or_else(|_| "{}".into()),
-    }
 }
 
 struct Forward<'o> {

@@ -468,6 +468,29 @@ pub struct OltpArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "MySQL/MariaDB connection")]
 pub struct MysqlArgs {
+    /// A server you run, by URL, instead of the --mysql-* connection options:
+    /// mysql://USER@HOST:3306/DATABASE?ssl-mode=VERIFY_IDENTITY&ssl-ca=/etc/ssl/ca.pem (options:
+    /// ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher, socket, connect-timeout,
+    /// get-server-public-key, server-public-key-path, enable-cleartext-plugin; the database
+    /// defaults to sbtest). Never a password: it comes from MYSQL_PWD, --defaults-file or
+    /// --password-command. bakeoff never starts, stops or reconfigures it.
+    #[arg(long, value_name = "URL", conflicts_with_all = [
+        "mysql_host", "mysql_socket", "mysql_user", "mysql_db", "mysql_ssl", "mysql_ssl_ca",
+        "mysql_ssl_cert", "mysql_ssl_key", "mysql_ssl_cipher",
+    ])]
+    pub server: Option<String>,
+    /// A MySQL option file whose [client] group (then --defaults-group) gives the --server's
+    /// password (and user, when the URL names none), as the MySQL client reads it.
+    #[arg(long, value_name = "FILE", requires = "server")]
+    pub defaults_file: Option<std::path::PathBuf>,
+    /// The option file's group read after [client], e.g. client_bench.
+    #[arg(long, value_name = "GROUP", requires = "defaults_file")]
+    pub defaults_group: Option<String>,
+    /// A command whose output is the --server's password, run again at every connect (an IAM
+    /// token: `aws rds generate-db-auth-token ...`; send it with enable-cleartext-plugin=true
+    /// over TLS).
+    #[arg(long, value_name = "COMMAND", requires = "server")]
+    pub password_command: Option<String>,
     /// Server host (TCP); without it and --mysql-socket, bakeoff runs its embedded MariaDB.
     /// A list (db1,db2) spreads the connections over every host x port pair round-robin, as
     /// sysbench does; prepare and cleanup use the first.
@@ -528,6 +551,29 @@ pub struct MysqlArgs {
     /// or IANA's (TLS_AES_128_GCM_SHA256).
     #[arg(long, value_name = "LIST")]
     pub mysql_ssl_cipher: Option<String>,
+    /// caching_sha2_password on a plain TCP connection may ask the server for its RSA public
+    /// key to encrypt the password with (the MySQL client's --get-server-public-key).
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub mysql_get_server_public_key: bool,
+    /// The server's RSA public key (PEM), for caching_sha2_password and sha256_password on a
+    /// plain TCP connection (the MySQL client's --server-public-key-path).
+    #[arg(long, value_name = "FILE")]
+    pub mysql_server_public_key_path: Option<std::path::PathBuf>,
+    /// Answer accounts on mysql_clear_password (LDAP, PAM, IAM tokens), which sends the
+    /// password as it is: only over TLS or a unix socket even then.
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub mysql_enable_cleartext_plugin: bool,
+}
+
+impl MysqlArgs {
+    /// What the auth plugins beyond the password's hash may do.
+    pub fn auth(&self) -> bakeoff_driver::AuthOptions {
+        bakeoff_driver::AuthOptions {
+            get_server_public_key: self.mysql_get_server_public_key,
+            server_public_key: self.mysql_server_public_key_path.clone(),
+            cleartext: self.mysql_enable_cleartext_plugin,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -271,6 +271,11 @@ fn endpoints(line: &Line) -> Result<Vec<bakeoff_driver::ConnectOptions>, Stop> {
         .map(|e| {
             let mut o = ConnectOptions::new(e, user, &password).with_database(db);
             o.tls = tls.clone();
+            o.auth = bakeoff_driver::AuthOptions {
+                get_server_public_key: line.on("mysql-get-server-public-key"),
+                server_public_key: path("mysql-server-public-key-path").map(Into::into),
+                cleartext: line.on("mysql-enable-cleartext-plugin"),
+            };
             o
         })
         .collect())

@@ -363,10 +363,10 @@ pub(crate) const TESTS: &[(&str, &str, &[Opt])] = &[
     ("mutex", "Mutex performance test", MUTEX),
 ];
 
-/// The options every test takes (sysbench registers them before it knows the test).
 /// sysbench 1.1's TLS files, taken beside 1.0.20's switch (which also takes the MySQL client's
-/// modes) but not in 1.0.20's help, which a parser of it must find unchanged.
-const MYSQL_1_1: &[Opt] = &[
+/// modes), and the MySQL client's options for the auth plugins that send the password whole:
+/// taken, but not in 1.0.20's help, which a parser of it must find unchanged.
+const MYSQL_BEYOND_1_0: &[Opt] = &[
     ("mysql-ssl-ca", Str, None, "CA file for SSL connections"),
     (
         "mysql-ssl-cert",
@@ -380,12 +380,40 @@ const MYSQL_1_1: &[Opt] = &[
         None,
         "client private key file for SSL connections",
     ),
+    (
+        "mysql-get-server-public-key",
+        Bool,
+        Some("off"),
+        "ask the server for its RSA key (caching_sha2_password without TLS)",
+    ),
+    (
+        "mysql-server-public-key-path",
+        Str,
+        None,
+        "the server's RSA public key (PEM)",
+    ),
+    (
+        "mysql-enable-cleartext-plugin",
+        Bool,
+        Some("off"),
+        "answer mysql_clear_password (over TLS or a unix socket only)",
+    ),
 ];
 
+/// The options every test takes (sysbench registers them before it knows the test).
 pub(crate) fn global() -> impl Iterator<Item = &'static Opt> {
-    [GENERAL, RAND, LOG, REPORT, DB, MYSQL, MYSQL_1_1, PGSQL]
-        .into_iter()
-        .flatten()
+    [
+        GENERAL,
+        RAND,
+        LOG,
+        REPORT,
+        DB,
+        MYSQL,
+        MYSQL_BEYOND_1_0,
+        PGSQL,
+    ]
+    .into_iter()
+    .flatten()
 }
 
 /// An option set as sysbench prints it: `  --name=KIND` padded to the widest, the help, the

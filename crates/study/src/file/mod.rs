@@ -5,6 +5,7 @@
 //! - `sections`: `[dataset]`, `[hosts]`, `[[workload]]`, `[prices]`;
 //! - `variants`: `[axes]` (every combination) and `[[variant]]` entries.
 
+mod given;
 mod sections;
 mod spec;
 mod variants;
@@ -18,7 +19,9 @@ use toml::de::DeTable;
 
 use crate::reader::{a_span, cpu_list, int_value, one_of, str_value, Problem, Problems, Table};
 use sections::{dataset, hosts, prices, workload};
-pub use spec::{DatasetPolicy, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS};
+pub use spec::{
+    DatasetPolicy, GivenServer, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS,
+};
 use variants::{axes_variants, listed_variant};
 
 /// Parse and validate `src`; `default_name` names the study when the file does not.
@@ -103,17 +106,22 @@ fn read(
             .into_iter()
             .filter_map(|t| listed_variant(p, t))
             .collect(),
-        (None, true) => vec![NamedVariant {
-            name: "default".into(),
-            binary: None,
-            instances: vec![Variant::default()],
-            client_cpus: None,
-        }],
+        (None, true) => vec![NamedVariant::started(
+            "default",
+            None,
+            vec![Variant::default()],
+        )],
         (Some(_), false) => {
             p.at(a_span(doc, "axes"), "use either [axes] (every combination) or [[variant]] entries (an explicit list), not both");
             Vec::new()
         }
     };
+    if server_host.is_some() && variants.iter().any(|v| v.given.is_some()) {
+        p.at(
+            a_span(doc, "hosts"),
+            "[hosts] server starts the variants on that machine; a variant with `server = ...` is one you run already: give one or the other",
+        );
+    }
     let prices = top
         .tables(p, "prices")
         .into_iter()

@@ -33,7 +33,7 @@ pub enum DatasetPolicy {
     Copy,
 }
 
-/// A server setup of the study: one per instance (usually one).
+/// A server setup of the study: one per instance (usually one), or a server the user runs.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct NamedVariant {
     pub name: String,
@@ -41,6 +41,66 @@ pub struct NamedVariant {
     pub instances: Vec<Variant>,
     /// Where the load runs for this variant, over the study's `client_cpus`.
     pub client_cpus: Option<CpuList>,
+    /// `server = "mysql://..."`: a server the user runs; `binary` and `instances` do not apply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub given: Option<GivenServer>,
+    /// `price_per_hour`: what this variant's machine costs (a managed database's instance
+    /// type), for its cost per transaction; over the `[prices]` of the study's platform.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_per_hour: Option<f64>,
+}
+
+impl NamedVariant {
+    /// A variant of servers bakeoff starts, with nothing set but what is given.
+    pub fn started(name: &str, binary: Option<PathBuf>, instances: Vec<Variant>) -> Self {
+        NamedVariant {
+            name: name.to_string(),
+            binary,
+            instances,
+            client_cpus: None,
+            given: None,
+            price_per_hour: None,
+        }
+    }
+}
+
+/// A server the user runs, named by URL. bakeoff never starts, stops or reconfigures it; it
+/// loads its own tables there (refusing tables it did not create), runs, and drops them.
+/// Where its password comes from is stored; the password never is.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GivenServer {
+    pub url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defaults_file: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defaults_group: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub password_command: Option<String>,
+    /// `existing_tables = "use"`: run on the sbtest tables already there (the user's),
+    /// loading and dropping nothing; the default, "refuse", loads bakeoff's own and fails on
+    /// tables it did not create.
+    pub use_existing_tables: bool,
+}
+
+impl GivenServer {
+    /// How to connect, the password found now (`MYSQL_PWD`, the option file) or the command
+    /// kept to run at every connect; the database is `sbtest` when the URL names none.
+    pub fn connect_options(&self) -> Result<bakeoff_driver::ConnectOptions, String> {
+        let url = bakeoff_driver::ServerUrl::parse(&self.url)?;
+        let found = bakeoff_driver::PasswordSource {
+            defaults_file: self.defaults_file.clone(),
+            defaults_group: self.defaults_group.clone(),
+            password_command: self.password_command.clone(),
+        }
+        .find()?;
+        let mut o = url.connect_options(found.user.as_deref());
+        o.password = found.password;
+        o.password_command = found.command;
+        if o.database.is_none() {
+            o.database = Some("sbtest".into());
+        }
+        Ok(o)
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]

@@ -93,8 +93,13 @@ pub(super) fn listed_variant(p: &mut Problems, mut t: Table) -> Option<NamedVari
     let client_cpus = t
         .string(p, "client_cpus")
         .map(|(s, span)| cpu_list(p, s, span, "variant.client_cpus"));
+    let given = super::given::given(p, &mut t);
+    let price_per_hour = super::given::price(p, &mut t);
     let k = keys(p, &mut t);
     t.finish(p);
+    if let Some(given) = given {
+        return given_variant(p, &k, name, given, price_per_hour, client_cpus.flatten());
+    }
     let single = |o: &Option<Vec<&'_ Value<'_>>>, p: &mut Problems, key: &str| -> Result<(), ()> {
         match o {
             Some(v) if v.len() > 1 => {
@@ -130,7 +135,41 @@ pub(super) fn listed_variant(p: &mut Problems, mut t: Table) -> Option<NamedVari
         v.name = describe(&v, &[true; 6], 2);
     }
     v.client_cpus = client_cpus.flatten();
+    v.price_per_hour = price_per_hour;
     ok.then_some(v)
+}
+
+/// A listed variant that names a server the user runs: none of the keys that set up a
+/// server bakeoff starts apply to it.
+fn given_variant(
+    p: &mut Problems,
+    k: &VariantKeys,
+    name: Option<String>,
+    given: super::spec::GivenServer,
+    price_per_hour: Option<f64>,
+    client_cpus: Option<bakeoff_server::variant::CpuList>,
+) -> Option<NamedVariant> {
+    let set = [
+        &k.allocator,
+        &k.cpus,
+        &k.numa,
+        &k.instances,
+        &k.binary,
+        &k.settings,
+    ];
+    let mut bad = false;
+    for (key, v) in super::given::SETUP_KEYS.iter().zip(set) {
+        if let Some(v) = v.as_ref().and_then(|v| v.first()) {
+            p.at(v.span(), format!("`variant.{key}` sets up a server bakeoff starts; `server` names one you run, which bakeoff never starts, stops or reconfigures"));
+            bad = true;
+        }
+    }
+    let name = name.unwrap_or_else(|| given.url.clone());
+    let mut v = NamedVariant::started(&name, None, vec![Variant::default()]);
+    v.given = Some(given);
+    v.price_per_hour = price_per_hour;
+    v.client_cpus = client_cpus;
+    (!bad).then_some(v)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -230,12 +269,7 @@ fn one_variant(
             return None;
         }
     };
-    (!bad).then(|| NamedVariant {
-        name: name.unwrap_or_default(),
-        binary,
-        instances,
-        client_cpus: None,
-    })
+    (!bad).then(|| NamedVariant::started(&name.unwrap_or_default(), binary, instances))
 }
 
 fn describe(v: &NamedVariant, varying: &[bool], total: usize) -> String {

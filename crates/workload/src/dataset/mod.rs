@@ -113,7 +113,7 @@ pub async fn prepare(
         progress,
         interrupt,
     };
-    let rows = load_on_threads(opts, spec, jobs, seed, parallel.max(1), &meter)?;
+    let (rows, local_infile) = load_on_threads(opts, spec, jobs, seed, parallel.max(1), &meter)?;
     let interrupted = || interrupt.load(Ordering::Relaxed);
     if interrupted() {
         return Err(DatasetError::Interrupted { rows, total });
@@ -139,6 +139,7 @@ pub async fn prepare(
         redo_bytes: redo_after
             .zip(redo_before)
             .map(|(a, b)| a.saturating_sub(b)),
+        local_infile,
     })
 }
 

@@ -35,6 +35,9 @@ pub enum Progress {
     Prewarming(String),
     Dropping(String),
     LeftAlone(String),
+    /// The server refused LOAD DATA LOCAL (MySQL 8's default, `local_infile=OFF`): the rows
+    /// go as multi-row INSERTs instead, slower for the server. Told once per prepare.
+    LocalInfileRefused,
 }
 
 /// Await every future on this task, concurrently. All run to the end (a failed loader does

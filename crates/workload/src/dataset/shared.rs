@@ -101,6 +101,8 @@ pub fn prepare_shared(
         load: started.elapsed(),
         index: Default::default(),
         redo_bytes: None,
+        // sysbench's way: INSERTs, always.
+        local_infile: false,
     })
 }
 

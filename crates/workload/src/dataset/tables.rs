@@ -55,6 +55,9 @@ pub struct Prepared {
     /// Bytes the server wrote to its redo log meanwhile (InnoDB's `Innodb_os_log_written`);
     /// None when the server does not report it.
     pub redo_bytes: Option<u64>,
+    /// The rows went as LOAD DATA LOCAL; false: the server refused it and they went as
+    /// multi-row INSERTs (as sysbench sends them).
+    pub local_infile: bool,
 }
 
 pub(super) async fn table_exists(conn: &mut Conn, name: &str) -> Result<bool, DriverError> {
