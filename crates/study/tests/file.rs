@@ -280,3 +280,36 @@ fn the_server_start_timeout_is_a_study_setting_in_seconds() {
     let p = problems(&format!("server_start_timeout = 0\n{base}"));
     at(&p, 1, "`server_start_timeout`");
 }
+
+#[test]
+fn a_given_server_variant_reads_its_keys_and_refuses_what_does_not_apply() {
+    let ok = parse(
+        "threads = [1]\n[[workload]]\nname = \"oltp_point_select\"\n\
+         [[variant]]\nname = \"r6g.large\"\nserver = \"mysql://bench@db1:3306/sbtest?ssl-mode=REQUIRED\"\n\
+         password_command = \"get-token\"\nprice_per_hour = 0.25\n\
+         [[variant]]\nname = \"embedded\"\nallocator = \"jemalloc\"\nprice_per_hour = 0.1\n",
+        "t",
+    )
+    .unwrap_or_else(|e| panic!("{e:#?}"));
+    let g = ok.variants[0].given.as_ref().expect("given");
+    assert_eq!(g.url, "mysql://bench@db1:3306/sbtest?ssl-mode=REQUIRED");
+    assert_eq!(g.password_command.as_deref(), Some("get-token"));
+    assert!(!g.use_existing_tables);
+    assert_eq!(ok.variants[0].price_per_hour, Some(0.25));
+    assert!(ok.variants[1].given.is_none());
+    assert_eq!(ok.variants[1].price_per_hour, Some(0.1));
+
+    let p = problems(
+        "threads = [1]\n[[workload]]\nname = \"oltp_point_select\"\n\
+         [[variant]]\nserver = \"mysql://bench:hunter2@db1/sbtest\"\n\
+         [[variant]]\nserver = \"mysql://db2/sbtest\"\nallocator = \"jemalloc\"\ndefaults_group = \"x\"\nexisting_tables = \"keep\"\n\
+         [[variant]]\nname = \"plain\"\npassword_command = \"x\"\nprice_per_hour = \"cheap\"\n",
+    );
+    at(&p, 5, "MYSQL_PWD");
+    at(&p, 8, "`variant.allocator` sets up a server bakeoff starts");
+    at(&p, 9, "defaults_file");
+    at(&p, 10, "existing_tables");
+    at(&p, 13, "is for a server you give");
+    at(&p, 14, "price per hour");
+    assert!(p.iter().all(|x| !x.message.contains("hunter2")), "{p:#?}");
+}

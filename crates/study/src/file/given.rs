@@ -3,10 +3,8 @@
 
 use std::path::PathBuf;
 
-use toml::de::DeValue;
-
 use super::spec::GivenServer;
-use crate::reader::{kind, one_of, Problems, Table};
+use crate::reader::{one_of, Problems, Table};
 
 /// The keys that set up a server bakeoff starts, which a given server does not take.
 pub(super) const SETUP_KEYS: &[&str] = &[
@@ -68,23 +66,5 @@ pub(super) fn given(p: &mut Problems, t: &mut Table) -> Option<GivenServer> {
 
 /// `price_per_hour`: a number >= 0.
 pub(super) fn price(p: &mut Problems, t: &mut Table) -> Option<f64> {
-    let v = t.get("price_per_hour")?;
-    let n = match v.get_ref() {
-        DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
-        DeValue::Integer(i) => i.as_str().replace('_', "").parse::<f64>().ok(),
-        _ => None,
-    };
-    match n {
-        Some(x) if x.is_finite() && x >= 0.0 => Some(x),
-        _ => {
-            p.at(
-                v.span(),
-                format!(
-                    "`variant.price_per_hour` must be a price per hour (a number >= 0, e.g. 0.25), found {}",
-                    kind(v)
-                ),
-            );
-            None
-        }
-    }
+    super::sections::money(p, t.get("price_per_hour"), "variant.price_per_hour")
 }

@@ -198,14 +198,12 @@ pub(super) fn prices(p: &mut Problems, mut t: Table) -> Vec<Price> {
         let od = money(
             p,
             pt.get("on_demand_per_hour"),
-            platform,
-            "on_demand_per_hour",
+            &format!("prices.{platform}.on_demand_per_hour"),
         );
         let rs = money(
             p,
             pt.get("reserved_per_hour"),
-            platform,
-            "reserved_per_hour",
+            &format!("prices.{platform}.reserved_per_hour"),
         );
         pt.finish(p);
         if let Some(od) = od {
@@ -219,7 +217,8 @@ pub(super) fn prices(p: &mut Problems, mut t: Table) -> Vec<Price> {
     out
 }
 
-fn money(p: &mut Problems, v: Option<&Value>, platform: &str, key: &str) -> Option<f64> {
+/// A price per hour: a number >= 0; `name` is the key as the message shows it.
+pub(super) fn money(p: &mut Problems, v: Option<&Value>, name: &str) -> Option<f64> {
     let v = v?;
     let n = match v.get_ref() {
         DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
@@ -232,7 +231,7 @@ fn money(p: &mut Problems, v: Option<&Value>, platform: &str, key: &str) -> Opti
             p.at(
                 v.span(),
                 format!(
-                    "`prices.{platform}.{key}` must be a price per hour (a number >= 0), found {}",
+                    "`{name}` must be a price per hour (a number >= 0, e.g. 0.25), found {}",
                     kind(v)
                 ),
             );

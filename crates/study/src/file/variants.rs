@@ -19,6 +19,20 @@ struct VariantKeys<'t, 'i> {
     settings: Option<Vec<&'t Value<'i>>>,
 }
 
+impl<'t, 'i> VariantKeys<'t, 'i> {
+    /// Every key, in the order of `given::SETUP_KEYS` (and of a variant's name).
+    fn all(&self) -> [&Option<Vec<&'t Value<'i>>>; 6] {
+        [
+            &self.allocator,
+            &self.cpus,
+            &self.numa,
+            &self.instances,
+            &self.binary,
+            &self.settings,
+        ]
+    }
+}
+
 fn keys<'t, 'i>(p: &mut Problems, t: &mut Table<'t, 'i>) -> VariantKeys<'t, 'i> {
     VariantKeys {
         allocator: t.list(p, "allocator"),
@@ -70,17 +84,11 @@ pub(super) fn axes_variants(p: &mut Problems, mut t: Table) -> Vec<NamedVariant>
         }
     }
     // Name variants by what differs between them.
-    let varying: Vec<bool> = [
-        &k.allocator,
-        &k.cpus,
-        &k.numa,
-        &k.instances,
-        &k.binary,
-        &k.settings,
-    ]
-    .iter()
-    .map(|o| o.as_ref().is_some_and(|v| v.len() > 1))
-    .collect();
+    let varying: Vec<bool> = k
+        .all()
+        .iter()
+        .map(|o| o.as_ref().is_some_and(|v| v.len() > 1))
+        .collect();
     let total = out.len();
     for v in &mut out {
         v.name = describe(v, &varying, total);
@@ -149,16 +157,8 @@ fn given_variant(
     price_per_hour: Option<f64>,
     client_cpus: Option<bakeoff_server::variant::CpuList>,
 ) -> Option<NamedVariant> {
-    let set = [
-        &k.allocator,
-        &k.cpus,
-        &k.numa,
-        &k.instances,
-        &k.binary,
-        &k.settings,
-    ];
     let mut bad = false;
-    for (key, v) in super::given::SETUP_KEYS.iter().zip(set) {
+    for (key, v) in super::given::SETUP_KEYS.iter().zip(k.all()) {
         if let Some(v) = v.as_ref().and_then(|v| v.first()) {
             p.at(v.span(), format!("`variant.{key}` sets up a server bakeoff starts; `server` names one you run, which bakeoff never starts, stops or reconfigures"));
             bad = true;
