@@ -83,7 +83,18 @@ fn describe(s: &StudySpec, file: &Path) -> String {
     );
     let _ = writeln!(out, "variants:");
     for (i, v) in s.variants.iter().enumerate() {
-        let _ = writeln!(out, "  {:>3}  {}", i + 1, v.name);
+        let mut about = Vec::new();
+        if let Some(g) = &v.given {
+            about.push(format!("a server you run: {}", g.url));
+        }
+        if let Some(p) = v.price_per_hour {
+            about.push(format!("{p}/h"));
+        }
+        let about = match about.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", about.join(", ")),
+        };
+        let _ = writeln!(out, "  {:>3}  {}{about}", i + 1, v.name);
     }
     let _ = writeln!(out, "workloads:");
     for (i, w) in s.workloads.iter().enumerate() {

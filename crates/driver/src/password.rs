@@ -35,6 +35,7 @@ impl PasswordSource {
     pub fn find(&self) -> Result<Found, String> {
         let mut found = Found::default();
         if let Some(path) = &self.defaults_file {
+            let path = &home(path);
             let groups = ["client", self.defaults_group.as_deref().unwrap_or("client")];
             let values = read_option_file(path, &groups)?;
             found.user = values.user;
@@ -50,6 +51,14 @@ impl PasswordSource {
             found.command = Some(cmd);
         }
         Ok(found)
+    }
+}
+
+/// `~/x` as the shell reads it: under $HOME.
+fn home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(h)) => PathBuf::from(h).join(rest),
+        _ => path.to_path_buf(),
     }
 }
 
