@@ -255,6 +255,13 @@ pub fn extra_report(r: &RunResult) -> String {
             .collect();
         let _ = writeln!(s, "    ignored errors by code: {}", list.join(", "));
     }
+    if let Some(c) = &r.connect {
+        let _ = writeln!(
+            s,
+            "bakeoff connecting: {} connection(s) in {:.3} s; each {:.2} ms (p50), {:.2} ms (p99), {:.2} ms (max); client CPU {:.0} us per connection (its handshake, TLS where used, auth, and its statements prepared)",
+            c.connections, c.seconds, c.p50_ms, c.p99_ms, c.max_ms, c.client_cpu_us_per_connection
+        );
+    }
     s
 }
 

@@ -167,6 +167,7 @@ mod tests {
             window: w,
             checkpoints: Vec::new(),
             after_checkpoint: None,
+            connect: None,
         }
     }
 

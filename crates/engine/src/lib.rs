@@ -18,6 +18,7 @@
 //!
 //! What it must not do: print or exit. Ticks go to an [`Observer`]; the CLI prints.
 
+mod connect;
 mod fixed;
 mod pacing;
 mod run;
@@ -30,6 +31,7 @@ use bakeoff_telemetry::{Telemetry, Window, WindowSummary};
 use serde::{Deserialize, Serialize};
 
 pub use bakeoff_telemetry::Checkpoint;
+pub use connect::ConnectCost;
 pub use fixed::{run_iterations, run_rounds, FixedWork, Iteration};
 pub use run::{run, run_sampled};
 
@@ -209,6 +211,9 @@ pub struct RunResult {
     /// report shows then (`total` stays the whole run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_checkpoint: Option<Checkpoint>,
+    /// What opening the connections cost, before the clock started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect: Option<ConnectCost>,
 }
 
 impl RunResult {

@@ -120,6 +120,7 @@ pub fn run_sampled<S: Source>(
             s.begin();
         }
     }
+    let connect = shared.connects.cost(entered.elapsed());
     let started = Instant::now();
     let _ = shared.end.set(spec.time.map(|t| started + spec.warmup + t));
     observer.on_start();
@@ -128,6 +129,7 @@ pub fn run_sampled<S: Source>(
         &spec, &shared, &recorders, &handles, started, interrupt, observer, sampler,
     )?;
     result.setup_seconds = (started - entered).as_secs_f64();
+    result.connect = connect;
     Ok(result)
 }
 
@@ -279,6 +281,7 @@ fn coordinate(
         window: total,
         checkpoints,
         after_checkpoint,
+        connect: None,
     })
 }
 

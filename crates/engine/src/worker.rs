@@ -30,6 +30,8 @@ pub(crate) struct Shared {
     /// Nanoseconds client threads spent polling without finding a response (ClientWait::Poll):
     /// CPU the client burnt by choice, not CPU the load needed.
     pub idle_poll_ns: Arc<AtomicU64>,
+    /// What opening the connections cost (their times, the threads' CPU).
+    pub connects: crate::connect::ConnectMeter,
 }
 
 impl Shared {
@@ -155,6 +157,14 @@ impl<S: Source> Worker<S> {
     }
 
     async fn open_sessions(&self) -> Result<Vec<S::Session>, EngineError> {
+        let cpu_before = crate::connect::ConnectMeter::thread_cpu_ns();
+        let opened = self.open_all().await;
+        let cpu = crate::connect::ConnectMeter::thread_cpu_ns().saturating_sub(cpu_before);
+        self.shared.connects.add_cpu(cpu);
+        opened
+    }
+
+    async fn open_all(&self) -> Result<Vec<S::Session>, EngineError> {
         let blocking = self.blocking_io();
         let opens: Vec<_> = self
             .tids
@@ -173,8 +183,10 @@ impl<S: Source> Worker<S> {
                     if shared.stop.load(Ordering::Relaxed) {
                         return (tid, None);
                     }
+                    let began = Instant::now();
                     let s = ctx.open(tid, seed, blocking).await;
                     if s.is_ok() {
+                        shared.connects.add_open(began.elapsed());
                         shared.connected.fetch_add(1, Ordering::Relaxed);
                     }
                     (tid, Some(s))

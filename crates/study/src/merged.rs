@@ -168,6 +168,8 @@ impl Merge {
                 // spreads a run); a spread run reports its ticks instead.
                 checkpoints: Vec::new(),
                 after_checkpoint: None,
+                // Each host's connecting is its own: not merged yet.
+                connect: None,
             },
             hosts: shares,
         }

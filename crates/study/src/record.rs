@@ -31,7 +31,7 @@ pub(crate) fn fill(r: &mut RunRecord, res: &RunResult) {
     }
     r.summary_json = serde_json::to_string(&serde_json::json!({
         "total": t, "telemetry": res.telemetry, "unfinished_events": res.unfinished_events,
-        "connections": res.connections,
+        "connections": res.connections, "connect": res.connect,
     }))
     .unwrap_or_else(|_| "{}".into());
     r.ticks = res.ticks.iter().map(tick).collect();
