@@ -273,21 +273,17 @@ fn a_run_drives_a_server_on_another_host_that_admits_only_this_one() {
     );
 }
 
-/// The grants of host a's server, read back through its socket as the OS's root (MariaDB's
-/// root logs in by socket only): the account for the local host's address holds the load
-/// database only, the socket account everything; no anonymous account; the run directory 0700.
-fn the_network_account_holds_the_load_database_only(hosts: &Hosts) {
-    use std::os::unix::fs::PermissionsExt;
+/// A query on host `name`'s server, through its socket as the OS's root (MariaDB's root logs
+/// in by socket only); and the server's run directory.
+fn server_sql(hosts: &Hosts, name: &str) -> (impl Fn(&str) -> String, PathBuf) {
     let socket = hosts
-        .command_lines("a", "mariadbd")
+        .command_lines(name, "mariadbd")
         .into_iter()
         .flatten()
         .find_map(|a| a.strip_prefix("--socket=").map(PathBuf::from))
-        .expect("host a's mariadbd names its socket");
-    let rundir = socket.parent().unwrap();
-    let mode = std::fs::metadata(rundir).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o700, "{}", rundir.display());
-    let sql = |q: &str| {
+        .unwrap_or_else(|| panic!("host {name}'s mariadbd names its socket"));
+    let rundir = socket.parent().unwrap().to_path_buf();
+    let sql = move |q: &str| {
         let o = std::process::Command::new("mariadb")
             .arg("--no-defaults")
             .arg(format!("--socket={}", socket.display()))
@@ -301,6 +297,34 @@ fn the_network_account_holds_the_load_database_only(hosts: &Hosts) {
         );
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
+    (sql, rundir)
+}
+
+/// The load reached host `name`'s server over TLS only: every network account requires it
+/// (plain TCP is refused at login), and TLS handshakes were accepted.
+fn only_tls_reaches(hosts: &Hosts, name: &str, from: &[&str]) {
+    let (sql, _) = server_sql(hosts, name);
+    for addr in from {
+        let grants = sql(&format!("SHOW GRANTS FOR 'sbtest'@'{addr}'"));
+        assert!(grants.contains("REQUIRE SSL"), "{addr}: {grants}");
+    }
+    let accepts = sql("SHOW GLOBAL STATUS LIKE 'Ssl_accepts'");
+    let n: u64 = accepts
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n > 0, "no TLS handshakes: {accepts}");
+}
+
+/// The grants of host a's server: the account for the local host's address holds the load
+/// database only and requires TLS, the socket account everything; no anonymous account; the
+/// run directory 0700.
+fn the_network_account_holds_the_load_database_only(hosts: &Hosts) {
+    use std::os::unix::fs::PermissionsExt;
+    let (sql, rundir) = server_sql(hosts, "a");
+    let mode = std::fs::metadata(&rundir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{}", rundir.display());
     let network = sql("SHOW GRANTS FOR 'sbtest'@'169.254.77.1'");
     assert!(network.contains("ON `sbtest`.*"), "{network}");
     assert!(
@@ -318,6 +342,7 @@ fn the_network_account_holds_the_load_database_only(hosts: &Hosts) {
         sql("SELECT COUNT(*) FROM mysql.user WHERE User = ''").trim(),
         "0"
     );
+    only_tls_reaches(hosts, "a", &["169.254.77.1"]);
 }
 
 #[test]
@@ -464,6 +489,8 @@ fn a_study_with_its_server_on_a_takes_its_load_from_b_and_c() {
     let hosts = a_b_and_c();
     let dir = scratch("clients");
     let (child, db) = spread_study(&hosts, &dir, 4, "[3, 8]");
+    // b and c reach a's server over TLS only, checked against this study's CA.
+    only_tls_reaches(&hosts, "a", &[hosts.addr("b"), hosts.addr("c")]);
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");

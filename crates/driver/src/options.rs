@@ -144,6 +144,9 @@ impl SslMode {
 pub struct Tls {
     pub mode: SslMode,
     pub ca: Option<PathBuf>,
+    /// The CA as PEM text instead of a file: the lab's CA for this run, made in memory and
+    /// sent to client hosts with the load.
+    pub ca_pem: Option<std::sync::Arc<str>>,
     pub cert: Option<PathBuf>,
     pub key: Option<PathBuf>,
     pub cipher: Option<String>,

@@ -54,18 +54,27 @@ impl RemoteServer {
     pub fn start(host: &HostUrl, spec: &RemoteSpec) -> Result<RemoteServer, RemoteError> {
         let mut agent = Agent::start(host)?;
         let tx = agent.sender();
-        let _ = tx.send(&Request::ServerStart {
-            binary: spec.binary.clone(),
-            options: spec.options.clone(),
-            variant: spec.variant.clone(),
-            listen: None,
-            clients: spec.clients.clone(),
-            start_timeout_s: Some(spec.start_timeout.as_secs()),
-        });
         let refused = |what: String| RemoteError::Refused {
             host: host.to_string(),
             what,
         };
+        // It listens on the address this ssh session reached its host by (the agent's
+        // hello says which): its certificate names that address.
+        let Some(listen) = agent.address else {
+            return Err(refused("its agent could not say which address this machine reaches it by (no SSH_CONNECTION there), so no certificate can name it".into()));
+        };
+        let tls = bakeoff_server::lab_ca()
+            .and_then(|ca| ca.server_tls(listen))
+            .map_err(refused)?;
+        let _ = tx.send(&Request::ServerStart {
+            binary: spec.binary.clone(),
+            options: spec.options.clone(),
+            variant: spec.variant.clone(),
+            listen: Some(listen),
+            clients: spec.clients.clone(),
+            start_timeout_s: Some(spec.start_timeout.as_secs()),
+            tls: Some(tls.clone()),
+        });
         let up = loop {
             match agent.recv()? {
                 Some(r @ Reply::ServerUp { .. }) => break r,
@@ -91,7 +100,7 @@ impl RemoteServer {
         else {
             unreachable!("matched above")
         };
-        let options = ConnectOptions::new(
+        let mut options = ConnectOptions::new(
             Endpoint::Tcp {
                 host: address.to_string(),
                 port,
@@ -100,6 +109,7 @@ impl RemoteServer {
             password.secret().expose(),
         )
         .with_database(&database);
+        options.tls = tls.client();
         let done = Arc::new(AtomicBool::new(false));
         let lost = Arc::new(Mutex::new(None));
         let (sample_tx, samples) = mpsc::channel();

@@ -11,7 +11,7 @@
 use std::io::BufRead;
 use std::net::IpAddr;
 
-use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
+use bakeoff_driver::{ConnectOptions, Endpoint, Secret, SslMode, Tls};
 use bakeoff_engine::{ConnTotals, RunSpec, RunStatus};
 use bakeoff_server::{Check, Variant};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord};
@@ -67,6 +67,10 @@ pub enum Request {
         /// The server start timeout in seconds (None: the agent's default).
         #[serde(default)]
         start_timeout_s: Option<u64>,
+        /// The certificate it presents (made here for the address it listens on, signed by
+        /// this run's CA): its load account over the network requires TLS.
+        #[serde(default)]
+        tls: Option<bakeoff_server::ServerTls>,
     },
     /// Read server `id`'s process counters (CPU, memory, threads) now. Answered by `Sample`.
     Sample {
@@ -180,6 +184,17 @@ pub struct Target {
     pub user: String,
     pub password: Password,
     pub database: Option<String>,
+    /// TLS as the client host must speak it, the CA sent as text (a file here is not there).
+    #[serde(default)]
+    pub tls: Option<TargetTls>,
+}
+
+/// A target's TLS: the mode, the CA that signs the server's certificate, the ciphers.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TargetTls {
+    pub mode: String,
+    pub ca_pem: Option<String>,
+    pub cipher: Option<String>,
 }
 
 /// A password on the wire: sent as it is inside the ssh session (the only place it travels),
@@ -215,6 +230,7 @@ impl Target {
             user: o.user.clone(),
             password: Password::new(&o.password),
             database: o.database.clone(),
+            tls: TargetTls::of(&o.tls),
         })
     }
 
@@ -227,10 +243,40 @@ impl Target {
             &self.user,
             self.password.0.as_str(),
         );
-        match &self.database {
+        let mut o = match &self.database {
             Some(db) => o.with_database(db),
             None => o,
+        };
+        if let Some(t) = &self.tls {
+            o.tls = t.tls();
         }
+        o
+    }
+}
+
+impl TargetTls {
+    /// None for a plain connection. A CA file is read here and sent as its text.
+    fn of(t: &Tls) -> Option<TargetTls> {
+        if t.mode == SslMode::Disabled {
+            return None;
+        }
+        let ca_pem = match (&t.ca, &t.ca_pem) {
+            (Some(path), _) => std::fs::read_to_string(path).ok(),
+            (None, Some(pem)) => Some(pem.to_string()),
+            (None, None) => None,
+        };
+        Some(TargetTls {
+            mode: t.mode.name().to_string(),
+            ca_pem,
+            cipher: t.cipher.clone(),
+        })
+    }
+
+    fn tls(&self) -> Tls {
+        let mut t = Tls::new(SslMode::parse(&self.mode).unwrap_or(SslMode::Required));
+        t.ca_pem = self.ca_pem.as_deref().map(std::sync::Arc::from);
+        t.cipher = self.cipher.clone();
+        t
     }
 }
 
@@ -343,6 +389,11 @@ mod tests {
                 user: "bakeoff".into(),
                 password: Password::new(&Secret::new("s3cret")),
                 database: Some("sbtest".into()),
+                tls: Some(TargetTls {
+                    mode: "VERIFY_IDENTITY".into(),
+                    ca_pem: Some("-----BEGIN CERTIFICATE-----".into()),
+                    cipher: None,
+                }),
             }],
             workload,
             run: RunSpec {
@@ -374,6 +425,11 @@ mod tests {
             listen: Some([169, 254, 77, 2].into()),
             clients: vec![[169, 254, 77, 3].into()],
             start_timeout_s: Some(120),
+            tls: Some(bakeoff_server::ServerTls {
+                ca_pem: "ca".into(),
+                cert_pem: "cert".into(),
+                key_pem: "key".into(),
+            }),
         };
         let back: Request = serde_json::from_str(line(&r).trim()).unwrap();
         assert_eq!(back, r);
@@ -388,6 +444,7 @@ mod tests {
                 user: "bakeoff".into(),
                 password: Password::new(&Secret::new("s3cret-pw")),
                 database: None,
+                tls: None,
             }],
             workload: WorkloadSpec {
                 kind: "oltp_point_select".parse().unwrap(),

@@ -25,6 +25,7 @@
 mod adapters;
 mod binary;
 mod error;
+pub mod lab_tls;
 mod launch;
 pub mod placement;
 pub mod preflight;
@@ -38,6 +39,7 @@ pub mod variant;
 pub use adapters::mysql::{find_server_binary, global_variables, INSTALL_HINT};
 pub use binary::file_sha256;
 pub use error::ServerError;
+pub use lab_tls::{lab_ca, ServerTls};
 pub use random::random_hex;
 pub use server::Server;
 pub use spec::{Listen, ServerSpec, DEFAULT_START_TIMEOUT, DEFAULT_START_TIMEOUT_S};

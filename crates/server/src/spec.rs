@@ -30,6 +30,9 @@ pub struct ServerSpec {
     /// own, driven from others. Never an unspecified address (0.0.0.0, ::), and options that
     /// would undo it are refused (see `exposure`).
     pub listen: Option<Listen>,
+    /// The certificate a listening server presents (see `lab_tls`): its load account over
+    /// TCP then requires TLS. A listening server without one is refused.
+    pub tls: Option<crate::ServerTls>,
 }
 
 /// The server start timeout when nothing says otherwise, in seconds: a cold MariaDB on a
@@ -57,6 +60,7 @@ impl Default for ServerSpec {
             variant: Variant::default(),
             datadir_from: None,
             listen: None,
+            tls: None,
         }
     }
 }

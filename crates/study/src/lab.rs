@@ -59,6 +59,9 @@ pub fn start(
                     address,
                     clients: admit,
                 });
+                // Its load account over the network requires TLS, with this run's certificate.
+                let tls = bakeoff_server::lab_ca().and_then(|ca| ca.server_tls(address));
+                spec.tls = Some(tls.map_err(StartError::Setup)?);
             }
             Ok(Running::Here(Server::start(&spec)?))
         }

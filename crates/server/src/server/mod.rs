@@ -34,6 +34,8 @@ pub struct Server {
     port: u16,
     /// The address it listens on for TCP.
     bind: std::net::IpAddr,
+    /// The certificate it presents over TCP, when it listens for client hosts.
+    tls: Option<crate::ServerTls>,
     user: String,
     database: String,
     password: Secret,
@@ -141,6 +143,7 @@ impl Server {
             log,
             port,
             bind,
+            tls: spec.tls.clone(),
             user: spec.user.clone(),
             database: spec.database.clone(),
             password,
@@ -227,14 +230,17 @@ impl Server {
         o
     }
 
-    /// The same over TCP on 127.0.0.1.
-    /// Over TCP, at the address the server listens on (loopback unless `listen` said).
+    /// Over TCP, at the address the server listens on (loopback unless `listen` said); with
+    /// TLS checked against this run's CA when it listens for client hosts.
     pub fn tcp_connect_options(&self) -> ConnectOptions {
         let mut o = self.connect_options();
         o.endpoint = Endpoint::Tcp {
             host: self.bind.to_string(),
             port: self.port,
         };
+        if let Some(t) = &self.tls {
+            o.tls = t.client();
+        }
         o
     }
 

@@ -227,6 +227,7 @@ fn start_server(servers: &mut Vec<Option<Server>>, start: Request, lost: &Atomic
         listen,
         clients,
         start_timeout_s,
+        tls,
     } = start
     else {
         return Reply::Error {
@@ -249,6 +250,7 @@ fn start_server(servers: &mut Vec<Option<Server>>, start: Request, lost: &Atomic
         start_timeout: start_timeout_s
             .map(Duration::from_secs)
             .unwrap_or(bakeoff_server::DEFAULT_START_TIMEOUT),
+        tls,
         ..ServerSpec::default()
     };
     match Server::start_watched(&spec, lost) {

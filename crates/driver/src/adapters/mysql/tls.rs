@@ -59,29 +59,30 @@ fn build(t: &Tls) -> Result<ClientConfig, String> {
         .with_protocol_versions(&versions)
         .map_err(|e| format!("--mysql-ssl-cipher: {e}"))?;
     let verify = matches!(t.mode, SslMode::VerifyCa | SslMode::VerifyIdentity);
-    let ca = match (&t.ca, verify) {
-        (Some(path), _) => Some(path.as_path()),
-        (None, true) => {
+    // The CA: a file, or PEM text (the lab's CA for this run, as client hosts get it).
+    let ca: Option<(Arc<rustls::RootCertStore>, String)> = match (&t.ca, &t.ca_pem, verify) {
+        (Some(path), _, true) => Some((roots(path)?, path.display().to_string())),
+        (None, Some(pem), true) => Some((roots_of_pem(pem)?, LAB_CA.to_string())),
+        (None, None, true) => {
             return Err(format!(
                 "--mysql-ssl={} checks the server's certificate against a CA: give the CA's certificate with --mysql-ssl-ca=FILE",
                 t.mode.name()
             ))
         }
-        (None, false) => None,
+        (_, _, false) => None,
     };
-    let verifier: Arc<dyn ServerCertVerifier> = match (ca, verify) {
-        (Some(path), true) => {
-            let roots = roots(path)?;
+    let verifier: Arc<dyn ServerCertVerifier> = match ca {
+        Some((roots, label)) => {
             let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
                 .build()
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                .map_err(|e| format!("{label}: {e}"))?;
             Arc::new(Checked {
                 inner: Checker::WebPki(webpki, t.mode == SslMode::VerifyIdentity),
-                ca: Some(path.display().to_string()),
+                ca: Some(label),
                 algorithms: provider.signature_verification_algorithms,
             })
         }
-        _ => Arc::new(Checked {
+        None => Arc::new(Checked {
             inner: Checker::Unchecked,
             ca: None,
             algorithms: provider.signature_verification_algorithms,
@@ -186,6 +187,20 @@ fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
 fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
     PrivateKeyDer::from_pem_file(path)
         .map_err(|e| format!("{}: {e} (a PEM private key expected)", path.display()))
+}
+
+/// How a CA given as text is named in messages.
+const LAB_CA: &str = "the lab's CA for this run";
+
+fn roots_of_pem(pem: &str) -> Result<Arc<rustls::RootCertStore>, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(pem.as_bytes()) {
+        let c = c.map_err(|e| format!("{LAB_CA}: {e}"))?;
+        roots
+            .add(c)
+            .map_err(|e| format!("{LAB_CA}: not a CA certificate: {e}"))?;
+    }
+    Ok(Arc::new(roots))
 }
 
 fn roots(path: &Path) -> Result<Arc<rustls::RootCertStore>, String> {

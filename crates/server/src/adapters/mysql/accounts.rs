@@ -52,9 +52,15 @@ pub(crate) fn init_sql(
         } else {
             ""
         };
+        // Over the network (a server for client hosts), the password and the load travel
+        // only over TLS; the socket and loopback stay plain.
+        let require = match spec.tls.is_some() && on != "*.*" {
+            true => " REQUIRE SSL",
+            false => "",
+        };
         sql += &format!(
             "CREATE USER IF NOT EXISTS '{user}'@'{host}' IDENTIFIED BY '{pw}';\n\
-             ALTER USER '{user}'@'{host}' IDENTIFIED BY '{pw}';\n\
+             ALTER USER '{user}'@'{host}' IDENTIFIED BY '{pw}'{require};\n\
              GRANT ALL PRIVILEGES ON {on} TO '{user}'@'{host}'{grant_option};\n"
         );
     }

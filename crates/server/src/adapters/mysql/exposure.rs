@@ -1,7 +1,8 @@
 //! A server that listens for other hosts (`ServerSpec::listen`) is a door onto the network.
 //! The lab keeps it narrow: one address (never an unspecified one, which means every
-//! interface), accounts for the named client hosts only, passwords checked. Options that would
-//! undo any of that are refused before anything is started, with the reason.
+//! interface), accounts for the named client hosts only, passwords checked, TLS required
+//! with a certificate of this run's CA. Options that would undo any of that are refused
+//! before anything is started, with the reason.
 
 use crate::{ServerError, ServerSpec};
 
@@ -27,6 +28,11 @@ pub(crate) fn check(spec: &ServerSpec) -> Result<(), ServerError> {
     let Some(listen) = &spec.listen else {
         return Ok(());
     };
+    if spec.tls.is_none() {
+        return Err(ServerError::Refused(
+            "a server for client hosts needs its certificate (ServerSpec::tls, made by lab_tls): its load account over the network requires TLS".into(),
+        ));
+    }
     if listen.address.is_unspecified() {
         return Err(ServerError::Refused(format!(
             "a server for client hosts would listen on {} (every address of its host): the lab listens on one address only; name the address the client hosts reach it by",
@@ -85,6 +91,7 @@ mod tests {
                 address: address.into(),
                 clients: vec![[169, 254, 77, 3].into()],
             }),
+            tls: Some(crate::lab_ca().unwrap().server_tls(address.into()).unwrap()),
             ..ServerSpec::default()
         }
     }
@@ -100,10 +107,16 @@ mod tests {
                 address: std::net::Ipv6Addr::UNSPECIFIED.into(),
                 clients: vec![],
             }),
-            ..ServerSpec::default()
+            ..listening(&[], [169, 254, 77, 2])
         };
         assert!(check(&v6).is_err());
         assert!(check(&listening(&[], [169, 254, 77, 2])).is_ok());
+        let plain = ServerSpec {
+            tls: None,
+            ..listening(&[], [169, 254, 77, 2])
+        };
+        let e = check(&plain).unwrap_err().to_string();
+        assert!(e.contains("requires TLS"), "{e}");
     }
 
     #[test]

@@ -78,6 +78,20 @@ impl Family for MySql {
             &new_secret()?,
         );
         write_private(&init, &sql, l.run_as)?;
+        // A server for client hosts presents this run's certificate; its files are in the
+        // 0700 run directory, readable by the server's own user only.
+        let mut tls = Vec::new();
+        if let Some(t) = &spec.tls {
+            for (file, pem, option) in [
+                ("ca.pem", &t.ca_pem, "ssl-ca"),
+                ("server-cert.pem", &t.cert_pem, "ssl-cert"),
+                ("server-key.pem", &t.key_pem, "ssl-key"),
+            ] {
+                let path = dir.join(file);
+                write_private(&path, pem, l.run_as)?;
+                tls.push(format!("--{option}={}", path.display()));
+            }
+        }
         let mut cmd = Command::new(l.binary);
         cmd.arg("--no-defaults")
             .arg(format!("--datadir={}", dir.join("data").display()))
@@ -90,6 +104,7 @@ impl Family for MySql {
             // MySQL's X plugin listens on 33060 by default: two servers would collide.
             .args((self.flavor == Flavor::MySql).then_some("--mysqlx=OFF"))
             .arg(format!("--init-file={}", init.display()))
+            .args(tls)
             .args(
                 LAB_DEFAULTS
                     .iter()
