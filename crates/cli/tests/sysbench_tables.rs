@@ -157,3 +157,38 @@ fn a_scripts_run_reports_as_sysbenchs() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--mysql-compression=on`: the same line to both tools through prepare, a single-thread run
+/// of a fixed number of events and cleanup (that the session is compressed is the driver's
+/// test, against the server's own status).
+#[test]
+fn compression_on_runs_as_sysbenchs() {
+    let db = schema("compressed").database.expect("schema");
+    let args = [
+        "oltp_read_write",
+        "--tables=1",
+        "--table-size=200",
+        "--mysql-compression=on",
+    ];
+    for tool in [sysbench as fn(&str, &[&str]) -> Output, bakeoff] {
+        let o = tool(&db, &[&args[..], &["prepare"]].concat());
+        assert!(o.status.success(), "{}", text(&o));
+        let o = tool(
+            &db,
+            &[
+                &args[..],
+                &["--threads=1", "--events=50", "--time=0", "run"],
+            ]
+            .concat(),
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.contains("transactions:                        50 "),
+            "{out}"
+        );
+        let o = tool(&db, &[&args[..], &["cleanup"]].concat());
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(tables_in(&db).is_empty(), "{:?}", tables_in(&db));
+    }
+}

@@ -81,6 +81,8 @@ pub struct ConnectOptions {
     pub password_command: Option<crate::PasswordCommand>,
     /// What the auth plugins that need more than a password may do.
     pub auth: AuthOptions,
+    /// The compressed protocol (zlib), as sysbench's --mysql-compression=on asks.
+    pub compress: bool,
 }
 
 /// The MySQL client's options for the plugins that send the password itself or encrypt it.
@@ -175,6 +177,7 @@ impl ConnectOptions {
             tls: Tls::default(),
             password_command: None,
             auth: AuthOptions::default(),
+            compress: false,
         }
     }
 

@@ -3,8 +3,8 @@
 //!
 //! The options are the MySQL client's names: `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key`,
 //! `ssl-cipher`, `socket` (a unix socket; the host is then only a label), `connect-timeout`
-//! (seconds), `get-server-public-key`, `server-public-key-path` and
-//! `enable-cleartext-plugin`. A password is refused: a URL is written into study files,
+//! (seconds), `get-server-public-key`, `server-public-key-path`, `enable-cleartext-plugin`
+//! and `compress`. A password is refused: a URL is written into study files,
 //! results and reports, so the password comes from elsewhere (`crate::password`).
 
 use std::path::PathBuf;
@@ -25,9 +25,11 @@ pub struct ServerUrl {
     pub tls: Tls,
     pub auth: crate::AuthOptions,
     pub connect_timeout: Option<Duration>,
+    /// The compressed protocol (`compress=true`).
+    pub compress: bool,
 }
 
-const OPTIONS: &str = "ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher, socket, connect-timeout, get-server-public-key, server-public-key-path, enable-cleartext-plugin";
+const OPTIONS: &str = "ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher, socket, connect-timeout, get-server-public-key, server-public-key-path, enable-cleartext-plugin, compress";
 
 impl ServerUrl {
     pub fn parse(text: &str) -> Result<ServerUrl, String> {
@@ -66,6 +68,7 @@ impl ServerUrl {
             tls: Tls::default(),
             auth: crate::AuthOptions::default(),
             connect_timeout: None,
+            compress: false,
         };
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
@@ -111,6 +114,7 @@ impl ServerUrl {
             "get-server-public-key" => self.auth.get_server_public_key = flag()?,
             "server-public-key-path" => self.auth.server_public_key = Some(PathBuf::from(v)),
             "enable-cleartext-plugin" => self.auth.cleartext = flag()?,
+            "compress" | "compression" => self.compress = flag()?,
             "password" => return Err("a password in the URL would be kept in the study file, the results and every report: give it in MYSQL_PWD, a MySQL option file (defaults_file) or a password_command".into()),
             _ => return Err(format!("unknown option '{key}': the URL takes {OPTIONS}")),
         }
@@ -130,6 +134,7 @@ impl ServerUrl {
         o.database = self.database.clone();
         o.tls = self.tls.clone();
         o.auth = self.auth.clone();
+        o.compress = self.compress;
         if let Some(t) = self.connect_timeout {
             o.connect_timeout = t;
         }

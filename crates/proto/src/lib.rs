@@ -37,6 +37,8 @@ pub mod caps {
     pub const FOUND_ROWS: u32 = 2;
     pub const LONG_FLAG: u32 = 4;
     pub const CONNECT_WITH_DB: u32 = 8;
+    /// The compressed protocol, after the handshake.
+    pub const COMPRESS: u32 = 0x20;
     pub const LOCAL_FILES: u32 = 0x80;
     pub const PROTOCOL_41: u32 = 0x200;
     /// CLIENT_SSL: the server offers TLS; the client asks for it (SSLRequest).

@@ -187,6 +187,9 @@ pub struct Target {
     /// TLS as the client host must speak it, the CA sent as text (a file here is not there).
     #[serde(default)]
     pub tls: Option<TargetTls>,
+    /// The compressed protocol.
+    #[serde(default)]
+    pub compress: bool,
 }
 
 /// A target's TLS: the mode, the CA that signs the server's certificate, the ciphers.
@@ -231,6 +234,7 @@ impl Target {
             password: Password::new(&o.password),
             database: o.database.clone(),
             tls: TargetTls::of(&o.tls),
+            compress: o.compress,
         })
     }
 
@@ -250,6 +254,7 @@ impl Target {
         if let Some(t) = &self.tls {
             o.tls = t.tls();
         }
+        o.compress = self.compress;
         o
     }
 }
@@ -394,6 +399,7 @@ mod tests {
                     ca_pem: Some("-----BEGIN CERTIFICATE-----".into()),
                     cipher: None,
                 }),
+                compress: true,
             }],
             workload,
             run: RunSpec {
@@ -445,6 +451,7 @@ mod tests {
                 password: Password::new(&Secret::new("s3cret-pw")),
                 database: None,
                 tls: None,
+                compress: false,
             }],
             workload: WorkloadSpec {
                 kind: "oltp_point_select".parse().unwrap(),

@@ -4,8 +4,10 @@
 use bakeoff_server::variant::{self, Allocator, Setting, Variant};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod connection;
 mod probes;
 mod values;
+pub use connection::*;
 pub use probes::*;
 pub use values::*;
 
@@ -463,117 +465,6 @@ pub struct OltpArgs {
     pub number_of_ranges: u32,
     #[arg(long, default_value_t = 5)]
     pub delta: u32,
-}
-
-#[derive(Debug, Args)]
-#[command(next_help_heading = "MySQL/MariaDB connection")]
-pub struct MysqlArgs {
-    /// A server you run, by URL, instead of the --mysql-* connection options:
-    /// mysql://USER@HOST:3306/DATABASE?ssl-mode=VERIFY_IDENTITY&ssl-ca=/etc/ssl/ca.pem (options:
-    /// ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher, socket, connect-timeout,
-    /// get-server-public-key, server-public-key-path, enable-cleartext-plugin; the database
-    /// defaults to sbtest). Never a password: it comes from MYSQL_PWD, --defaults-file or
-    /// --password-command. bakeoff never starts, stops or reconfigures it.
-    #[arg(long, value_name = "URL", conflicts_with_all = [
-        "mysql_host", "mysql_socket", "mysql_user", "mysql_db", "mysql_ssl", "mysql_ssl_ca",
-        "mysql_ssl_cert", "mysql_ssl_key", "mysql_ssl_cipher",
-    ])]
-    pub server: Option<String>,
-    /// A MySQL option file whose [client] group (then --defaults-group) gives the --server's
-    /// password (and user, when the URL names none), as the MySQL client reads it.
-    #[arg(long, value_name = "FILE", requires = "server")]
-    pub defaults_file: Option<std::path::PathBuf>,
-    /// The option file's group read after [client], e.g. client_bench.
-    #[arg(long, value_name = "GROUP", requires = "defaults_file")]
-    pub defaults_group: Option<String>,
-    /// A command whose output is the --server's password, run again at every connect (an IAM
-    /// token: `aws rds generate-db-auth-token ...`; send it with enable-cleartext-plugin=true
-    /// over TLS).
-    #[arg(long, value_name = "COMMAND", requires = "server")]
-    pub password_command: Option<String>,
-    /// Server host (TCP); without it and --mysql-socket, bakeoff runs its embedded MariaDB.
-    /// A list (db1,db2) spreads the connections over every host x port pair round-robin, as
-    /// sysbench does; prepare and cleanup use the first.
-    #[arg(long, value_delimiter = ',', value_name = "HOST[,HOST...]")]
-    pub mysql_host: Vec<String>,
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "3306",
-        value_name = "PORT[,PORT...]"
-    )]
-    pub mysql_port: Vec<u16>,
-    /// Unix socket(s) of the server; a list spreads the connections over them.
-    #[arg(long, value_delimiter = ',', value_name = "PATH[,PATH...]")]
-    pub mysql_socket: Vec<std::path::PathBuf>,
-    #[arg(long, default_value = "sbtest")]
-    pub mysql_user: String,
-    /// Password (also read from BAKEOFF_MYSQL_PASSWORD, which other users cannot see in `ps`).
-    #[arg(
-        long,
-        env = "BAKEOFF_MYSQL_PASSWORD",
-        default_value = "",
-        hide_env_values = true
-    )]
-    pub mysql_password: bakeoff_driver::Secret,
-    #[arg(long, default_value = "sbtest")]
-    pub mysql_db: String,
-    /// Seconds a connection may take to open, handshake included. A server whose listen
-    /// queue (back_log, capped by net.core.somaxconn) is full is waited for within it, as a
-    /// blocking connect waits.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub mysql_connect_timeout: u64,
-    /// Server error codes that restart the event instead of stopping the run, or "all".
-    #[arg(long, default_value = "1213,1020,1205")]
-    pub mysql_ignore_errors: String,
-    #[arg(long, default_value = "innodb")]
-    pub mysql_storage_engine: String,
-    /// auto = server-side prepared statements; disable = values substituted into text.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "disable"])]
-    pub db_ps_mode: String,
-    /// TLS on every connection: DISABLED, PREFERRED (TLS when the server offers it), REQUIRED,
-    /// VERIFY_CA (the certificate signed by --mysql-ssl-ca) or VERIFY_IDENTITY (and naming the
-    /// host): the MySQL client's --ssl-mode. sysbench 1.0.20's `on` is REQUIRED with its files
-    /// from the working directory (cacert.pem, client-cert.pem, client-key.pem) unless the
-    /// options below name others; `off` is DISABLED.
-    #[arg(long, default_value = "off", value_parser = crate::tls::parse_mode, value_name = "MODE")]
-    pub mysql_ssl: String,
-    /// The CA certificate (PEM) that signs the server's certificate.
-    #[arg(long, value_name = "FILE")]
-    pub mysql_ssl_ca: Option<std::path::PathBuf>,
-    /// The client's certificate (PEM), for accounts that REQUIRE X509.
-    #[arg(long, value_name = "FILE")]
-    pub mysql_ssl_cert: Option<std::path::PathBuf>,
-    /// The client certificate's private key (PEM).
-    #[arg(long, value_name = "FILE")]
-    pub mysql_ssl_key: Option<std::path::PathBuf>,
-    /// Cipher suites allowed, `:`-separated, by OpenSSL's names (ECDHE-RSA-AES128-GCM-SHA256)
-    /// or IANA's (TLS_AES_128_GCM_SHA256).
-    #[arg(long, value_name = "LIST")]
-    pub mysql_ssl_cipher: Option<String>,
-    /// caching_sha2_password on a plain TCP connection may ask the server for its RSA public
-    /// key to encrypt the password with (the MySQL client's --get-server-public-key).
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
-    pub mysql_get_server_public_key: bool,
-    /// The server's RSA public key (PEM), for caching_sha2_password and sha256_password on a
-    /// plain TCP connection (the MySQL client's --server-public-key-path).
-    #[arg(long, value_name = "FILE")]
-    pub mysql_server_public_key_path: Option<std::path::PathBuf>,
-    /// Answer accounts on mysql_clear_password (LDAP, PAM, IAM tokens), which sends the
-    /// password as it is: only over TLS or a unix socket even then.
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
-    pub mysql_enable_cleartext_plugin: bool,
-}
-
-impl MysqlArgs {
-    /// What the auth plugins beyond the password's hash may do.
-    pub fn auth(&self) -> bakeoff_driver::AuthOptions {
-        bakeoff_driver::AuthOptions {
-            get_server_public_key: self.mysql_get_server_public_key,
-            server_public_key: self.mysql_server_public_key_path.clone(),
-            cleartext: self.mysql_enable_cleartext_plugin,
-        }
-    }
 }
 
 #[cfg(test)]

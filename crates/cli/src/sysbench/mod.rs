@@ -276,6 +276,7 @@ fn endpoints(line: &Line) -> Result<Vec<bakeoff_driver::ConnectOptions>, Stop> {
                 server_public_key: path("mysql-server-public-key-path").map(Into::into),
                 cleartext: line.on("mysql-enable-cleartext-plugin"),
             };
+            o.compress = line.on("mysql-compression");
             o
         })
         .collect())

@@ -6,6 +6,7 @@ use bakeoff_proto::{
     Outcome, PrepareOk, PrepareReader, PrepareStep, ProtoError, ResponseReader, Step,
 };
 
+use super::compress::Compressed;
 use super::retry::{self, Backoff};
 use super::transport::Stream;
 use crate::{ConnectOptions, DriverError};
@@ -44,6 +45,8 @@ pub struct Conn {
     /// indexed by statement id: the next execution with the same types sends values only.
     /// Ids count up from 1 per connection; past TYPES_HELD_IDS the types are always sent.
     types_held: Vec<u64>,
+    /// The compressed protocol, once the handshake agreed on it (`compress.rs`).
+    pub(super) zip: Option<Box<Compressed>>,
 }
 
 /// Statement ids whose parameter types a connection keeps track of (a few KiB at most).
@@ -131,6 +134,7 @@ impl Conn {
             connection_id: 0,
             cache_metadata: false,
             types_held: Vec::new(),
+            zip: None,
         };
         conn.handshake(opts).await?;
         conn.farewell = true;
@@ -350,13 +354,19 @@ impl Conn {
     /// not say goodbye: the bytes would land inside the unfinished packet.
     async fn write_wbuf(&mut self) -> std::io::Result<()> {
         let armed = std::mem::replace(&mut self.farewell, false);
-        let r = self.stream.write_all(&self.wbuf).await;
+        let r = match &mut self.zip {
+            None => self.stream.write_all(&self.wbuf).await,
+            Some(z) => z.write_all(&mut self.stream, &self.wbuf).await,
+        };
         self.farewell = armed && r.is_ok();
         r
     }
 
     pub(super) async fn send(&mut self) -> Result<(), DriverError> {
         self.seq = 1;
+        if let Some(z) = &mut self.zip {
+            z.new_command();
+        }
         let r = self.write_wbuf().await;
         r.map_err(|e| self.io("write", e))
     }
@@ -461,11 +471,12 @@ impl Conn {
         if want > self.rbuf.len() {
             self.rbuf.resize(want.next_power_of_two(), 0);
         }
-        let n = self
-            .stream
-            .read(&mut self.rbuf[self.end..])
-            .await
-            .map_err(|e| self.io(op, e))?;
+        let into = &mut self.rbuf[self.end..];
+        let n = match &mut self.zip {
+            None => self.stream.read(into).await,
+            Some(z) => z.read(&mut self.stream, into).await,
+        }
+        .map_err(|e| self.io(op, e))?;
         if n == 0 {
             return Err(self.io(
                 op,
@@ -516,7 +527,16 @@ impl Drop for Conn {
         if self.farewell {
             let mut quit = Vec::with_capacity(5);
             command::quit(&mut quit);
-            self.stream.send_now(&quit);
+            match &mut self.zip {
+                None => self.stream.send_now(&quit),
+                Some(z) => {
+                    z.new_command();
+                    match z.frame(&quit) {
+                        Ok(framed) => self.stream.send_now(framed),
+                        Err(_) => false,
+                    }
+                }
+            };
         }
     }
 }

@@ -26,6 +26,15 @@ impl Conn {
             // Also in the SSLRequest: the server keeps the flags of the first of the two.
             capabilities |= caps::CONNECT_WITH_DB;
         }
+        if opts.compress {
+            if hs.capabilities & caps::COMPRESS == 0 {
+                return Err(DriverError::Auth {
+                    user: opts.user.clone(),
+                    reason: "--mysql-compression=on: the server does not offer the compressed protocol (its have_compress is NO)".into(),
+                });
+            }
+            capabilities |= caps::COMPRESS;
+        }
         if self.tls_wanted(opts, &hs)? {
             capabilities |= caps::SSL;
             self.start_tls(opts, capabilities, mariadb_caps).await?;
@@ -54,7 +63,12 @@ impl Conn {
         }
         .encode(&mut payload);
         self.send_payload(&payload, "handshake").await?;
-        self.finish_auth(&opts.user, login).await
+        self.finish_auth(&opts.user, login).await?;
+        // Everything after the handshake's OK travels in compressed frames.
+        if opts.compress {
+            self.zip = Some(Box::default());
+        }
+        Ok(())
     }
 
     /// Whether to ask for TLS: as the mode says, if the server offers it; a mode that

@@ -2,6 +2,7 @@
 //! sans-IO `bakeoff-proto`.
 
 mod auth;
+mod compress;
 mod conn;
 mod login;
 mod retry;
