@@ -12,7 +12,7 @@ use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
 use bakeoff_study::cell::Load;
 use bakeoff_study::cell::{run_cell, Cell, CellEnd, CellOutcome, ServerPlan};
-use bakeoff_study::lab::{given_cpus, given_pids, Death, Servers};
+use bakeoff_study::lab::{given_cpus, given_pids, Death, GivenServers, Servers};
 use bakeoff_study::spread::HostShare;
 use bakeoff_study::tables;
 use bakeoff_workload::dataset::{self, DatasetError, Progress};
@@ -235,6 +235,38 @@ fn given_servers(a: &LoadArgs) -> Result<Vec<ConnectOptions>> {
         .collect())
 }
 
+/// `--server-ssh`: the given server's process, found and read on its host over ssh (none
+/// without it, or when it cannot be found there: its CPU is then unknown, and a note says why).
+fn watched_there(
+    a: &LoadArgs,
+    given: &[ConnectOptions],
+) -> Vec<Option<bakeoff_telemetry::RemoteProcess>> {
+    let mut remote = vec![None; given.len()];
+    let (Some(ssh), Some(first)) = (&a.mysql.server_ssh, given.first()) else {
+        return remote;
+    };
+    let bakeoff_driver::Endpoint::Tcp { port, .. } = &first.endpoint else {
+        eprintln!("note: --server-ssh reads a server reached over TCP; this one is on a unix socket here, read from its process already");
+        return remote;
+    };
+    let watched = HostUrl::parse(ssh)
+        .map_err(|e| format!("--server-ssh: {e}"))
+        .and_then(|h| {
+            bakeoff_remote::watched::Watched::start(&h, *port).map_err(|e| e.to_string())
+        });
+    match watched {
+        Ok(w) => {
+            eprintln!(
+                "The server's process on {}: pid {} ({}), listening on port {port}",
+                w.host, w.pid, w.command
+            );
+            remote[0] = Some(w.reader());
+        }
+        Err(e) => eprintln!("note: the server's CPU stays unknown: {e}"),
+    }
+    remote
+}
+
 /// `--server URL`: the server, its password from MYSQL_PWD, `--defaults-file` or
 /// `--password-command`, never from the command line.
 fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
@@ -405,7 +437,11 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             if !a.general.embedded.variant.is_default() {
                 bail!("--allocator, --cpus, --numa, --set and --instances set up the embedded server; a server given with --server, --mysql-socket or --mysql-host runs as it was started");
             }
-            ServerPlan::Given(given, pids)
+            ServerPlan::Given(GivenServers {
+                remote: watched_there(a, &given),
+                options: given,
+                pids,
+            })
         }
         true => ServerPlan::Launch {
             host: host.as_ref(),

@@ -737,3 +737,125 @@ fn fixed_work_splits_its_connections_over_the_client_hosts_in_a_run_and_a_study(
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A server bakeoff did not start, on host a, given by URL: without `--server-ssh` its CPU is
+/// unknown (never 0); with it, bakeoff finds the process listening on the server's port there
+/// and reads its CPU as for a server it started, in a run and in a study's manifest.
+#[test]
+fn a_given_servers_cpu_is_read_on_its_host_over_ssh_and_unknown_without() {
+    use std::io::BufRead;
+    let hosts = Hosts::new(&[("a", Kind::Full)]);
+    // The given server: one started by hand on a, on a's address, with an account for the
+    // local host's address (as a DBA's server would have).
+    let mut server = hosts
+        .exec_in("a", BAKEOFF)
+        .args([
+            "server",
+            "start",
+            "--server-option=bind-address=169.254.77.2",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(server.stdout.take().unwrap()).lines();
+    let (mut socket, mut port) = (String::new(), String::new());
+    while socket.is_empty() || port.is_empty() {
+        let line = lines.next().expect("server start's lines").unwrap();
+        if let Some(s) = line.trim().strip_prefix("socket:") {
+            socket = s.trim().to_string();
+        }
+        if let Some(p) = line.trim().strip_prefix("tcp:") {
+            port = p.trim().rsplit(':').next().unwrap().to_string();
+        }
+    }
+    let sql = "CREATE USER 'sbtest'@'169.254.77.1' IDENTIFIED BY 'given-pw'; GRANT ALL ON sbtest.* TO 'sbtest'@'169.254.77.1'";
+    let o = hosts
+        .exec_in("a", "mariadb")
+        .args([
+            "--no-defaults",
+            &format!("--socket={socket}"),
+            "-u",
+            "root",
+            "-e",
+            sql,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let url = format!("mysql://sbtest@{}:{port}/sbtest", hosts.addr("a"));
+    let bakeoff = |args: &[&str]| {
+        let o = hosts
+            .local_command(BAKEOFF)
+            .args(args)
+            .env("MYSQL_PWD", "given-pw")
+            .output()
+            .unwrap();
+        // bakeoff's own grammar: the report and its telemetry on stdout, notes on stderr.
+        let all =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {all}");
+        all
+    };
+    let load = ["--server", url.as_str(), "--table-size=300"];
+    bakeoff(&[&["prepare", "oltp_point_select"], &load[..]].concat());
+    let run = [
+        &["run", "oltp_point_select", "--time=2", "--threads=2"],
+        &load[..],
+    ]
+    .concat();
+    let err = bakeoff(&run);
+    assert!(err.contains("server CPU and memory: unknown"), "{err}");
+    let a = hosts.url("a");
+    let err = bakeoff(&[&run[..], &["--server-ssh", a.as_str()]].concat());
+    assert!(
+        err.contains(&format!("The server's process on {a}: pid")) && err.contains("(mariadbd)"),
+        "{err}"
+    );
+    let cpu: f64 = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server CPU: "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no server CPU line: {err}"));
+    assert!(cpu > 0.0, "{err}");
+    // A study's variant says `ssh`: its manifest says where its CPU was read.
+    let dir = scratch("given-ssh");
+    let file = dir.join("given.toml");
+    std::fs::write(
+        &file,
+        format!("duration = 2\nthreads = [2]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nname = \"a\"\nserver = \"{url}\"\nssh = \"{a}\"\nexisting_tables = \"use\"\n"),
+    )
+    .unwrap();
+    let db = dir.join("given.db");
+    bakeoff(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    let store = bakeoff_store::Store::open(&db).unwrap();
+    let (study, _) = store.studies().unwrap()[0].clone();
+    let m = &store.manifests(study).unwrap()[0];
+    let m: serde_json::Value = serde_json::from_str(m["manifest_json"].as_str().unwrap()).unwrap();
+    let said = m["given"]["server_cpu"].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with(&format!(
+            "read on {a} from the process listening on port {port}"
+        )),
+        "{m}"
+    );
+    for r in store.runs(Some(study)).unwrap() {
+        assert!(
+            r["server_cpu_us_per_event"]
+                .as_f64()
+                .is_some_and(|u| u > 0.0),
+            "{r:?}"
+        );
+    }
+    bakeoff(&[&["cleanup", "oltp_point_select"], &load[..]].concat());
+    unsafe { libc::kill(server.id() as i32, libc::SIGINT) };
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}

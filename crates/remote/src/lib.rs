@@ -18,6 +18,7 @@ pub mod server;
 pub mod session;
 pub mod ssh;
 mod url;
+pub mod watched;
 pub mod wire;
 
 pub use url::HostUrl;

@@ -76,6 +76,12 @@ pub enum Request {
     Sample {
         id: u32,
     },
+    /// Find the process listening on TCP `port` on the agent's host (a server bakeoff did not
+    /// start, given by URL, whose CPU is read there): answered by `Watching`; from then on
+    /// `Sample { id: WATCHED }` reads it.
+    Watch {
+        port: u16,
+    },
     /// Stop server `id` and remove its directories. Answered by `ServerStopped`.
     ServerStop {
         id: u32,
@@ -147,6 +153,14 @@ pub enum Reply {
         #[serde(default)]
         machine: Option<serde_json::Value>,
     },
+    /// What `Watch` found: the process and its command name, or why none.
+    Watching {
+        pid: Option<u32>,
+        #[serde(default)]
+        command: String,
+        #[serde(default)]
+        why: Option<String>,
+    },
     ServerStopped {
         id: u32,
     },
@@ -175,6 +189,9 @@ pub enum Reply {
         message: String,
     },
 }
+
+/// The `Sample` id of the process a `Watch` found (servers the agent started count from 0).
+pub const WATCHED: u32 = u32::MAX;
 
 /// A server as a client host reaches it: TCP to an address it can route to.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

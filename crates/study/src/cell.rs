@@ -17,7 +17,7 @@ use bakeoff_server::{preflight, ServerError, ServerSpec};
 use bakeoff_workload::dataset::{self, DatasetError, Prepared, Progress};
 use bakeoff_workload::{SessionContext, Unique, WorkloadSpec};
 
-use crate::lab::{self, Running, Servers, StartError};
+use crate::lab::{self, GivenServers, Running, Servers, StartError};
 use crate::measure::{
     measure, measure_fixed, Measure, MeasureError, Measured, MeasuredWork, RunObserver,
 };
@@ -25,8 +25,8 @@ use crate::spread::ClientHosts;
 
 /// Where a cell's servers come from.
 pub enum ServerPlan<'a> {
-    /// Running already (the user's); each one's process where it is known here.
-    Given(Vec<ConnectOptions>, Vec<Option<u32>>),
+    /// Running already (the user's); each one's process where it can be read.
+    Given(GivenServers),
     /// Started for the cell, one per spec (a variant's instances): here, or on `host`.
     Launch {
         host: Option<&'a HostUrl>,
@@ -311,7 +311,7 @@ fn start<O: CellObserver>(
     obs: &mut O,
 ) -> Result<Servers, CellError> {
     let (host, specs) = match plan {
-        ServerPlan::Given(o, pids) => return Ok(Servers::Given(o.clone(), pids.clone())),
+        ServerPlan::Given(g) => return Ok(Servers::Given(g.clone())),
         ServerPlan::Launch { host, specs } => (*host, specs),
     };
     // ~300 bytes a row with its indexes, as sysbench's tables measure in InnoDB.

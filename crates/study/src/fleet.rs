@@ -185,6 +185,7 @@ fn keep(
         Reply::Hello { .. }
         | Reply::ServerUp { .. }
         | Reply::ServerStopped { .. }
+        | Reply::Watching { .. }
         | Reply::Sample { .. }
         | Reply::LoadReady
         | Reply::LoadTick { .. }

@@ -9,13 +9,13 @@ use bakeoff_driver::{Conn, ConnectOptions};
 use bakeoff_workload::dataset::{self, DatasetError, Progress};
 
 use crate::cell::{set_up, CellError, Ready, ServerPlan, SetUp, Stop};
-use crate::lab::{given_pids, Servers};
+use crate::lab::{GivenServers, Servers};
 use crate::manifest::GivenInfo;
 use crate::results::StudyError;
 use crate::series::SeriesCtx;
 use crate::GivenServer;
 
-const CPU_UNKNOWN: &str = "unknown: a server bakeoff did not start, whose process is not on this machine (server CPU per transaction is not measured)";
+const CPU_UNKNOWN: &str = "unknown: a server bakeoff did not start, whose process is not on this machine (server CPU per transaction is not measured; `ssh` in its [[variant]] reads it on its host)";
 const CPU_HERE: &str = "read from its process on this machine (its unix socket's peer)";
 
 impl SeriesCtx<'_> {
@@ -40,15 +40,27 @@ impl SeriesCtx<'_> {
             self.record_all(todo, "failed", &reason, "{}")?;
             return Ok(None);
         }
-        let pids = given_pids(std::slice::from_ref(&opts));
-        if pids.iter().any(Option::is_some) {
-            info.server_cpu = CPU_HERE;
+        let mut servers = GivenServers::here(vec![opts]);
+        if servers.pids.iter().any(Option::is_some) {
+            info.server_cpu = CPU_HERE.into();
+        }
+        if let Some(ssh) = &given.ssh {
+            match watch_there(ssh, &servers.options[0]) {
+                Ok((reader, found)) => {
+                    servers.remote[0] = Some(reader);
+                    info.server_cpu = found;
+                }
+                Err(e) => {
+                    self.obs
+                        .on_note(&format!("{}: its CPU stays unknown: {e}", given.url));
+                }
+            }
         }
         info.dataset = match given.use_existing_tables {
             true => "the server's own sbtest tables (existing_tables = \"use\"): none loaded or dropped".into(),
             false => "loaded into the given server for each series and dropped after it; dataset.policy = \"copy\" applies to servers bakeoff starts only".into(),
         };
-        let plan = ServerPlan::Given(vec![opts], pids);
+        let plan = ServerPlan::Given(servers);
         let refused = std::sync::atomic::AtomicBool::new(false);
         let setup = SetUp {
             servers: &plan,
@@ -156,7 +168,7 @@ fn drop_ours(opts: &ConnectOptions) -> Result<(), String> {
 fn describe(opts: &ConnectOptions, url: &str) -> GivenInfo {
     let mut info = GivenInfo {
         url: url.to_string(),
-        server_cpu: CPU_UNKNOWN,
+        server_cpu: CPU_UNKNOWN.into(),
         ..GivenInfo::default()
     };
     let Ok(rt) = runtime() else {
@@ -176,6 +188,24 @@ fn describe(opts: &ConnectOptions, url: &str) -> GivenInfo {
         c.quit().await;
     });
     info
+}
+
+/// The server's process on its host (`ssh`), found by the port it listens on: a reader of its
+/// counters, and what the manifest says of it.
+fn watch_there(
+    ssh: &str,
+    opts: &ConnectOptions,
+) -> Result<(bakeoff_telemetry::RemoteProcess, String), String> {
+    let bakeoff_driver::Endpoint::Tcp { port, .. } = &opts.endpoint else {
+        return Err("`ssh` reads a server reached over TCP; a unix socket's is read here".into());
+    };
+    let host = bakeoff_remote::HostUrl::parse(ssh).map_err(|e| format!("`ssh`: {e}"))?;
+    let w = bakeoff_remote::watched::Watched::start(&host, *port).map_err(|e| e.to_string())?;
+    let found = format!(
+        "read on {} from the process listening on port {port} (pid {}, {})",
+        w.host, w.pid, w.command
+    );
+    Ok((w.reader(), found))
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {

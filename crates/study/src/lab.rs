@@ -232,11 +232,32 @@ pub struct InstanceCheck {
     check: Check,
 }
 
+/// Servers the user gave (a list spreads the connections, as sysbench's), with each one's
+/// process where it can be read: here (a unix socket's peer, or the process listening on a
+/// loopback port), or on its host over ssh (`remote`).
+#[derive(Clone, Default)]
+pub struct GivenServers {
+    pub options: Vec<ConnectOptions>,
+    pub pids: Vec<Option<u32>>,
+    pub remote: Vec<Option<bakeoff_telemetry::RemoteProcess>>,
+}
+
+impl GivenServers {
+    /// `options`, each one's process looked for here.
+    pub fn here(options: Vec<ConnectOptions>) -> GivenServers {
+        let pids = given_pids(&options);
+        let remote = vec![None; options.len()];
+        GivenServers {
+            options,
+            pids,
+            remote,
+        }
+    }
+}
+
 /// The servers one run talks to (the connections are spread over them round-robin).
 pub enum Servers {
-    /// Servers the user gave (a list spreads the connections, as sysbench's), with each one's
-    /// process where it is known here (a unix socket's peer).
-    Given(Vec<ConnectOptions>, Vec<Option<u32>>),
+    Given(GivenServers),
     /// The variant's instances bakeoff started, here or on a server host.
     Started(Vec<Running>),
 }
@@ -260,7 +281,7 @@ impl Servers {
     /// One per server; session `tid` uses `endpoints[tid % len]`.
     pub fn endpoints(&self) -> Vec<ConnectOptions> {
         match self {
-            Servers::Given(o, _) => o.clone(),
+            Servers::Given(g) => g.options.clone(),
             Servers::Started(s) => s.iter().map(Running::connect_options).collect(),
         }
     }
@@ -269,7 +290,7 @@ impl Servers {
     /// on for them).
     pub fn reach(&self) -> Vec<ConnectOptions> {
         match self {
-            Servers::Given(o, _) => o.clone(),
+            Servers::Given(g) => g.options.clone(),
             Servers::Started(s) => s.iter().map(Running::reach).collect(),
         }
     }
@@ -283,17 +304,19 @@ impl Servers {
     /// What the sampler reads of each server.
     pub fn sample_targets(&self) -> Vec<SampleTarget> {
         match self {
-            // On a unix socket here its process is the socket's peer; over TCP it is not
-            // known, only its status over its connection. A server given twice is sampled once.
-            Servers::Given(o, pids) => {
+            // Its process where it was found (here, or over ssh on its host); otherwise only
+            // its status over its connection. A server given twice is sampled once.
+            Servers::Given(g) => {
                 let mut seen = std::collections::BTreeSet::new();
-                o.iter()
-                    .zip(pids)
-                    .filter(|(_, pid)| pid.is_none_or(|p| seen.insert(p)))
-                    .map(|(o, &pid)| SampleTarget {
+                g.options
+                    .iter()
+                    .zip(&g.pids)
+                    .zip(&g.remote)
+                    .filter(|((_, pid), _)| pid.is_none_or(|p| seen.insert(p)))
+                    .map(|((o, &pid), remote)| SampleTarget {
                         pid,
                         status: Some(o.clone()),
-                        remote: None,
+                        remote: remote.clone(),
                     })
                     .collect()
             }
@@ -422,9 +445,9 @@ fn listen_queue_note(
     })
 }
 
-/// Each given server's process when it is on a unix socket here (the socket's peer, read on a
-/// connection closed politely so the server counts no aborted connect); None over TCP or when
-/// it cannot be read.
+/// Each given server's process when it is on this machine: a unix socket's peer (read on a
+/// connection closed politely so the server counts no aborted connect), or the process that
+/// listens on a loopback address's port; None for another host, or when it cannot be read.
 pub fn given_pids(servers: &[ConnectOptions]) -> Vec<Option<u32>> {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -435,8 +458,11 @@ pub fn given_pids(servers: &[ConnectOptions]) -> Vec<Option<u32>> {
     servers
         .iter()
         .map(|o| {
-            if !matches!(o.endpoint, Endpoint::Unix(_)) {
-                return None;
+            if let Endpoint::Tcp { host, port } = &o.endpoint {
+                return is_loopback(host)
+                    .then(|| bakeoff_telemetry::listening_process(*port).ok())
+                    .flatten()
+                    .map(|(pid, _)| pid);
             }
             rt.block_on(async {
                 let c = Conn::connect(o).await.ok()?;
@@ -446,6 +472,15 @@ pub fn given_pids(servers: &[ConnectOptions]) -> Vec<Option<u32>> {
             })
         })
         .collect()
+}
+
+/// A host name that means this machine.
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|a| a.is_loopback())
 }
 
 /// The CPUs of the given servers' processes `pids`, to place the client beside them as beside

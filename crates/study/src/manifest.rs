@@ -96,7 +96,7 @@ pub struct GivenInfo {
     pub hostname: Option<String>,
     /// "TLSv1.3 TLS13_AES_256_GCM_SHA384", or None on a plain connection.
     pub tls: Option<String>,
-    pub server_cpu: &'static str,
+    pub server_cpu: String,
     pub dataset: String,
     /// The tables went as multi-row INSERTs: the server refused LOAD DATA LOCAL.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

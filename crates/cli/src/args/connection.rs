@@ -31,6 +31,12 @@ pub struct MysqlArgs {
     /// over TLS).
     #[arg(long, value_name = "COMMAND", requires = "server")]
     pub password_command: Option<String>,
+    /// The --server's own machine, over ssh (ssh://[user@]host[:port]): bakeoff finds the
+    /// process listening on the server's port there and reads its CPU and memory, as for a
+    /// server it started. Nothing there is started or changed. Without it, the server's CPU
+    /// is unknown.
+    #[arg(long, value_name = "ADDRESS", requires = "server")]
+    pub server_ssh: Option<String>,
     /// Server host (TCP); without it and --mysql-socket, bakeoff runs its embedded MariaDB.
     /// A list (db1,db2) spreads the connections over every host x port pair round-robin, as
     /// sysbench does; prepare and cleanup use the first.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bakeoff_engine::{Checkpoint, Observer, RunSpec, RunStatus, Tick};
-use bakeoff_study::lab::{given_pids, Servers};
+use bakeoff_study::lab::{GivenServers, Servers};
 use bakeoff_study::measure::{measure_here, RunObserver};
 use bakeoff_telemetry::WindowSummary;
 use bakeoff_workload::scripting::lua::{Main, Script, Stat};
@@ -72,8 +72,7 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         true => Vec::new(),
         false => script.sql.endpoint.iter().cloned().collect(),
     };
-    let pids = given_pids(&endpoints);
-    let servers = Servers::Given(endpoints, pids);
+    let servers = Servers::Given(GivenServers::here(endpoints));
     let mut printer = Printer {
         main: &main,
         interval: interval > 0,

@@ -21,7 +21,9 @@ use bakeoff_server::{Listen, Server, ServerSpec};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord};
 use bakeoff_telemetry::{read_process, several_nodes};
 
-use bakeoff_remote::wire::{read_line, Password, Reply, Request, MAX_LINE, PROTOCOL, SILENCE_S};
+use bakeoff_remote::wire::{
+    read_line, Password, Reply, Request, MAX_LINE, PROTOCOL, SILENCE_S, WATCHED,
+};
 
 /// Seconds a study gets to wind down after the link is lost before the agent exits anyway
 /// (its servers die with it: they are started with a parent-death signal).
@@ -55,6 +57,8 @@ pub fn serve(interrupt: &'static AtomicBool) {
     }
     // Discarded (killed, directories removed) when the link is gone.
     let mut servers: Vec<Option<Server>> = Vec::new();
+    // A process found by `Watch` (a given server), sampled as `WATCHED`.
+    let mut watched: Option<u32> = None;
     loop {
         let req = match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(r) => r,
@@ -66,11 +70,29 @@ pub fn serve(interrupt: &'static AtomicBool) {
             start @ Request::ServerStart { .. } => start_server(&mut servers, start, &lost),
             Request::Sample { id } => Reply::Sample {
                 id,
-                reading: servers
-                    .get(id as usize)
-                    .and_then(Option::as_ref)
-                    .and_then(Server::pid)
-                    .and_then(|pid| read_process(pid, several_nodes())),
+                reading: match id {
+                    WATCHED => watched,
+                    _ => servers
+                        .get(id as usize)
+                        .and_then(Option::as_ref)
+                        .and_then(Server::pid),
+                }
+                .and_then(|pid| read_process(pid, several_nodes())),
+            },
+            Request::Watch { port } => match bakeoff_telemetry::listening_process(port) {
+                Ok((pid, command)) => {
+                    watched = Some(pid);
+                    Reply::Watching {
+                        pid: Some(pid),
+                        command,
+                        why: None,
+                    }
+                }
+                Err(why) => Reply::Watching {
+                    pid: None,
+                    command: String::new(),
+                    why: Some(why),
+                },
             },
             Request::ServerStop { id } => {
                 if let Some(s) = servers.get_mut(id as usize).and_then(Option::take) {

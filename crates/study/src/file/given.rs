@@ -24,12 +24,14 @@ pub(super) fn given(p: &mut Problems, t: &mut Table) -> Option<GivenServer> {
     let defaults_group = t.string(p, "defaults_group");
     let password_command = t.string(p, "password_command");
     let existing = t.string(p, "existing_tables");
+    let ssh = t.string(p, "ssh");
     let Some((url, span)) = server else {
         for (key, v) in [
             ("defaults_file", &defaults_file),
             ("defaults_group", &defaults_group),
             ("password_command", &password_command),
             ("existing_tables", &existing),
+            ("ssh", &ssh),
         ] {
             if let Some((_, span)) = v {
                 p.at(span.clone(), format!("`variant.{key}` is for a server you give: add server = \"mysql://user@host:3306/sbtest\""));
@@ -43,6 +45,11 @@ pub(super) fn given(p: &mut Problems, t: &mut Table) -> Option<GivenServer> {
     }
     if let (Some((_, span)), None) = (&defaults_group, &defaults_file) {
         p.at(span.clone(), "`variant.defaults_group` names a group of `defaults_file`: add defaults_file = \"/path/to/my.cnf\"");
+    }
+    if let Some((h, span)) = &ssh {
+        if let Err(e) = bakeoff_remote::HostUrl::parse(h) {
+            p.at(span.clone(), format!("`variant.ssh`: {e}"));
+        }
     }
     let use_existing_tables = match existing {
         None => false,
@@ -61,6 +68,7 @@ pub(super) fn given(p: &mut Problems, t: &mut Table) -> Option<GivenServer> {
         defaults_group: defaults_group.map(|(s, _)| s.to_string()),
         password_command: password_command.map(|(s, _)| s.to_string()),
         use_existing_tables,
+        ssh: ssh.map(|(s, _)| s.to_string()),
     })
 }
 

@@ -80,6 +80,10 @@ pub struct GivenServer {
     /// loading and dropping nothing; the default, "refuse", loads bakeoff's own and fails on
     /// tables it did not create.
     pub use_existing_tables: bool,
+    /// `ssh = "ssh://..."`: the server's machine, where its process is found by its port and
+    /// its CPU read; None: its CPU is unknown (unless it is on this machine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssh: Option<String>,
 }
 
 impl GivenServer {

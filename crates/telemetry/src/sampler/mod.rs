@@ -2,6 +2,7 @@
 //! from /proc and from the server's SHOW GLOBAL STATUS. The only part of this crate that
 //! touches the file system or a connection.
 
+mod listener;
 mod procfs;
 mod status;
 
@@ -12,6 +13,7 @@ use std::sync::Arc;
 use bakeoff_driver::ConnectOptions;
 use serde::{Deserialize, Serialize};
 
+pub use listener::listening_process;
 pub use procfs::own_cpu_seconds;
 use procfs::{read_host, HostReading};
 pub use procfs::{read_process, ProcReading};
