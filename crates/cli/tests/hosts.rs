@@ -476,6 +476,18 @@ fn spread_study(
     (child, db)
 }
 
+/// Every run of `study` has a server CPU per event, read where the server ran.
+fn every_run_has_server_cpu(store: &bakeoff_store::Store, study: i64) {
+    for r in store.runs(Some(study)).unwrap() {
+        assert!(
+            r["server_cpu_us_per_event"]
+                .as_f64()
+                .is_some_and(|u| u > 0.0),
+            "{r:?}"
+        );
+    }
+}
+
 fn a_b_and_c() -> Hosts {
     Hosts::new(&[
         ("a", Kind::Full),
@@ -535,15 +547,8 @@ fn a_study_with_its_server_on_a_takes_its_load_from_b_and_c() {
         let id = r["id"].as_i64().unwrap();
         assert!(store.tick_count(id).unwrap() >= 3, "{summary}");
     }
-    for r in store.runs(Some(study)).unwrap() {
-        // The server's CPU, sampled on a, over the load that came from b and c.
-        assert!(
-            r["server_cpu_us_per_event"]
-                .as_f64()
-                .is_some_and(|u| u > 0.0),
-            "{r:?}"
-        );
-    }
+    // The server's CPU, sampled on a, over the load that came from b and c.
+    every_run_has_server_cpu(&store, study);
     drop(store);
     assert!(!server_in(&hosts, "a"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -846,14 +851,7 @@ fn a_given_servers_cpu_is_read_on_its_host_over_ssh_and_unknown_without() {
         )),
         "{m}"
     );
-    for r in store.runs(Some(study)).unwrap() {
-        assert!(
-            r["server_cpu_us_per_event"]
-                .as_f64()
-                .is_some_and(|u| u > 0.0),
-            "{r:?}"
-        );
-    }
+    every_run_has_server_cpu(&store, study);
     bakeoff(&[&["cleanup", "oltp_point_select"], &load[..]].concat());
     unsafe { libc::kill(server.id() as i32, libc::SIGINT) };
     let _ = server.wait();
