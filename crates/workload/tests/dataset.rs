@@ -35,32 +35,52 @@ async fn fingerprint(c: &mut Conn) -> Vec<Vec<Option<String>>> {
     out
 }
 
-async fn load(opts: &ConnectOptions) -> (Vec<Vec<Option<String>>>, u64, u64) {
+/// Prepare into `opts`: the tables' fingerprint, LOAD DATA and INSERT statements the server
+/// counted, and how many times loading said the server refused LOAD DATA LOCAL (and whether
+/// the result says the rows went that way).
+async fn load(opts: &ConnectOptions) -> (Vec<Vec<Option<String>>>, u64, u64, usize, bool) {
     let mut c = connect(opts).await;
     let (load0, insert0) = (
         global_status(&mut c, "Com_load").await,
         global_status(&mut c, "Com_insert").await,
     );
-    dataset::prepare(opts, &spec(), 1, 3, 42, &AtomicBool::new(false), &|_| {})
+    let refusals = std::sync::atomic::AtomicUsize::new(0);
+    let told = |p: dataset::Progress| {
+        if p == dataset::Progress::LocalInfileRefused {
+            refusals.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let prepared = dataset::prepare(opts, &spec(), 1, 3, 42, &AtomicBool::new(false), &told)
         .await
         .expect("prepare");
     let loads = global_status(&mut c, "Com_load").await - load0;
     let inserts = global_status(&mut c, "Com_insert").await - insert0;
-    (fingerprint(&mut c).await, loads, inserts)
+    let told = refusals.load(std::sync::atomic::Ordering::Relaxed);
+    (
+        fingerprint(&mut c).await,
+        loads,
+        inserts,
+        told,
+        prepared.local_infile,
+    )
 }
 
 #[test]
 fn load_data_local_and_the_insert_fallback_give_identical_tables() {
     let fast = schema("load_local");
-    let (rows_local, loads, _) = rt().block_on(load(&fast));
+    let (rows_local, loads, _, told, local) = rt().block_on(load(&fast));
     assert_eq!(loads, 4, "one LOAD DATA per chunk, two chunks per table");
+    assert_eq!((told, local), (0, true));
 
     let no_local = Server::start(&ServerSpec {
         options: vec!["local-infile=0".into()],
         ..ServerSpec::default()
     })
     .unwrap_or_else(|e| panic!("could not start a second MariaDB: {e}\n\nTo fix: {INSTALL_HINT}"));
-    let (rows_insert, loads, inserts) = rt().block_on(load(&no_local.connect_options()));
+    let (rows_insert, loads, inserts, told, local) =
+        rt().block_on(load(&no_local.connect_options()));
+    // The fallback is said once (the CLI and a study's note print it), and in the result.
+    assert_eq!((told, local), (1, false));
     // The server counts refused statements too: each of the 3 connections may try once
     // before the first refusal is seen, never again after it.
     assert!(
