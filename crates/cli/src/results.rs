@@ -71,6 +71,7 @@ fn model(r: &ResultsArgs) -> Result<bakeoff_report::Model> {
     let opts = Options {
         baseline: r.baseline.clone(),
         p99_limit_ms: r.p99_limit,
+        exclude_suspect: r.exclude_suspect,
     };
     bakeoff_report::build(&src, &opts).map_err(|e| anyhow::anyhow!("--baseline: {e}"))
 }

@@ -49,6 +49,32 @@ pub fn check(file: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// How the repetitions are run and judged, in a line.
+fn blocks_line(s: &StudySpec) -> String {
+    let design = match s.paired {
+        true => "each repetition a block with every variant's series once, in an order shuffled per block; ratios paired within blocks",
+        false => "sequential: each variant's series back to back; ratios unpaired (Welch)",
+    };
+    let auto = match s.auto {
+        Some(a) => format!(
+            "; repetitions = \"auto\": {} to {} blocks, until every comparison's 95% interval is within +-{:.1}% (the estimate counts {})",
+            s.repetitions,
+            a.max_repetitions,
+            a.precision * 100.0,
+            s.repetitions
+        ),
+        None => String::new(),
+    };
+    let noise = match s.noise_check {
+        true => format!(
+            "; noise check: '{}' runs twice in every block, and their ratio is the machine's noise floor",
+            s.variants[0].name
+        ),
+        false => String::new(),
+    };
+    format!("blocks: {design}{auto}{noise}")
+}
+
 /// The expanded matrix, as a reader checks it before hours of machine time.
 fn describe(s: &StudySpec, file: &Path) -> String {
     use std::fmt::Write;
@@ -74,6 +100,7 @@ fn describe(s: &StudySpec, file: &Path) -> String {
         "order: {} (seed {}); dataset: {} table(s) x {} rows, {}",
         s.order, s.seed, s.tables, s.table_size, s.dataset_policy
     );
+    let _ = writeln!(out, "{}", blocks_line(s));
     let _ = writeln!(
         out,
         "each series: {} s warmup, then one {} s run per thread count {:?}",

@@ -54,6 +54,7 @@ mod tests {
         Point {
             threads,
             tps: vec![tps],
+            repetitions: vec![1],
             mean_tps: tps,
             cv: 0.0,
             latency: Latency {

@@ -6,16 +6,20 @@ use bakeoff_store::Row;
 
 use crate::analysis::{analyse, median};
 use crate::baseline::{Axes, Rule};
+use crate::design::{auto_status, health_by_run, BlockTps, Design};
 use crate::environment::{environments, manifests, variable_diffs};
 use crate::model::*;
 use crate::source::{num, opt, origins, text, variant_name, Source, VariantKey};
-use crate::stats::{mean_sd, ratio_ci};
+use crate::stats::{mean_sd, paired_ratio_ci, ratio_ci};
 
 pub struct Options {
     /// The variant everything is compared with; default the first.
     pub baseline: Option<String>,
     /// The p99 a throughput must keep to count as usable (`Analysis::best_within_p99`).
     pub p99_limit_ms: f64,
+    /// Leave suspect runs (see `suspect.rs`) out of the curves and comparisons; they are
+    /// listed either way.
+    pub exclude_suspect: bool,
 }
 
 impl Default for Options {
@@ -23,6 +27,7 @@ impl Default for Options {
         Options {
             baseline: None,
             p99_limit_ms: 10.0,
+            exclude_suspect: false,
         }
     }
 }
@@ -57,8 +62,14 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     let mut cells: Cells = BTreeMap::new();
     let mut problems = Vec::new();
     let mut warnings = Vec::new();
+    let mut suspects = Vec::new();
     let shared_by_variant = shared_cpus(src);
+    let ticks = ticks_by_run(src);
+    let designs: Vec<Design> = src.studies.iter().map(Design::of).collect();
+    // The noise check's runs (one study only: merged machines each have their own floor).
+    let mut twins: BlockTps = BTreeMap::new();
     for (si, s) in src.studies.iter().enumerate() {
+        let health = health_by_run(s);
         for r in &s.runs {
             let variant = VariantKey {
                 study: si,
@@ -79,6 +90,35 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
                     status: text(r, "status"),
                     reason: text(r, "reason"),
                 });
+                continue;
+            }
+            let id = num(r, "id") as i64;
+            let no_ticks = Vec::new();
+            let run_ticks = ticks.get(&(si, id)).unwrap_or(&no_ticks);
+            let h = health.get(&id).copied().unwrap_or_default();
+            let why = crate::suspect::reasons(run_ticks, &h, designs[si].cpus);
+            if !why.is_empty() {
+                suspects.push(Suspect {
+                    variant: variant.name.clone(),
+                    workload: workload.clone(),
+                    threads,
+                    repetition,
+                    reasons: why,
+                    excluded: opts.exclude_suspect,
+                });
+                if opts.exclude_suspect {
+                    continue;
+                }
+            }
+            if designs[si].twin == Some(variant.index) {
+                if src.studies.len() == 1 {
+                    twins
+                        .entry(workload)
+                        .or_default()
+                        .entry(threads)
+                        .or_default()
+                        .insert(repetition, num(r, "tps"));
+                }
                 continue;
             }
             if let Some(shared) = shared_by_variant.get(&(si, variant.index)) {
@@ -118,7 +158,6 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         .collect();
     let axes = Axes::of(src, &origins);
     let rule = Rule::choose(&axes, opts.baseline.as_deref())?;
-    let ticks = ticks_by_run(src);
     let mut workloads = Vec::new();
     let mut comparisons = Vec::new();
     for ((_, label), wl) in &cells {
@@ -126,11 +165,12 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
             .iter()
             .map(|(v, pts)| curve(src, v, pts, &ticks, opts.p99_limit_ms))
             .collect();
-        comparisons.extend(compare(label, &curves, &problems, &axes, &rule));
+        comparisons.extend(compare(label, &curves, &problems, &axes, &rule, &designs));
         workloads.push(WorkloadModel {
             label: label.clone(),
             curves,
             summary: Vec::new(),
+            answer: Vec::new(),
         });
     }
     let manifests = manifests(src, &origins);
@@ -148,21 +188,62 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         variable_diffs: variable_diffs(&manifests),
         probes: probes(src, &origins),
         workloads,
+        noise: crate::decide::noise_floors(&twins, &first_variant_tps(&cells)),
+        auto: None,
+        suspects,
         comparisons,
         problems,
         warnings,
     };
+    crate::decide::judge(&mut model.comparisons, &model.noise);
+    model.auto = auto_status(&designs, &model);
     model.costs = costs(src, &cells, &model);
     for i in 0..model.workloads.len() {
-        model.workloads[i].summary = crate::summary::sentences(
+        let mut summary = crate::summary::sentences(
             &model.workloads[i],
             &model.comparisons,
             &model.baseline_rule,
             &model.axes,
             &model.coordinates,
         );
+        model.workloads[i].answer = crate::summary::answer(
+            &model.workloads[i],
+            &model.comparisons,
+            &model.baseline_rule,
+            &model.axes,
+            &model.coordinates,
+        );
+        let label = &model.workloads[i].label;
+        summary.extend(crate::decide::noise_sentence(
+            label,
+            &model.noise,
+            &model.suspects,
+            &model.warnings,
+        ));
+        model.workloads[i].summary = summary;
     }
     Ok(model)
+}
+
+/// The first variant's throughput by workload, thread count and block: what the noise
+/// check's second run of it is paired with.
+fn first_variant_tps(cells: &Cells) -> BlockTps {
+    let mut out: BlockTps = BTreeMap::new();
+    for ((_, label), wl) in cells {
+        let Some((_, pts)) = wl.iter().find(|(v, _)| v.index == 0) else {
+            continue;
+        };
+        for (threads, runs) in pts {
+            for r in runs {
+                out.entry(label.clone())
+                    .or_default()
+                    .entry(*threads)
+                    .or_default()
+                    .insert(num(r.row, "repetition") as u32, num(r.row, "tps"));
+            }
+        }
+    }
+    out
 }
 
 /// Each run's ticks, by (study, run id).
@@ -207,6 +288,7 @@ fn curve(
         .collect();
     Curve {
         variant: v.name.clone(),
+        study: v.study,
         cpus: src.studies[v.study].cpus(v.index),
         analysis: analyse(&points, p99_limit_ms),
         points,
@@ -231,6 +313,10 @@ fn point(threads: u32, runs: &[RunRef]) -> Point {
     let (mean, sd) = mean_sd(&tps);
     Point {
         threads,
+        repetitions: runs
+            .iter()
+            .map(|r| num(r.row, "repetition") as u32)
+            .collect(),
         mean_tps: mean,
         cv: if mean > 0.0 { sd / mean } else { 0.0 },
         latency: Latency {
@@ -251,12 +337,15 @@ fn point(threads: u32, runs: &[RunRef]) -> Point {
 
 /// Each variant against its own baseline (see `baseline.rs`) at each of its thread counts.
 /// Where the baseline has no figure, the row says why, from the baseline run's problem.
+/// Within a study run in blocks the ratio is taken in each block (paired); otherwise the
+/// means are compared (unpaired).
 fn compare(
     label: &str,
     curves: &[Curve],
     problems: &[Problem],
     axes: &Axes,
     rule: &Rule,
+    designs: &[Design],
 ) -> Vec<Comparison> {
     let mut out = Vec::new();
     for c in curves {
@@ -269,8 +358,9 @@ fn compare(
             .as_ref()
             .ok()
             .and_then(|b| curves.iter().find(|x| &x.variant == b));
+        let paired = base.is_some_and(|b| b.study == c.study && designs[c.study].paired);
         for p in &c.points {
-            let row = |ratio, ci: Option<(f64, f64)>, note| Comparison {
+            let row = |ratio, ci: Option<(f64, f64)>, note, blocks| Comparison {
                 workload: label.to_string(),
                 variant: c.variant.clone(),
                 threads: p.threads,
@@ -279,23 +369,56 @@ fn compare(
                 significant: ci.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0),
                 ci,
                 note,
+                method: if paired { "paired" } else { "unpaired" },
+                blocks,
+                verdict: Verdict::Open,
+                bound: None,
+                noise_floor: None,
             };
             let bp = base.and_then(|b| b.points.iter().find(|b| b.threads == p.threads));
             out.push(match (&against, bp) {
-                (Err(why), _) => row(None, None, Some(format!("no baseline: {why}"))),
-                (Ok(b), None) => row(None, None, Some(missing(problems, label, b, p.threads))),
-                (Ok(_), Some(b)) => match ratio_ci(&b.tps, &p.tps) {
-                    Some((r, lo, hi)) => row(Some(r), Some((lo, hi)), None),
-                    None => row(
-                        Some(p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE)),
-                        None,
-                        None,
-                    ),
-                },
+                (Err(why), _) => row(None, None, Some(format!("no baseline: {why}")), 0),
+                (Ok(b), None) => row(None, None, Some(missing(problems, label, b, p.threads)), 0),
+                (Ok(_), Some(b)) if paired => {
+                    let pairs = pairs(b, p);
+                    match paired_ratio_ci(&pairs) {
+                        Some((r, lo, hi)) => row(Some(r), Some((lo, hi)), None, pairs.len() as u32),
+                        None => row(
+                            Some(p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE)),
+                            None,
+                            None,
+                            pairs.len() as u32,
+                        ),
+                    }
+                }
+                (Ok(_), Some(b)) => {
+                    let n = p.tps.len().min(b.tps.len()) as u32;
+                    match ratio_ci(&b.tps, &p.tps) {
+                        Some((r, lo, hi)) => row(Some(r), Some((lo, hi)), None, n),
+                        None => row(
+                            Some(p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE)),
+                            None,
+                            None,
+                            n,
+                        ),
+                    }
+                }
             });
         }
     }
     out
+}
+
+/// The (baseline, variant) throughput of every block both ran.
+fn pairs(base: &Point, p: &Point) -> Vec<(f64, f64)> {
+    p.repetitions
+        .iter()
+        .zip(&p.tps)
+        .filter_map(|(r, &tps)| {
+            let at = base.repetitions.iter().position(|b| b == r)?;
+            Some((base.tps[at], tps))
+        })
+        .collect()
 }
 
 /// Why baseline `b` has no figure at `threads`: its run's status and reason, when stored.

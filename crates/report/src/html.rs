@@ -366,7 +366,11 @@ pub fn html(m: &Model) -> String {
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>bakeoff: {}</title><style>{STYLE}</style></head><body>",
         escape(&m.study)
     );
-    let _ = write!(s, "<h1>Study {}</h1><p>Comparisons: <b>{}</b>; ratios of mean throughput with 95% intervals from the repetitions (bold: the interval excludes 1). Hover a point for its values.</p>", escape(&m.study), escape(&m.baseline));
+    let _ = write!(s, "<h1>Study {}</h1><p>Comparisons: <b>{}</b>; {}; bold: the interval excludes 1. Hover a point for its values.</p>", escape(&m.study), escape(&m.baseline), if m.comparisons.iter().any(|c| c.method == "paired") {
+        "ratios taken within each block (every variant once per block, in a shuffled order), their geometric mean with a 95% interval from Student's t on the log scale"
+    } else {
+        "ratios of mean throughput with 95% intervals from the repetitions"
+    });
     for w in &m.workloads {
         workload(&mut s, m, w);
     }
@@ -377,6 +381,7 @@ pub fn html(m: &Model) -> String {
             figure(&mut s, c);
         }
     }
+    precision(&mut s, m);
     costs(&mut s, m);
     probes(&mut s, m);
     runs_to_read_with_care(&mut s, m);
@@ -407,4 +412,67 @@ fn client_line(client: &serde_json::Value) -> Option<String> {
         })
         .unwrap_or_default();
     Some(format!("client CPUs {} ({how}){shared}", escape(cpus)))
+}
+
+/// How sure the answers are: where an auto study stopped, the machine's noise floor per
+/// workload and thread count, and the suspect runs with why.
+fn precision(s: &mut String, m: &Model) {
+    if m.auto.is_none() && m.noise.is_empty() && m.suspects.is_empty() {
+        return;
+    }
+    s.push_str("<h2>How sure</h2>");
+    if let Some(a) = &m.auto {
+        let _ = write!(s, "<p>{}</p>", escape(&crate::decide::auto_line(a)));
+    }
+    if !m.noise.is_empty() {
+        s.push_str("<p>The noise check ran the first variant a second time in every block; the ratio of the two runs is what identical setups differ by on this machine. Comparisons whose interval lies inside it are indistinguishable here.</p>");
+        table(
+            s,
+            &[
+                "<workload",
+                "threads",
+                "blocks",
+                "A/A ratio",
+                "95% interval",
+                "noise floor",
+            ],
+            m.noise.iter().map(|n| {
+                vec![
+                    escape(&n.workload),
+                    n.threads.to_string(),
+                    n.blocks.to_string(),
+                    format!("{:.3}x", n.ratio),
+                    format!("{:.3}x – {:.3}x", n.ci.0, n.ci.1),
+                    format!("{:.1}%", n.floor * 100.0),
+                ]
+            }),
+        );
+    }
+    if !m.suspects.is_empty() {
+        let _ = write!(
+            s,
+            "<p>Suspect runs: throughput that drifted more than {:.0}% from the first third of a run to the last, more than {:.0}% steal, or other processes using more than {:.0}% of the machine's CPU. {}</p>",
+            crate::suspect::DRIFT * 100.0,
+            crate::suspect::STEAL * 100.0,
+            crate::suspect::OTHERS * 100.0,
+            if m.suspects.iter().any(|x| x.excluded) {
+                "They are left out of the comparisons (--exclude-suspect)."
+            } else {
+                "They are kept in the comparisons; bakeoff compare --exclude-suspect leaves them out."
+            }
+        );
+        table(
+            s,
+            &["<variant", "<workload", "threads", "repetition", "<why"],
+            m.suspects.iter().map(|x| {
+                vec![
+                    escape(&x.variant),
+                    escape(&x.workload),
+                    x.threads.to_string(),
+                    x.repetition.to_string(),
+                    escape(&x.reasons.join("; ")),
+                ]
+            }),
+        );
+    }
 }

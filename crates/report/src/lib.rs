@@ -15,6 +15,8 @@
 mod analysis;
 pub mod baseline;
 mod build;
+pub mod decide;
+mod design;
 mod environment;
 mod html;
 mod model;
@@ -23,6 +25,7 @@ mod png;
 mod source;
 mod stats;
 mod summary;
+pub mod suspect;
 mod svg;
 
 pub use analysis::analyse;
@@ -41,10 +44,17 @@ use std::fmt::Write;
 /// problems.
 pub fn compare_table(m: &Model) -> String {
     let mut s = String::new();
+    let paired = m.comparisons.iter().any(|c| c.method == "paired");
     let _ = writeln!(
         s,
-        "study {}: {} (95% intervals from the repetitions)",
-        m.study, m.baseline
+        "study {}: {} ({})",
+        m.study,
+        m.baseline,
+        if paired {
+            "95% intervals paired within blocks: each block's ratio, their geometric mean, Student's t on the log scale"
+        } else {
+            "95% intervals from the repetitions"
+        }
     );
     for w in &m.workloads {
         let _ = writeln!(s, "\n{}", w.label);
@@ -64,7 +74,13 @@ pub fn compare_table(m: &Model) -> String {
                     (Some(ratio), _) => (
                         format!("{ratio:.2}x"),
                         x.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.2}x - {hi:.2}x"))
-                            + if x.significant { " *" } else { "" },
+                            + if x.significant { " *" } else { "" }
+                            + if wider(m, x) { " +" } else { "" }
+                            + if paired && x.method == "unpaired" {
+                                " u"
+                            } else {
+                                ""
+                            },
                         x.against.clone(),
                     ),
                     (None, note) => ("-".into(), "-".into(), note.clone().unwrap_or_default()),
@@ -90,6 +106,16 @@ pub fn compare_table(m: &Model) -> String {
             let _ = writeln!(
                 s,
                 "  -: one repetition, so no spread and no interval; repetitions = 2 or more give them"
+            );
+        }
+        if paired
+            && m.comparisons
+                .iter()
+                .any(|c| c.workload == w.label && c.method == "unpaired" && c.ci.is_some())
+        {
+            let _ = writeln!(
+                s,
+                "  u: unpaired (ratio of means, Welch): the two did not run in the same blocks (other machines, merged)"
             );
         }
         if m.comparisons
@@ -119,6 +145,9 @@ pub fn compare_table(m: &Model) -> String {
                 c.variant, a.peak_tps, a.peak_threads, a.saturation_threads, a.drop_at_max_pct
             );
         }
+    }
+    if let Some(a) = &m.auto {
+        let _ = writeln!(s, "\n{}", decide::auto_line(a));
     }
     if !m.costs.is_empty() {
         let _ = writeln!(s, "\ncost per million transactions at each curve's peak:");
@@ -163,7 +192,84 @@ pub fn compare_table(m: &Model) -> String {
             );
         }
     }
+    if !m.suspects.is_empty() {
+        let excluded = m.suspects.iter().any(|x| x.excluded);
+        let _ = writeln!(
+            s,
+            "\nsuspect runs ({}):",
+            if excluded {
+                "left out of the comparisons (--exclude-suspect)"
+            } else {
+                "kept in the comparisons; --exclude-suspect leaves them out"
+            }
+        );
+        for x in &m.suspects {
+            let _ = writeln!(
+                s,
+                "  {} | {} | {} threads | repetition {}: {}",
+                x.variant,
+                x.workload,
+                x.threads,
+                x.repetition,
+                x.reasons.join("; ")
+            );
+        }
+    }
+    // Last, what decides: per workload, a significant difference or the bound on any.
+    if m.workloads.iter().any(|w| !w.answer.is_empty()) {
+        let _ = writeln!(s, "\nin short:");
+        for w in &m.workloads {
+            for line in &w.answer {
+                let _ = writeln!(s, "  {}: {line}", w.label);
+            }
+        }
+    }
     s
+}
+
+/// How many comparisons of a study are not yet as precise as its `repetitions = "auto"`
+/// asks, judged from its runs so far (`Store::runs` rows, or `RunRecord::row`), with
+/// exactly the comparisons the report makes; and the most blocks any of them needs by the
+/// usual 1/sqrt(n) narrowing (for an estimate of the time left). A comparison without an
+/// interval yet counts as not precise.
+pub fn unresolved(spec_json: &str, runs: Vec<bakeoff_store::Row>) -> Result<(usize, u32), String> {
+    let src = Source {
+        name: String::new(),
+        studies: vec![StudySource {
+            spec_json: spec_json.to_string(),
+            runs,
+            ..StudySource::default()
+        }],
+    };
+    let m = build(&src, &Options::default())?;
+    let Some(a) = &m.auto else {
+        return Ok((0, 0));
+    };
+    let open: Vec<&Comparison> = m
+        .comparisons
+        .iter()
+        .filter(|c| c.note.is_none() && !decide::precise(c, a.precision, &m.noise))
+        .collect();
+    let needed = open
+        .iter()
+        .map(|c| match c.ci {
+            Some((lo, hi)) if c.blocks > 0 => {
+                let ratio = stats::half_width(lo, hi) / a.precision;
+                (f64::from(c.blocks) * ratio * ratio).ceil() as u32
+            }
+            _ => a.blocks + 1,
+        })
+        .max()
+        .unwrap_or(a.blocks)
+        .min(a.max_repetitions);
+    Ok((open.len(), needed))
+}
+
+/// Whether an auto study's comparison `c` is wider than it asked for.
+fn wider(m: &Model, c: &Comparison) -> bool {
+    m.auto
+        .as_ref()
+        .is_some_and(|a| c.ci.is_some() && !decide::precise(c, a.precision, &m.noise))
 }
 
 /// Run-to-run variation as a percentage, or "-" with one repetition (there is none to see).

@@ -20,6 +20,8 @@ pub struct Latency {
 pub struct Point {
     pub threads: u32,
     pub tps: Vec<f64>,
+    /// The block (repetition) of each of `tps`, for pairing with the baseline's.
+    pub repetitions: Vec<u32>,
     pub mean_tps: f64,
     /// Run-to-run variation: standard deviation over mean (0 with one repetition).
     pub cv: f64,
@@ -74,6 +76,9 @@ pub struct TickSeries {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Curve {
     pub variant: String,
+    /// Which of the source's studies it comes from (comparisons pair within one study).
+    #[serde(skip)]
+    pub study: usize,
     /// CPUs the variant's servers may use (all instances together), where the study set them.
     pub cpus: Option<u32>,
     pub points: Vec<Point>,
@@ -98,6 +103,19 @@ pub struct Comparison {
     /// Why there is no ratio: "no baseline: failed: <reason>".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// How the interval was made: "paired" (the ratio in each block, their geometric mean
+    /// and t interval on the log scale) or "unpaired" (ratio of means, Welch's interval on
+    /// the log scale: studies before blocks, sequential order, merged machines).
+    pub method: &'static str,
+    /// Repetitions (blocks, when paired) behind the interval.
+    pub blocks: u32,
+    pub verdict: Verdict,
+    /// Not significant: no difference larger than this (a fraction), the interval's reach.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound: Option<f64>,
+    /// The machine's noise floor at this workload and thread count, where it was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -106,6 +124,9 @@ pub struct WorkloadModel {
     pub curves: Vec<Curve>,
     /// The answer in a few sentences, made from the comparisons and curves (`summary.rs`).
     pub summary: Vec<String>,
+    /// The part of it that decides: significant differences with their intervals, or the
+    /// bound on any difference.
+    pub answer: Vec<String>,
 }
 
 impl WorkloadModel {
@@ -149,6 +170,7 @@ impl WorkloadModel {
                 .cloned()
                 .collect(),
             summary: Vec::new(),
+            answer: Vec::new(),
         }
     }
 }
@@ -261,6 +283,15 @@ pub struct Model {
     pub p99_limit_ms: f64,
     pub workloads: Vec<WorkloadModel>,
     pub comparisons: Vec<Comparison>,
+    /// The machine's noise floor per workload and thread count (studies with noise_check).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub noise: Vec<NoiseFloor>,
+    /// An auto study's precision and where it stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto: Option<AutoStatus>,
+    /// Runs whose figures are suspect, with why (kept unless --exclude-suspect).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suspects: Vec<Suspect>,
     pub problems: Vec<Problem>,
     pub warnings: Vec<Warning>,
     /// Empty unless a study has a price table and says which platform it ran on.
@@ -303,4 +334,57 @@ impl Model {
         }
         rows
     }
+}
+
+/// The ratio of the first variant's second run to its first, block by block, at one workload
+/// and thread count: the differences this machine shows between identical runs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NoiseFloor {
+    pub workload: String,
+    pub threads: u32,
+    pub blocks: u32,
+    pub ratio: f64,
+    pub ci: (f64, f64),
+    /// How far from 1 the A/A interval reaches (0.021: differences below 2.1% are within
+    /// this machine's noise here).
+    pub floor: f64,
+}
+
+/// What a comparison says.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The interval excludes 1.
+    Significant,
+    /// Not significant, and the interval lies within the machine's noise floor:
+    /// indistinguishable here (the bound is still the interval's reach).
+    WithinNoise,
+    /// Not significant, and wider than the noise floor: no difference larger than the
+    /// interval's reach.
+    Bounded,
+    /// No interval (one repetition, or no baseline figure).
+    Open,
+}
+
+/// An auto study's stopping: how precise it asked, and where it stopped.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct AutoStatus {
+    pub precision: f64,
+    pub max_repetitions: u32,
+    /// Blocks run so far (the most any comparison has).
+    pub blocks: u32,
+    /// Comparisons whose interval is not within its target yet.
+    pub unresolved: u32,
+}
+
+/// A run whose figure may not measure what it claims, with why (see `suspect.rs`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Suspect {
+    pub variant: String,
+    pub workload: String,
+    pub threads: u32,
+    pub repetition: u32,
+    pub reasons: Vec<String>,
+    /// Left out of the comparisons (`--exclude-suspect`).
+    pub excluded: bool,
 }

@@ -36,6 +36,7 @@ impl Source {
                 ticks: store.tick_rows(Some(*id)).map_err(e)?,
                 manifests: store.manifests(*id).map_err(e)?,
                 probes: store.probe_rows(Some(*id)).map_err(e)?,
+                health: store.run_health(*id).map_err(e)?,
             };
             newest.insert(s.origin(), (*id, s));
         }
@@ -64,6 +65,8 @@ pub struct StudySource {
     pub ticks: Vec<Row>,
     pub manifests: Vec<Row>,
     pub probes: Vec<Row>,
+    /// What each run's telemetry says of the machine (`Store::run_health`), by run id.
+    pub health: Vec<Row>,
 }
 
 pub(crate) fn text(r: &Row, k: &str) -> String {

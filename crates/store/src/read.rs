@@ -68,6 +68,25 @@ impl Store {
         )
     }
 
+    /// What each run's telemetry says of the machine beside the load (for judging whether its
+    /// figure is suspect): the host's steal and busy shares, the span sampled, and the CPU
+    /// seconds of the server, the client, and the client's idle polling.
+    pub fn run_health(&self, study: i64) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT id,
+                    json_extract(summary_json, '$.telemetry.host.steal') AS host_steal,
+                    json_extract(summary_json, '$.telemetry.host.user')
+                      + json_extract(summary_json, '$.telemetry.host.sys') AS host_busy,
+                    json_extract(summary_json, '$.telemetry.seconds') AS seconds,
+                    json_extract(summary_json, '$.telemetry.server.cpu_user_seconds')
+                      + json_extract(summary_json, '$.telemetry.server.cpu_sys_seconds') AS server_cpu_seconds,
+                    json_extract(summary_json, '$.telemetry.client_cpu_seconds') AS client_cpu_seconds,
+                    json_extract(summary_json, '$.telemetry.client_idle_poll_seconds') AS client_idle_poll_seconds
+             FROM runs WHERE study_id = ?1 ORDER BY id",
+            Some(study),
+        )
+    }
+
     /// Each run's summary (what the engine and the client hosts reported, as JSON) with its
     /// identity: id, threads, status, events, summary_json.
     pub fn summaries(&self, study: i64) -> Result<Vec<Row>, StoreError> {

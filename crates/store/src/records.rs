@@ -49,6 +49,39 @@ pub struct RunRecord {
     pub ticks: Vec<TickRecord>,
 }
 
+impl RunRecord {
+    /// The record as `Store::runs` gives it back (the columns a comparison reads), for code
+    /// that judges runs before, or without, a database (an agent's study).
+    pub fn row(&self) -> Row {
+        let key = self.key.unwrap_or(RunKey {
+            repetition: 0,
+            variant: 0,
+            workload: 0,
+            threads: 0,
+        });
+        let mut r = Row::new();
+        let mut put = |k: &str, v: serde_json::Value| {
+            r.insert(k.to_string(), v);
+        };
+        put("repetition", key.repetition.into());
+        put("variant", key.variant.into());
+        put("workload", key.workload.into());
+        put("threads", key.threads.into());
+        put("variant_name", self.variant_name.clone().into());
+        put("workload_label", self.workload_label.clone().into());
+        put("status", self.status.clone().into());
+        put("reason", self.reason.clone().into());
+        put("tps", self.tps.into());
+        put("qps", self.qps.into());
+        put("p50_ms", self.p50_ms.into());
+        put("p95_ms", self.p95_ms.into());
+        put("p99_ms", self.p99_ms.into());
+        put("max_ms", self.max_ms.into());
+        put("client_bound", i64::from(self.client_bound).into());
+        r
+    }
+}
+
 /// One exported row: column name -> value.
 pub type Row = serde_json::Map<String, serde_json::Value>;
 

@@ -18,43 +18,55 @@ pub struct Series {
     pub workload: usize,
 }
 
-/// Every series of the study in the order they will run.
+/// Every series of the study's planned blocks, in the order they will run.
 pub fn series(spec: &StudySpec) -> Vec<Series> {
-    let mut out = Vec::new();
-    let mut rng = Rng::seeded(spec.seed);
-    for repetition in 1..=spec.repetitions {
-        let (variants, workloads) = (spec.variants.len(), spec.workloads.len());
-        let mut round: Vec<Series> = if spec.order == Order::Interleaved {
-            // Variants alternate within each workload: drift over the study lands on all of
-            // them alike.
-            (0..workloads)
-                .flat_map(|workload| (0..variants).map(move |variant| (variant, workload)))
-                .map(|(variant, workload)| Series {
-                    repetition,
-                    variant,
-                    workload,
-                })
-                .collect()
-        } else {
-            (0..variants)
-                .flat_map(|variant| (0..workloads).map(move |workload| (variant, workload)))
-                .map(|(variant, workload)| Series {
-                    repetition,
-                    variant,
-                    workload,
-                })
-                .collect()
-        };
-        if spec.order == Order::Randomized {
-            // Fisher-Yates with the study's seed: the same file gives the same order.
-            for i in (1..round.len()).rev() {
-                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-                round.swap(i, j);
-            }
+    (1..=spec.repetitions)
+        .flat_map(|block| block_series(spec, block))
+        .collect()
+}
+
+/// Block `block` (a repetition): every variant's series once (and the noise check's second
+/// run of the first variant), in an order shuffled per block with the study's seed, so that
+/// no variant always runs first, last or after the same one: interleaved shuffles the
+/// variants within each workload, randomized the whole block. Sequential keeps each variant's
+/// series back to back, in the file's order.
+pub fn block_series(spec: &StudySpec, block: u32) -> Vec<Series> {
+    let (variants, workloads) = (spec.block_variants(), spec.workloads.len());
+    let at = |variant, workload| Series {
+        repetition: block,
+        variant,
+        workload,
+    };
+    let mut rng = Rng::seeded(spec.seed ^ u64::from(block).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    match spec.order {
+        Order::Sequential => (0..variants)
+            .flat_map(|v| (0..workloads).map(move |w| (v, w)))
+            .map(|(v, w)| at(v, w))
+            .collect(),
+        Order::Interleaved => (0..workloads)
+            .flat_map(|w| {
+                let mut order: Vec<usize> = (0..variants).collect();
+                shuffle(&mut order, &mut rng);
+                order.into_iter().map(move |v| at(v, w)).collect::<Vec<_>>()
+            })
+            .collect(),
+        Order::Randomized => {
+            let mut round: Vec<Series> = (0..workloads)
+                .flat_map(|w| (0..variants).map(move |v| (v, w)))
+                .map(|(v, w)| at(v, w))
+                .collect();
+            shuffle(&mut round, &mut rng);
+            round
         }
-        out.extend(round);
     }
-    out
+}
+
+/// Fisher-Yates with the study's seed: the same file gives the same order.
+fn shuffle<T>(items: &mut [T], rng: &mut Rng) {
+    for i in (1..items.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
 }
 
 /// Rough wall time: measured runs, a warmup per series, data loads and server starts.
@@ -99,12 +111,48 @@ mod tests {
     }
 
     #[test]
-    fn interleaved_series_alternate_variants_within_each_workload() {
+    fn interleaved_blocks_hold_every_variant_per_workload_in_shuffled_orders() {
         let s = series(&spec(""));
         assert_eq!(s.len(), 2 * 2 * 3, "repetitions x workloads x variants");
-        let first: Vec<(usize, usize)> = s[..6].iter().map(|x| (x.workload, x.variant)).collect();
-        assert_eq!(first, [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]);
+        for block in s.chunks(6) {
+            let workloads: Vec<usize> = block.iter().map(|x| x.workload).collect();
+            assert_eq!(
+                workloads,
+                [0, 0, 0, 1, 1, 1],
+                "variants alternate within a workload"
+            );
+            for w in block.chunks(3) {
+                let mut v: Vec<usize> = w.iter().map(|x| x.variant).collect();
+                v.sort();
+                assert_eq!(v, [0, 1, 2]);
+            }
+        }
         assert!(s[6..].iter().all(|x| x.repetition == 2));
+        // Over many blocks no variant keeps one place.
+        let mut many = spec("");
+        many.repetitions = 30;
+        let firsts: std::collections::BTreeSet<usize> = (1..=30)
+            .map(|b| block_series(&many, b)[0].variant)
+            .collect();
+        assert_eq!(firsts.len(), 3, "each variant runs first in some block");
+    }
+
+    #[test]
+    fn the_noise_check_runs_the_first_variant_twice_in_every_block() {
+        let s = spec("noise_check = true");
+        assert_eq!(s.block_variants(), 4);
+        for b in 1..=2 {
+            let block = block_series(&s, b);
+            assert_eq!(block.len(), 2 * 4);
+            let twins: Vec<usize> = block
+                .iter()
+                .filter(|x| x.variant == 3)
+                .map(|x| x.workload)
+                .collect();
+            assert_eq!(twins, [0, 1], "once per workload in each block");
+        }
+        assert_eq!(s.variant_name(3), format!("{} (A/A)", s.variants[0].name));
+        assert_eq!(s.variant(3).name, s.variants[0].name);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use bakeoff_store::{ProbeRecord, RunKey, RunRecord, Store, StoreError};
+use bakeoff_store::{ProbeRecord, Row, RunKey, RunRecord, Store, StoreError};
 
 /// What the runner tells whoever shows progress. Every method has a no-op default.
 pub trait StudyObserver {
@@ -48,6 +48,9 @@ pub trait Results {
     /// Keep one run; it must be durable when this returns.
     fn record(&mut self, r: &RunRecord) -> Result<(), StudyError>;
     fn record_probe(&mut self, p: &ProbeRecord) -> Result<(), StudyError>;
+    /// Every run kept so far, as `Store::runs` rows (what an auto study judges its
+    /// precision by).
+    fn rows(&self) -> Result<Vec<Row>, StudyError>;
 }
 
 /// Study `study` of a results database.
@@ -69,5 +72,8 @@ impl Results for StoredStudy<'_> {
     }
     fn record_probe(&mut self, p: &ProbeRecord) -> Result<(), StudyError> {
         Ok(self.store.record_probe(self.study, p)?)
+    }
+    fn rows(&self) -> Result<Vec<Row>, StudyError> {
+        Ok(self.store.runs(Some(self.study))?)
     }
 }

@@ -17,7 +17,7 @@ use bakeoff_server::variant::CpuList;
 use bakeoff_store::{ProbeRecord, RunKey};
 
 use crate::manifest::Host;
-use crate::matrix::{series, Series};
+use crate::matrix::{block_series, series, Series};
 use crate::results::{Results, StudyError, StudyObserver, StudyOutcome};
 use crate::series::{key, SeriesCtx};
 use crate::spread::ClientHosts;
@@ -33,8 +33,9 @@ pub fn run_study(
 ) -> Result<StudyOutcome, StudyError> {
     let finished = store.finished()?;
     let host = Host::read();
-    let all = series(spec);
-    let total = all.len() * spec.threads.len();
+    let per_block = spec.block_variants() * spec.workloads.len() * spec.threads.len();
+    // With "auto", the blocks planned move as the intervals narrow; the ETA follows.
+    let mut planned = spec.repetitions;
     let mut out = StudyOutcome {
         resumed: finished.len(),
         ..Default::default()
@@ -50,44 +51,84 @@ pub fn run_study(
         .as_deref()
         .and_then(|h| HostUrl::parse(h).ok());
     let mut clients: Option<ClientHosts> = None;
-    for s in &all {
-        if interrupt.load(Ordering::Relaxed) {
-            out.interrupted = true;
-            break;
-        }
-        let todo = todo(spec, s, &finished);
-        if todo.is_empty() {
-            continue;
-        }
-        if clients.is_none() && !spec.client_hosts.is_empty() {
-            clients = Some(connect_clients(spec, obs)?);
-        }
-        let client = place_client(spec, &spec.variants[s.variant]);
-        if last_client.as_ref() != Some(&client) {
-            let v = &spec.variants[s.variant].name;
-            for line in client.note().into_iter().chain(client.warning()) {
-                obs.on_note(&format!("{v}: {line}"));
+    let last_block = spec.auto.map_or(spec.repetitions, |a| a.max_repetitions);
+    let spec_json = serde_json::to_string(spec).unwrap_or_default();
+    for block in 1..=last_block {
+        for s in &block_series(spec, block) {
+            if interrupt.load(Ordering::Relaxed) {
+                out.interrupted = true;
+                break;
             }
-            last_client = Some(client.clone());
+            let todo = todo(spec, s, &finished);
+            if todo.is_empty() {
+                continue;
+            }
+            if clients.is_none() && !spec.client_hosts.is_empty() {
+                clients = Some(connect_clients(spec, obs)?);
+            }
+            let client = place_client(spec, spec.variant(s.variant));
+            if last_client.as_ref() != Some(&client) {
+                let v = &spec.variant_name(s.variant);
+                for line in client.note().into_iter().chain(client.warning()) {
+                    obs.on_note(&format!("{v}: {line}"));
+                }
+                last_client = Some(client.clone());
+            }
+            let total = planned as usize * per_block;
+            let mut ctx = SeriesCtx {
+                spec,
+                series: s,
+                hash,
+                host: &host,
+                store,
+                out: &mut out,
+                obs,
+                interrupt,
+                progress: (started, &mut done_now, finished.len(), total),
+                templates: &mut templates,
+                client,
+                server_host: server_host.clone(),
+                clients: clients.as_mut(),
+            };
+            ctx.run(&todo)?;
+            if out.interrupted {
+                break;
+            }
         }
-        let mut ctx = SeriesCtx {
-            spec,
-            series: s,
-            hash,
-            host: &host,
-            store,
-            out: &mut out,
-            obs,
-            interrupt,
-            progress: (started, &mut done_now, finished.len(), total),
-            templates: &mut templates,
-            client,
-            server_host: server_host.clone(),
-            clients: clients.as_mut(),
-        };
-        ctx.run(&todo)?;
         if out.interrupted {
             break;
+        }
+        let Some(auto) = spec.auto else {
+            continue;
+        };
+        if block < spec.repetitions {
+            continue;
+        }
+        match bakeoff_report::unresolved(&spec_json, store.rows()?) {
+            Ok((0, _)) => {
+                obs.on_note(&format!(
+                    "after {block} blocks every comparison is within +-{:.1}% (or this machine's noise floor): done",
+                    auto.precision * 100.0
+                ));
+                break;
+            }
+            Ok((open, needed)) if block < last_block => {
+                planned = needed.clamp(block + 1, last_block);
+                obs.on_note(&format!(
+                    "after {block} blocks {open} comparison(s) are wider than +-{:.1}%: another block (about {planned} in all, at most {last_block})",
+                    auto.precision * 100.0
+                ));
+            }
+            Ok((open, _)) => obs.on_note(&format!(
+                "after {block} blocks (max_repetitions) {open} comparison(s) are still wider than +-{:.1}%: the report says which",
+                auto.precision * 100.0
+            )),
+            Err(e) => {
+                obs.on_note(&format!(
+                    "the intervals could not be judged ({e}): the study runs all {last_block} blocks"
+                ));
+                planned = last_block;
+            }
         }
     }
     Ok(out)

@@ -58,7 +58,7 @@ pub(crate) struct SeriesCtx<'a> {
 
 impl SeriesCtx<'_> {
     fn variant_name(&self) -> String {
-        self.spec.variants[self.series.variant].name.clone()
+        self.spec.variant_name(self.series.variant)
     }
 
     fn workload_label(&self) -> String {
@@ -117,7 +117,7 @@ impl SeriesCtx<'_> {
     }
 
     pub(crate) fn run(&mut self, todo: &[u32]) -> Result<(), StudyError> {
-        let given = self.spec.variants[self.series.variant].given.clone();
+        let given = self.spec.variant(self.series.variant).given.clone();
         let ready = match &given {
             Some(g) => self.set_up_given(g, todo)?.map(|(servers, info)| {
                 let manifest = self.manifest(&servers, Some(&info));
@@ -138,7 +138,7 @@ impl SeriesCtx<'_> {
     /// The variant's servers started, checked and loaded, with the series' manifest; None
     /// when nothing can be measured (recorded, or left for a resume on Ctrl-C).
     fn set_up_started(&mut self, todo: &[u32]) -> Result<Option<(Servers, String)>, StudyError> {
-        let v = &self.spec.variants[self.series.variant];
+        let v = &self.spec.variant(self.series.variant);
         let copy = self.spec.dataset_policy == DatasetPolicy::Copy;
         let datadir_from = if copy {
             match self.template(v.binary.clone()) {
@@ -153,7 +153,7 @@ impl SeriesCtx<'_> {
         } else {
             None
         };
-        let v = &self.spec.variants[self.series.variant];
+        let v = &self.spec.variant(self.series.variant);
         let specs: Vec<ServerSpec> = v
             .instances
             .iter()

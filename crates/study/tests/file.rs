@@ -109,7 +109,7 @@ cpus = ["0-x"]
 "#;
     let p = problems(src);
     at(&p, 1, "did you mean `threads`");
-    at(&p, 2, "must be a whole number");
+    at(&p, 2, "a number of blocks (1 to 100) or \"auto\"");
     at(&p, 3, "out of range");
     at(&p, 4, "interleaved, randomized, sequential");
     at(&p, 7, "oltp_read_only");

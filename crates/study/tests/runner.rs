@@ -154,9 +154,11 @@ impl StudyObserver for KillOnce {
 #[test]
 fn a_crashed_server_and_a_variant_that_cannot_start_are_recorded_and_the_study_goes_on() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    // 3 s runs: the first tick (1 s) comes while the run is still going.
+    // 3 s runs: the first tick (1 s) comes while the run is still going. Sequential: the
+    // variant that crashes is the first to run (blocks shuffle their order).
     let src = r#"
 name = "faults"
+order = "sequential"
 duration = 3
 threads = [1, 2]
 [dataset]

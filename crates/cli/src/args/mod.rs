@@ -230,6 +230,11 @@ pub struct ResultsArgs {
     /// each curve reports its best throughput that keeps to it.
     #[arg(long, value_name = "MS", default_value_t = 10.0)]
     pub p99_limit: f64,
+    /// Leave suspect runs out of the curves and comparisons: runs whose throughput drifted
+    /// more than 10% from the first third to the last, or whose machine had more than 2%
+    /// steal or more than 10% of its CPU busy with other processes. They are listed either way.
+    #[arg(long)]
+    pub exclude_suspect: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

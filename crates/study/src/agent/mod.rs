@@ -351,6 +351,7 @@ fn study(
         out: out.clone(),
         finished: finished.into_iter().collect(),
         probes_done: probes_done.into_iter().collect(),
+        rows: Vec::new(),
     };
     let mut obs = out.clone();
     match run_study(&spec, &text_sha256(text), &mut results, interrupt, &mut obs) {
@@ -372,6 +373,8 @@ struct Streamed {
     out: Out,
     finished: HashSet<RunKey>,
     probes_done: HashSet<(String, u32)>,
+    /// What this invocation recorded, for an auto study's judgement.
+    rows: Vec<bakeoff_store::Row>,
 }
 
 impl Streamed {
@@ -390,9 +393,15 @@ impl Results for Streamed {
         Ok(self.probes_done.clone())
     }
     fn record(&mut self, r: &RunRecord) -> Result<(), StudyError> {
+        self.rows.push(r.row());
         self.send(&Reply::Run {
             record: Box::new(r.clone()),
         })
+    }
+    /// The runs of this invocation only: a resumed study on a fleet judges its precision
+    /// without the blocks an earlier invocation ran, so it may run more, never fewer.
+    fn rows(&self) -> Result<Vec<bakeoff_store::Row>, StudyError> {
+        Ok(self.rows.clone())
     }
     fn record_probe(&mut self, p: &ProbeRecord) -> Result<(), StudyError> {
         self.send(&Reply::Probe { record: p.clone() })

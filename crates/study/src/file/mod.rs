@@ -6,6 +6,7 @@
 //! - `variants`: `[axes]` (every combination) and `[[variant]]` entries.
 
 mod given;
+mod repetitions;
 mod sections;
 mod spec;
 mod variants;
@@ -57,7 +58,7 @@ fn read(
         .map_or(default_name.to_string(), |(s, _)| s.to_string());
     let description = top.string(p, "description").map(|(s, _)| s.to_string());
     let seed = top.int(p, "seed", 0..i64::MAX).unwrap_or(1) as u64;
-    let repetitions = top.int(p, "repetitions", 1..101).unwrap_or(1) as u32;
+    let reps = repetitions::repetitions(p, &mut top);
     let duration = top.int(p, "duration", 1..86_401).unwrap_or(30) as u64;
     let warmup = top.int(p, "warmup", 0..3_601).unwrap_or(0) as u64;
     let order = match top.string(p, "order") {
@@ -179,7 +180,10 @@ fn read(
         name,
         description,
         seed,
-        repetitions,
+        repetitions: reps.count,
+        auto: reps.auto,
+        noise_check: reps.noise_check,
+        paired: order != Some(Order::Sequential),
         duration: Duration::from_secs(duration),
         warmup: Duration::from_secs(warmup),
         order: order?,

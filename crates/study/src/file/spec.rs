@@ -33,6 +33,18 @@ pub enum DatasetPolicy {
     Copy,
 }
 
+/// `repetitions = "auto"`: blocks are added until every comparison's 95% interval is within
+/// `precision` (a fraction: 0.03 is +-3%), or `max_repetitions` blocks have run.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Auto {
+    pub precision: f64,
+    pub max_repetitions: u32,
+}
+
+/// Blocks an auto study runs before it first judges its intervals (with two, t has one degree
+/// of freedom and every interval is too wide to judge by).
+pub const MIN_AUTO: u32 = 3;
+
 /// A server setup of the study: one per instance (usually one), or a server the user runs.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct NamedVariant {
@@ -130,7 +142,20 @@ pub struct StudySpec {
     pub name: String,
     pub description: Option<String>,
     pub seed: u64,
+    /// Blocks (each variant's series once, in an order shuffled per block); with `auto`, the
+    /// blocks run before the first judgement of precision.
     pub repetitions: u32,
+    /// `repetitions = "auto"`: blocks until every comparison is as precise as asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto: Option<Auto>,
+    /// Each block runs the first variant a second time (stored as variant index
+    /// `variants.len()`): their ratio is the machine's noise floor.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub noise_check: bool,
+    /// Comparisons are paired within blocks (any order but sequential); results written
+    /// before blocks existed lack it and keep their unpaired intervals.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paired: bool,
     pub duration: Duration,
     /// Load before the first run of each series (a fresh server's caches are cold).
     pub warmup: Duration,
@@ -191,6 +216,25 @@ impl std::fmt::Display for DatasetPolicy {
 }
 
 impl StudySpec {
+    /// The variant a series runs: listed ones by index; one past the last is the noise
+    /// check's second run of the first.
+    pub fn variant(&self, index: usize) -> &NamedVariant {
+        self.variants.get(index).unwrap_or(&self.variants[0])
+    }
+
+    /// The name a series' runs are stored under ("<first> (A/A)" for the noise check's).
+    pub fn variant_name(&self, index: usize) -> String {
+        match self.variants.get(index) {
+            Some(v) => v.name.clone(),
+            None => format!("{} (A/A)", self.variants[0].name),
+        }
+    }
+
+    /// The variants a block runs: every one, and the noise check's twin of the first.
+    pub fn block_variants(&self) -> usize {
+        self.variants.len() + usize::from(self.noise_check)
+    }
+
     pub fn cells(&self) -> usize {
         self.variants.len() * self.workloads.len() * self.threads.len()
     }

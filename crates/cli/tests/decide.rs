@@ -1,0 +1,187 @@
+//! Answers that decide, on real servers: a study of two identical variants and one that
+//! differs (the redo log flushed at every commit, against not: a difference no machine's
+//! noise hides, where one CPU against two drowned in this 2-CPU machine's), run in blocks
+//! with the noise check and auto
+//! repetitions, asserting only what cannot flake: the identical pair is not told apart (its
+//! paired 99.9% interval, from the blocks' figures, contains 1) and the different one is
+//! significant; the study stops at its blocks and says so; suspect runs can be left out.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{bakeoff, text};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bakeoff-decide-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const AAB: &str = r#"
+name = "aab"
+duration = 2
+warmup = 1
+repetitions = "auto"
+precision = 0.5
+max_repetitions = 4
+threads = [8]
+[dataset]
+tables = 1
+table_size = 2000
+policy = "copy"
+[[workload]]
+name = "oltp_update_non_index"
+[[variant]]
+name = "flushed"
+settings = { innodb_flush_log_at_trx_commit = 1 }
+[[variant]]
+name = "flushed again"
+settings = { innodb_flush_log_at_trx_commit = 1 }
+[[variant]]
+name = "unflushed"
+settings = { innodb_flush_log_at_trx_commit = 0 }
+"#;
+
+/// The per-block log ratios of `variant` against its baseline at `threads`, from the model.
+fn block_log_ratios(m: &serde_json::Value, variant: &str, base: &str) -> Vec<f64> {
+    let curve = |name: &str| -> Vec<(u64, f64)> {
+        let c = m["workloads"][0]["curves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["variant"] == name)
+            .unwrap_or_else(|| panic!("no curve {name}"));
+        let p = &c["points"][0];
+        let reps = p["repetitions"].as_array().unwrap();
+        let tps = p["tps"].as_array().unwrap();
+        reps.iter()
+            .zip(tps)
+            .map(|(r, t)| (r.as_u64().unwrap(), t.as_f64().unwrap()))
+            .collect()
+    };
+    let b = curve(base);
+    curve(variant)
+        .into_iter()
+        .filter_map(|(r, t)| Some((t / b.iter().find(|(x, _)| *x == r)?.1).ln()))
+        .collect()
+}
+
+#[test]
+fn identical_variants_are_not_told_apart_and_a_different_one_is() {
+    let dir = scratch("aab");
+    let file = dir.join("aab.toml");
+    std::fs::write(&file, AAB).unwrap();
+    let f = file.to_str().unwrap();
+    let o = bakeoff(&["study", "check", f], None);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("repetitions = \"auto\": 3 to 4 blocks"),
+        "{out}"
+    );
+    assert!(
+        out.contains("noise check: 'flushed' runs twice in every block"),
+        "{out}"
+    );
+
+    let o = bakeoff(&["study", "run", f], None);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("after 3 blocks"),
+        "judged after the minimum: {err}"
+    );
+    let db = dir.join("aab.db");
+    let o = bakeoff(&["compare", db.to_str().unwrap(), "--format", "json"], None);
+    let (json, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let m: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let row = |variant: &str| {
+        m["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["variant"] == variant)
+            .unwrap_or_else(|| panic!("no comparison for {variant}: {json}"))
+            .clone()
+    };
+    let again = row("flushed again");
+    let two = row("unflushed");
+    assert_eq!(again["method"], "paired", "{again}");
+    let blocks = again["blocks"].as_u64().unwrap();
+    assert!((3..=4).contains(&blocks), "{again}");
+    // The identical pair: its blocks' log ratios, at 99.9% (t, df = n - 1), contain 0.
+    let logs = block_log_ratios(&m, "flushed again", "flushed");
+    let n = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / n;
+    let sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let t999 = if logs.len() == 3 { 31.6 } else { 12.9 };
+    assert!(mean.abs() <= t999 * sd / n.sqrt(), "{logs:?}");
+    // The different one: significant, and by more than noise could make it.
+    assert_eq!(two["verdict"], "significant", "{two}");
+    assert!(two["ratio"].as_f64().unwrap().ln().abs() > 0.1, "{two}");
+    // The noise check's floor was measured and is in the model.
+    assert_eq!(m["noise"][0]["threads"], 8, "{json}");
+    assert!(m["auto"]["blocks"].as_u64() == Some(blocks), "{json}");
+
+    let o = bakeoff(&["compare", db.to_str().unwrap()], None);
+    let (out, _) = text(&o);
+    assert!(out.contains("paired within blocks"), "{out}");
+    assert!(out.contains("this machine's noise here"), "{out}");
+    assert!(out.contains("in short:"), "{out}");
+    let last = out.lines().last().unwrap_or("");
+    assert!(
+        last.contains("oltp_update_non_index: At 8 threads, unflushed is"),
+        "the last line decides: {out}"
+    );
+    let o = bakeoff(
+        &[
+            "compare",
+            db.to_str().unwrap(),
+            "--exclude-suspect",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let (json, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let m: serde_json::Value = serde_json::from_str(&json).unwrap();
+    if let Some(s) = m["suspects"].as_array() {
+        assert!(s.iter().all(|x| x["excluded"] == true), "{json}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Suspect-run flags read the measured ticks only: a run's warmup (--warmup-time) leaves no
+/// tick behind, so a cold start it absorbed cannot read as drift.
+#[test]
+fn a_runs_warmup_leaves_no_ticks_for_the_drift_check() {
+    let o = bakeoff(
+        &[
+            "run",
+            "oltp_point_select",
+            "--table-size=500",
+            "--time=3",
+            "--warmup-time=2",
+            "--format=json",
+        ],
+        None,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ticks: Vec<f64> = j["result"]["ticks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["t"].as_f64().unwrap())
+        .collect();
+    assert_eq!(ticks.len(), 3, "{ticks:?}");
+    assert!(
+        ticks[0] < 1.5,
+        "ticks count from the end of the warmup: {ticks:?}"
+    );
+}

@@ -1,0 +1,85 @@
+//! How a stored study was run, as its spec says: in blocks (so its comparisons pair within
+//! them) or not, with a noise check (which variant index is the first variant's second run),
+//! with auto repetitions (the precision asked), and on how many CPUs (its manifests).
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::decide::precise;
+use crate::model::AutoStatus;
+use crate::model::Model;
+use crate::source::{num, text, StudySource};
+use crate::suspect::Health;
+
+/// Throughput by workload, thread count and block.
+pub(crate) type BlockTps = BTreeMap<String, BTreeMap<u32, BTreeMap<u32, f64>>>;
+
+pub(crate) struct Design {
+    /// Blocks with every variant's series: comparisons pair within them. Studies written
+    /// before blocks, and sequential ones, are not.
+    pub paired: bool,
+    /// The noise check's runs: the variant index one past the study's variants.
+    pub twin: Option<i64>,
+    /// `repetitions = "auto"`: (precision, max_repetitions).
+    pub auto: Option<(f64, u32)>,
+    /// The machine's CPUs, from the study's manifests.
+    pub cpus: Option<f64>,
+}
+
+impl Design {
+    pub fn of(s: &StudySource) -> Design {
+        let spec = s.spec();
+        let variants = spec["variants"].as_array().map_or(0, Vec::len) as i64;
+        let auto = &spec["auto"];
+        Design {
+            paired: spec["paired"] == true,
+            twin: (spec["noise_check"] == true).then_some(variants),
+            auto: auto["precision"]
+                .as_f64()
+                .zip(auto["max_repetitions"].as_u64().map(|n| n as u32)),
+            cpus: s.manifests.iter().find_map(|m| {
+                let json: serde_json::Value =
+                    serde_json::from_str(&text(m, "manifest_json")).ok()?;
+                json["host"]["cpus"].as_f64()
+            }),
+        }
+    }
+}
+
+/// Each run's health (see `suspect.rs`), by run id.
+pub(crate) fn health_by_run(s: &StudySource) -> HashMap<i64, Health> {
+    let get = |r: &bakeoff_store::Row, k: &str| r.get(k).and_then(|v| v.as_f64());
+    s.health
+        .iter()
+        .map(|r| {
+            (
+                num(r, "id") as i64,
+                Health {
+                    steal: get(r, "host_steal"),
+                    host_busy: get(r, "host_busy"),
+                    seconds: get(r, "seconds"),
+                    server_cpu_seconds: get(r, "server_cpu_seconds"),
+                    client_cpu_seconds: get(r, "client_cpu_seconds"),
+                    client_idle_poll_seconds: get(r, "client_idle_poll_seconds"),
+                },
+            )
+        })
+        .collect()
+}
+
+/// An auto study's precision and how far its comparisons got (one study only).
+pub(crate) fn auto_status(designs: &[Design], m: &Model) -> Option<AutoStatus> {
+    let [d] = designs else {
+        return None;
+    };
+    let (precision, max_repetitions) = d.auto?;
+    let rows: Vec<_> = m.comparisons.iter().filter(|c| c.note.is_none()).collect();
+    Some(AutoStatus {
+        precision,
+        max_repetitions,
+        blocks: rows.iter().map(|c| c.blocks).max().unwrap_or(0),
+        unresolved: rows
+            .iter()
+            .filter(|c| !precise(c, precision, &m.noise))
+            .count() as u32,
+    })
+}

@@ -1,0 +1,91 @@
+//! How many blocks a study runs: a number, or `"auto"`, blocks until every comparison is as
+//! precise as asked (`precision`, the 95% half-width of each ratio) up to `max_repetitions`;
+//! and whether each block runs the first variant twice (`noise_check`), which measures the
+//! machine's noise floor.
+
+use toml::de::DeValue;
+
+use super::spec::{Auto, MIN_AUTO};
+use crate::reader::{kind, Problems, Table};
+
+/// What a study file says of its repetitions.
+pub(super) struct Repetitions {
+    /// The fixed count, or for "auto" the blocks run before the first judgement.
+    pub count: u32,
+    pub auto: Option<Auto>,
+    pub noise_check: bool,
+}
+
+pub(super) fn repetitions(p: &mut Problems, top: &mut Table) -> Repetitions {
+    let auto = match top.get("repetitions") {
+        None => Err(1),
+        Some(v) => match v.get_ref() {
+            DeValue::String(s) if s.as_ref() == "auto" => Ok(()),
+            DeValue::Integer(_) => {
+                Err(crate::reader::int_value(p, v, "`repetitions`", 1..101).map_or(1, |n| n as u32))
+            }
+            _ => {
+                p.at(
+                    v.span(),
+                    format!(
+                        "`repetitions` is a number of blocks (1 to 100) or \"auto\", found {}",
+                        kind(v)
+                    ),
+                );
+                Err(1)
+            }
+        },
+    };
+    let precision = top.get("precision");
+    let max = top.get("max_repetitions");
+    let noise_check = top.bool(p, "noise_check");
+    let count = match auto {
+        Err(count) => {
+            for (key, v) in [("precision", precision), ("max_repetitions", max)] {
+                if let Some(v) = v {
+                    p.at(v.span(), format!("`{key}` goes with repetitions = \"auto\" (blocks until every comparison is that precise); with a number of repetitions it has no meaning"));
+                }
+            }
+            if noise_check == Some(true) && count < 2 {
+                p.at(0..0, "noise_check = true needs at least 2 repetitions: the noise floor is an interval over blocks");
+            }
+            return Repetitions {
+                count,
+                auto: None,
+                noise_check: noise_check.unwrap_or(false),
+            };
+        }
+        Ok(()) => MIN_AUTO,
+    };
+    let precision = match precision {
+        None => 0.03,
+        Some(v) => match number(v) {
+            Some(x) if (0.001..=0.5).contains(&x) => x,
+            _ => {
+                p.at(v.span(), format!("`precision` is the 95% half-width wanted for each ratio, a fraction from 0.001 to 0.5 (0.03: within 3%), found {}", kind(v)));
+                0.03
+            }
+        },
+    };
+    let max_repetitions = match max {
+        None => 10,
+        Some(v) => crate::reader::int_value(p, v, "`max_repetitions`", i64::from(MIN_AUTO)..101)
+            .map_or(10, |n| n as u32),
+    };
+    Repetitions {
+        count,
+        auto: Some(Auto {
+            precision,
+            max_repetitions,
+        }),
+        noise_check: noise_check.unwrap_or(true),
+    }
+}
+
+fn number(v: &crate::reader::Value) -> Option<f64> {
+    match v.get_ref() {
+        DeValue::Float(f) => f.as_str().replace('_', "").parse().ok(),
+        DeValue::Integer(i) => i.as_str().replace('_', "").parse().ok(),
+        _ => None,
+    }
+}
