@@ -170,25 +170,21 @@ pub fn compare_table(m: &Model) -> String {
     if !m.problems.is_empty() {
         let _ = writeln!(s, "\nruns without a figure:");
         for p in &m.problems {
-            let _ = writeln!(
-                s,
-                "  {} | {} | {} threads | repetition {}: {} ({})",
-                p.variant,
-                p.workload,
-                p.threads,
-                p.repetition,
-                p.status,
-                p.reason.lines().next().unwrap_or("")
+            let why = format!("{} ({})", p.status, p.reason.lines().next().unwrap_or(""));
+            run_line(
+                &mut s,
+                (&p.variant, &p.workload, p.threads, p.repetition),
+                &why,
             );
         }
     }
     if !m.warnings.is_empty() {
         let _ = writeln!(s, "\nto read with care:");
         for w in &m.warnings {
-            let _ = writeln!(
-                s,
-                "  {} | {} | {} threads | repetition {}: {}",
-                w.variant, w.workload, w.threads, w.repetition, w.text
+            run_line(
+                &mut s,
+                (&w.variant, &w.workload, w.threads, w.repetition),
+                &w.text,
             );
         }
     }
@@ -204,14 +200,11 @@ pub fn compare_table(m: &Model) -> String {
             }
         );
         for x in &m.suspects {
-            let _ = writeln!(
-                s,
-                "  {} | {} | {} threads | repetition {}: {}",
-                x.variant,
-                x.workload,
-                x.threads,
-                x.repetition,
-                x.reasons.join("; ")
+            let why = x.reasons.join("; ");
+            run_line(
+                &mut s,
+                (&x.variant, &x.workload, x.threads, x.repetition),
+                &why,
             );
         }
     }
@@ -263,6 +256,14 @@ pub fn unresolved(spec_json: &str, runs: Vec<bakeoff_store::Row>) -> Result<(usi
         .unwrap_or(a.blocks)
         .min(a.max_repetitions);
     Ok((open.len(), needed))
+}
+
+/// One run (variant, workload, threads, repetition) and what is said of it, a line.
+fn run_line(s: &mut String, (variant, workload, threads, rep): (&str, &str, u32, u32), text: &str) {
+    let _ = writeln!(
+        s,
+        "  {variant} | {workload} | {threads} threads | repetition {rep}: {text}"
+    );
 }
 
 /// Whether an auto study's comparison `c` is wider than it asked for.
