@@ -87,7 +87,7 @@ pub fn auto_line(a: &AutoStatus) -> String {
             a.blocks
         ),
         n => format!(
-            "repetitions = \"auto\": {} blocks (max_repetitions = {}); {n} comparison(s) are still wider than {asked} (marked +){}",
+            "repetitions = \"auto\": {} blocks (max_repetitions = {}); {n} comparison(s) are still wider than {asked} (marked +; where identical runs differ systematically, the noise floor is the target instead){}",
             a.blocks,
             a.max_repetitions,
             if a.blocks >= a.max_repetitions { ": the study stopped at its maximum" } else { ": the study has not finished its blocks" }
@@ -148,7 +148,7 @@ pub fn noise_sentence(
             seen.push("a client that shared the server's CPUs".into());
         }
         let saw = match seen.is_empty() {
-            true => "the telemetry saw no steal, no busy process beside the server and bakeoff, and no client on the server's CPUs: longer runs, or a quieter machine, narrow it".to_string(),
+            true => "the telemetry flagged no steal, no other busy process and no drifting run: longer runs, the server and the client on CPUs of their own (cpus, client_cpus), or a quieter machine narrow it".to_string(),
             false => format!("the telemetry saw {}", seen.join(", ")),
         };
         s.push_str(&format!(
