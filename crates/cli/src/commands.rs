@@ -245,24 +245,16 @@ fn watched_there(
     let (Some(ssh), Some(first)) = (&a.mysql.server_ssh, given.first()) else {
         return remote;
     };
-    let bakeoff_driver::Endpoint::Tcp { port, .. } = &first.endpoint else {
-        eprintln!("note: --server-ssh reads a server reached over TCP; this one is on a unix socket here, read from its process already");
-        return remote;
-    };
-    let watched = HostUrl::parse(ssh)
-        .map_err(|e| format!("--server-ssh: {e}"))
-        .and_then(|h| {
-            bakeoff_remote::watched::Watched::start(&h, *port).map_err(|e| e.to_string())
-        });
-    match watched {
-        Ok(w) => {
+    match bakeoff_study::lab::watch_given(ssh, first) {
+        None => eprintln!("note: --server-ssh reads a server reached over TCP; this one is on a unix socket here, read from its process already"),
+        Some(Ok(w)) => {
             eprintln!(
-                "The server's process on {}: pid {} ({}), listening on port {port}",
-                w.host, w.pid, w.command
+                "The server's process on {}: pid {} ({}), listening on port {}",
+                w.host, w.pid, w.command, w.port
             );
             remote[0] = Some(w.reader());
         }
-        Err(e) => eprintln!("note: the server's CPU stays unknown: {e}"),
+        Some(Err(e)) => eprintln!("note: the server's CPU stays unknown: --server-ssh {e}"),
     }
     remote
 }
@@ -281,9 +273,7 @@ fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
     }
     .find()
     .map_err(anyhow::Error::msg)?;
-    let mut o = parsed.connect_options(found.user.as_deref());
-    o.password = found.password;
-    o.password_command = found.command;
+    let mut o = parsed.connect_options(found);
     if parsed.connect_timeout.is_none() {
         o.connect_timeout = Duration::from_secs(m.mysql_connect_timeout);
     }
@@ -293,9 +283,6 @@ fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
     o.auth.cleartext |= auth.cleartext;
     if auth.server_public_key.is_some() {
         o.auth.server_public_key = auth.server_public_key;
-    }
-    if o.database.is_none() {
-        o.database = Some(m.mysql_db.clone());
     }
     Ok(o)
 }

@@ -139,6 +139,13 @@ impl SslMode {
     }
 }
 
+/// A CA certificate given as PEM text, and what messages call it.
+#[derive(Debug, Clone)]
+pub struct PemCa {
+    pub name: String,
+    pub pem: std::sync::Arc<str>,
+}
+
 /// TLS for a connection: the mode, the CA that signs the server's certificate, the client's
 /// own certificate and key (for accounts that `REQUIRE X509`), and the cipher suites allowed
 /// (OpenSSL's or IANA's names, `:`-separated).
@@ -146,9 +153,9 @@ impl SslMode {
 pub struct Tls {
     pub mode: SslMode,
     pub ca: Option<PathBuf>,
-    /// The CA as PEM text instead of a file: the lab's CA for this run, made in memory and
-    /// sent to client hosts with the load.
-    pub ca_pem: Option<std::sync::Arc<str>>,
+    /// The CA as PEM text instead of a file: the lab's CA for this run, made in memory, or a
+    /// CA file read on the machine that sent a client host its load.
+    pub ca_pem: Option<PemCa>,
     pub cert: Option<PathBuf>,
     pub key: Option<PathBuf>,
     pub cipher: Option<String>,

@@ -121,17 +121,20 @@ impl ServerUrl {
         Ok(())
     }
 
-    /// How to connect, with `user` when the URL names none (the option file's, else the
-    /// login name's default of the MySQL client: the `USER` of this process).
-    pub fn connect_options(&self, fallback_user: Option<&str>) -> ConnectOptions {
+    /// How to connect with the password `found` (a fixed one, or a command for every
+    /// connect). The user is the URL's, else the option file's, else the MySQL client's
+    /// default (this process's `USER`); the database the URL's, else `sbtest`.
+    pub fn connect_options(&self, found: crate::Found) -> ConnectOptions {
         let user = self
             .user
             .clone()
-            .or_else(|| fallback_user.map(str::to_string))
+            .or(found.user)
             .or_else(|| std::env::var("USER").ok())
             .unwrap_or_else(|| "root".into());
         let mut o = ConnectOptions::new(self.endpoint.clone(), &user, "");
-        o.database = self.database.clone();
+        o.password = found.password;
+        o.password_command = found.command;
+        o.database = Some(self.database.clone().unwrap_or_else(|| "sbtest".into()));
         o.tls = self.tls.clone();
         o.auth = self.auth.clone();
         o.compress = self.compress;
@@ -245,7 +248,7 @@ mod tests {
         assert_eq!(u.database.as_deref(), Some("sb test"));
         assert_eq!(u.tls.mode, SslMode::Required);
         assert_eq!(u.connect_timeout, Some(Duration::from_secs(5)));
-        let o = u.connect_options(None);
+        let o = u.connect_options(crate::Found::default());
         assert_eq!(
             (o.user.as_str(), o.database.as_deref()),
             ("bench", Some("sb test"))

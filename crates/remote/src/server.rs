@@ -153,12 +153,7 @@ impl RemoteServer {
     /// agent per reading (once a tick), None if it does not answer within 2 s.
     pub fn process_reader(&self) -> RemoteProcess {
         let (tx, samples) = (self.tx.clone(), self.samples.clone());
-        Arc::new(move || {
-            let rx = samples.lock().ok()?;
-            while rx.try_recv().is_ok() {} // a late answer to an earlier reading
-            tx.send(&Request::Sample { id: 0 }).ok()?;
-            rx.recv_timeout(Duration::from_secs(2)).ok().flatten()
-        })
+        Arc::new(move || sample(&tx, &samples, 0))
     }
 
     /// The link to the server's host went, and why.
@@ -179,8 +174,22 @@ impl Drop for RemoteServer {
     }
 }
 
-/// Read the agent's remaining replies; an end before we closed it is a lost link.
-fn watch(
+/// One reading of process `id` through the agent: one round trip, None if it does not answer
+/// within 2 s.
+pub(crate) fn sample(
+    tx: &Sender,
+    samples: &Mutex<mpsc::Receiver<Option<ProcReading>>>,
+    id: u32,
+) -> Option<ProcReading> {
+    let rx = samples.lock().ok()?;
+    while rx.try_recv().is_ok() {} // a late answer to an earlier reading
+    tx.send(&Request::Sample { id }).ok()?;
+    rx.recv_timeout(Duration::from_secs(2)).ok().flatten()
+}
+
+/// Read the agent's remaining replies, passing samples on; an end before we closed it is a
+/// lost link.
+pub(crate) fn watch(
     mut agent: Agent,
     done: Arc<AtomicBool>,
     lost: Arc<Mutex<Option<String>>>,

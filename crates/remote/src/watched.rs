@@ -5,7 +5,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Duration;
 
 use bakeoff_telemetry::{ProcReading, RemoteProcess};
 
@@ -17,6 +16,8 @@ use crate::RemoteError;
 /// The process found, and a reader of its counters.
 pub struct Watched {
     pub host: HostUrl,
+    /// The TCP port it was found listening on.
+    pub port: u16,
     pub pid: u32,
     pub command: String,
     reader: RemoteProcess,
@@ -67,31 +68,21 @@ impl Watched {
         };
         let (sample_tx, samples) = mpsc::channel();
         let done = Arc::new(AtomicBool::new(false));
-        // Replies until the agent ends (its link closed, or lost: readings then stop coming,
-        // and the sampler records none, as for a server host cut off).
-        let reader = std::thread::spawn(move || loop {
-            match agent.recv() {
-                Ok(Some(Reply::Sample { reading, .. })) => {
-                    let _ = sample_tx.send(reading);
-                }
-                Ok(Some(_)) => continue,
-                Ok(None) | Err(_) => return,
-            }
-        });
+        // A lost link is seen by the readings stopping (the sampler then records none, as
+        // for a server host cut off): nobody asks why.
+        let lost = Arc::new(Mutex::new(None));
+        let reader = crate::server::watch(agent, done.clone(), lost, sample_tx);
         let link = Arc::new(Link {
             tx,
             samples: Mutex::new(samples),
             done,
             reader: Mutex::new(Some(reader)),
         });
-        let reader: RemoteProcess = Arc::new(move || {
-            let rx = link.samples.lock().ok()?;
-            while rx.try_recv().is_ok() {} // a late answer to an earlier reading
-            link.tx.send(&Request::Sample { id: WATCHED }).ok()?;
-            rx.recv_timeout(Duration::from_secs(2)).ok().flatten()
-        });
+        let reader: RemoteProcess =
+            Arc::new(move || crate::server::sample(&link.tx, &link.samples, WATCHED));
         Ok(Watched {
             host: host.clone(),
+            port,
             pid,
             command,
             reader,

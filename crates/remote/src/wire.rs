@@ -214,6 +214,9 @@ pub struct Target {
 pub struct TargetTls {
     pub mode: String,
     pub ca_pem: Option<String>,
+    /// What the CA is called in messages there (its file here, or the lab's CA).
+    #[serde(default)]
+    pub ca_name: Option<String>,
     pub cipher: Option<String>,
 }
 
@@ -282,21 +285,34 @@ impl TargetTls {
         if t.mode == SslMode::Disabled {
             return None;
         }
-        let ca_pem = match (&t.ca, &t.ca_pem) {
-            (Some(path), _) => std::fs::read_to_string(path).ok(),
-            (None, Some(pem)) => Some(pem.to_string()),
-            (None, None) => None,
+        let (ca_pem, ca_name) = match (&t.ca, &t.ca_pem) {
+            (Some(path), _) => (
+                std::fs::read_to_string(path).ok(),
+                Some(format!(
+                    "{} (sent from the machine that ran bakeoff)",
+                    path.display()
+                )),
+            ),
+            (None, Some(ca)) => (Some(ca.pem.to_string()), Some(ca.name.clone())),
+            (None, None) => (None, None),
         };
         Some(TargetTls {
             mode: t.mode.name().to_string(),
             ca_pem,
+            ca_name,
             cipher: t.cipher.clone(),
         })
     }
 
     fn tls(&self) -> Tls {
         let mut t = Tls::new(SslMode::parse(&self.mode).unwrap_or(SslMode::Required));
-        t.ca_pem = self.ca_pem.as_deref().map(std::sync::Arc::from);
+        t.ca_pem = self.ca_pem.as_deref().map(|pem| bakeoff_driver::PemCa {
+            name: self
+                .ca_name
+                .clone()
+                .unwrap_or_else(|| "the CA sent with the load".into()),
+            pem: std::sync::Arc::from(pem),
+        });
         t.cipher = self.cipher.clone();
         t
     }
@@ -414,6 +430,7 @@ mod tests {
                 tls: Some(TargetTls {
                     mode: "VERIFY_IDENTITY".into(),
                     ca_pem: Some("-----BEGIN CERTIFICATE-----".into()),
+                    ca_name: Some("the lab's CA for this run".into()),
                     cipher: None,
                 }),
                 compress: true,

@@ -41,7 +41,10 @@ impl ServerTls {
     /// run's CA and naming the address connected to.
     pub fn client(&self) -> Tls {
         let mut t = Tls::new(SslMode::VerifyIdentity);
-        t.ca_pem = Some(Arc::from(self.ca_pem.as_str()));
+        t.ca_pem = Some(bakeoff_driver::PemCa {
+            name: "the lab's CA for this run".into(),
+            pem: Arc::from(self.ca_pem.as_str()),
+        });
         t
     }
 }

@@ -45,15 +45,21 @@ impl SeriesCtx<'_> {
             info.server_cpu = CPU_HERE.into();
         }
         if let Some(ssh) = &given.ssh {
-            match watch_there(ssh, &servers.options[0]) {
-                Ok((reader, found)) => {
-                    servers.remote[0] = Some(reader);
-                    info.server_cpu = found;
+            match crate::lab::watch_given(ssh, &servers.options[0]) {
+                Some(Ok(w)) => {
+                    servers.remote[0] = Some(w.reader());
+                    info.server_cpu = format!(
+                        "read on {} from the process listening on port {} (pid {}, {})",
+                        w.host, w.port, w.pid, w.command
+                    );
                 }
-                Err(e) => {
-                    self.obs
-                        .on_note(&format!("{}: its CPU stays unknown: {e}", given.url));
-                }
+                None => self.obs.on_note(&format!(
+                    "{}: `ssh` reads a server reached over TCP; one on a unix socket is read here",
+                    given.url
+                )),
+                Some(Err(e)) => self
+                    .obs
+                    .on_note(&format!("{}: its CPU stays unknown: `ssh` {e}", given.url)),
             }
         }
         info.dataset = match given.use_existing_tables {
@@ -188,24 +194,6 @@ fn describe(opts: &ConnectOptions, url: &str) -> GivenInfo {
         c.quit().await;
     });
     info
-}
-
-/// The server's process on its host (`ssh`), found by the port it listens on: a reader of its
-/// counters, and what the manifest says of it.
-fn watch_there(
-    ssh: &str,
-    opts: &ConnectOptions,
-) -> Result<(bakeoff_telemetry::RemoteProcess, String), String> {
-    let bakeoff_driver::Endpoint::Tcp { port, .. } = &opts.endpoint else {
-        return Err("`ssh` reads a server reached over TCP; a unix socket's is read here".into());
-    };
-    let host = bakeoff_remote::HostUrl::parse(ssh).map_err(|e| format!("`ssh`: {e}"))?;
-    let w = bakeoff_remote::watched::Watched::start(&host, *port).map_err(|e| e.to_string())?;
-    let found = format!(
-        "read on {} from the process listening on port {port} (pid {}, {})",
-        w.host, w.pid, w.command
-    );
-    Ok((w.reader(), found))
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {

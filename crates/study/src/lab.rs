@@ -474,6 +474,25 @@ pub fn given_pids(servers: &[ConnectOptions]) -> Vec<Option<u32>> {
         .collect()
 }
 
+/// A given server's process on its own machine, over ssh (`ssh`), found there by the TCP port
+/// it listens on; None for a server on a unix socket (its process is read here); an error
+/// says why it was not found.
+pub fn watch_given(
+    ssh: &str,
+    opts: &ConnectOptions,
+) -> Option<Result<bakeoff_remote::watched::Watched, String>> {
+    let Endpoint::Tcp { port, .. } = &opts.endpoint else {
+        return None;
+    };
+    Some(
+        HostUrl::parse(ssh)
+            .map_err(|e| format!("{ssh}: {e}"))
+            .and_then(|h| {
+                bakeoff_remote::watched::Watched::start(&h, *port).map_err(|e| e.to_string())
+            }),
+    )
+}
+
 /// A host name that means this machine.
 fn is_loopback(host: &str) -> bool {
     host == "localhost"

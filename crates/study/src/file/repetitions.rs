@@ -38,6 +38,7 @@ pub(super) fn repetitions(p: &mut Problems, top: &mut Table) -> Repetitions {
     };
     let precision = top.get("precision");
     let max = top.get("max_repetitions");
+    let noise_span = top.get("noise_check").map(|v| v.span());
     let noise_check = top.bool(p, "noise_check");
     let count = match auto {
         Err(count) => {
@@ -47,7 +48,10 @@ pub(super) fn repetitions(p: &mut Problems, top: &mut Table) -> Repetitions {
                 }
             }
             if noise_check == Some(true) && count < 2 {
-                p.at(0..0, "noise_check = true needs at least 2 repetitions: the noise floor is an interval over blocks");
+                p.at(
+                    noise_span.unwrap_or(0..0),
+                    "noise_check = true needs at least 2 repetitions: the noise floor is an interval over blocks",
+                );
             }
             return Repetitions {
                 count,
@@ -61,8 +65,9 @@ pub(super) fn repetitions(p: &mut Problems, top: &mut Table) -> Repetitions {
         None => 0.03,
         Some(v) => match number(v) {
             Some(x) if (0.001..=0.5).contains(&x) => x,
-            _ => {
-                p.at(v.span(), format!("`precision` is the 95% half-width wanted for each ratio, a fraction from 0.001 to 0.5 (0.03: within 3%), found {}", kind(v)));
+            found => {
+                let found = found.map_or_else(|| kind(v).to_string(), |x| x.to_string());
+                p.at(v.span(), format!("`precision` is the 95% half-width wanted for each ratio, a fraction from 0.001 to 0.5 (0.03: within 3%), found {found}"));
                 0.03
             }
         },

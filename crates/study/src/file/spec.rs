@@ -102,20 +102,13 @@ impl GivenServer {
     /// How to connect, the password found now (`MYSQL_PWD`, the option file) or the command
     /// kept to run at every connect; the database is `sbtest` when the URL names none.
     pub fn connect_options(&self) -> Result<bakeoff_driver::ConnectOptions, String> {
-        let url = bakeoff_driver::ServerUrl::parse(&self.url)?;
         let found = bakeoff_driver::PasswordSource {
             defaults_file: self.defaults_file.clone(),
             defaults_group: self.defaults_group.clone(),
             password_command: self.password_command.clone(),
         }
         .find()?;
-        let mut o = url.connect_options(found.user.as_deref());
-        o.password = found.password;
-        o.password_command = found.command;
-        if o.database.is_none() {
-            o.database = Some("sbtest".into());
-        }
-        Ok(o)
+        Ok(bakeoff_driver::ServerUrl::parse(&self.url)?.connect_options(found))
     }
 }
 

@@ -413,21 +413,14 @@ impl Conn {
 
     /// Read the next packet; the previous one is consumed.
     pub(super) async fn read_packet(&mut self, op: &'static str) -> Result<PacketAt, DriverError> {
-        self.start = self.next;
         loop {
-            if let Some((len, seq)) = packet::header(&self.rbuf[self.start..self.end]) {
-                if len == MAX_PAYLOAD {
-                    return self.read_big(op).await;
-                }
-                if self.end - self.start >= HEADER + len {
-                    self.seq = seq.wrapping_add(1);
-                    let s = self.start + HEADER;
-                    self.next = s + len;
-                    return Ok(PacketAt::Buf(s, s + len));
-                }
-                self.fill(HEADER + len, op).await?;
-            } else {
-                self.fill(HEADER, op).await?;
+            if let Some(at) = self.buffered_packet() {
+                return Ok(at);
+            }
+            match packet::header(&self.rbuf[self.start..self.end]) {
+                Some((MAX_PAYLOAD, _)) => return self.read_big(op).await,
+                Some((len, _)) => self.fill(HEADER + len, op).await?,
+                None => self.fill(HEADER, op).await?,
             }
         }
     }

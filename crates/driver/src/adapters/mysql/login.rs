@@ -28,10 +28,9 @@ impl Conn {
         }
         if opts.compress {
             if hs.capabilities & caps::COMPRESS == 0 {
-                return Err(DriverError::Auth {
-                    user: opts.user.clone(),
-                    reason: "--mysql-compression=on: the server does not offer the compressed protocol (its have_compress is NO)".into(),
-                });
+                return Err(self.proto(ProtoError::Unsupported(
+                    "--mysql-compression=on: the server does not offer the compressed protocol (its have_compress is NO)".into(),
+                )));
             }
             capabilities |= caps::COMPRESS;
         }

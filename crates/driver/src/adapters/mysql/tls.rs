@@ -62,7 +62,7 @@ fn build(t: &Tls) -> Result<ClientConfig, String> {
     // The CA: a file, or PEM text (the lab's CA for this run, as client hosts get it).
     let ca: Option<(Arc<rustls::RootCertStore>, String)> = match (&t.ca, &t.ca_pem, verify) {
         (Some(path), _, true) => Some((roots(path)?, path.display().to_string())),
-        (None, Some(pem), true) => Some((roots_of_pem(pem)?, LAB_CA.to_string())),
+        (None, Some(ca), true) => Some((roots_of_pem(ca)?, ca.name.clone())),
         (None, None, true) => {
             return Err(format!(
                 "--mysql-ssl={} checks the server's certificate against a CA: give the CA's certificate with --mysql-ssl-ca=FILE",
@@ -189,26 +189,27 @@ fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
         .map_err(|e| format!("{}: {e} (a PEM private key expected)", path.display()))
 }
 
-/// How a CA given as text is named in messages.
-const LAB_CA: &str = "the lab's CA for this run";
-
-fn roots_of_pem(pem: &str) -> Result<Arc<rustls::RootCertStore>, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    for c in CertificateDer::pem_slice_iter(pem.as_bytes()) {
-        let c = c.map_err(|e| format!("{LAB_CA}: {e}"))?;
-        roots
-            .add(c)
-            .map_err(|e| format!("{LAB_CA}: not a CA certificate: {e}"))?;
-    }
-    Ok(Arc::new(roots))
+fn roots_of_pem(ca: &crate::PemCa) -> Result<Arc<rustls::RootCertStore>, String> {
+    let certs = CertificateDer::pem_slice_iter(ca.pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{}: {e}", ca.name))?;
+    store_of(certs, &ca.name)
 }
 
 fn roots(path: &Path) -> Result<Arc<rustls::RootCertStore>, String> {
+    store_of(certificates(path)?, &path.display().to_string())
+}
+
+/// The roots a verifier trusts: every certificate of the CA named `name`.
+fn store_of(
+    certs: Vec<CertificateDer<'static>>,
+    name: &str,
+) -> Result<Arc<rustls::RootCertStore>, String> {
     let mut roots = rustls::RootCertStore::empty();
-    for c in certificates(path)? {
+    for c in certs {
         roots
             .add(c)
-            .map_err(|e| format!("{}: not a CA certificate: {e}", path.display()))?;
+            .map_err(|e| format!("{name}: not a CA certificate: {e}"))?;
     }
     Ok(Arc::new(roots))
 }
