@@ -337,8 +337,19 @@ fn caching_sha2_full_auth_encrypts_with_the_key_asked_for_or_given() {
 }
 
 #[test]
-fn sha256_password_asks_for_the_key_and_encrypts() {
-    connect(Script::Sha256Switch, AuthOptions::default(), false).expect("sha256_password");
+fn sha256_password_asks_for_the_key_only_when_told_and_encrypts() {
+    // A server (or anyone in the middle of a plain connection) that switches to
+    // sha256_password and sends its own key would get the password: refused unasked.
+    let e = connect(Script::Sha256Switch, AuthOptions::default(), false).unwrap_err();
+    assert!(
+        e.contains("--mysql-get-server-public-key") && e.contains("sha256_password"),
+        "{e}"
+    );
+    let asked = AuthOptions {
+        get_server_public_key: true,
+        ..Default::default()
+    };
+    connect(Script::Sha256Switch, asked, false).expect("sha256_password, key asked for");
 }
 
 #[test]

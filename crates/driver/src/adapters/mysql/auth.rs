@@ -69,7 +69,11 @@ impl<'a> Exchange<'a> {
     fn answer(&mut self) -> Result<Vec<u8>, String> {
         match self.plugin.as_str() {
             auth::SHA256 if self.password.is_empty() => Ok(vec![0]),
-            auth::SHA256 => self.whole_password(auth::SHA256, true),
+            // Asking for the key hands the password to whoever answers with one (a hostile
+            // server, or anyone in the middle of a plain connection): only when told to.
+            auth::SHA256 => {
+                self.whole_password(auth::SHA256, self.opts.auth.get_server_public_key)
+            }
             auth::CLEARTEXT => self.cleartext(),
             p => auth::scramble(p, &self.password, &self.nonce).ok_or_else(|| {
                 format!(
@@ -116,8 +120,12 @@ impl<'a> Exchange<'a> {
             self.key_requested = true;
             return Ok(vec![if plugin == auth::SHA256 { 1 } else { 2 }]);
         }
+        let why = match plugin {
+            auth::SHA256 => "it always does",
+            _ => "the server holds no cached hash for this account yet",
+        };
         Err(format!(
-            "{plugin} needs the password itself (the server holds no cached hash for this account yet), which bakeoff sends only over TLS (--mysql-ssl=REQUIRED or stricter) or a unix socket, or encrypted with the server's RSA key: give the key with --mysql-server-public-key-path=FILE, or let bakeoff ask the server for it with --mysql-get-server-public-key (in a server URL: server-public-key-path=FILE, get-server-public-key=true)"
+            "{plugin} needs the password itself ({why}), which bakeoff sends only over TLS (--mysql-ssl=REQUIRED or stricter) or a unix socket, or encrypted with the server's RSA key: give the key with --mysql-server-public-key-path=FILE, or let bakeoff ask the server for it with --mysql-get-server-public-key (in a server URL: server-public-key-path=FILE, get-server-public-key=true), trusting whoever answers"
         ))
     }
 
