@@ -95,6 +95,23 @@ fn verify_ca_checks_the_signer_and_names_the_certificate_it_refuses() {
 }
 
 #[test]
+fn a_ca_given_is_checked_whatever_the_mode_and_required_alone_checks_nothing() {
+    // As libmariadb does for sysbench's --mysql-ssl=on with its cacert.pem: a CA named means
+    // the chain is verified, not ignored because the mode is REQUIRED or PREFERRED.
+    let (_, pki) = lab();
+    for mode in [SslMode::Required, SslMode::Preferred] {
+        let e = refused(&options("127.0.0.1", tls(mode, Some(pki.other_ca()))));
+        assert!(
+            e.contains("unknown CA") && e.contains("other-ca.pem"),
+            "{mode:?}: {e}"
+        );
+        connect(&options("localhost", tls(mode, Some(pki.ca())))).expect("the right CA");
+    }
+    connect(&options("localhost", tls(SslMode::Required, None)))
+        .expect("REQUIRED without a CA encrypts and verifies nothing");
+}
+
+#[test]
 fn verify_identity_checks_the_host_name_too() {
     let (_, pki) = lab();
     connect(&options(
