@@ -34,6 +34,16 @@ pub enum DriverError {
     Tls { endpoint: String, reason: String },
     #[error("authentication as '{user}' failed: {reason}")]
     Auth { user: String, reason: String },
+    /// No answer within the read timeout, outside the timed run.
+    #[error("{endpoint} did not answer within {secs} s during {op}: the read timeout for statements outside the timed run (--read-timeout; --ddl-timeout for DDL and loads)")]
+    ReadTimeout {
+        endpoint: String,
+        op: &'static str,
+        secs: f64,
+    },
+    /// A result set with more rows than a caller keeps.
+    #[error("{endpoint} sent more than {max} rows for one result set, the most bakeoff keeps (--max-rows)")]
+    TooManyRows { endpoint: String, max: usize },
     /// An error answer to an admin call (connect, prepare, query_rows).
     #[error("server {0}")]
     Server(ServerError),
@@ -42,8 +52,12 @@ pub enum DriverError {
 impl DriverError {
     /// True when the connection is unusable and a reconnect is the remedy.
     pub fn is_connection_lost(&self) -> bool {
-        matches!(self, DriverError::Io { .. })
-            || matches!(self, DriverError::Server(e) if is_lost_code(e.code))
+        matches!(
+            self,
+            DriverError::Io { .. }
+                | DriverError::ReadTimeout { .. }
+                | DriverError::TooManyRows { .. }
+        ) || matches!(self, DriverError::Server(e) if is_lost_code(e.code))
     }
 
     /// The server error code, if the server answered with one.

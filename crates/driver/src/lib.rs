@@ -24,7 +24,9 @@ pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
-pub use options::{endpoints, AuthOptions, ConnectOptions, Endpoint, PemCa, Secret, SslMode, Tls};
+pub use options::{
+    endpoints, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa, Secret, SslMode, Tls,
+};
 pub use password::{Found, PasswordCommand, PasswordSource};
 pub use url::ServerUrl;
 

@@ -83,6 +83,47 @@ pub struct ConnectOptions {
     pub auth: AuthOptions,
     /// The compressed protocol (zlib), as sysbench's --mysql-compression=on asks.
     pub compress: bool,
+    /// CLIENT_MULTI_STATEMENTS: several statements in one query string. Off for bakeoff's
+    /// own connections (a value that slipped past quoting cannot start a second statement);
+    /// on where sysbench has it on (a script's connections, sysbench's grammar).
+    pub multi_statements: bool,
+    /// What a server can make a connection hold or wait for.
+    pub limits: Limits,
+}
+
+/// Bounds on what a server can make bakeoff hold or wait for, each named in the error that
+/// it ends a call with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest packet accepted, reassembled from its continuation frames, and the most a
+    /// compressed frame may inflate to (`--max-packet`).
+    pub max_packet: usize,
+    /// The most rows an admin query or a script's result set keeps (`--max-rows`).
+    pub max_rows: usize,
+    /// How long an ordinary statement outside the timed run may wait for its answer
+    /// (`--read-timeout`); None: for ever. The timed run's own statements have none: its
+    /// clock and its events bound them.
+    pub read_timeout: Option<Duration>,
+    /// The same for DDL and loads, which take as long as the data (`--ddl-timeout`).
+    pub ddl_timeout: Option<Duration>,
+}
+
+impl Limits {
+    /// MySQL's and MariaDB's largest `max_allowed_packet`: any real row fits.
+    pub const MAX_PACKET: usize = 1 << 30;
+    pub const MAX_ROWS: usize = 10_000_000;
+    pub const READ_TIMEOUT: Duration = Duration::from_secs(600);
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_packet: Limits::MAX_PACKET,
+            max_rows: Limits::MAX_ROWS,
+            read_timeout: Some(Limits::READ_TIMEOUT),
+            ddl_timeout: None,
+        }
+    }
 }
 
 /// The MySQL client's options for the plugins that send the password itself or encrypt it.
@@ -185,6 +226,8 @@ impl ConnectOptions {
             password_command: None,
             auth: AuthOptions::default(),
             compress: false,
+            multi_statements: false,
+            limits: Limits::default(),
         }
     }
 

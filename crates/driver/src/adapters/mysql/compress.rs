@@ -43,10 +43,16 @@ impl Compressed {
         self.seq = 0;
     }
 
-    /// Read decompressed bytes into `buf` (at least one, unless the stream ended: 0).
-    pub(super) async fn read(&mut self, stream: &mut Stream, buf: &mut [u8]) -> io::Result<usize> {
+    /// Read decompressed bytes into `buf` (at least one, unless the stream ended: 0); a frame
+    /// may inflate to `cap` bytes at most (`--max-packet`).
+    pub(super) async fn read(
+        &mut self,
+        stream: &mut Stream,
+        buf: &mut [u8],
+        cap: usize,
+    ) -> io::Result<usize> {
         while self.at == self.plain.len() {
-            if !self.next_frame(stream).await? {
+            if !self.next_frame(stream, cap).await? {
                 return Ok(0);
             }
         }
@@ -57,7 +63,9 @@ impl Compressed {
     }
 
     /// Read one whole frame and decompress it into `plain`; false at the end of the stream.
-    async fn next_frame(&mut self, stream: &mut Stream) -> io::Result<bool> {
+    /// It inflates to its header's length at most, and that length is within `cap` (plus a
+    /// packet header): a few KiB of zlib can claim gigabytes.
+    async fn next_frame(&mut self, stream: &mut Stream, cap: usize) -> io::Result<bool> {
         let mut chunk = [0u8; 16 * 1024];
         let (len, seq, ulen) = loop {
             if self.raw.len() >= HEADER {
@@ -81,14 +89,24 @@ impl Compressed {
         if ulen == 0 {
             self.plain.extend_from_slice(payload);
         } else {
+            if ulen > cap.saturating_add(bakeoff_proto::packet::HEADER) {
+                return Err(bad(format!(
+                    "a compressed frame of {ulen} bytes inflated, over the {cap}-byte cap (--max-packet sets it)"
+                )));
+            }
             self.plain.reserve(ulen);
+            // One byte past the stated length is enough to know the frame lied.
             ZlibDecoder::new(payload)
+                .take(ulen as u64 + 1)
                 .read_to_end(&mut self.plain)
                 .map_err(|e| bad(format!("a compressed frame did not inflate: {e}")))?;
             if self.plain.len() != ulen {
+                let got = match self.plain.len() > ulen {
+                    true => format!("more than {ulen}"),
+                    false => self.plain.len().to_string(),
+                };
                 return Err(bad(format!(
-                    "a compressed frame inflated to {} bytes where its header said {ulen}",
-                    self.plain.len()
+                    "a compressed frame inflated to {got} bytes where its header said {ulen}"
                 )));
             }
         }

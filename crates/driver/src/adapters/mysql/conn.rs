@@ -1,7 +1,7 @@
 use std::io;
 
 use bakeoff_proto::command::{self, Param};
-use bakeoff_proto::packet::{self, HEADER, MAX_PAYLOAD};
+use bakeoff_proto::packet;
 use bakeoff_proto::{
     Outcome, PrepareOk, PrepareReader, PrepareStep, ProtoError, ResponseReader, Step,
 };
@@ -29,14 +29,14 @@ pub struct Conn {
     pub(super) endpoint: String,
     /// Bytes read from the socket: `rbuf[start..end]` is not consumed yet; the packet handed
     /// out last ends at `next`.
-    rbuf: Vec<u8>,
-    start: usize,
-    next: usize,
-    end: usize,
+    pub(super) rbuf: Vec<u8>,
+    pub(super) start: usize,
+    pub(super) next: usize,
+    pub(super) end: usize,
     /// Reassembly buffer for payloads split over several frames (16 MiB+; rare).
-    big: Vec<u8>,
+    pub(super) big: Vec<u8>,
     pub(super) wbuf: Vec<u8>,
-    seq: u8,
+    pub(super) seq: u8,
     pub(super) server_version: String,
     pub(super) connection_id: u32,
     /// MARIADB_CLIENT_CACHE_METADATA is in effect (see `mariadb_caps`).
@@ -47,6 +47,10 @@ pub struct Conn {
     types_held: Vec<u64>,
     /// The compressed protocol, once the handshake agreed on it (`compress.rs`).
     pub(super) zip: Option<Box<Compressed>>,
+    /// What the server may make this connection hold or wait for (`reader.rs`).
+    pub(super) limits: crate::Limits,
+    /// How long a read may wait now: the options' read timeout, none in the timed run.
+    pub(super) read_timeout: Option<std::time::Duration>,
 }
 
 /// Statement ids whose parameter types a connection keeps track of (a few KiB at most).
@@ -135,6 +139,8 @@ impl Conn {
             cache_metadata: false,
             types_held: Vec::new(),
             zip: None,
+            limits: opts.limits,
+            read_timeout: opts.limits.read_timeout,
         };
         conn.handshake(opts).await?;
         conn.farewell = true;
@@ -390,97 +396,7 @@ impl Conn {
         Ok(self.packet(at).to_vec())
     }
 
-    pub(super) fn packet(&self, at: PacketAt) -> &[u8] {
-        match at {
-            PacketAt::Buf(s, e) => &self.rbuf[s..e],
-            PacketAt::Big => &self.big,
-        }
-    }
-
-    /// The next packet when the buffer holds it whole (the previous one consumed); None when
-    /// it must be read (then nothing has changed but the previous packet's consumption).
-    pub(super) fn buffered_packet(&mut self) -> Option<PacketAt> {
-        self.start = self.next;
-        let (len, seq) = packet::header(&self.rbuf[self.start..self.end])?;
-        if len == MAX_PAYLOAD || self.end - self.start < HEADER + len {
-            return None;
-        }
-        self.seq = seq.wrapping_add(1);
-        let s = self.start + HEADER;
-        self.next = s + len;
-        Some(PacketAt::Buf(s, s + len))
-    }
-
-    /// Read the next packet; the previous one is consumed.
-    pub(super) async fn read_packet(&mut self, op: &'static str) -> Result<PacketAt, DriverError> {
-        loop {
-            if let Some(at) = self.buffered_packet() {
-                return Ok(at);
-            }
-            match packet::header(&self.rbuf[self.start..self.end]) {
-                Some((MAX_PAYLOAD, _)) => return self.read_big(op).await,
-                Some((len, _)) => self.fill(HEADER + len, op).await?,
-                None => self.fill(HEADER, op).await?,
-            }
-        }
-    }
-
-    /// Reassemble a payload split over frames of MAX_PAYLOAD bytes.
-    async fn read_big(&mut self, op: &'static str) -> Result<PacketAt, DriverError> {
-        self.big.clear();
-        loop {
-            let (len, seq) = loop {
-                match packet::header(&self.rbuf[self.start..self.end]) {
-                    Some(h) => break h,
-                    None => self.fill(HEADER, op).await?,
-                }
-            };
-            while self.end - self.start < HEADER + len {
-                self.fill(HEADER + len, op).await?;
-            }
-            let s = self.start + HEADER;
-            self.big.extend_from_slice(&self.rbuf[s..s + len]);
-            self.start = s + len;
-            self.next = self.start;
-            self.seq = seq.wrapping_add(1);
-            if len < MAX_PAYLOAD {
-                return Ok(PacketAt::Big);
-            }
-        }
-    }
-
-    /// Make `rbuf[start..]` hold at least `want` bytes, reading from the socket.
-    async fn fill(&mut self, want: usize, op: &'static str) -> Result<(), DriverError> {
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-        } else if self.start + want > self.rbuf.len() || self.end == self.rbuf.len() {
-            self.rbuf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-        }
-        // Everything before `start` is consumed, so `next` (never past `start` here) follows it.
-        self.next = self.start;
-        if want > self.rbuf.len() {
-            self.rbuf.resize(want.next_power_of_two(), 0);
-        }
-        let into = &mut self.rbuf[self.end..];
-        let n = match &mut self.zip {
-            None => self.stream.read(into).await,
-            Some(z) => z.read(&mut self.stream, into).await,
-        }
-        .map_err(|e| self.io(op, e))?;
-        if n == 0 {
-            return Err(self.io(
-                op,
-                io::Error::new(io::ErrorKind::UnexpectedEof, "server closed the connection"),
-            ));
-        }
-        self.end += n;
-        Ok(())
-    }
-
-    fn io(&self, op: &'static str, source: io::Error) -> DriverError {
+    pub(super) fn io(&self, op: &'static str, source: io::Error) -> DriverError {
         DriverError::Io {
             endpoint: self.endpoint.clone(),
             op,
@@ -494,12 +410,6 @@ impl Conn {
             source,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy)]
-pub(super) enum PacketAt {
-    Buf(usize, usize),
-    Big,
 }
 
 /// Differs between connections opened at the same moment, so their retries spread out.

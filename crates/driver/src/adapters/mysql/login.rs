@@ -22,6 +22,9 @@ impl Conn {
         let mariadb_caps = hs.mariadb_caps & mariadb_caps::CLIENT;
         self.cache_metadata = mariadb_caps & mariadb_caps::CACHE_METADATA != 0;
         let mut capabilities = caps::CLIENT & hs.capabilities | caps::PROTOCOL_41;
+        if !opts.multi_statements {
+            capabilities &= !caps::MULTI_STATEMENTS;
+        }
         if opts.database.is_some() {
             // Also in the SSLRequest: the server keeps the flags of the first of the two.
             capabilities |= caps::CONNECT_WITH_DB;

@@ -5,6 +5,7 @@ mod auth;
 mod compress;
 mod conn;
 mod login;
+mod reader;
 mod retry;
 mod rows;
 mod stream;
@@ -23,7 +24,9 @@ impl Connection for Conn {
     type Stmt = Stmt;
 
     async fn open(opts: &ConnectOptions, blocking: bool) -> Result<Conn, DriverError> {
-        let conn = Conn::connect(opts).await?;
+        let mut conn = Conn::connect(opts).await?;
+        // The timed run's statements: its clock and events bound them, not a read timeout.
+        conn.set_read_timeout(None);
         if blocking {
             conn.into_blocking()
         } else {

@@ -33,28 +33,16 @@ impl Conn {
 
     /// Run a query and decode all rows as text (admin use: SHOW STATUS, SELECT VERSION()).
     pub async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DriverError> {
-        self.wbuf.clear();
-        command::query(&mut self.wbuf, sql.as_bytes());
-        self.send().await?;
-        let mut reader = ResponseReader::with_cached_metadata(self.cache_metadata);
-        let mut rows = Vec::new();
-        loop {
-            let at = match self.buffered_packet() {
-                Some(at) => at,
-                None => self.read_packet("query").await?,
-            };
-            let p = self.packet(at);
-            match reader.on_packet(p).map_err(|e| self.proto(e))? {
-                Step::More => {}
-                Step::Row => rows.push(text_row(p).map_err(|e| self.proto(e))?),
-                Step::Done(Outcome::Err(e)) => return Err(DriverError::Server(e)),
-                Step::Done(_) => return Ok(rows),
-            }
+        let answer = self.query_result(sql).await?;
+        match answer.outcome {
+            Outcome::Err(e) => Err(DriverError::Server(e)),
+            _ => Ok(answer.rows),
         }
     }
 
     /// Run a text statement and keep its rows, decoded as text (a script's result sets); a
     /// server error is returned as [`Outcome::Err`], as [`query`](Self::query) returns it.
+    /// At most `--max-rows` rows are kept: a result set past that ends the call.
     pub async fn query_result(&mut self, sql: &str) -> Result<Answer, DriverError> {
         self.wbuf.clear();
         command::query(&mut self.wbuf, sql.as_bytes());
@@ -69,7 +57,10 @@ impl Conn {
             let p = self.packet(at);
             match reader.on_packet(p).map_err(|e| self.proto(e))? {
                 Step::More => {}
-                Step::Row => rows.push(text_row(p).map_err(|e| self.proto(e))?),
+                Step::Row => {
+                    self.rows_within_cap(rows.len())?;
+                    rows.push(text_row(self.packet(at)).map_err(|e| self.proto(e))?)
+                }
                 Step::Done(outcome) => {
                     return Ok(Answer {
                         outcome,

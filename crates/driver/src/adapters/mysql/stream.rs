@@ -128,6 +128,10 @@ impl Plain {
         matches!(self, Plain::Unix(_) | Plain::BlockingUnix(_))
     }
 
+    pub fn is_blocking(&self) -> bool {
+        matches!(self, Plain::BlockingTcp(_) | Plain::BlockingUnix(_))
+    }
+
     /// The server's process id, on a unix socket (SO_PEERCRED); None over TCP.
     pub fn peer_pid(&self) -> Option<u32> {
         if !self.is_unix() {

@@ -136,6 +136,11 @@ impl Stream {
         self.plain().is_some_and(Plain::is_unix)
     }
 
+    /// Its reads wait in the socket (poll), where no runtime's timer reaches.
+    pub fn is_blocking(&self) -> bool {
+        self.plain().is_some_and(Plain::is_blocking)
+    }
+
     pub fn peer_pid(&self) -> Option<u32> {
         self.plain().and_then(Plain::peer_pid)
     }
