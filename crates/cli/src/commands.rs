@@ -230,6 +230,7 @@ fn given_servers(a: &LoadArgs) -> Result<Vec<ConnectOptions>> {
             o.tls = tls.clone();
             o.auth = m.auth();
             o.compress = m.mysql_compression;
+            o.limits = m.limits();
             o.with_database(&m.mysql_db)
         })
         .collect())
@@ -278,6 +279,7 @@ fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
         o.connect_timeout = Duration::from_secs(m.mysql_connect_timeout);
     }
     let auth = m.auth();
+    o.limits = m.limits();
     o.compress |= m.mysql_compression;
     o.auth.get_server_public_key |= auth.get_server_public_key;
     o.auth.cleartext |= auth.cleartext;

@@ -16,8 +16,8 @@ pub(crate) fn print_progress(p: Progress) {
         Progress::Indexing(t) => println!("Creating a secondary index on '{t}'..."),
         Progress::Prewarming(t) => println!("Prewarming table {t}"),
         Progress::Dropping(t) => println!("Dropping table '{t}'..."),
-        Progress::LeftAlone(t) => {
-            crate::dialect::extra!("Leaving table '{t}' alone: bakeoff did not create it\n")
+        Progress::LeftAlone { table, why } => {
+            crate::dialect::extra!("Leaving table '{table}' alone: {why}\n")
         }
         Progress::LocalInfileRefused => crate::dialect::extra!(
             "The server refuses LOAD DATA LOCAL (local_infile is OFF): loading with multi-row INSERTs instead, which costs the server more per row\n"

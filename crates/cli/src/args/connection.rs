@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use super::values::parse_bool;
+use super::values::{parse_bool, parse_size};
 
 #[derive(Debug, Args)]
 #[command(next_help_heading = "MySQL/MariaDB connection")]
@@ -113,9 +113,36 @@ pub struct MysqlArgs {
     /// server across a slow link; it costs both sides CPU per byte.
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub mysql_compression: bool,
+    /// The largest packet a server may send (a row, a statement's answer), and the most a
+    /// compressed frame may inflate to; bigger is refused before it is read (K, M, G).
+    /// The default is the largest max_allowed_packet MySQL and MariaDB take.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1G")]
+    pub max_packet: u64,
+    /// The most rows bakeoff keeps of one result set (admin queries, a script's con:query()).
+    #[arg(long, value_name = "N", default_value_t = bakeoff_driver::Limits::MAX_ROWS as u64)]
+    pub max_rows: u64,
+    /// Seconds a statement outside the timed run (checks, cleanup's, a script's prepare) may
+    /// wait for the server's answer; 0: no limit. The timed run's statements have none.
+    #[arg(long, value_name = "SECONDS", default_value_t = bakeoff_driver::Limits::READ_TIMEOUT.as_secs())]
+    pub read_timeout: u64,
+    /// The same for DDL and loads (CREATE TABLE, LOAD DATA, CREATE INDEX), which take as
+    /// long as the data; 0 (the default): no limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub ddl_timeout: u64,
 }
 
 impl MysqlArgs {
+    /// What a server may make bakeoff hold or wait for.
+    pub fn limits(&self) -> bakeoff_driver::Limits {
+        let secs = |s: u64| (s > 0).then(|| std::time::Duration::from_secs(s));
+        bakeoff_driver::Limits {
+            max_packet: usize::try_from(self.max_packet).unwrap_or(usize::MAX),
+            max_rows: usize::try_from(self.max_rows).unwrap_or(usize::MAX),
+            read_timeout: secs(self.read_timeout),
+            ddl_timeout: secs(self.ddl_timeout),
+        }
+    }
+
     /// What the auth plugins beyond the password's hash may do.
     pub fn auth(&self) -> bakeoff_driver::AuthOptions {
         bakeoff_driver::AuthOptions {

@@ -277,6 +277,8 @@ fn endpoints(line: &Line) -> Result<Vec<bakeoff_driver::ConnectOptions>, Stop> {
                 cleartext: line.on("mysql-enable-cleartext-plugin"),
             };
             o.compress = line.on("mysql-compression");
+            // sysbench's driver asks for CLIENT_MULTI_STATEMENTS; a line in its grammar keeps it.
+            o.multi_statements = true;
             o
         })
         .collect())

@@ -123,6 +123,7 @@ async fn load_worker(
     meter: &Meter<'_>,
 ) -> Result<u64, DatasetError> {
     let mut conn = Conn::connect(opts).await?;
+    conn.for_ddl();
     let mut buf = Vec::with_capacity(BATCH_BYTES + 1024);
     let mut rows = 0u64;
     while !meter.interrupt.load(Ordering::Relaxed) {

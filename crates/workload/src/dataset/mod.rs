@@ -23,9 +23,11 @@
 //! `Prepared` carries the phases so every prepare can say this about its own machine.
 //!
 //! Safety: every table bakeoff creates is first recorded in the marker table
-//! `bakeoff_tables`; `cleanup` drops only recorded tables, never anything else.
+//! `bakeoff_tables` and carries its prepare's token; `cleanup` drops only recorded tables
+//! that prove it (`owned.rs`), never anything else.
 
 mod load;
+mod owned;
 mod progress;
 mod shared;
 mod tables;
@@ -35,17 +37,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use bakeoff_driver::{Conn, ConnectOptions};
+use bakeoff_driver::{Conn, ConnectOptions, DriverError};
 
 use crate::{WorkloadKind, WorkloadSpec};
 use load::{chunks, load_on_threads, Meter};
+use owned::table_exists;
+pub use owned::{workload_table, Token, MARKER_TABLE};
 use progress::join_all;
 pub use progress::{DatasetError, Progress};
 pub use shared::{cleanup_shared, prepare_shared};
-use tables::{initial_rows, table_exists};
+use tables::initial_rows;
 pub use tables::{tables, Prepared};
-
-pub const MARKER_TABLE: &str = "bakeoff_tables";
 
 /// How many connections `prepare` should use here: loading waits on the server's log writes as
 /// well as its CPUs, so two per CPU, at least 4 (4x100k rows on 2 CPUs: 1.0-1.1 s against
@@ -68,34 +70,25 @@ pub async fn prepare(
 ) -> Result<Prepared, DatasetError> {
     let started = Instant::now();
     let mut admin = Conn::connect(opts).await?;
-    let redo_before = redo_written(&mut admin).await;
-    let tables = tables(spec, threads);
+    let redo_before = redo_written(&mut admin).await?;
+    let token = Token::new()?;
+    let tables = tables(spec, threads, Some(&token));
     let bulk = spec.kind == WorkloadKind::BulkInsert;
     // Refused before anything is made: a prepare that finds a table leaves nothing behind,
-    // not even the marker table.
+    // not even the marker table. bulk_insert's too: a table it did not make is not adopted.
     for (name, _) in &tables {
-        if !bulk && table_exists(&mut admin, name).await? {
+        if table_exists(&mut admin, name).await? {
             return Err(DatasetError::Exists(name.clone()));
         }
     }
-    admin
-        .exec(&format!(
-            "CREATE TABLE IF NOT EXISTS {MARKER_TABLE} (table_name VARCHAR(64) NOT NULL PRIMARY KEY, \
-             workload VARCHAR(64) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)"
-        ))
-        .await?;
+    owned::ensure_marker(&mut admin).await?;
+    admin.for_ddl();
     for (name, create) in &tables {
         progress(Progress::Creating(name.clone()));
-        // Recorded before it exists: a crash in between leaves a marker for a table that may
-        // be missing (harmless: cleanup uses IF EXISTS), never a table cleanup would not know.
-        admin
-            .exec(&format!(
-                "REPLACE INTO {MARKER_TABLE} (table_name, workload) VALUES ('{name}', '{}')",
-                spec.kind
-            ))
-            .await?;
+        owned::record(&mut admin, name, &spec.kind.to_string(), &token).await?;
         admin.exec(create).await?;
     }
+    admin.for_statements();
     let size = initial_rows(spec);
     for t in 1..=tables.len() as u32 {
         if size > 0 {
@@ -129,7 +122,7 @@ pub async fn prepare(
         }
     }
     let index = started.elapsed() - load;
-    let redo_after = redo_written(&mut admin).await;
+    let redo_after = redo_written(&mut admin).await?;
     admin.quit().await;
     Ok(Prepared {
         tables: tables.len() as u32,
@@ -144,13 +137,20 @@ pub async fn prepare(
 }
 
 /// Bytes the server has written to its redo log since it started (MariaDB and MySQL both
-/// report `Innodb_os_log_written`); None when it does not say.
-async fn redo_written(conn: &mut Conn) -> Option<u64> {
-    let rows = conn
+/// report `Innodb_os_log_written`); None when it does not say. A connection that failed is
+/// an error: the statements after it would only fail less clearly.
+async fn redo_written(conn: &mut Conn) -> Result<Option<u64>, DriverError> {
+    let rows = match conn
         .query_rows("SHOW GLOBAL STATUS LIKE 'Innodb_os_log_written'")
         .await
-        .ok()?;
-    rows.first()?.get(1)?.as_deref()?.parse().ok()
+    {
+        Ok(rows) => rows,
+        Err(DriverError::Server(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(rows
+        .first()
+        .and_then(|r| r.get(1)?.as_deref()?.parse().ok()))
 }
 
 /// sysbench's `prewarm`: read every table through its primary key and its secondary index so
@@ -163,7 +163,7 @@ pub async fn prewarm(
     parallel: u32,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<u32, DatasetError> {
-    let count = tables(spec, threads).len() as u32;
+    let count = tables(spec, threads, None).len() as u32;
     let names: Mutex<VecDeque<u32>> = Mutex::new((1..=count).collect());
     let size = spec.options.table_size;
     let workers =
@@ -179,7 +179,8 @@ async fn prewarm_worker(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<(), DatasetError> {
     let mut conn = Conn::connect(opts).await?;
-    // As sysbench: room for the derived tables in memory.
+    conn.for_ddl(); // a table read whole takes as long as the table
+                    // As sysbench: room for the derived tables in memory.
     conn.exec("SET tmp_table_size=2*1024*1024*1024").await?;
     conn.exec("SET max_heap_table_size=2*1024*1024*1024")
         .await?;
@@ -208,6 +209,7 @@ async fn index_worker(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<(), DatasetError> {
     let mut conn = Conn::connect(opts).await?;
+    conn.for_ddl();
     while !interrupt.load(Ordering::Relaxed) {
         let next = tables.lock().map(|mut q| q.pop_front()).unwrap_or(None);
         let Some(t) = next else { break };
@@ -219,39 +221,15 @@ async fn index_worker(
     Ok(())
 }
 
-/// Drop the tables recorded in the marker table, then the marker table itself. Tables bakeoff
-/// did not create are reported and left alone. Returns the dropped names.
+/// Drop the tables recorded in the marker table that carry its token, then the marker table
+/// itself; tables that do not prove bakeoff made them are said and left as they are. Returns
+/// the dropped names.
 pub async fn cleanup(
     opts: &ConnectOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Vec<String>, DatasetError> {
     let mut conn = Conn::connect(opts).await?;
-    let mut dropped = Vec::new();
-    if table_exists(&mut conn, MARKER_TABLE).await? {
-        let rows = conn
-            .query_rows(&format!(
-                "SELECT table_name FROM {MARKER_TABLE} ORDER BY created_at, table_name"
-            ))
-            .await?;
-        for name in rows
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().flatten())
-        {
-            progress(Progress::Dropping(name.clone()));
-            conn.exec(&format!(
-                "DROP TABLE IF EXISTS `{}`",
-                name.replace('`', "``")
-            ))
-            .await?;
-            conn.exec(&format!(
-                "DELETE FROM {MARKER_TABLE} WHERE table_name = '{}'",
-                name.replace('\'', "''")
-            ))
-            .await?;
-            dropped.push(name);
-        }
-        conn.exec(&format!("DROP TABLE {MARKER_TABLE}")).await?;
-    }
+    let dropped = owned::drop_marked(&mut conn, progress).await?;
     let rest = conn
         .query_rows("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'sbtest%' ORDER BY table_name")
         .await?;
@@ -259,7 +237,10 @@ pub async fn cleanup(
         .into_iter()
         .filter_map(|r| r.into_iter().next().flatten())
     {
-        progress(Progress::LeftAlone(name));
+        progress(Progress::LeftAlone {
+            table: name,
+            why: "bakeoff did not create it".into(),
+        });
     }
     conn.quit().await;
     Ok(dropped)

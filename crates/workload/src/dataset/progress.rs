@@ -3,6 +3,8 @@
 
 use bakeoff_driver::DriverError;
 
+use super::MARKER_TABLE;
+
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
     #[error("table '{0}' already exists; run `bakeoff cleanup` with the same options first, or use another --mysql-db")]
@@ -11,6 +13,8 @@ pub enum DatasetError {
     Driver(#[from] DriverError),
     #[error("{0}")]
     Thread(String),
+    #[error("{MARKER_TABLE} was written by a bakeoff older than drop tokens: its tables carry no proof that bakeoff made them, so bakeoff drops none and adds none. Check the tables it lists (SELECT table_name FROM {MARKER_TABLE}), drop those that are yours by hand, then DROP TABLE {MARKER_TABLE}")]
+    OldMarker,
     #[error("prepare was interrupted with {rows} of {total} rows loaded and the secondary indexes not all built; drop the partial tables with `bakeoff cleanup` before preparing again")]
     Interrupted { rows: u64, total: u64 },
 }
@@ -34,7 +38,11 @@ pub enum Progress {
     Indexing(String),
     Prewarming(String),
     Dropping(String),
-    LeftAlone(String),
+    /// A table cleanup did not drop, and why.
+    LeftAlone {
+        table: String,
+        why: String,
+    },
     /// The server refused LOAD DATA LOCAL (MySQL 8's default, `local_infile=OFF`): the rows
     /// go as multi-row INSERTs instead, slower for the server. Told once per prepare.
     LocalInfileRefused,

@@ -10,8 +10,9 @@ use std::time::Instant;
 use bakeoff_driver::{Conn, ConnectOptions};
 
 use super::load::{chunks, load_on_threads, Meter};
+use super::owned::table_exists;
 use super::progress::{DatasetError, Progress};
-use super::tables::{initial_rows, table_exists, tables, Prepared};
+use super::tables::{initial_rows, tables, Prepared};
 use crate::{WorkloadKind, WorkloadSpec};
 
 /// Create, load and index the tables as sysbench's prepare does. A table already there fails
@@ -25,7 +26,7 @@ pub fn prepare_shared(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Prepared, DatasetError> {
     let started = Instant::now();
-    let all = tables(spec, threads);
+    let all = tables(spec, threads, None);
     let rt = runtime()?;
     rt.block_on(refuse_existing(opts, spec, &all))?;
     let size = initial_rows(spec);
@@ -51,6 +52,7 @@ pub fn prepare_shared(
                     let rt = runtime()?;
                     // One connection per worker for its DDL, as each sysbench thread has one.
                     let mut conn = rt.block_on(Conn::connect(opts))?;
+                    conn.for_ddl();
                     for i in mine {
                         if interrupt.load(Ordering::Relaxed) {
                             break;
@@ -116,7 +118,7 @@ pub async fn cleanup_shared(
 ) -> Result<Vec<String>, DatasetError> {
     let mut conn = Conn::connect(opts).await?;
     let mut dropped = Vec::new();
-    for (name, _) in tables(spec, threads) {
+    for (name, _) in tables(spec, threads, None) {
         progress(Progress::Dropping(name.clone()));
         conn.exec(&format!("DROP TABLE IF EXISTS {name}")).await?;
         dropped.push(name);

@@ -3,18 +3,24 @@
 
 use std::time::Duration;
 
-use bakeoff_driver::{Conn, DriverError};
-
+use super::owned::Token;
 use crate::{WorkloadKind, WorkloadSpec};
 
-/// The tables a workload uses and their CREATE TABLE text.
-pub fn tables(spec: &WorkloadSpec, threads: u32) -> Vec<(String, String)> {
+/// The tables a workload uses and their CREATE TABLE text: sysbench's, or with `token`,
+/// bakeoff's own (the token written onto each, and bulk_insert's not IF NOT EXISTS: a table
+/// already there is refused, never adopted).
+pub fn tables(spec: &WorkloadSpec, threads: u32, token: Option<&Token>) -> Vec<(String, String)> {
     let o = &spec.options;
+    let owned = token.map(Token::table_option).unwrap_or_default();
     if spec.kind == WorkloadKind::BulkInsert {
+        let create = match token {
+            Some(_) => "CREATE TABLE",
+            None => "CREATE TABLE IF NOT EXISTS",
+        };
         return (1..=threads.max(1))
             .map(|i| {
                 let sql = format!(
-                    "CREATE TABLE IF NOT EXISTS sbtest{i} (\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id))"
+                    "{create} sbtest{i} (\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id)){owned}"
                 );
                 (format!("sbtest{i}"), sql)
             })
@@ -25,7 +31,7 @@ pub fn tables(spec: &WorkloadSpec, threads: u32) -> Vec<(String, String)> {
             let id = if o.auto_inc { "INTEGER NOT NULL AUTO_INCREMENT" } else { "INTEGER NOT NULL" };
             let key = if o.secondary { "KEY xid (id)" } else { "PRIMARY KEY (id)" };
             let sql = format!(
-                "CREATE TABLE sbtest{i}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) /*! ENGINE = {} */ {}",
+                "CREATE TABLE sbtest{i}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) /*! ENGINE = {} */ {}{owned}",
                 o.storage_engine, o.table_options
             );
             (format!("sbtest{i}"), sql)
@@ -58,13 +64,4 @@ pub struct Prepared {
     /// The rows went as LOAD DATA LOCAL; false: the server refused it and they went as
     /// multi-row INSERTs (as sysbench sends them).
     pub local_infile: bool,
-}
-
-pub(super) async fn table_exists(conn: &mut Conn, name: &str) -> Result<bool, DriverError> {
-    let rows = conn
-        .query_rows(&format!(
-            "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{name}'"
-        ))
-        .await?;
-    Ok(!rows.is_empty())
 }

@@ -60,9 +60,14 @@ pub(super) fn connect(opts: &SqlOptions) -> mlua::Result<RawConn> {
             "connection creation failed: no server given (--mysql-socket or --mysql-host)",
         ));
     };
-    let conn = Conn::connect_blocking(endpoint)
+    // A script's connections are sysbench's: several statements in one query allowed.
+    let endpoint = ConnectOptions {
+        multi_statements: true,
+        ..endpoint.clone()
+    };
+    let conn = Conn::connect_blocking(&endpoint)
         .map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
-    Ok(RawConn::new(Some(conn), endpoint.clone(), opts))
+    Ok(RawConn::new(Some(conn), endpoint, opts))
 }
 
 impl RawConn {
