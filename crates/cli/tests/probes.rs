@@ -119,3 +119,56 @@ fn fileio_prepares_runs_and_cleans_up_only_its_own_marked_directory() {
     assert!(text(&o).1.contains("did not create"), "{}", text(&o).1);
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// A directory another local user prepared and marked, its test_file.0 a link to a file of
+/// ours: bakeoff (root, in CI) refuses the directory and writes nothing through the link; in
+/// a marked directory of our own, a link in place of a test file is refused too.
+#[test]
+fn a_planted_fileio_directory_and_linked_files_are_left_untouched() {
+    use std::os::unix::fs::{chown, symlink};
+    let base = std::env::temp_dir().join(format!("bakeoff-cli-planted-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let victim = base.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let prepare = |dir: &std::path::Path| {
+        let d = format!("--file-dir={}", dir.display());
+        bakeoff(
+            &[
+                "host",
+                "fileio",
+                "prepare",
+                "--file-total-size=1M",
+                "--file-num=1",
+                &d,
+            ],
+            None,
+        )
+    };
+    let planted = base.join("planted");
+    std::fs::create_dir(&planted).unwrap();
+    std::fs::write(
+        planted.join(".bakeoff-fileio"),
+        "files of bakeoff host fileio\n",
+    )
+    .unwrap();
+    symlink(&victim, planted.join("test_file.0")).unwrap();
+    // Another user's, where this process may give it away (root may; others test the link).
+    let given_away = chown(&planted, Some(65534), Some(65534)).is_ok()
+        && chown(planted.join(".bakeoff-fileio"), Some(65534), Some(65534)).is_ok();
+    let o = prepare(&planted);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o).0);
+    if given_away {
+        assert!(text(&o).1.contains("did not create"), "{}", text(&o).1);
+        chown(&planted, Some(0), Some(0)).unwrap();
+        chown(planted.join(".bakeoff-fileio"), Some(0), Some(0)).unwrap();
+        let o = prepare(&planted);
+        assert_ne!(
+            o.status.code(),
+            Some(0),
+            "a link in our own marked directory"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -17,17 +17,19 @@ mod connection;
 mod error;
 mod options;
 mod password;
+mod random;
 mod url;
 
 pub use adapters::mysql::{reads_on_this_thread, somaxconn, Answer, Conn, Stmt, TlsSession};
 pub use bakeoff_proto::command::Param;
-pub use bakeoff_proto::{OkPacket, Outcome, ServerError};
+pub use bakeoff_proto::{printable, OkPacket, Outcome, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
 pub use options::{
     endpoints, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa, Secret, SslMode, Tls,
 };
 pub use password::{Found, PasswordCommand, PasswordSource};
+pub use random::random_hex;
 pub use url::ServerUrl;
 
 /// Drive a call on a blocking connection ([`Conn::connect_blocking`], or one made blocking) to

@@ -118,26 +118,51 @@ impl FileioSpec {
     }
 }
 
-/// Create (or reuse) the marked directory; refuse one bakeoff did not create.
+/// Create (or reuse) the marked directory; refuse one bakeoff did not create, and one that
+/// is not this user's own (a directory another user prepared and marked could hold links to
+/// files of this user's, root's included).
 fn own_dir(dir: &Path, create: bool) -> Result<(), String> {
-    if dir.join(MARKER).is_file() {
-        return Ok(());
-    }
-    if dir.exists() {
-        return Err(format!(
-            "{} exists and bakeoff did not create it (no {MARKER} in it); give --file-dir a new directory",
-            dir.display()
-        ));
-    }
-    if !create {
-        return Err(format!(
+    match fs::symlink_metadata(dir) {
+        Ok(meta) => {
+            let marker = fs::symlink_metadata(dir.join(MARKER));
+            let marked = marker.as_ref().is_ok_and(|m| m.is_file() && owned(m));
+            if meta.is_dir() && owned(&meta) && marked {
+                return Ok(());
+            }
+            Err(format!(
+                "{} exists and bakeoff did not create it for this user (a directory of this user's own holding its own {MARKER}); give --file-dir a new directory",
+                dir.display()
+            ))
+        }
+        Err(_) if !create => Err(format!(
             "{} does not exist: run `bakeoff host fileio prepare` first",
             dir.display()
-        ));
+        )),
+        Err(_) => {
+            use std::io::Write;
+            use std::os::unix::fs::DirBuilderExt;
+            // Made here, exclusively and 0700: nobody else can have put anything in it.
+            fs::DirBuilder::new()
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| format!("creating {}: {e}", dir.display()))?;
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(dir.join(MARKER))
+                .map_err(|e| format!("marking {}: {e}", dir.display()))?;
+            f.write_all(b"files of bakeoff host fileio\n")
+                .map_err(|e| format!("marking {}: {e}", dir.display()))
+        }
     }
-    fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    fs::write(dir.join(MARKER), "files of bakeoff host fileio\n")
-        .map_err(|e| format!("marking {}: {e}", dir.display()))
+}
+
+/// Owned by the user this process runs as.
+fn owned(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    meta.uid() == unsafe { libc::geteuid() }
 }
 
 /// What prepare does with one file, as sysbench says it.
@@ -165,16 +190,18 @@ pub fn prepare(
     let mut written = 0u64;
     for i in 0..spec.num {
         let path = spec.path(i);
-        let state = match fs::metadata(&path).map(|m| m.len()) {
+        let state = match fs::symlink_metadata(&path).map(|m| m.len()) {
             Err(_) => FileState::Creating,
             Ok(len) if len < size => FileState::Extending,
             Ok(_) => FileState::Reusing,
         };
         on_file(&path, state);
+        // Never through a link: a test_file.N pointing elsewhere would be overwritten.
         let f = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let mut pos = f.metadata().map(|m| m.len()).unwrap_or(0) / spec.block * spec.block;
@@ -373,7 +400,7 @@ pub fn workers(
     if spec.marked {
         own_dir(&spec.dir, false)?;
     }
-    let mut flags = 0;
+    let mut flags = libc::O_NOFOLLOW;
     if spec.sync {
         flags |= libc::O_SYNC;
     }

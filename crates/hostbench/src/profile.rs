@@ -101,8 +101,11 @@ pub fn profile(
             })
         }
         HostProbe::Fileio => {
+            // A fresh name, made here (0700, exclusively): a fixed one in a shared temporary
+            // directory is one another local user can prepare first.
+            let name = bakeoff_driver::random_hex(8).map_err(|e| e.to_string())?;
             let fs = FileioSpec::new(
-                scratch.join("bakeoff-fileio-profile"),
+                scratch.join(format!("bakeoff-fileio-{name}")),
                 16,
                 256 << 20,
                 Mode::Rndrw,

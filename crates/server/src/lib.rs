@@ -37,10 +37,10 @@ mod template;
 pub mod variant;
 
 pub use adapters::mysql::{find_server_binary, global_variables, INSTALL_HINT};
+pub use bakeoff_driver::random_hex;
 pub use binary::file_sha256;
 pub use error::ServerError;
 pub use lab_tls::{lab_ca, ServerTls};
-pub use random::random_hex;
 pub use server::Server;
 pub use spec::{Listen, ServerSpec, DEFAULT_START_TIMEOUT, DEFAULT_START_TIMEOUT_S};
 pub use template::Template;

@@ -5,7 +5,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::launch::RunAs;
 use crate::ServerError;
@@ -21,9 +20,13 @@ pub struct RunDir {
 
 impl RunDir {
     pub fn create(run_as: Option<RunAs>) -> Result<RunDir, ServerError> {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let name = format!("bakeoff-{}-{n}", std::process::id());
+        // The pid names the owner for the sweep; the rest is random, so nobody can prepare the
+        // path (a directory or a link) before this process makes it.
+        let random = crate::random_hex(8).map_err(|source| ServerError::RunDir {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        let name = format!("bakeoff-{}-{random}", std::process::id());
         let mut root = std::env::temp_dir();
         if root.join(&name).join("mysqld.sock").as_os_str().len() > MAX_SOCKET_PATH {
             root = PathBuf::from("/tmp");
@@ -34,14 +37,14 @@ impl RunDir {
             path: path.clone(),
             source,
         };
-        if path.exists() {
-            // Left over from a crashed bakeoff with the same pid: ours to clear only if marked.
-            RunDir { path: path.clone() }.remove();
-        }
         // 0700: the socket, the init file and the datadir are the server's owner's alone (the
         // socket account holds every privilege; whoever reaches the socket is that account).
         private_dir(&path).map_err(err)?;
-        fs::write(path.join(MARKER), format!("{}\n", std::process::id())).map_err(err)?;
+        write_private(
+            &path.join(MARKER),
+            &format!("{}\n", std::process::id()),
+            None,
+        )?;
         // The server's own tmpdir: a starting mariadbd deletes every `#sql*` file in its tmpdir,
         // so in a shared /tmp one server's start destroys another's bootstrap temp tables.
         private_dir(&path.join(TMP)).map_err(err)?;
@@ -61,12 +64,18 @@ impl RunDir {
         self.path.join(TMP)
     }
 
-    /// Remove the directory if it is still ours. Errors are ignored: nothing measured lives here.
+    /// Remove the directory if it is still ours: a real directory holding our marker, a
+    /// regular file this user wrote (the directory itself may belong to the server's user).
+    /// Errors are ignored: nothing measured lives here.
     pub fn remove(&self) {
+        use std::os::unix::fs::MetadataExt;
         let Ok(meta) = fs::symlink_metadata(&self.path) else {
             return;
         };
-        if !meta.is_dir() || !self.path.join(MARKER).is_file() {
+        let marker = fs::symlink_metadata(self.path.join(MARKER));
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if !meta.is_dir() || !marker.is_ok_and(|m| m.is_file() && m.uid() == me) {
             return;
         }
         let _ = fs::remove_dir_all(&self.path);
@@ -169,4 +178,42 @@ pub(crate) fn write_private(
         std::os::unix::fs::chown(path, Some(r.uid), Some(r.gid)).map_err(err)?;
     }
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pid that was ours and is gone (a child waited for).
+    fn dead_pid() -> u32 {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn names_are_fresh_private_and_a_dead_owners_directory_is_reaped() {
+        let (a, b) = (RunDir::create(None).unwrap(), RunDir::create(None).unwrap());
+        assert_ne!(a.path(), b.path());
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(a.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+        // As a bakeoff killed with SIGKILL leaves it: marked, its owner gone.
+        let dead = dead_pid();
+        let root = a.path().parent().unwrap().to_path_buf();
+        let left = root.join(format!("bakeoff-{dead}-0123456789abcdef"));
+        private_dir(&left).unwrap();
+        write_private(&left.join(MARKER), &format!("{dead}\n"), None).unwrap();
+        fs::write(left.join("ibdata1"), "a datadir").unwrap();
+        // Not ours though named like it: no marker, or a marker that is a link.
+        let foreign = root.join(format!("bakeoff-{dead}-fedcba9876543210"));
+        fs::create_dir(&foreign).unwrap();
+        std::os::unix::fs::symlink(left.join(MARKER), foreign.join(MARKER)).unwrap();
+        let c = RunDir::create(None).unwrap();
+        assert!(!left.exists(), "the dead owner's run directory was reaped");
+        assert!(foreign.exists(), "an unmarked one is left alone");
+        fs::remove_dir_all(&foreign).unwrap();
+        drop((a, b, c));
+    }
 }

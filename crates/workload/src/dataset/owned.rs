@@ -30,9 +30,9 @@ pub struct Token(String);
 impl Token {
     /// A fresh token from the kernel's random source.
     pub fn new() -> Result<Token, DatasetError> {
-        let mut b = [0u8; 8];
-        getrandom(&mut b).map_err(|e| DatasetError::Thread(format!("a random token: {e}")))?;
-        Ok(Token(b.iter().map(|x| format!("{x:02x}")).collect()))
+        bakeoff_driver::random_hex(8)
+            .map(Token)
+            .map_err(|e| DatasetError::Thread(format!("a random token: {e}")))
     }
 
     /// A token as the marker table holds it; anything but 16 lowercase hex digits is none.
@@ -50,11 +50,6 @@ impl Token {
     pub fn table_option(&self) -> String {
         format!(" COMMENT='{}'", self.comment())
     }
-}
-
-fn getrandom(buf: &mut [u8]) -> std::io::Result<()> {
-    use std::io::Read;
-    std::fs::File::open("/dev/urandom")?.read_exact(buf)
 }
 
 /// The number N of a name bakeoff creates, `sbtestN` (no leading zeros); None for any other.
