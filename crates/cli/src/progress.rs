@@ -17,6 +17,8 @@ pub(crate) fn print_progress(p: Progress) {
         Progress::Prewarming(t) => println!("Prewarming table {t}"),
         Progress::Dropping(t) => println!("Dropping table '{t}'..."),
         Progress::LeftAlone { table, why } => {
+            // A name from the marker table: any account may have written it.
+            let table = bakeoff_driver::printable(&table);
             crate::dialect::extra!("Leaving table '{table}' alone: {why}\n")
         }
         Progress::LocalInfileRefused => crate::dialect::extra!(

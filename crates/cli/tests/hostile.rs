@@ -26,6 +26,8 @@ enum Hostile {
     ZlibHuge,
     /// Logged in, then no answer at all (until the client leaves).
     Silent,
+    /// An error whose message clears the screen and retitles the terminal.
+    Escapes,
 }
 
 fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
@@ -107,6 +109,15 @@ fn serve(mut s: TcpStream, how: Hostile) -> std::io::Result<()> {
             frame.extend_from_slice(&said.to_le_bytes()[..3]);
             s.write_all(&frame)?;
             s.write_all(z)?;
+        }
+        Hostile::Escapes => {
+            // Every command gets it, until the client gives up.
+            let mut err = vec![0xff, 0x28, 0x04, b'#'];
+            err.extend_from_slice(b"42000boom\x1b[2J\x1b]0;pwned\x07\nFATAL: fake line");
+            loop {
+                s.write_all(&packet(1, &err))?;
+                read_packet(&mut s)?;
+            }
         }
         Hostile::Silent | Hostile::Refuse => {}
     }
@@ -198,4 +209,12 @@ fn a_silent_server_ends_prepare_with_the_timeout_named() {
         "{err}"
     );
     assert!(wall < Duration::from_secs(20), "took {wall:?}");
+}
+
+#[test]
+fn a_servers_escape_sequences_are_written_out_not_sent_to_the_terminal() {
+    let (code, err, _, _) = prepare(Hostile::Escapes, &[]);
+    assert_ne!(code, 0, "{err}");
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    assert!(err.contains("boom\\x1b[2J\\x1b]0;pwned\\x07\\x0aFATAL"), "{err:?}");
 }

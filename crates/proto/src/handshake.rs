@@ -33,7 +33,7 @@ impl Handshake {
                 "handshake protocol version {version}"
             )));
         }
-        let server_version = String::from_utf8_lossy(r.nul_str()?).into_owned();
+        let server_version = crate::printable(&String::from_utf8_lossy(r.nul_str()?));
         let connection_id = r.u32()?;
         let mut nonce = r.bytes(8)?.to_vec();
         r.u8()?; // filler

@@ -23,6 +23,7 @@ mod error;
 mod handshake;
 pub mod packet;
 mod response;
+mod text;
 
 pub use error::{ProtoError, ServerError};
 pub use handshake::{parse_auth_switch, Handshake, HandshakeResponse};
@@ -30,6 +31,7 @@ pub use response::{
     parse_err, parse_ok, text_row, OkPacket, Outcome, PrepareOk, PrepareReader, PrepareStep,
     ResponseReader, Step,
 };
+pub use text::printable;
 
 /// Capability flags (protocol "Capabilities Flags" page).
 pub mod caps {

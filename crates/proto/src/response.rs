@@ -205,7 +205,7 @@ pub fn parse_err(p: &[u8]) -> Result<ServerError, ProtoError> {
         r.u8()?;
         sql_state = String::from_utf8_lossy(r.bytes(5)?).into_owned();
     }
-    let message = String::from_utf8_lossy(r.rest()).into_owned();
+    let message = crate::printable(&String::from_utf8_lossy(r.rest()));
     Ok(ServerError {
         code,
         sql_state,

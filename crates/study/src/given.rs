@@ -187,8 +187,11 @@ fn describe(opts: &ConnectOptions, url: &str) -> GivenInfo {
         info.tls = c.tls().map(|t| format!("{} {}", t.version, t.cipher));
         if let Ok(rows) = c.query_rows("SELECT VERSION(), @@hostname").await {
             if let Some(row) = rows.first() {
-                info.version = row.first().cloned().flatten();
-                info.hostname = row.get(1).cloned().flatten();
+                let shown = |v: Option<&Option<String>>| {
+                    v.cloned().flatten().map(|s| bakeoff_driver::printable(&s))
+                };
+                info.version = shown(row.first());
+                info.hostname = shown(row.get(1));
             }
         }
         c.quit().await;

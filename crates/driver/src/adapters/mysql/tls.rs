@@ -355,7 +355,8 @@ fn describe(cert: &CertificateDer<'_>) -> String {
         .iter()
         .map(|b| format!("{b:02X}"))
         .collect();
-    match subject_cn(cert.as_ref()) {
+    // The name is the server's to choose: shown without its control characters.
+    match subject_cn(cert.as_ref()).map(|cn| bakeoff_proto::printable(&cn)) {
         Some(cn) => format!(
             "the server's certificate CN={cn} (SHA-256 {})",
             fp.join(":")
