@@ -2,6 +2,7 @@
 //! (0 ok, 1 the run failed, 2 usage or environment error, 130 interrupted).
 
 mod args;
+mod argv;
 mod client;
 mod clients;
 mod commands;
@@ -33,6 +34,8 @@ fn main() -> ExitCode {
     std::hint::black_box(bakeoff_workload::scripting::lua::exported_symbols());
     let program = std::env::args().next().unwrap_or_default();
     let raw: Vec<String> = std::env::args().skip(1).collect();
+    // Read now (copied into `raw`): from here on `ps` shows x's where a password was.
+    argv::blank_passwords();
     if sysbench::speaks_sysbench(&program, &raw) {
         return match sysbench::front(&raw) {
             sysbench::Outcome::Exit(code) => code,

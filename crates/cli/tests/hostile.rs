@@ -216,5 +216,46 @@ fn a_servers_escape_sequences_are_written_out_not_sent_to_the_terminal() {
     let (code, err, _, _) = prepare(Hostile::Escapes, &[]);
     assert_ne!(code, 0, "{err}");
     assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
-    assert!(err.contains("boom\\x1b[2J\\x1b]0;pwned\\x07\\x0aFATAL"), "{err:?}");
+    assert!(
+        err.contains("boom\\x1b[2J\\x1b]0;pwned\\x07\\x0aFATAL"),
+        "{err:?}"
+    );
+}
+
+/// While bakeoff waits on a silent server, its command line (what `ps` shows) holds x's where
+/// the password was, and it may write no core file.
+#[test]
+fn a_password_on_the_command_line_is_blanked_and_no_core_is_dumped() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        if let Ok((s, _)) = l.accept() {
+            let _ = serve(s, Hostile::Silent);
+        }
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["prepare", "oltp_point_select", "--mysql-host=127.0.0.1"])
+        .arg(format!("--mysql-port={port}"))
+        .args([
+            "--mysql-user=u",
+            "--mysql-password=hunter2",
+            "--read-timeout=3",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", child.id())).unwrap();
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id())).unwrap();
+    let _ = child.wait();
+    let _ = server.join();
+    let shown = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(shown.contains("--mysql-password=xxxxxxx"), "{shown}");
+    let core = limits
+        .lines()
+        .find(|l| l.starts_with("Max core file size"))
+        .unwrap();
+    assert_eq!(core.split_whitespace().nth(4), Some("0"), "{core}");
 }

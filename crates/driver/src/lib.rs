@@ -18,6 +18,7 @@ mod error;
 mod options;
 mod password;
 mod random;
+mod secret;
 mod url;
 
 pub use adapters::mysql::{reads_on_this_thread, somaxconn, Answer, Conn, Stmt, TlsSession};
@@ -30,6 +31,7 @@ pub use options::{
 };
 pub use password::{Found, PasswordCommand, PasswordSource};
 pub use random::random_hex;
+pub use secret::no_core_dumps;
 pub use url::ServerUrl;
 
 /// Drive a call on a blocking connection ([`Conn::connect_blocking`], or one made blocking) to

@@ -35,38 +35,7 @@ pub fn endpoints(sockets: &[std::path::PathBuf], hosts: &[String], ports: &[u16]
         .collect()
 }
 
-/// A password. Debug and Display print `***` so it never reaches a log, report or JSON.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(s: impl Into<String>) -> Self {
-        Secret(s.into())
-    }
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
-
-/// From a command line or an environment variable, as is.
-impl std::str::FromStr for Secret {
-    type Err = std::convert::Infallible;
-    fn from_str(s: &str) -> Result<Secret, Self::Err> {
-        Ok(Secret::new(s))
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
+pub use crate::secret::Secret;
 
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {

@@ -2,8 +2,9 @@
 //! `BAKEOFF_SSH` says (run through `sh -c`, as git runs GIT_SSH_COMMAND), so keys, agent,
 //! ~/.ssh/config and jump hosts all apply. bakeoff adds only options that make a tool out of
 //! it: no password prompts (BatchMode), a connect timeout, keepalives that notice a dead link
-//! within seconds, and nothing the session does not need: no terminal (-T), no agent
-//! forwarding, no port forwarding (options on the command line win over ~/.ssh/config).
+//! within seconds, and nothing the session does not need: no terminal (-T), no agent, X11 or
+//! port forwarding, no shared master connection (options on the command line win over
+//! ~/.ssh/config).
 
 use std::process::{Command, Stdio};
 
@@ -15,6 +16,15 @@ pub const CONNECT_TIMEOUT_S: u32 = 15;
 
 const OPTIONS: &[&str] = &[
     "-T",
+    // No X11 forwarding, and no shared connection: a user's ControlMaster would carry
+    // bakeoff's sessions over a master another process opened (and may hold open).
+    "-x",
+    "-o",
+    "ForwardX11=no",
+    "-o",
+    "ControlMaster=no",
+    "-o",
+    "ControlPath=none",
     "-o",
     "BatchMode=yes",
     "-o",
@@ -165,6 +175,10 @@ mod tests {
             "-o ForwardAgent=no",
             "-o ClearAllForwardings=yes",
             "-o BatchMode=yes",
+            " -x ",
+            "-o ForwardX11=no",
+            "-o ControlMaster=no",
+            "-o ControlPath=none",
             "-p 2222 -- bench@db1 true",
         ] {
             assert!(line.contains(want), "{want} missing from {line}");
