@@ -205,6 +205,12 @@ fn clock_seed() -> u64 {
 /// host x port pair (each new connection takes the next, round-robin). Empty: none given,
 /// so bakeoff runs its embedded server.
 fn given_servers(a: &LoadArgs) -> Result<Vec<ConnectOptions>> {
+    let all = given_servers_unwarned(a)?;
+    crate::dialect::warn_unverified(&all);
+    Ok(all)
+}
+
+fn given_servers_unwarned(a: &LoadArgs) -> Result<Vec<ConnectOptions>> {
     let m = &a.mysql;
     if let Some(url) = &m.server {
         return server_url(m, url).map(|o| vec![o]);

@@ -83,3 +83,16 @@ pub(crate) fn warning(message: &str) {
         None => eprintln!("warning: {message}"),
     }
 }
+
+/// One warning per run when a login goes to another machine unverified (see
+/// `ConnectOptions::unverified_login_warning`): on stderr, in sysbench's grammar from its
+/// verbosity 4, so its stdout stays sysbench's.
+pub(crate) fn warn_unverified(servers: &[bakeoff_driver::ConnectOptions]) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let Some(w) = servers.iter().find_map(|o| o.unverified_login_warning()) else {
+        return;
+    };
+    if !is_sysbench() || shows(INFO) {
+        SAID.call_once(|| eprintln!("{w}"));
+    }
+}

@@ -208,6 +208,29 @@ impl ConnectOptions {
         }
     }
 
+    /// A warning when these options send a login to a server on another machine whose
+    /// identity nothing checks: no CA and no verifying mode, so whoever answers at that
+    /// address (or sits in between) is given what the account's plugin sends. None on
+    /// loopback, a unix socket, without a password, or with the certificate verified.
+    pub fn unverified_login_warning(&self) -> Option<String> {
+        let Endpoint::Tcp { host, port } = &self.endpoint else {
+            return None;
+        };
+        let loopback = host == "localhost"
+            || host
+                .trim_matches(['[', ']'])
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|a| a.is_loopback());
+        let password = !self.password.expose().is_empty() || self.password_command.is_some();
+        let verified = matches!(self.tls.mode, SslMode::VerifyCa | SslMode::VerifyIdentity)
+            || self.tls.ca.is_some()
+            || self.tls.ca_pem.is_some();
+        (!loopback && password && !verified).then(|| format!(
+            "warning: the password for '{}' goes to {host}:{port}, whose identity nothing checks: give the server's CA (--mysql-ssl-ca, or ssl-ca= in a server URL) so that only that server gets it",
+            self.user
+        ))
+    }
+
     pub fn with_database(mut self, db: &str) -> Self {
         self.database = Some(db.to_string());
         self
@@ -217,6 +240,38 @@ impl ConnectOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_login_to_another_machine_without_a_ca_is_warned_about_once_per_reason() {
+        let tcp = |host: &str| Endpoint::Tcp {
+            host: host.into(),
+            port: 3306,
+        };
+        let far = ConnectOptions::new(tcp("10.0.0.7"), "u", "pw");
+        let w = far.unverified_login_warning().expect("a warning");
+        assert!(
+            w.contains("10.0.0.7:3306") && w.contains("--mysql-ssl-ca"),
+            "{w}"
+        );
+        for quiet in [
+            ConnectOptions::new(tcp("127.0.0.1"), "u", "pw"),
+            ConnectOptions::new(tcp("::1"), "u", "pw"),
+            ConnectOptions::new(tcp("localhost"), "u", "pw"),
+            ConnectOptions::new(tcp("10.0.0.7"), "u", ""),
+            ConnectOptions::new(Endpoint::Unix("/s".into()), "u", "pw"),
+        ] {
+            assert_eq!(
+                quiet.unverified_login_warning(),
+                None,
+                "{:?}",
+                quiet.endpoint
+            );
+        }
+        let mut checked = far.clone();
+        checked.tls = Tls::new(SslMode::Required);
+        checked.tls.ca = Some("/ca.pem".into());
+        assert_eq!(checked.unverified_login_warning(), None);
+    }
 
     #[test]
     fn secrets_never_print() {

@@ -281,7 +281,8 @@ fn endpoints(line: &Line) -> Result<Vec<bakeoff_driver::ConnectOptions>, Stop> {
             o.multi_statements = true;
             o
         })
-        .collect())
+        .collect::<Vec<_>>())
+    .inspect(|all| crate::dialect::warn_unverified(all))
 }
 
 /// cpu, memory, fileio, threads, mutex.
