@@ -3,8 +3,6 @@
 
 use bakeoff_driver::DriverError;
 
-use super::MARKER_TABLE;
-
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
     #[error("table '{0}' already exists; run `bakeoff cleanup` with the same options first, or use another --mysql-db")]
@@ -13,7 +11,7 @@ pub enum DatasetError {
     Driver(#[from] DriverError),
     #[error("{0}")]
     Thread(String),
-    #[error("{MARKER_TABLE} was written by a bakeoff older than drop tokens: its tables carry no proof that bakeoff made them, so bakeoff drops none and adds none. Check the tables it lists (SELECT table_name FROM {MARKER_TABLE}), drop those that are yours by hand, then DROP TABLE {MARKER_TABLE}")]
+    #[error("bakeoff_tables was written by a bakeoff older than drop tokens: its tables carry no proof that bakeoff made them, so bakeoff drops none and adds none. Check the tables it lists (SELECT table_name FROM bakeoff_tables), drop those that are yours by hand, then DROP TABLE bakeoff_tables")]
     OldMarker,
     #[error("prepare was interrupted with {rows} of {total} rows loaded and the secondary indexes not all built; drop the partial tables with `bakeoff cleanup` before preparing again")]
     Interrupted { rows: u64, total: u64 },
