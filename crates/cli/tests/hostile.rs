@@ -11,6 +11,8 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use bakeoff_testkit::scripted::{greeting as greeting_of, packet};
+
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
@@ -30,31 +32,17 @@ enum Hostile {
     Escapes,
 }
 
-fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
-    let mut p = (payload.len() as u32).to_le_bytes()[..3].to_vec();
-    p.push(seq);
-    p.extend_from_slice(payload);
-    p
-}
-
 fn greeting(compress: bool) -> Vec<u8> {
     let mut caps: u32 = 0x1 | 0x8 | 0x200 | 0x8000 | 0x80000;
     if compress {
         caps |= 0x20;
     }
-    let mut p = vec![10];
-    p.extend_from_slice(b"10.11.0-hostile\0");
-    p.extend_from_slice(&7u32.to_le_bytes());
-    p.extend_from_slice(b"abcdefgh\0");
-    p.extend_from_slice(&(caps as u16).to_le_bytes());
-    p.push(45);
-    p.extend_from_slice(&2u16.to_le_bytes());
-    p.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
-    p.push(21);
-    p.extend_from_slice(&[0; 10]);
-    p.extend_from_slice(b"ijklmnopqrst\0");
-    p.extend_from_slice(b"mysql_native_password\0");
-    p
+    greeting_of(
+        "10.11.0-hostile",
+        caps,
+        b"abcdefghijklmnopqrst",
+        "mysql_native_password",
+    )
 }
 
 /// 1 GiB of zeros as zlib (about 1 MiB), made once.

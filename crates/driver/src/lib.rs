@@ -26,12 +26,10 @@ pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{printable, OkPacket, Outcome, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
-pub use options::{
-    endpoints, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa, Secret, SslMode, Tls,
-};
+pub use options::{endpoints, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa, SslMode, Tls};
 pub use password::{Found, PasswordCommand, PasswordSource};
 pub use random::random_hex;
-pub use secret::no_core_dumps;
+pub use secret::{no_core_dumps, Secret};
 pub use url::ServerUrl;
 
 /// Drive a call on a blocking connection ([`Conn::connect_blocking`], or one made blocking) to

@@ -35,7 +35,7 @@ pub fn endpoints(sockets: &[std::path::PathBuf], hosts: &[String], ports: &[u16]
         .collect()
 }
 
-pub use crate::secret::Secret;
+use crate::Secret;
 
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {
@@ -181,6 +181,15 @@ impl Tls {
             ..Tls::default()
         }
     }
+
+    /// Whether the server's certificate is checked: a verifying mode, or a CA given (a CA
+    /// given is a CA to check against, whatever the mode: libmariadb does so for sysbench's
+    /// --mysql-ssl=on with its cacert.pem). REQUIRED alone encrypts and verifies nothing.
+    pub fn verifies(&self) -> bool {
+        matches!(self.mode, SslMode::VerifyCa | SslMode::VerifyIdentity)
+            || self.ca.is_some()
+            || self.ca_pem.is_some()
+    }
 }
 
 impl ConnectOptions {
@@ -222,10 +231,7 @@ impl ConnectOptions {
                 .parse::<std::net::IpAddr>()
                 .is_ok_and(|a| a.is_loopback());
         let password = !self.password.expose().is_empty() || self.password_command.is_some();
-        let verified = matches!(self.tls.mode, SslMode::VerifyCa | SslMode::VerifyIdentity)
-            || self.tls.ca.is_some()
-            || self.tls.ca_pem.is_some();
-        (!loopback && password && !verified).then(|| format!(
+        (!loopback && password && !self.tls.verifies()).then(|| format!(
             "warning: the password for '{}' goes to {host}:{port}, whose identity nothing checks: give the server's CA (--mysql-ssl-ca, or ssl-ca= in a server URL) so that only that server gets it",
             self.user
         ))
@@ -242,7 +248,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_login_to_another_machine_without_a_ca_is_warned_about_once_per_reason() {
+    fn a_login_to_another_machine_without_a_ca_is_warned_about() {
         let tcp = |host: &str| Endpoint::Tcp {
             host: host.into(),
             port: 3306,

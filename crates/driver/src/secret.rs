@@ -8,7 +8,23 @@ use std::sync::Arc;
 
 /// A password. Clones share one allocation.
 #[derive(Clone, Default)]
-pub struct Secret(Option<Arc<Pages>>);
+pub struct Secret(Option<Arc<Held>>);
+
+/// Where a password's bytes are: pages of their own; on the heap only when no page could be
+/// mapped (the process is out of address space; core dumps are off all the same).
+enum Held {
+    Pages(Pages),
+    Heap(Box<str>),
+}
+
+impl Held {
+    fn text(&self) -> &str {
+        match self {
+            Held::Pages(p) => p.text(),
+            Held::Heap(s) => s,
+        }
+    }
+}
 
 /// Anonymous pages holding `len` bytes of text, excluded from core dumps.
 struct Pages {
@@ -82,13 +98,12 @@ impl Secret {
             return Secret(None);
         }
         no_core_dumps();
-        let pages = Pages::new(&s);
+        let Some(pages) = Pages::new(&s) else {
+            return Secret(Some(Arc::new(Held::Heap(s.into_boxed_str()))));
+        };
         // SAFETY: overwriting the String's own bytes with zeros keeps it valid UTF-8.
         unsafe { s.as_bytes_mut().fill(0) };
-        // Without pages (mmap failed: out of address space) nothing can hold it at all.
-        Secret(Some(Arc::new(
-            pages.expect("mapping a page for a password"),
-        )))
+        Secret(Some(Arc::new(Held::Pages(pages))))
     }
 
     pub fn expose(&self) -> &str {
@@ -149,7 +164,10 @@ mod tests {
         let s = Secret::new("hunter2");
         assert_eq!(s.clone().expose(), "hunter2");
         assert_eq!(format!("{s:?} {s}"), "*** ***");
-        let at = s.0.as_ref().unwrap().ptr as u64;
+        let Some(Held::Pages(pages)) = s.0.as_deref() else {
+            panic!("a password on the heap, not in its own pages");
+        };
+        let at = pages.ptr as u64;
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
         // The mapping that holds it (the kernel may have merged it with a neighbour).
         let holds = |l: &str| {

@@ -18,6 +18,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use bakeoff_driver::{AuthOptions, Conn, ConnectOptions, Endpoint};
+use bakeoff_testkit::scripted;
 
 const PASSWORD: &str = "s3cret-pässword";
 const NONCE: &[u8; 20] = b"abcdefghij0123456789";
@@ -115,11 +116,9 @@ struct Wire<S: Read + Write> {
 
 impl<S: Read + Write> Wire<S> {
     fn send(&mut self, payload: &[u8]) {
-        let len = payload.len() as u32;
-        let mut p = len.to_le_bytes()[..3].to_vec();
-        p.push(self.seq);
-        p.extend_from_slice(payload);
-        self.s.write_all(&p).unwrap();
+        self.s
+            .write_all(&scripted::packet(self.seq, payload))
+            .unwrap();
         self.seq = self.seq.wrapping_add(1);
     }
     fn recv(&mut self) -> Vec<u8> {
@@ -144,22 +143,7 @@ impl<S: Read + Write> Wire<S> {
 
 fn greeting(plugin: &str) -> Vec<u8> {
     let caps: u32 = 0x1 | 0x8 | 0x200 | 0x8000 | 0x80000 | 0x200000;
-    let mut p = vec![10];
-    p.extend_from_slice(b"8.4.0-scripted\0");
-    p.extend_from_slice(&7u32.to_le_bytes());
-    p.extend_from_slice(&NONCE[..8]);
-    p.push(0);
-    p.extend_from_slice(&(caps as u16).to_le_bytes());
-    p.push(45);
-    p.extend_from_slice(&2u16.to_le_bytes());
-    p.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
-    p.push(21);
-    p.extend_from_slice(&[0; 10]);
-    p.extend_from_slice(&NONCE[8..]);
-    p.push(0);
-    p.extend_from_slice(plugin.as_bytes());
-    p.push(0);
-    p
+    scripted::greeting("8.4.0-scripted", caps, NONCE, plugin)
 }
 
 /// The auth response in a HandshakeResponse41.

@@ -179,8 +179,9 @@ async fn prewarm_worker(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<(), DatasetError> {
     let mut conn = Conn::connect(opts).await?;
-    conn.for_ddl(); // a table read whole takes as long as the table
-                    // As sysbench: room for the derived tables in memory.
+    // A table read whole takes as long as the table.
+    conn.for_ddl();
+    // As sysbench: room for the derived tables in memory.
     conn.exec("SET tmp_table_size=2*1024*1024*1024").await?;
     conn.exec("SET max_heap_table_size=2*1024*1024*1024")
         .await?;
@@ -239,7 +240,7 @@ pub async fn cleanup(
     {
         progress(Progress::LeftAlone {
             table: name,
-            why: "bakeoff did not create it".into(),
+            why: "bakeoff did not create it",
         });
     }
     conn.quit().await;

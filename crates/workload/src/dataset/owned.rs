@@ -127,7 +127,7 @@ pub(super) async fn drop_marked(
         match proof {
             None => progress(Progress::LeftAlone {
                 table: name.clone(),
-                why: "its marker row names no table bakeoff creates".into(),
+                why: "its marker row names no table bakeoff creates",
             }),
             Some(t) => match drop_fenced(conn, &name, &t).await? {
                 Fence::Dropped => {
@@ -137,7 +137,7 @@ pub(super) async fn drop_marked(
                 Fence::Missing => {}
                 Fence::NotOurs => progress(Progress::LeftAlone {
                     table: name.clone(),
-                    why: "it does not carry the token of bakeoff's marker row".into(),
+                    why: "it does not carry the token of bakeoff's marker row",
                 }),
             },
         }

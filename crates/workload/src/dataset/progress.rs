@@ -39,7 +39,7 @@ pub enum Progress {
     /// A table cleanup did not drop, and why.
     LeftAlone {
         table: String,
-        why: String,
+        why: &'static str,
     },
     /// The server refused LOAD DATA LOCAL (MySQL 8's default, `local_infile=OFF`): the rows
     /// go as multi-row INSERTs instead, slower for the server. Told once per prepare.

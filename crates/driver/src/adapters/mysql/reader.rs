@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use bakeoff_proto::packet::{self, HEADER, MAX_PAYLOAD};
 
+use super::compress::Compressed;
 use super::conn::Conn;
+use super::transport::Stream;
 use crate::DriverError;
 
 /// Where the packet handed out last lies: in the read buffer, or reassembled in `big`.
@@ -128,18 +130,17 @@ impl Conn {
         }
         let limit = self.read_timeout.filter(|_| !self.stream.is_blocking());
         let into = &mut self.rbuf[self.end..];
-        let read = async {
-            match &mut self.zip {
-                None => self.stream.read(into).await,
-                Some(z) => z.read(&mut self.stream, into, self.limits.max_packet).await,
-            }
-        };
+        let cap = self.limits.max_packet;
+        // The timed run reads with no timeout: no timer future around its reads.
         let n = match limit {
-            None => read.await,
-            Some(d) => match tokio::time::timeout(d, read).await {
-                Ok(r) => r,
-                Err(_) => return Err(self.timed_out(op, d)),
-            },
+            None => read_some(&mut self.stream, &mut self.zip, into, cap).await,
+            Some(d) => {
+                let read = read_some(&mut self.stream, &mut self.zip, into, cap);
+                match tokio::time::timeout(d, read).await {
+                    Ok(r) => r,
+                    Err(_) => return Err(self.timed_out(op, d)),
+                }
+            }
         }
         .map_err(|e| self.io(op, e))?;
         if n == 0 {
@@ -174,5 +175,18 @@ impl Conn {
     /// The options' timeout for ordinary statements, from now on.
     pub fn for_statements(&mut self) {
         self.read_timeout = self.limits.read_timeout;
+    }
+}
+
+/// One read from the stream, through the compressed protocol's frames when it is on.
+async fn read_some(
+    stream: &mut Stream,
+    zip: &mut Option<Box<Compressed>>,
+    into: &mut [u8],
+    cap: usize,
+) -> io::Result<usize> {
+    match zip {
+        None => stream.read(into).await,
+        Some(z) => z.read(stream, into, cap).await,
     }
 }

@@ -58,12 +58,7 @@ fn build(t: &Tls) -> Result<ClientConfig, String> {
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("--mysql-ssl-cipher: {e}"))?;
-    // A CA given is a CA to check against, whatever the mode: libmariadb does so for
-    // sysbench's --mysql-ssl=on with its cacert.pem, and a user who names a CA means it.
-    // REQUIRED (or PREFERRED) without one encrypts and verifies nothing.
-    let verify = matches!(t.mode, SslMode::VerifyCa | SslMode::VerifyIdentity)
-        || t.ca.is_some()
-        || t.ca_pem.is_some();
+    let verify = t.verifies();
     // The CA: a file, or PEM text (the lab's CA for this run, as client hosts get it).
     let ca: Option<(Arc<rustls::RootCertStore>, String)> = match (&t.ca, &t.ca_pem, verify) {
         (Some(path), _, true) => Some((roots(path)?, path.display().to_string())),
