@@ -261,14 +261,24 @@ fn bakeoff_run_takes_a_server_url_and_refuses_it_beside_the_mysql_options() {
 
 /// A table bakeoff did not create, in the given database: the series fails saying so, and
 /// the table is left as it was.
+#[test]
 fn tables_bakeoff_did_not_create_are_refused_and_left_alone() {
     let (_, plain) = servers();
     let dir = scratch("theirs");
     let token = dir.join("token");
     std::fs::write(&token, plain.password().expose()).unwrap();
-    let db = plain.database();
-    exec(plain, "CREATE TABLE sbtest1 (id INT PRIMARY KEY)");
-    exec(plain, "INSERT INTO sbtest1 VALUES (42)");
+    // A database of its own: the study test loads the account's default one meanwhile.
+    let db = "given_theirs";
+    exec(plain, &format!("CREATE DATABASE IF NOT EXISTS {db}"));
+    exec(
+        plain,
+        &format!("GRANT ALL ON {db}.* TO '{}'@'127.0.0.1'", plain.user()),
+    );
+    exec(
+        plain,
+        &format!("CREATE TABLE {db}.sbtest1 (id INT PRIMARY KEY)"),
+    );
+    exec(plain, &format!("INSERT INTO {db}.sbtest1 VALUES (42)"));
     let file = dir.join("theirs.toml");
     std::fs::write(
         &file,
@@ -288,8 +298,11 @@ fn tables_bakeoff_did_not_create_are_refused_and_left_alone() {
     assert!(cmp.contains("bakeoff did not create it"), "{cmp}");
     let kept = bakeoff_testkit::rt().block_on(async {
         let mut c = Conn::connect(&plain.connect_options()).await.unwrap();
-        let r = c.query_rows("SELECT id FROM sbtest1").await.unwrap();
-        c.exec("DROP TABLE sbtest1").await.unwrap();
+        let r = c
+            .query_rows(&format!("SELECT id FROM {db}.sbtest1"))
+            .await
+            .unwrap();
+        c.exec(&format!("DROP DATABASE {db}")).await.unwrap();
         r
     });
     assert_eq!(

@@ -34,6 +34,9 @@ impl SeriesCtx<'_> {
                 return Ok(None);
             }
         };
+        if let Some(w) = opts.unverified_login_warning() {
+            self.obs.on_note(&format!("{}: {w}", given.url));
+        }
         let mut info = describe(&opts, &given.url);
         if let Err(e) = leftovers(&opts, given) {
             let reason = format!("the given server {}: {e}", given.url);
