@@ -121,8 +121,9 @@ pub struct MysqlArgs {
     /// The most rows bakeoff keeps of one result set (admin queries, a script's con:query()).
     #[arg(long, value_name = "N", default_value_t = bakeoff_driver::Limits::MAX_ROWS as u64)]
     pub max_rows: u64,
-    /// Seconds a statement outside the timed run (checks, cleanup's, a script's prepare) may
-    /// wait for the server's answer; 0: no limit. The timed run's statements have none.
+    /// Seconds a statement of bakeoff's own outside the timed run (its checks, prepare's and
+    /// cleanup's) may wait for the server's answer; 0: no limit. The timed run's statements
+    /// and a Lua script's connections have none, as sysbench's have none.
     #[arg(long, value_name = "SECONDS", default_value_t = bakeoff_driver::Limits::READ_TIMEOUT.as_secs())]
     pub read_timeout: u64,
     /// The same for DDL and loads (CREATE TABLE, LOAD DATA, CREATE INDEX), which take as
