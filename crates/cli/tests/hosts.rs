@@ -749,9 +749,9 @@ fn fixed_work_splits_its_connections_over_the_client_hosts_in_a_run_and_a_study(
 #[test]
 fn a_given_servers_cpu_is_read_on_its_host_over_ssh_and_unknown_without() {
     use std::io::BufRead;
-    let hosts = Hosts::new(&[("a", Kind::Full)]);
+    let hosts = Hosts::new(&[("a", Kind::Full), ("b", Kind::NoServer)]);
     // The given server: one started by hand on a, on a's address, with an account for the
-    // local host's address (as a DBA's server would have).
+    // namespaces' addresses (as a DBA's server would have for its clients).
     let mut server = hosts
         .exec_in("a", BAKEOFF)
         .args([
@@ -774,7 +774,7 @@ fn a_given_servers_cpu_is_read_on_its_host_over_ssh_and_unknown_without() {
             port = p.trim().rsplit(':').next().unwrap().to_string();
         }
     }
-    let sql = "CREATE USER 'sbtest'@'169.254.77.1' IDENTIFIED BY 'given-pw'; GRANT ALL ON sbtest.* TO 'sbtest'@'169.254.77.1'";
+    let sql = "CREATE USER 'sbtest'@'169.254.77.%' IDENTIFIED BY 'given-pw'; GRANT ALL ON sbtest.* TO 'sbtest'@'169.254.77.%'";
     let o = hosts
         .exec_in("a", "mariadb")
         .args([
@@ -852,6 +852,22 @@ fn a_given_servers_cpu_is_read_on_its_host_over_ssh_and_unknown_without() {
         "{m}"
     );
     every_run_has_server_cpu(&store, study);
+    // A password from a command (a token that expires) reaches a client host inside its ssh
+    // session, asked for again for each load sent there: never the empty password field.
+    let asked = dir.join("asked");
+    let command = format!("echo asked >> {}; echo given-pw", asked.display());
+    let b = hosts.url("b");
+    let o = hosts
+        .local_command(BAKEOFF)
+        .args(&run)
+        .args(["--client-host", b.as_str(), "--password-command", &command])
+        .env_remove("MYSQL_PWD")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let asked = std::fs::read_to_string(&asked).unwrap_or_default();
+    assert!(asked.lines().count() >= 2, "asked {asked:?} times: {err}");
     bakeoff(&[&["cleanup", "oltp_point_select"], &load[..]].concat());
     unsafe { libc::kill(server.id() as i32, libc::SIGINT) };
     let _ = server.wait();

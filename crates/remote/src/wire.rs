@@ -243,7 +243,9 @@ impl std::fmt::Debug for Password {
 
 impl Target {
     /// None for a socket: a client host cannot reach another machine's socket file.
-    pub fn of(o: &ConnectOptions) -> Option<Target> {
+    /// `password` is the one to send now: a `password_command`'s output is asked for afresh
+    /// each time a client host is sent a target (such tokens expire), never the empty field.
+    pub fn of(o: &ConnectOptions, password: &Secret) -> Option<Target> {
         let Endpoint::Tcp { host, port } = &o.endpoint else {
             return None;
         };
@@ -251,7 +253,7 @@ impl Target {
             host: host.clone(),
             port: *port,
             user: o.user.clone(),
-            password: Password::new(&o.password),
+            password: Password::new(password),
             database: o.database.clone(),
             tls: TargetTls::of(&o.tls),
             compress: o.compress,

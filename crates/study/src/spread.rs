@@ -123,11 +123,7 @@ impl ClientHosts {
         observer: &mut dyn Observer,
         mut sampler: Option<&mut Sampler>,
     ) -> Result<Spread, String> {
-        let targets = endpoints
-            .iter()
-            .map(Target::of)
-            .collect::<Option<Vec<_>>>()
-            .ok_or("a server reached by its socket cannot take load from other hosts")?;
+        let targets = targets(endpoints)?;
         let parts = self.parts(spec);
         let active: Vec<usize> = (0..parts.len())
             .filter(|&k| parts[k].connections > 0)
@@ -334,6 +330,20 @@ impl Drop for ClientHosts {
 
 /// Events `e` shared out by connections: the block of `c` connections from `first` of
 /// `total` gets its proportion, the parts adding up to `e` exactly.
+/// What each client host connects to, with the password as found now: a `password_command`
+/// runs here, once per load sent, and its output travels only inside the ssh sessions.
+fn targets(endpoints: &[ConnectOptions]) -> Result<Vec<Target>, String> {
+    endpoints
+        .iter()
+        .map(|o| {
+            let password = o.password_now()?;
+            Target::of(o, &password).ok_or_else(|| {
+                "a server reached by its socket cannot take load from other hosts".to_string()
+            })
+        })
+        .collect()
+}
+
 fn share(e: u64, first: u32, c: u32, total: u32) -> u64 {
     let upto = |n: u32| (u128::from(e) * u128::from(n) / u128::from(total)) as u64;
     upto(first + c) - upto(first)
