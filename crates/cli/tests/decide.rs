@@ -13,9 +13,7 @@ use std::path::PathBuf;
 use common::{bakeoff, text};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bakeoff-decide-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir(&format!("decide-{name}"));
     dir
 }
 

@@ -13,9 +13,7 @@ use bakeoff_testkit::wait_for;
 const BAKEOFF: &str = env!("CARGO_BIN_EXE_bakeoff");
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bakeoff-doors-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir(&format!("doors-{name}"));
     dir
 }
 

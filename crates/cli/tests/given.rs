@@ -30,9 +30,7 @@ fn servers() -> &'static ((Server, Pki), Server) {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bakeoff-given-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let dir = bakeoff_testkit::scratch::dir(&format!("given-{name}"));
     dir
 }
 

@@ -170,8 +170,7 @@ fn a_studys_series_on_a_given_server_drops_only_its_own_tables() {
     users_data(db);
     // The marker table and mallory's rows are there before the series starts.
     plant(db);
-    let dir = std::env::temp_dir().join(format!("bakeoff-owned-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir("owned");
     let file: PathBuf = dir.join("owned.toml");
     std::fs::write(
         &file,

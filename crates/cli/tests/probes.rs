@@ -44,9 +44,7 @@ fn host_probes_report_as_sysbench_and_sweep_threads() {
 
 #[test]
 fn fileio_prepares_runs_and_cleans_up_only_its_own_marked_directory() {
-    let base = std::env::temp_dir().join(format!("bakeoff-cli-fileio-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).unwrap();
+    let base = bakeoff_testkit::scratch::dir("cli-fileio");
     let dir = base.join("files");
     let d = format!("--file-dir={}", dir.display());
     let common = ["--file-total-size=4M", "--file-num=4", d.as_str()];
@@ -126,9 +124,7 @@ fn fileio_prepares_runs_and_cleans_up_only_its_own_marked_directory() {
 #[test]
 fn a_planted_fileio_directory_and_linked_files_are_left_untouched() {
     use std::os::unix::fs::{chown, symlink};
-    let base = std::env::temp_dir().join(format!("bakeoff-cli-planted-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).unwrap();
+    let base = bakeoff_testkit::scratch::dir("cli-planted");
     let victim = base.join("victim");
     std::fs::write(&victim, "precious").unwrap();
     let prepare = |dir: &std::path::Path| {

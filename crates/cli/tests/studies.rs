@@ -21,7 +21,7 @@ fn every_example_study_checks_and_a_bad_one_lists_each_problem_at_its_place() {
     }
     assert!(checked >= 5, "the examples the issue asks for");
 
-    let bad = std::env::temp_dir().join(format!("bakeoff-bad-study-{}.toml", std::process::id()));
+    let bad = bakeoff_testkit::scratch::path("bad-study.toml");
     std::fs::write(
         &bad,
         "treads = [1]\n[[workload]]\nname = \"oltp_point_select\"\nduration = 5\n",
@@ -50,9 +50,7 @@ fn every_example_study_checks_and_a_bad_one_lists_each_problem_at_its_place() {
 
 #[test]
 fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
-    let dir = std::env::temp_dir().join(format!("bakeoff-cli-study-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir("cli-study");
     let file = dir.join("tiny.toml");
     let study = "duration = 1\nthreads = [2]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n";
     std::fs::write(&file, study).unwrap();

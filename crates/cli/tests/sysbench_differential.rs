@@ -18,8 +18,7 @@ fn real_sysbench() -> PathBuf {
 
 /// bakeoff under the name `sysbench`, in a directory of its own.
 fn bakeoff_as_sysbench() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bakeoff-as-sysbench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir("as-sysbench");
     let link = dir.join("sysbench");
     if !link.exists() {
         std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_bakeoff"), &link).unwrap();
@@ -34,9 +33,7 @@ fn run(program: &Path, args: &[&str], scratch: &str) -> (i32, String) {
 
 /// [`run`], with `files` (name, text) written into the scratch directory first.
 fn run_with(program: &Path, args: &[&str], scratch: &str, files: &[(&str, &str)]) -> (i32, String) {
-    let dir = std::env::temp_dir().join(format!("bakeoff-diff-{}-{scratch}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir(&format!("diff-{scratch}"));
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
     }

@@ -57,9 +57,7 @@ fn ok(o: Output, what: &str) -> String {
 
 /// A scratch directory holding `files`; with `stock`, a copy of sysbench's scripts too.
 fn scratch(name: &str, stock: bool, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bakeoff-lua-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir(&format!("lua-{name}"));
     if stock {
         let entries = std::fs::read_dir(STOCK).unwrap_or_else(|e| {
             panic!("{STOCK}: {e}: install sysbench (`sudo apt-get install sysbench`)")

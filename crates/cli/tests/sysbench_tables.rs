@@ -117,8 +117,7 @@ fn a_single_thread_prepare_prints_sysbenchs_lines_in_sysbenchs_order() {
 #[test]
 fn a_scripts_run_reports_as_sysbenchs() {
     let db = schema("script_run").database.expect("schema");
-    let dir = std::env::temp_dir().join(format!("bakeoff-script-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir("script-run");
     let path = dir.join("drv.lua");
     std::fs::write(
         &path,

@@ -53,9 +53,7 @@ fn text(o: &Output) -> String {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bakeoff-tls-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let dir = bakeoff_testkit::scratch::dir(&format!("tls-{name}"));
     dir
 }
 

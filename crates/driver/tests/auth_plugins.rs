@@ -27,8 +27,7 @@ const NONCE: &[u8; 20] = b"abcdefghij0123456789";
 fn keys() -> &'static (PathBuf, PathBuf) {
     static K: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     K.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("bakeoff-rsa-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = bakeoff_testkit::scratch::dir("rsa");
         let (private, public) = (dir.join("key.pem"), dir.join("pub.pem"));
         openssl(&[
             "genpkey",
@@ -250,8 +249,7 @@ fn serve<S: Read + Write>(s: S, script: Script) {
 
 /// Connect to a scripted server over TCP (or a unix socket) with `auth`; the client's result.
 fn connect(script: Script, auth: AuthOptions, unix: bool) -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("bakeoff-auth-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir("auth");
     let endpoint;
     let server = if unix {
         let path = dir.join(format!("s{}.sock", rand_suffix()));

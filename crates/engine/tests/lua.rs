@@ -26,8 +26,7 @@ end
 "#;
 
 fn script(name: &str, text: &str) -> Script {
-    let dir = std::env::temp_dir().join(format!("bakeoff-lua-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir(&format!("lua-{name}"));
     let path = dir.join(format!("{name}.lua"));
     std::fs::write(&path, text).unwrap();
     Script::new(

@@ -97,9 +97,7 @@ fn chromium(dir: &Path, page: &Path, args: &[String]) -> (String, String) {
 #[test]
 fn chromium_renders_the_report_with_its_charts_and_no_script_errors() {
     let m = model("browser");
-    let dir = std::env::temp_dir().join(format!("bakeoff-browser-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = bakeoff_testkit::scratch::dir("browser");
     let page = dir.join("report.html");
     std::fs::write(&page, html(&m)).unwrap();
 

@@ -4,7 +4,7 @@
 use bakeoff_store::{RunKey, RunRecord, Store, StoreError, TickRecord};
 
 fn db(name: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("bakeoff-store-{}-{name}.db", std::process::id()));
+    let p = bakeoff_testkit::scratch::path(&format!("store-{name}.db"));
     for suffix in ["", "-wal", "-shm", ".lock"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
     }

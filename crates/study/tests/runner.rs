@@ -11,7 +11,7 @@ use bakeoff_study::{parse, run_study, text_sha256, StoredStudy, StudyObserver, S
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn db(name: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("bakeoff-runner-{}-{name}.db", std::process::id()));
+    let p = bakeoff_testkit::scratch::path(&format!("runner-{name}.db"));
     for suffix in ["", "-wal", "-shm", ".lock"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
     }

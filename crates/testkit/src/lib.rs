@@ -5,6 +5,7 @@
 //! A machine without `mariadbd` fails the tests with the install command; nothing is skipped.
 
 pub mod hosts;
+pub mod scratch;
 pub mod scripted;
 pub mod tls;
 
@@ -18,7 +19,14 @@ use bakeoff_server::{Server, ServerSpec, INSTALL_HINT};
 pub fn server() -> &'static Server {
     static SERVER: OnceLock<Server> = OnceLock::new();
     SERVER.get_or_init(|| match Server::start(&ServerSpec::default()) {
-        Ok(s) => s,
+        Ok(s) => {
+            scratch::at_exit(|| {
+                if let Some(s) = SERVER.get() {
+                    s.discard_at_exit();
+                }
+            });
+            s
+        }
         Err(e) => panic!("these tests need a real MariaDB server and could not start one: {e}\n\nTo fix: {INSTALL_HINT}"),
     })
 }

@@ -59,9 +59,7 @@ fn openssl(dir: &Path, args: &[&str]) {
 /// A CA, a server certificate for `db1.test` and 127.0.0.1, a client certificate, and a
 /// second CA, in a directory the server (which runs as `mysql` under root) can read.
 pub fn make_pki(name: &str) -> Pki {
-    let dir = std::env::temp_dir().join(format!("bakeoff-pki-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("pki dir");
+    let dir = crate::scratch::dir(&format!("pki-{name}"));
     let days = ["-days", "30"];
     let req = |key: &str, out: &str, subject: &str| {
         openssl(

@@ -12,8 +12,7 @@ pub struct TempDb(pub PathBuf);
 
 impl TempDb {
     pub fn new(name: &str) -> TempDb {
-        let p =
-            std::env::temp_dir().join(format!("bakeoff-report-{}-{name}.db", std::process::id()));
+        let p = bakeoff_testkit::scratch::path(&format!("report-{name}.db"));
         let db = TempDb(p);
         db.remove();
         db

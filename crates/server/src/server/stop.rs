@@ -68,6 +68,20 @@ impl Server {
         self.rundir.remove();
     }
 
+    /// For a server held where it is never dropped (a test binary's shared one, in a static):
+    /// at process exit, SIGKILL its group, reap it and remove its run directory, so nothing is
+    /// left in the temporary directory for the next bakeoff to sweep.
+    pub fn discard_at_exit(&self) {
+        if let Some(child) = &self.child {
+            launch::signal_group(child, libc::SIGKILL);
+            // SAFETY: waitpid on our own unreaped child; a null status pointer is allowed.
+            unsafe {
+                libc::waitpid(child.id() as libc::pid_t, std::ptr::null_mut(), 0);
+            }
+        }
+        self.rundir.remove();
+    }
+
     /// SIGKILL the server's whole process group (a wrapper script and what it started too).
     pub(super) fn kill_now(&mut self) {
         if let Some(mut child) = self.child.take() {

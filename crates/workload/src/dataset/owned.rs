@@ -56,7 +56,7 @@ impl Token {
 pub fn workload_table(name: &str) -> Option<u32> {
     let digits = name.strip_prefix("sbtest")?;
     let n: u32 = digits.parse().ok()?;
-    (n >= 1 && n <= MAX_TABLE && digits == n.to_string()).then_some(n)
+    ((1..=MAX_TABLE).contains(&n) && digits == n.to_string()).then_some(n)
 }
 
 /// The marker table, made if missing; one written before tokens is refused with what to do.
