@@ -506,8 +506,14 @@ fn report(
     placement: &ClientPlacement,
 ) -> Result<ExitCode> {
     let text = a.general.format == Format::Text;
+    // sysbench prints no report after a connection's FATAL: in its dialect, what was measured
+    // up to the failure goes to stderr (at its info level) instead of its stdout.
+    let failed = matches!(result.status, bakeoff_engine::RunStatus::Failed(_))
+        && crate::dialect::is_sysbench();
     if text {
-        if crate::dialect::shows(crate::dialect::NOTICE) {
+        if failed {
+            crate::dialect::extra!("{}", output::final_report(result, run_spec.percentile));
+        } else if crate::dialect::shows(crate::dialect::NOTICE) {
             if a.general.histogram {
                 print!("{}", output::histogram(&result.histogram));
             }

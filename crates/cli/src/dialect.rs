@@ -5,6 +5,10 @@
 
 use std::sync::OnceLock;
 
+/// sysbench's logger (one per process: a line repeating the one before is counted, not
+/// printed), shared with the Lua SQL layer's FATAL and ALERT lines.
+use bakeoff_workload::scripting::lua::sysbench_log as log;
+
 /// sysbench's log levels (sb_logger.h): a message prints when its level is at most
 /// `--verbosity` (default 3).
 pub(crate) const FATAL: u8 = 0;
@@ -69,7 +73,7 @@ pub(crate) use said;
 /// line), bakeoff's on stderr.
 pub(crate) fn fatal(message: &str) {
     match SYSBENCH.get() {
-        Some(_) if shows(FATAL) => message.lines().for_each(|l| println!("FATAL: {l}")),
+        Some(_) if shows(FATAL) => message.lines().for_each(|l| log(format!("FATAL: {l}"))),
         Some(_) => {}
         None => eprintln!("{message}"),
     }
@@ -78,7 +82,7 @@ pub(crate) fn fatal(message: &str) {
 /// sysbench's `WARNING:` line (stdout, at its warning level); bakeoff's dialect: stderr.
 pub(crate) fn warning(message: &str) {
     match SYSBENCH.get() {
-        Some(_) if shows(WARNING) => println!("WARNING: {message}"),
+        Some(_) if shows(WARNING) => log(format!("WARNING: {message}")),
         Some(_) => {}
         None => eprintln!("warning: {message}"),
     }

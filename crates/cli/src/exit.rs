@@ -24,7 +24,13 @@ pub(crate) fn exit_code(status: &RunStatus, measured_seconds: f64) -> ExitCode {
             ExitCode::from(EXIT_INTERRUPTED)
         }
         RunStatus::Failed(reason) => {
-            eprintln!("{reason}");
+            // In sysbench's dialect, its FATAL lines on stdout, one per failed connection.
+            match crate::dialect::is_sysbench() {
+                true => reason
+                    .lines()
+                    .for_each(|l| crate::dialect::fatal(l.strip_prefix("FATAL: ").unwrap_or(l))),
+                false => eprintln!("{reason}"),
+            }
             ExitCode::from(EXIT_FAILED)
         }
     }

@@ -3,7 +3,11 @@
 //! (stdout and stderr, as a script or sysbench's own cram tests see them) compared with the
 //! varying figures masked. Cases that need no database: grammar, help, errors, host probes.
 
+mod common;
+
 use std::path::{Path, PathBuf};
+
+use common::masked;
 use std::process::Command;
 
 /// The real sysbench; the suite fails (never skips) without it.
@@ -46,39 +50,6 @@ fn run_with(program: &Path, args: &[&str], scratch: &str, files: &[(&str, &str)]
     let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
     text += &String::from_utf8_lossy(&o.stderr);
     (o.status.code().unwrap_or(-1), text)
-}
-
-/// The banner's own words after the version, and every number, masked: what a parser of
-/// sysbench's output may rely on is the rest.
-fn masked(text: &str) -> String {
-    text.lines()
-        .map(|l| match l.strip_prefix("sysbench 1.0.20 (") {
-            Some(_) => "sysbench 1.0.20 (...)".to_string(),
-            None => mask_numbers(l),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Each number as `#`, with the padding before it (`%8.2f` pads by the value's width) as one
-/// space.
-fn mask_numbers(line: &str) -> String {
-    let mut out = String::new();
-    let mut in_number = false;
-    for c in line.chars() {
-        if c.is_ascii_digit() || (in_number && c == '.') {
-            if !in_number {
-                let padded = out.ends_with(' ');
-                out.truncate(out.trim_end_matches(' ').len());
-                out.push_str(if padded { " #" } else { "#" });
-            }
-            in_number = true;
-        } else {
-            in_number = false;
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Both tools on `args`: the same exit code and the same masked output.

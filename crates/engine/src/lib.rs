@@ -281,6 +281,9 @@ pub enum EngineError {
         opened: u32,
         wanted: u32,
         hint: String,
+        /// The other connections that failed while this one did, each its reason (sysbench
+        /// prints every thread's failed `thread_init`).
+        also: Vec<String>,
     },
     #[error("a client thread failed: {0}")]
     Thread(String),

@@ -94,7 +94,20 @@ pub fn run_sampled<S: Source>(
             Err(EngineError::Stopped) => {}
             Err(e) => {
                 shared.stop.store(true, Ordering::SeqCst);
-                failure.get_or_insert(e);
+                match (&mut failure, e) {
+                    (None, e) => failure = Some(e),
+                    // Another thread's connections failed too: the first error names them.
+                    (
+                        Some(EngineError::Connect { also, .. }),
+                        EngineError::Connect {
+                            reason, also: more, ..
+                        },
+                    ) => {
+                        also.push(reason);
+                        also.extend(more);
+                    }
+                    (Some(_), _) => {}
+                }
             }
         }
     }
@@ -261,8 +274,8 @@ fn coordinate(
     let connections = connections_of(recorders);
     let (checkpoints, after_checkpoint) =
         checkpoints.finish(started + elapsed, started, &connections);
-    let status = match (shared.failure.get(), interrupted) {
-        (Some(reason), _) => RunStatus::Failed(reason.clone()),
+    let status = match (shared.failure(), interrupted) {
+        (Some(reason), _) => RunStatus::Failed(reason),
         (None, true) => RunStatus::Interrupted,
         (None, false) => RunStatus::Completed,
     };

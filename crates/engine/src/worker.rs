@@ -24,7 +24,9 @@ pub(crate) struct Shared {
     pub running: AtomicU32,
     /// Connections opened so far (for the error when one cannot be).
     pub connected: AtomicU32,
-    pub failure: OnceLock<String>,
+    /// Why connections failed, each as it said it, in the order they did: a script's error
+    /// in several threads is several lines, as sysbench prints one per thread.
+    pub failures: Mutex<Vec<String>>,
     /// Measurement ends here (start + --time), once started.
     pub end: OnceLock<Option<Instant>>,
     /// Nanoseconds client threads spent polling without finding a response (ClientWait::Poll):
@@ -36,8 +38,16 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub fn fail(&self, reason: String) {
-        let _ = self.failure.set(reason);
+        if let Ok(mut f) = self.failures.lock() {
+            f.push(reason);
+        }
         self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// The run's failure: every connection's reason, one per line; None if none failed.
+    pub fn failure(&self) -> Option<String> {
+        let f = self.failures.lock().ok()?;
+        (!f.is_empty()).then(|| f.join("\n"))
     }
 
     fn over(&self, now: Instant) -> bool {
@@ -195,6 +205,7 @@ impl<S: Source> Worker<S> {
             .collect();
         let mut sessions = Vec::with_capacity(opens.len());
         let mut failed = None;
+        let mut also = Vec::new();
         for o in opens {
             match o.await {
                 Ok((_, Some(Ok(s)))) => sessions.push(s),
@@ -202,7 +213,10 @@ impl<S: Source> Worker<S> {
                 Ok((tid, Some(Err(e)))) => {
                     // Stop the other threads' opens too: the run cannot start.
                     self.shared.stop.store(true, Ordering::SeqCst);
-                    failed.get_or_insert((tid, e.to_string(), crate::connect_hint(&e)));
+                    match failed {
+                        None => failed = Some((tid, e.to_string(), crate::connect_hint(&e))),
+                        Some(_) => also.push(e.to_string()),
+                    }
                 }
                 Err(e) => return Err(EngineError::Thread(e.to_string())),
             }
@@ -214,6 +228,7 @@ impl<S: Source> Worker<S> {
                 opened: self.shared.connected.load(Ordering::Relaxed),
                 wanted: self.spec.connections,
                 hint,
+                also,
             });
         }
         if self.shared.stop.load(Ordering::Relaxed) {

@@ -286,6 +286,25 @@ pub struct WindowSummary {
     pub latency: LatencySummary,
 }
 
+impl WindowSummary {
+    /// Statements run outside the window's events (a script's `init()`, which sysbench
+    /// counts in the run's totals and its first interval): the counts and their rates.
+    pub fn add_statements(&mut self, reads: u64, writes: u64, others: u64) {
+        self.reads += reads;
+        self.writes += writes;
+        self.others += others;
+        self.queries += reads + writes + others;
+        let per_sec = |n: u64| match self.seconds > 0.0 {
+            true => n as f64 / self.seconds,
+            false => 0.0,
+        };
+        self.qps = per_sec(self.queries);
+        self.reads_per_sec = per_sec(self.reads);
+        self.writes_per_sec = per_sec(self.writes);
+        self.others_per_sec = per_sec(self.others);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

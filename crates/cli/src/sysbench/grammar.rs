@@ -39,6 +39,18 @@ impl Line {
         })
     }
 
+    /// An option's value as sysbench's `sb_get_value_int` reads it (atoi: 0 when not a number).
+    fn int(&self, name: &str, default: i64) -> i64 {
+        self.value(name).map_or(default, |v| {
+            let digits = v.trim_start();
+            let end = digits
+                .char_indices()
+                .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+'))))
+                .map_or(digits.len(), |(i, _)| i);
+            digits[..end].parse().unwrap_or(0)
+        })
+    }
+
     fn set(&mut self, name: String, value: Option<String>, written: &str) {
         let written = written.to_string();
         match self.options.iter_mut().find(|g| g.name == name) {
@@ -53,6 +65,34 @@ impl Line {
             }),
         }
     }
+}
+
+/// sysbench's warnings as its `init()` gives them, before its version line: each 0.5 option
+/// in use (`--num-threads` above 1, the others above 0, which then stand for their new names),
+/// and a run with neither an event nor a time limit.
+pub(crate) fn startup_warnings(line: &Line) -> Vec<String> {
+    let mut out = Vec::new();
+    // The old option's value when it is in use (above `floor`), with sysbench's warning.
+    let mut deprecated = |old: &str, new: &str, floor: i64| {
+        let v = line.int(old, 0);
+        if v > floor {
+            out.push(format!("--{old} is deprecated, use --{new} instead"));
+        }
+        (v > floor).then_some(v)
+    };
+    deprecated("num-threads", "threads", 1);
+    let events = deprecated("max-requests", "events", 0).unwrap_or(line.int("events", 0));
+    let time = deprecated("max-time", "time", 0).unwrap_or(line.int("time", 10));
+    let endless = events == 0 && time == 0;
+    let rate = deprecated("tx-rate", "rate", 0);
+    if endless {
+        let at = out.len() - usize::from(rate.is_some());
+        out.insert(
+            at,
+            "Both event and time limits are disabled, running an endless test".into(),
+        );
+    }
+    out
 }
 
 /// Parse `args` (without the program name). The error is sysbench's message for it.
@@ -109,6 +149,25 @@ mod tests {
         assert_eq!(
             parse(&args).unwrap_err(),
             "Unrecognized command line argument: baz"
+        );
+    }
+
+    #[test]
+    fn the_0_5_options_are_warned_about_in_sysbenchs_order_and_words() {
+        let line = p("--tx-rate=5 --max-time=3 --num-threads=2 --max-requests=0 x.lua run");
+        assert_eq!(
+            startup_warnings(&line),
+            [
+                "--num-threads is deprecated, use --threads instead",
+                "--max-time is deprecated, use --time instead",
+                "--tx-rate is deprecated, use --rate instead",
+            ]
+        );
+        // --num-threads=1 is the default: no warning; no limit at all is an endless run.
+        let line = p("--num-threads=1 --time=0 x.lua");
+        assert_eq!(
+            startup_warnings(&line),
+            ["Both event and time limits are disabled, running an endless test"]
         );
     }
 

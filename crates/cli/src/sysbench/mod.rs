@@ -51,9 +51,8 @@ pub(crate) fn front(args: &[String]) -> Outcome {
             Outcome::Exit(ExitCode::from(FAILURE))
         }
         Err(Stop::Fatal(msg)) => {
-            if dialect::shows(dialect::FATAL) {
-                println!("FATAL: {msg}");
-            }
+            // sysbench's logger prefixes every line of a message.
+            dialect::fatal(&msg);
             Outcome::Exit(ExitCode::from(FAILURE))
         }
     }
@@ -88,6 +87,9 @@ fn check(args: &[String]) -> Result<Outcome, Stop> {
     dialect::speak_sysbench(verbosity);
     if line.test_option {
         eprintln!("WARNING: the --test option is deprecated. You can pass a script name or path on the command line without any options.");
+    }
+    for w in grammar::startup_warnings(&line) {
+        dialect::warning(&w);
     }
     notice!("{}\n", version());
     let test = match line.test.as_deref() {
@@ -220,10 +222,13 @@ fn script(line: &Line, path: std::path::PathBuf, text: Option<String>) -> Result
             ))
         })?;
     let starting = || notice!("Initializing worker threads...\n");
-    script
+    let ran = script
         .run_command(command, &general, threads, &starting)
         .map_err(failed)?;
-    Ok(Outcome::Exit(ExitCode::SUCCESS))
+    Ok(Outcome::Exit(match ran {
+        bakeoff_workload::scripting::lua::Ran::CommandFailed => ExitCode::from(FAILURE),
+        _ => ExitCode::SUCCESS,
+    }))
 }
 
 /// The servers the line names, with sysbench's defaults (user and database sbtest).

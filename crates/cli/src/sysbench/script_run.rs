@@ -12,6 +12,7 @@ use bakeoff_study::lab::{GivenServers, Servers};
 use bakeoff_study::measure::{measure_here, RunObserver};
 use bakeoff_telemetry::WindowSummary;
 use bakeoff_workload::scripting::lua::{Main, Script, Stat};
+use bakeoff_workload::StmtCounts;
 
 use super::grammar::Line;
 use crate::dialect::notice;
@@ -50,7 +51,7 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
             script.name()
         ));
     }
-    main.init().map_err(lua_failed)?;
+    let init = main.init().map_err(lua_failed)?;
     let spec = RunSpec {
         connections: threads,
         // One Lua state per thread: a script's calls block its thread, as in sysbench.
@@ -80,6 +81,8 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         validate: line.on("validate"),
         percentile,
         failed: None,
+        init_tick: Some(init),
+        init_total: Some(init),
     };
     let measured = measure_here(
         &servers,
@@ -89,16 +92,26 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         &INTERRUPTED,
         &mut printer,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(thread_init_failed)?;
     if let Some(e) = printer.failed {
         return Err(e);
     }
     let r = &measured.result;
+    // A thread's script failed: sysbench prints each failed thread's FATAL line (the order
+    // the threads failed in) and no report, and does not call done().
+    if let RunStatus::Failed(why) = &r.status {
+        for line in why.lines() {
+            crate::dialect::fatal(line.strip_prefix("FATAL: ").unwrap_or(line));
+        }
+        return Ok(ExitCode::from(1));
+    }
     if line.on("histogram") && crate::dialect::shows(crate::dialect::NOTICE) {
         print!("{}", output::histogram(&r.histogram));
     }
     // After checkpoints, sysbench's final report covers the stretch since the last one.
-    let last = &r.last_stretch();
+    let mut last = r.last_stretch();
+    printer.count_init(&mut last);
+    let last = &last;
     let hooked = main.report(&cumulative(last), true).map_err(lua_failed)?;
     if !hooked {
         notice!(
@@ -109,13 +122,27 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
     }
     main.done().map_err(lua_failed)?;
     Ok(match &r.status {
-        RunStatus::Completed => ExitCode::SUCCESS,
         RunStatus::Interrupted => ExitCode::from(crate::exit::EXIT_INTERRUPTED),
-        RunStatus::Failed(why) => {
-            crate::dialect::fatal(why.strip_prefix("FATAL: ").unwrap_or(why));
-            ExitCode::from(1)
-        }
+        _ => ExitCode::SUCCESS,
     })
+}
+
+/// A run that could not start, in sysbench's words: a script's `thread_init` that failed is
+/// its own FATAL line, then sysbench's "Thread initialization failed!".
+fn thread_init_failed(e: bakeoff_study::measure::MeasureError) -> String {
+    use bakeoff_engine::EngineError;
+    use bakeoff_study::measure::MeasureError;
+    match e {
+        MeasureError::Engine(EngineError::Connect { reason, also, .. })
+            if reason.starts_with("`thread_init' function failed") =>
+        {
+            let mut lines = vec![reason];
+            lines.extend(also);
+            lines.push("Thread initialization failed!".into());
+            lines.join("\n")
+        }
+        e => e.to_string(),
+    }
 }
 
 /// sysbench's report of a stretch of the run (all of it, or one between checkpoints). Its
@@ -172,6 +199,19 @@ struct Printer<'a> {
     percentile: f64,
     /// A report hook that failed: the run's outcome after it ends.
     failed: Option<String>,
+    /// What `init()` ran, not yet in the first interval line / the first report: sysbench
+    /// counts a script's init statements in both.
+    init_tick: Option<StmtCounts>,
+    init_total: Option<StmtCounts>,
+}
+
+impl Printer<'_> {
+    /// The first report printed (a checkpoint's or the final one) counts init's statements.
+    fn count_init(&mut self, c: &mut Checkpoint) {
+        if let Some(i) = self.init_total.take() {
+            c.total.add_statements(i.reads, i.writes, i.others);
+        }
+    }
 }
 
 impl RunObserver for Printer<'_> {
@@ -198,6 +238,9 @@ impl Observer for Printer<'_> {
         if self.failed.is_some() {
             return;
         }
+        let mut c = c.clone();
+        self.count_init(&mut c);
+        let c = &c;
         notice!("[ {:.0}s ] Checkpoint report:", c.t);
         match self.main.report(&cumulative(c), true) {
             Ok(true) => {}
@@ -214,6 +257,11 @@ impl Observer for Printer<'_> {
         if !self.interval || self.failed.is_some() {
             return;
         }
+        let mut t = t.clone();
+        if let Some(i) = self.init_tick.take() {
+            t.window.add_statements(i.reads, i.writes, i.others);
+        }
+        let t = &t;
         match self.main.report(&stat(&t.window, t.threads, t.t), false) {
             Ok(true) => {}
             Ok(false) => notice!("{}", output::interval_line(t, self.percentile, false)),

@@ -51,3 +51,36 @@ pub fn parse_report(out: &str) -> std::collections::HashMap<String, f64> {
     }
     m
 }
+
+/// The banner's own words after the version, and every number, masked: what a parser of
+/// sysbench's output may rely on is the rest.
+pub fn masked(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.strip_prefix("sysbench 1.0.20 (") {
+            Some(_) => "sysbench 1.0.20 (...)".to_string(),
+            None => mask_numbers(l),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Each number as `#`, with the padding before it (`%8.2f` pads by the value's width) as one
+/// space.
+fn mask_numbers(line: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in line.chars() {
+        if c.is_ascii_digit() || (in_number && c == '.') {
+            if !in_number {
+                let padded = out.ends_with(' ');
+                out.truncate(out.trim_end_matches(' ').len());
+                out.push_str(if padded { " #" } else { "#" });
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}

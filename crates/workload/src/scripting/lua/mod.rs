@@ -28,4 +28,4 @@ pub use error::{message, ScriptError};
 pub use rand::RandOptions;
 pub use script::{Ran, Script};
 pub use session::{Main, Session, Stat};
-pub use sql::{Ignore, SqlOptions};
+pub use sql::{sysbench_log, Ignore, SqlOptions};

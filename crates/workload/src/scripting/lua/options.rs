@@ -8,13 +8,28 @@ use mlua::{Lua, Table, Value};
 
 use super::error::ScriptError;
 
-/// sysbench's general options as scripts see them in `sysbench.opt`: name, type, default.
+/// sysbench's own options as scripts see them in `sysbench.opt` (and, for a script that
+/// declares none, as globals): name, type (sysbench's numbering: 1 flag, 2 integer, 3 size,
+/// 4 number, 5 string, 6 list), default. Debian's sysbench 1.0.20 has these, its driver's
+/// included; options naming files (`--config-file`, the TLS files) it leaves out, and so do
+/// we. `warmup_time` and `thread_init_timeout` are 1.0.20's upstream options bakeoff takes.
 const GENERAL: &[(&str, i64, &str)] = &[
     ("threads", 2, "1"),
     ("events", 2, "0"),
     ("time", 2, "10"),
+    ("forced_shutdown", 5, "off"),
+    ("thread_stack_size", 3, "64K"),
     ("rate", 2, "0"),
     ("report_interval", 2, "0"),
+    ("report_checkpoints", 6, ""),
+    ("debug", 1, "off"),
+    ("validate", 1, "off"),
+    ("help", 1, "off"),
+    ("version", 1, "off"),
+    ("tx_rate", 2, "0"),
+    ("max_requests", 2, "0"),
+    ("max_time", 2, "0"),
+    ("num_threads", 2, "1"),
     ("warmup_time", 2, "0"),
     ("thread_init_timeout", 2, "30"),
     ("percentile", 2, "95"),
@@ -29,6 +44,23 @@ const GENERAL: &[(&str, i64, &str)] = &[
     ("db_driver", 5, "mysql"),
     ("db_ps_mode", 5, "auto"),
     ("db_debug", 1, "off"),
+    ("mysql_host", 6, "localhost"),
+    ("mysql_port", 6, "3306"),
+    ("mysql_socket", 6, ""),
+    ("mysql_user", 5, "sbtest"),
+    ("mysql_password", 5, ""),
+    ("mysql_db", 5, "sbtest"),
+    ("mysql_ssl", 1, "off"),
+    ("mysql_ssl_cipher", 5, ""),
+    ("mysql_compression", 1, "off"),
+    ("mysql_debug", 1, "off"),
+    ("mysql_ignore_errors", 6, "1213,1020,1205"),
+    ("mysql_dry_run", 1, "off"),
+    ("pgsql_host", 5, "localhost"),
+    ("pgsql_port", 2, "5432"),
+    ("pgsql_user", 5, "sbtest"),
+    ("pgsql_password", 5, ""),
+    ("pgsql_db", 5, "sbtest"),
 ];
 
 /// Whether the script declares options (`sysbench.cmdline.options`).
@@ -171,15 +203,30 @@ pub(super) fn read_options(
     let given = |name: &str| found(name).map(|(_, v)| v.clone());
     for (name, kind, default) in GENERAL {
         let v = given(name).unwrap_or_else(|| Some(default.to_string()));
-        let value = typed(lua, *kind, v.as_deref())?;
-        // sysbench checks its own options' values before the script's: leave those here.
-        opt.set(*name, value.unwrap_or(Value::Nil))?;
+        // sysbench checks its own options' values before the script's; one bakeoff takes
+        // beyond sysbench's type (--mysql-ssl=REQUIRED) is kept as it was written.
+        let value = match typed(lua, *kind, v.as_deref())? {
+            Some(value) => value,
+            None => Value::String(lua.create_string(v.unwrap_or_default())?),
+        };
+        opt.set(*name, value)?;
+    }
+    // A 0.5 alias in use stands for its new name, as sysbench copies it (sb_opt_copy).
+    for (old, new, floor) in ALIASES {
+        if let Some(Value::Integer(v)) =
+            given(old).and_then(|v| typed(lua, 2, v.as_deref()).ok().flatten())
+        {
+            if v > floor {
+                opt.set(new, v)?;
+            }
+        }
     }
     let declared = declared_options(lua)?;
     if declared.is_empty() {
+        // Undeclared, every option given is a string (a bare `--name`: empty).
         for (name, value) in options {
             if opt.get::<Value>(key(name))?.is_nil() {
-                opt.set(key(name), value.clone().unwrap_or_else(|| "on".into()))?;
+                opt.set(key(name), value.clone().unwrap_or_default())?;
             }
         }
         return Ok(());
@@ -194,6 +241,33 @@ pub(super) fn read_options(
             (None, d) => d.clone(),
         };
         opt.set(key(&o.name), value)?;
+    }
+    Ok(())
+}
+
+/// sysbench 0.5's option names: (old, new, the value above which the old one is in use).
+const ALIASES: [(&str, &str, i64); 4] = [
+    ("num_threads", "threads", 1),
+    ("max_requests", "events", 0),
+    ("max_time", "time", 0),
+    ("tx_rate", "rate", 0),
+];
+
+/// For a script that declares no options, sysbench 1.0 sets every option as a global too (its
+/// 0.5 API: `num_threads`, `oltp_tables_count`), except where the script has a function of
+/// that name (`help`). Called once the script's body has run, as sysbench exports them.
+pub(super) fn export_globals(lua: &Lua) -> mlua::Result<()> {
+    if has_options(lua)? {
+        return Ok(());
+    }
+    let globals = lua.globals();
+    let sysbench: Table = globals.get("sysbench")?;
+    let opt: Table = sysbench.get("opt")?;
+    for pair in opt.pairs::<Value, Value>() {
+        let (name, value) = pair?;
+        if !matches!(globals.raw_get::<Value>(name.clone())?, Value::Function(_)) {
+            globals.raw_set(name, value)?;
+        }
     }
     Ok(())
 }
@@ -239,7 +313,8 @@ fn typed(lua: &Lua, kind: i64, v: Option<&str>) -> mlua::Result<Option<Value>> {
             "off" | "false" | "0" => Some(Value::Boolean(false)),
             _ => None,
         },
-        2 | 3 => text.parse::<i64>().ok().map(Value::Integer),
+        2 => text.parse::<i64>().ok().map(Value::Integer),
+        3 => size(text).map(Value::Integer),
         4 => text.parse::<f64>().ok().map(Value::Number),
         6 => {
             let t = lua.create_table()?;
@@ -250,4 +325,21 @@ fn typed(lua: &Lua, kind: i64, v: Option<&str>) -> mlua::Result<Option<Value>> {
         }
         _ => Some(Value::String(lua.create_string(text)?)),
     })
+}
+
+/// A size as sysbench reads one: a number with an optional unit, K/M/G/T (powers of 1024).
+fn size(text: &str) -> Option<i64> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (n, unit) = text.split_at(split);
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => return None,
+    };
+    n.parse::<i64>().ok()?.checked_mul(1 << shift)
 }

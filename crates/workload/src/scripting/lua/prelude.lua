@@ -318,24 +318,69 @@ function sb_rand_uniq(a, b)
   end
 end
 
+-- 0.5's connection: one per state, opened by the first db_query, db_prepare or
+-- db_bulk_insert_init that needs it (as sysbench 1.0's C binding opens it), or by db_connect.
+-- Each call fails as sysbench's does: its own message at the script's line (luaL_error in
+-- C names the Lua function calling it), so no call here is a tail call, which would drop
+-- the frame the level counts.
 local legacy
 sysbench.db = { DB_ERROR_NONE = 0, DB_ERROR_RESTART_TRANSACTION = 1, DB_ERROR_FAILED = 2 }
 local db = sysbench.db
-function db.connect() legacy = sql.driver():connect() end
+function db.connect()
+  local driver = sql.driver()
+  db_driver = driver:name()
+  if legacy == nil then legacy = driver:connect() end
+end
+local function opened()
+  if legacy == nil then db.connect() end
+  return legacy
+end
+local function connected()
+  if legacy == nil then error("Uninitialized database connection", 3) end
+  return legacy
+end
+-- An ignorable error restarts the event as 1.0's calls do; any other ends it with the 0.5
+-- call's own words (the driver has said what the server refused).
+local function as_0_5(name, ok, err)
+  if ok then return err end
+  if type(err) == "table" then error(err, 0) end
+  error(name .. "() failed", 3)
+end
 function db.disconnect() if legacy then legacy:disconnect(); legacy = nil end end
-function db.query(query) return legacy:query(query) end
-function db.bulk_insert_init(query) return legacy:bulk_insert_init(query) end
-function db.bulk_insert_next(value) return legacy:bulk_insert_next(value) end
-function db.bulk_insert_done() return legacy:bulk_insert_done() end
-function db.prepare(query) return legacy:prepare(query) end
-function db.execute(stmt) return stmt:execute() end
+-- db_query returns nothing: sysbench frees the result set itself.
+function db.query(query)
+  local con = opened()
+  as_0_5("db_query", pcall(con.query, con, query))
+end
+function db.bulk_insert_init(query) return opened():bulk_insert_init(query) end
+function db.bulk_insert_next(value) return connected():bulk_insert_next(value) end
+function db.bulk_insert_done() return connected():bulk_insert_done() end
+function db.prepare(query)
+  local con = opened()
+  local stmt = as_0_5("db_prepare", pcall(con.prepare, con, query))
+  return stmt
+end
+function db.execute(stmt)
+  connected()
+  local rs = as_0_5("db_execute", pcall(stmt.execute, stmt))
+  return rs
+end
 function db.close(stmt) return stmt:close() end
 function db.store_results(rs) return rs end
 -- sysbench's C binding frees quietly whatever the result set's state (its driver may ALERT).
 function db.free_results(rs) if rs then pcall(rs.free, rs) end end
+-- Result buffers: sysbench 1.0 binds them, and no 0.5 call left reads them.
+function db.bind_result(stmt, values)
+  connected()
+  if type(values) ~= "table" then error("table was expected", 2) end
+  if next(values) == nil then error("table is empty", 2) end
+end
 
 -- 0.5's binding: a table of values; each later execute sends their current values.
 function db.bind_param(stmt, values)
+  connected()
+  if type(values) ~= "table" then error("table was expected", 2) end
+  if next(values) == nil then error("table is empty", 2) end
   local params, kinds = {}, sql.type
   for i, v in ipairs(values) do
     local p = type(v) == "number" and stmt:bind_create(kinds.BIGINT)
@@ -352,7 +397,7 @@ function db.bind_param(stmt, values)
 end
 
 for _, name in ipairs({ "connect", "disconnect", "query", "bulk_insert_init",
-  "bulk_insert_next", "bulk_insert_done", "prepare", "bind_param", "execute", "close",
+  "bulk_insert_next", "bulk_insert_done", "prepare", "bind_param", "bind_result", "execute", "close",
   "store_results", "free_results" }) do
   _G["db_" .. name] = db[name]
 end

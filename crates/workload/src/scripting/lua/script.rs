@@ -2,7 +2,7 @@
 //! `help`, `prepare`, `cleanup` or a command it declares (in every thread when it says
 //! PARALLEL_COMMAND).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use bakeoff_driver::ConnectOptions;
@@ -41,6 +41,8 @@ pub enum Ran {
     Loaded,
     /// The command's function ran.
     Command,
+    /// A command the script declares returned false: sysbench exits 1, saying nothing.
+    CommandFailed,
 }
 
 impl Script {
@@ -124,13 +126,21 @@ impl Script {
         };
         let globals = lua.globals();
         let function: Option<Function> = match declared_command(&lua, command)? {
-            Some((_, true)) => {
+            // With one thread, sysbench runs even a parallel command here, in the main state.
+            Some((_, true)) if threads > 1 => {
                 drop(globals);
                 drop(lua);
                 starting_threads();
-                return self.in_threads(command, threads.max(1));
+                return self.in_threads(command, threads);
             }
-            Some((f, false)) => Some(f),
+            Some((f, _)) => {
+                // sysbench.cmdline.call_command: anything but a false return is success.
+                let rc = f.call::<Value>(())?;
+                return Ok(match rc {
+                    Value::Boolean(false) => Ran::CommandFailed,
+                    _ => Ran::Command,
+                });
+            }
             None => match globals.get::<Value>(command)? {
                 Value::Function(f) if matches!(command, "help" | "prepare" | "cleanup") => Some(f),
                 _ => None,
@@ -173,11 +183,10 @@ impl Script {
         // The options first: a body may read them as it loads (the script's own are strings
         // until it has declared them).
         options::read_options(&lua, &self.options)?;
-        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
-        let dir = dir.unwrap_or(Path::new("."));
         let package: Table = lua.globals().get("package")?;
-        let path: String = package.get("path")?;
-        package.set("path", format!("{}/?.lua;./?.lua;{path}", dir.display()))?;
+        let (path, cpath) = module_paths();
+        package.set("path", path)?;
+        package.set("cpath", cpath)?;
         // A `#!` line (scripts made executable) is not Lua: keep the line, as a comment, so
         // line numbers in messages stay the file's.
         let body = match self.text.strip_prefix("#!") {
@@ -188,10 +197,42 @@ impl Script {
         lua.load(body)
             .set_name(format!("@{}", self.name()))
             .exec()?;
-        // Then the options the body declared, typed.
+        // Then the options the body declared, typed; for a 0.5 script, as globals too.
         options::read_options(&lua, &self.options)?;
+        options::export_globals(&lua)?;
         Ok(lua)
     }
+}
+
+/// `package.path` and `package.cpath` as Debian's sysbench 1.0.20 sets them in every state:
+/// the working directory, `./src/lua`, the user's luarocks tree, the system's Lua directories
+/// and sysbench's own (its scripts in /usr/share/sysbench, so `require "oltp_common"` finds
+/// sysbench's, not a file beside the script). `LUA_PATH` / `LUA_CPATH` replace them, `;;`
+/// standing for the default, as in Lua itself.
+fn module_paths() -> (String, String) {
+    let home = std::env::var("HOME").ok();
+    let rocks = |tails: &[&str]| -> String {
+        home.as_ref().map_or_else(String::new, |h| {
+            tails
+                .iter()
+                .map(|t| format!("{h}/.luarocks/{t};"))
+                .collect()
+        })
+    };
+    let path = format!(
+        "./?.lua;./?/init.lua;./src/lua/?.lua;{}/usr/local/share/lua/5.1/?.lua;/usr/share/lua/5.1/?.lua;/usr/share/sysbench/?.lua;",
+        rocks(&["share/lua/5.1/?.lua", "share/lua/5.1/?/init.lua", "share/lua/?.lua", "share/lua/?/init.lua"])
+    );
+    let cpath = format!(
+        "./?.so;{}/usr/local/lib/lua/5.1/?.so;/usr/lib/lua/5.1/?.so;/usr/lib/{}-linux-gnu/sysbench;",
+        rocks(&["lib/lua/5.1/?.so", "lib/lua/?.so"]),
+        std::env::consts::ARCH
+    );
+    let from_env = |var: &str, default: String| match std::env::var(var) {
+        Ok(given) => given.replace(";;", &format!(";{default};")),
+        Err(_) => default,
+    };
+    (from_env("LUA_PATH", path), from_env("LUA_CPATH", cpath))
 }
 
 /// A command the script declares in `sysbench.cmdline.commands` (`name = {function,

@@ -67,13 +67,15 @@ impl Main {
         Ok(self.global("event")?.is_some() || self.global("thread_run")?.is_some())
     }
 
-    /// `init()`, if the script has one.
-    pub fn init(&self) -> Result<(), ScriptError> {
+    /// `init()`, if the script has one; the statements it ran (sysbench counts them in the
+    /// run's totals and its first interval).
+    pub fn init(&self) -> Result<StmtCounts, ScriptError> {
+        counts::take();
         if let Some(f) = self.global("init")? {
             f.call::<()>(())
                 .map_err(|e| ScriptError::Lua(failed_in("init", &e)))?;
         }
-        Ok(())
+        Ok(counts::take())
     }
 
     /// `done()`, if the script has one; then the reports it opened are closed.

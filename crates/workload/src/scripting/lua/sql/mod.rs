@@ -31,6 +31,7 @@ use super::counts;
 use link::{api, api_unit, count, refused, reply, Bulk, Link, Reply, Shared, NOTHING};
 pub use link::{Ignore, SqlOptions};
 use result::{ResultSet, Results};
+pub use say::log as sysbench_log;
 use stmt::RawStmt;
 
 /// sysbench's bulk inserts send a statement when the next value would pass 512 KiB.
