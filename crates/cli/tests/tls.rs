@@ -195,3 +195,94 @@ fn bakeoffs_own_grammar_verifies_the_identity_and_names_a_certificate_it_refuses
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A server whose certificates were made as MySQL's manual makes them (X.509 version 1,
+/// CN=localhost): the real sysbench's `--mysql-ssl=on` and bakeoff's reach it with the manual's
+/// files in the working directory; bakeoff's REQUIRED, VERIFY_CA and VERIFY_IDENTITY agree
+/// with the `mariadb` client's `--ssl`, `--ssl-ca` and `--ssl-verify-server-cert`, by
+/// 127.0.0.1 (which the certificate does not name) and by localhost (which it does).
+#[test]
+fn a_server_with_the_manuals_certificates_is_reached_as_libmariadb_reaches_it() {
+    let (s, pki) = &*manual_lab();
+    let dir = scratch("manual");
+    for (from, to) in [
+        ("ca.pem", "cacert.pem"),
+        ("client-cert.pem", "client-cert.pem"),
+        ("client-key.pem", "client-key.pem"),
+    ] {
+        std::fs::copy(pki.file(from), dir.join(to)).expect("copy");
+    }
+    let script = "function event() local c = sysbench.sql.driver():connect(); print(c:query_row(\"SHOW STATUS LIKE 'Ssl_version'\")) end\n";
+    std::fs::write(dir.join("ssl.lua"), script).expect("script");
+    let port = format!("--mysql-port={}", s.port());
+    let password = format!("--mysql-password={}", s.password().expose());
+    let lua = |program: &Path, host: &str, tls: &[&str]| {
+        let o = Command::new(program)
+            .args(["ssl.lua", "--events=1", "--verbosity=1"])
+            .arg(format!("--mysql-host={host}"))
+            .args([port.as_str(), password.as_str()])
+            .arg(format!("--mysql-user={}", s.user()))
+            .args(tls)
+            .arg("run")
+            .current_dir(&dir)
+            .output()
+            .expect("run");
+        (
+            o.status.success() && text(&o).contains("Ssl_version\tTLS"),
+            text(&o),
+        )
+    };
+    for program in [sysbench(), bakeoff()] {
+        let (ok, t) = lua(&program, "127.0.0.1", &["--mysql-ssl=on"]);
+        assert!(ok, "{} --mysql-ssl=on: {t}", program.display());
+    }
+    let client = |host: &str, tls: &[&str]| {
+        let o = Command::new("mariadb")
+            .args(["--no-defaults", "--protocol=tcp", "-N", "-h", host])
+            .arg(format!("-P{}", s.port()))
+            .arg(format!("-u{}", s.user()))
+            .arg(format!("-p{}", s.password().expose()))
+            .args(tls)
+            .args(["-e", "SHOW STATUS LIKE 'Ssl_version'"])
+            .current_dir(&dir)
+            .output()
+            .expect("the mariadb client");
+        (o.status.success() && text(&o).contains("TLS"), text(&o))
+    };
+    let ca = "--ssl-ca=cacert.pem";
+    let bakeoff_ca = "--mysql-ssl-ca=cacert.pem";
+    for host in ["127.0.0.1", "localhost"] {
+        for (mode, theirs) in [
+            ("REQUIRED", &["--ssl"][..]),
+            ("VERIFY_CA", &["--ssl", ca]),
+            (
+                "VERIFY_IDENTITY",
+                &["--ssl", ca, "--ssl-verify-server-cert"],
+            ),
+        ] {
+            let mode = format!("--mysql-ssl={mode}");
+            let ours = match theirs.len() {
+                1 => vec![mode.as_str()],
+                _ => vec![mode.as_str(), bakeoff_ca],
+            };
+            let (want, said) = client(host, theirs);
+            let (got, t) = lua(&bakeoff(), host, &ours);
+            assert_eq!(got, want, "{host} {ours:?}: bakeoff: {t}\nmariadb: {said}");
+        }
+    }
+    // The one refused: by an address the certificate does not name, which the error says.
+    let (_, t) = lua(
+        &bakeoff(),
+        "127.0.0.1",
+        &["--mysql-ssl=VERIFY_IDENTITY", bakeoff_ca],
+    );
+    assert!(
+        t.contains("CN=localhost (X.509 version 1) does not name 127.0.0.1 (it names localhost)"),
+        "{t}"
+    );
+}
+
+fn manual_lab() -> &'static (Server, Pki) {
+    static LAB: OnceLock<(Server, Pki)> = OnceLock::new();
+    LAB.get_or_init(|| bakeoff_testkit::tls::manual_tls_server("cli-manual"))
+}

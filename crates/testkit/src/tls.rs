@@ -113,17 +113,60 @@ pub fn make_pki(name: &str) -> Pki {
         a.extend(days);
         openssl(&dir, &a);
     }
+    readable(&dir);
+    Pki { dir }
+}
+
+/// Certificates as MySQL's manual makes them ("Creating SSL Certificates and Keys Using
+/// openssl"): a CA from `req -x509`, server (CN=localhost) and client certificates from
+/// `x509 -req` without an extension file, which makes them X.509 version 1. Beside them, for
+/// the refusals: `other-ca.pem`, and `inter-cert.pem`, an intermediate CA made the same way
+/// (version 1, so no CA to OpenSSL), which signed `by-inter-cert.pem` (CN=localhost); and
+/// `v1root.pem`, a self-signed version 1 root, which signed `by-v1root-cert.pem`.
+pub fn make_manual_pki(name: &str) -> Pki {
+    let dir = crate::scratch::dir(&format!("manual-pki-{name}"));
+    let run = |args: &str| openssl(&dir, &args.split(' ').collect::<Vec<_>>());
+    run("genrsa -out ca-key.pem 2048");
+    run("req -new -x509 -nodes -days 3600 -key ca-key.pem -out ca.pem -subj /CN=MySQL_CA");
+    run("req -x509 -newkey rsa:2048 -nodes -days 30 -keyout other-ca-key.pem -out other-ca.pem -subj /CN=another_CA");
+    let signed = |who: &str, subject: &str, ca: &str| {
+        run(&format!("req -newkey rsa:2048 -days 3600 -nodes -keyout {who}-key.pem -out {who}-req.pem -subj {subject}"));
+        run(&format!("x509 -req -in {who}-req.pem -days 3600 -CA {ca}.pem -CAkey {ca}-key.pem -set_serial 01 -out {who}-cert.pem"));
+    };
+    signed("server", "/CN=localhost", "ca");
+    signed("client", "/CN=client", "ca");
+    // x509 -req names the key it signs with `-CAkey`: the intermediate's key is inter-key.pem.
+    signed("inter", "/CN=intermediate", "ca");
+    std::fs::copy(dir.join("inter-cert.pem"), dir.join("inter.pem")).expect("copy");
+    signed("by-inter", "/CN=localhost", "inter");
+    // A version 1 root (self-signed by `x509 -req -signkey`), which OpenSSL takes as a CA.
+    run("req -newkey rsa:2048 -nodes -keyout v1root-key.pem -out v1root-req.pem -subj /CN=v1root");
+    run("x509 -req -in v1root-req.pem -signkey v1root-key.pem -days 30 -out v1root.pem");
+    signed("by-v1root", "/CN=localhost", "v1root");
+    readable(&dir);
+    Pki { dir }
+}
+
+/// The files readable by the server, which runs as `mysql` under root.
+fn readable(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
-    for e in std::fs::read_dir(&dir).expect("pki dir").flatten() {
+    for e in std::fs::read_dir(dir).expect("pki dir").flatten() {
         let _ = std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o644));
     }
-    let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
-    Pki { dir }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
 }
 
 /// A server with TLS on, refusing plain TCP; its certificates in the returned [`Pki`].
 pub fn tls_server(name: &str) -> (Server, Pki) {
-    let pki = make_pki(name);
+    server_with(make_pki(name))
+}
+
+/// [`tls_server`] with the manual's certificates ([`make_manual_pki`]).
+pub fn manual_tls_server(name: &str) -> (Server, Pki) {
+    server_with(make_manual_pki(name))
+}
+
+fn server_with(pki: Pki) -> (Server, Pki) {
     let path = |f: &str| pki.file(f).display().to_string();
     let spec = ServerSpec {
         options: vec![

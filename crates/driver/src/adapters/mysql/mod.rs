@@ -11,6 +11,7 @@ mod rows;
 mod stream;
 pub(crate) mod tls;
 mod transport;
+mod x509;
 
 pub use conn::{Conn, Stmt};
 pub use retry::somaxconn;

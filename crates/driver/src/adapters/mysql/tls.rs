@@ -13,6 +13,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, Error, SignatureScheme};
 use sha2::{Digest, Sha256};
 
+use super::x509;
 use crate::{SslMode, Tls};
 
 /// A [`Tls`]'s client configuration, made on first use and shared by the clones of its
@@ -60,7 +61,7 @@ fn build(t: &Tls) -> Result<ClientConfig, String> {
         .map_err(|e| format!("--mysql-ssl-cipher: {e}"))?;
     let verify = t.verifies();
     // The CA: a file, or PEM text (the lab's CA for this run, as client hosts get it).
-    let ca: Option<(Arc<rustls::RootCertStore>, String)> = match (&t.ca, &t.ca_pem, verify) {
+    let ca: Option<(Roots, String)> = match (&t.ca, &t.ca_pem, verify) {
         (Some(path), _, true) => Some((roots(path)?, path.display().to_string())),
         (None, Some(ca), true) => Some((roots_of_pem(ca)?, ca.name.clone())),
         (None, None, true) => {
@@ -73,11 +74,15 @@ fn build(t: &Tls) -> Result<ClientConfig, String> {
     };
     let verifier: Arc<dyn ServerCertVerifier> = match ca {
         Some((roots, label)) => {
-            let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+            let webpki = WebPkiServerVerifier::builder_with_provider(roots.store, provider.clone())
                 .build()
                 .map_err(|e| format!("{label}: {e}"))?;
             Arc::new(Checked {
-                inner: Checker::WebPki(webpki, t.mode == SslMode::VerifyIdentity),
+                inner: Checker::WebPki {
+                    webpki,
+                    names: t.mode == SslMode::VerifyIdentity,
+                    roots: roots.certs,
+                },
                 ca: Some(label),
                 algorithms: provider.signature_verification_algorithms,
             })
@@ -92,9 +97,9 @@ fn build(t: &Tls) -> Result<ClientConfig, String> {
         .dangerous()
         .with_custom_certificate_verifier(verifier);
     let config = match (&t.cert, &t.key) {
-        (Some(cert), Some(key)) => builder
-            .with_client_auth_cert(certificates(cert)?, private_key(key)?)
-            .map_err(|e| format!("{} and {}: {e}", cert.display(), key.display()))?,
+        (Some(cert), Some(key)) => {
+            builder.with_client_cert_resolver(client_identity(&provider, cert, key)?)
+        }
         (None, None) => builder.with_no_client_auth(),
         (Some(_), None) => {
             return Err("--mysql-ssl-cert needs its key: give --mysql-ssl-key=FILE".into())
@@ -189,29 +194,79 @@ fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
         .map_err(|e| format!("{}: {e} (a PEM private key expected)", path.display()))
 }
 
-fn roots_of_pem(ca: &crate::PemCa) -> Result<Arc<rustls::RootCertStore>, String> {
+/// The client's certificate and key, as a resolver that always offers them: rustls' own
+/// loader parses the certificate with webpki, which refuses the version 1 certificates
+/// MySQL's manual makes, so the key is matched to the certificate here.
+fn client_identity(
+    provider: &CryptoProvider,
+    cert: &Path,
+    key: &Path,
+) -> Result<Arc<dyn rustls::client::ResolvesClientCert>, String> {
+    let certs = certificates(cert)?;
+    let signing = provider
+        .key_provider
+        .load_private_key(private_key(key)?)
+        .map_err(|e| format!("{}: {e}", key.display()))?;
+    let matches = signing
+        .public_key()
+        .is_none_or(|spki| x509::key_matches(&certs[0], &spki));
+    if !matches {
+        return Err(format!(
+            "{} is not the key of {}: give the key made with that certificate",
+            key.display(),
+            cert.display()
+        ));
+    }
+    let identity = rustls::sign::CertifiedKey::new(certs, signing);
+    Ok(Arc::new(ClientIdentity(Arc::new(identity))))
+}
+
+#[derive(Debug)]
+struct ClientIdentity(Arc<rustls::sign::CertifiedKey>);
+
+impl rustls::client::ResolvesClientCert for ClientIdentity {
+    fn resolve(
+        &self,
+        _: &[&[u8]],
+        _: &[SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        Some(self.0.clone())
+    }
+    fn has_certs(&self) -> bool {
+        true
+    }
+}
+
+/// A CA file's certificates: webpki's trust anchors, and the certificates themselves for the
+/// chains webpki cannot parse (see `x509`).
+struct Roots {
+    store: Arc<rustls::RootCertStore>,
+    certs: Vec<CertificateDer<'static>>,
+}
+
+fn roots_of_pem(ca: &crate::PemCa) -> Result<Roots, String> {
     let certs = CertificateDer::pem_slice_iter(ca.pem.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{}: {e}", ca.name))?;
     store_of(certs, &ca.name)
 }
 
-fn roots(path: &Path) -> Result<Arc<rustls::RootCertStore>, String> {
+fn roots(path: &Path) -> Result<Roots, String> {
     store_of(certificates(path)?, &path.display().to_string())
 }
 
 /// The roots a verifier trusts: every certificate of the CA named `name`.
-fn store_of(
-    certs: Vec<CertificateDer<'static>>,
-    name: &str,
-) -> Result<Arc<rustls::RootCertStore>, String> {
+fn store_of(certs: Vec<CertificateDer<'static>>, name: &str) -> Result<Roots, String> {
     let mut roots = rustls::RootCertStore::empty();
-    for c in certs {
+    for c in &certs {
         roots
-            .add(c)
+            .add(c.clone())
             .map_err(|e| format!("{name}: not a CA certificate: {e}"))?;
     }
-    Ok(Arc::new(roots))
+    Ok(Roots {
+        store: Arc::new(roots),
+        certs,
+    })
 }
 
 /// A mode's certificate check, whose failures name the certificate (subject and SHA-256
@@ -229,8 +284,13 @@ enum Checker {
     /// PREFERRED and REQUIRED: any certificate, as the MySQL client takes it; the handshake's
     /// signatures are still checked, so the session is with the key the certificate has.
     Unchecked,
-    /// VERIFY_CA (false) and VERIFY_IDENTITY (true: the names too).
-    WebPki(Arc<WebPkiServerVerifier>, bool),
+    /// VERIFY_CA and VERIFY_IDENTITY (`names`); a chain webpki cannot parse is checked with
+    /// OpenSSL's rules against the CA file's certificates (`x509`).
+    WebPki {
+        webpki: Arc<WebPkiServerVerifier>,
+        names: bool,
+        roots: Vec<CertificateDer<'static>>,
+    },
 }
 
 impl ServerCertVerifier for Checked {
@@ -242,14 +302,42 @@ impl ServerCertVerifier for Checked {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        let Checker::WebPki(v, names) = &self.inner else {
+        let Checker::WebPki {
+            webpki,
+            names,
+            roots,
+        } = &self.inner
+        else {
             return Ok(ServerCertVerified::assertion());
         };
-        match v.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+        let as_openssl = || {
+            let host = names.then_some(server_name);
+            let ca = self.ca.as_deref().unwrap_or("the CA given");
+            x509::verify_chain(end_entity, intermediates, roots, ca, now, host)
+                .map(|()| ServerCertVerified::assertion())
+                .map_err(|r| {
+                    Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(
+                        Arc::new(Problem {
+                            certificate: r.certificate,
+                            why: r.why,
+                        }),
+                    )))
+                })
+        };
+        if x509::is_v1(end_entity.as_ref()) {
+            return as_openssl();
+        }
+        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Ok(ok) => Ok(ok),
             Err(Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) if !names => Ok(ServerCertVerified::assertion()),
+            // A version 1 certificate further up the chain: OpenSSL's rules say why.
+            Err(Error::InvalidCertificate(CertificateError::Other(o)))
+                if format!("{o:?}").contains("UnsupportedCertVersion") =>
+            {
+                as_openssl()
+            }
             Err(Error::InvalidCertificate(e)) => Err(Error::InvalidCertificate(
                 CertificateError::Other(rustls::OtherError(Arc::new(Problem {
                     certificate: describe(end_entity),
@@ -266,7 +354,10 @@ impl ServerCertVerifier for Checked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+        match x509::is_v1(cert.as_ref()) {
+            true => x509::handshake_signature(message, cert, dss, &self.algorithms, false),
+            false => rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms),
+        }
     }
 
     fn verify_tls13_signature(
@@ -275,7 +366,10 @@ impl ServerCertVerifier for Checked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+        match x509::is_v1(cert.as_ref()) {
+            true => x509::handshake_signature(message, cert, dss, &self.algorithms, true),
+            false => rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms),
+        }
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -388,7 +482,7 @@ fn der_item(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
 }
 
 /// An item's content, and what follows the item.
-fn der_inner(b: &[u8]) -> Option<(&[u8], &[u8])> {
+pub(super) fn der_inner(b: &[u8]) -> Option<(&[u8], &[u8])> {
     let len0 = *b.get(1)? as usize;
     let (len, head) = if len0 < 0x80 {
         (len0, 2)
