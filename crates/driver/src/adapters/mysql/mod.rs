@@ -4,6 +4,7 @@
 mod auth;
 mod compress;
 mod conn;
+mod der;
 mod login;
 mod reader;
 mod retry;

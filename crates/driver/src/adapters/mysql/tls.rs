@@ -13,6 +13,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, Error, SignatureScheme};
 use sha2::{Digest, Sha256};
 
+use super::der::{der_inner, der_item};
 use super::x509;
 use crate::{SslMode, Tls};
 
@@ -472,33 +473,6 @@ fn subject_cn(der: &[u8]) -> Option<String> {
     let (_, value, _) = der_item(&subject[i + cn_oid.len()..])?;
     let (content, _) = der_inner(value)?;
     Some(String::from_utf8_lossy(content).into_owned())
-}
-
-/// One DER item: its tag, the whole item, and what follows it.
-fn der_item(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
-    let (_, rest) = der_inner(b)?;
-    let whole_len = b.len() - rest.len();
-    Some((*b.first()?, &b[..whole_len], rest))
-}
-
-/// An item's content, and what follows the item.
-pub(super) fn der_inner(b: &[u8]) -> Option<(&[u8], &[u8])> {
-    let len0 = *b.get(1)? as usize;
-    let (len, head) = if len0 < 0x80 {
-        (len0, 2)
-    } else {
-        let n = len0 & 0x7f;
-        if n == 0 || n > 4 {
-            return None;
-        }
-        let len = b
-            .get(2..2 + n)?
-            .iter()
-            .fold(0usize, |a, &x| a << 8 | x as usize);
-        (len, 2 + n)
-    };
-    let content = b.get(head..head + len)?;
-    Some((content, &b[head + len..]))
 }
 
 /// What a failed handshake says, the certificate's problem first when there is one.

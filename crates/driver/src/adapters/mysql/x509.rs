@@ -346,8 +346,8 @@ pub(crate) fn handshake_signature(
 /// The key's AlgorithmIdentifier as webpki compares it: the DER contents of the SEQUENCE
 /// that opens the SubjectPublicKeyInfo.
 fn algorithm_identifier<'a>(spki: &SubjectPublicKeyInfo<'a>) -> Option<&'a [u8]> {
-    let (inside, _) = super::tls::der_inner(spki.raw)?;
-    Some(super::tls::der_inner(inside)?.0)
+    let (inside, _) = super::der::der_inner(spki.raw)?;
+    Some(super::der::der_inner(inside)?.0)
 }
 
 /// Does `key` (the public half of a client's private key) belong to `cert`? Compared as the
