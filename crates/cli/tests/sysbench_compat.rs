@@ -288,3 +288,52 @@ fn each_failed_thread_says_so_and_no_report_follows() {
         assert!(!got.contains("General statistics"), "{got}");
     }
 }
+
+/// A failing report hook or done() is said and the run still succeeds (the intervals' hook at
+/// every interval, folded by the logger); a failing command or prepare ends it, exit 1, each
+/// in sysbench's words.
+#[test]
+fn failing_hooks_done_and_commands_read_as_sysbenchs() {
+    let hooks = [
+        (
+            "cumulative",
+            "function event() end\nfunction sysbench.hooks.report_cumulative(stat) error('cum boom') end\n",
+            &["--time=1", "run"][..],
+        ),
+        (
+            "done",
+            "function event() end\nfunction done() error('done boom') end\n",
+            &["--time=1", "run"],
+        ),
+        (
+            "command",
+            "sysbench.cmdline.commands = { boom = {function() error('cmd boom') end} }\nfunction prepare() error('prep boom') end\nfunction event() end\n",
+            &["boom"],
+        ),
+        (
+            "prepare",
+            "sysbench.cmdline.commands = { boom = {function() error('cmd boom') end} }\nfunction prepare() error('prep boom') end\nfunction event() end\n",
+            &["prepare"],
+        ),
+    ];
+    for (case, script, args) in hooks {
+        same(case, script, args);
+    }
+    // How many intervals report before the end is the clock's: their FATAL lines are read as
+    // a set, the rest (the final report included) as it is.
+    let script = "function event() end\nfunction sysbench.hooks.report_intermediate(stat) error('hook boom') end\n";
+    let [(want_code, want), (code, got)] = both(
+        "intermediate",
+        script,
+        &["--report-interval=1", "--time=2", "run"],
+    );
+    let (mut want_fatal, want_rest) = fatal_lines(&want);
+    let (mut got_fatal, got_rest) = fatal_lines(&got);
+    want_fatal.dedup();
+    got_fatal.dedup();
+    assert_eq!(
+        (code, got_fatal, got_rest),
+        (want_code, want_fatal, want_rest),
+        "--- bakeoff ---\n{got}\n--- sysbench ---\n{want}"
+    );
+}

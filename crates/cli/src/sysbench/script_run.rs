@@ -80,7 +80,6 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         seed_given: seed != 0,
         validate: line.on("validate"),
         percentile,
-        failed: None,
         init_tick: Some(init),
         init_total: Some(init),
     };
@@ -93,9 +92,6 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         &mut printer,
     )
     .map_err(thread_init_failed)?;
-    if let Some(e) = printer.failed {
-        return Err(e);
-    }
     let r = &measured.result;
     // A thread's script failed: sysbench prints each failed thread's FATAL line (the order
     // the threads failed in) and no report, and does not call done().
@@ -112,7 +108,10 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
     let mut last = r.last_stretch();
     printer.count_init(&mut last);
     let last = &last;
-    let hooked = main.report(&cumulative(last), true).map_err(lua_failed)?;
+    // A hook or done() that fails is said, as sysbench says it, and the run still succeeds.
+    let hooked = main
+        .report(&cumulative(last), true)
+        .unwrap_or_else(|e| said_failed(&e));
     if !hooked {
         notice!(
             "{}",
@@ -120,11 +119,20 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         );
         notice!();
     }
-    main.done().map_err(lua_failed)?;
+    if let Err(e) = main.done() {
+        said_failed(&e);
+    }
     Ok(match &r.status {
         RunStatus::Interrupted => ExitCode::from(crate::exit::EXIT_INTERRUPTED),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// A script's hook (or done()) that failed: sysbench's FATAL line, and the run goes on; true,
+/// as a hook that ran (nothing else reports in its place).
+fn said_failed(e: &bakeoff_workload::scripting::lua::ScriptError) -> bool {
+    crate::dialect::fatal(&e.to_string());
+    true
 }
 
 /// A run that could not start, in sysbench's words: a script's `thread_init` that failed is
@@ -197,8 +205,6 @@ struct Printer<'a> {
     seed_given: bool,
     validate: bool,
     percentile: f64,
-    /// A report hook that failed: the run's outcome after it ends.
-    failed: Option<String>,
     /// What `init()` ran, not yet in the first interval line / the first report: sysbench
     /// counts a script's init statements in both.
     init_tick: Option<StmtCounts>,
@@ -235,9 +241,6 @@ impl Observer for Printer<'_> {
 
     /// The checkpoint's line, then the script's report_cumulative hook or sysbench's report.
     fn on_checkpoint(&mut self, c: &Checkpoint) {
-        if self.failed.is_some() {
-            return;
-        }
         let mut c = c.clone();
         self.count_init(&mut c);
         let c = &c;
@@ -249,12 +252,14 @@ impl Observer for Printer<'_> {
                     print!("{}", report(c, 0, self.percentile));
                 }
             }
-            Err(e) => self.failed = Some(e.to_string()),
+            Err(e) => {
+                said_failed(&e);
+            }
         }
     }
 
     fn on_tick(&mut self, t: &Tick) {
-        if !self.interval || self.failed.is_some() {
+        if !self.interval {
             return;
         }
         let mut t = t.clone();
@@ -265,7 +270,9 @@ impl Observer for Printer<'_> {
         match self.main.report(&stat(&t.window, t.threads, t.t), false) {
             Ok(true) => {}
             Ok(false) => notice!("{}", output::interval_line(t, self.percentile, false)),
-            Err(e) => self.failed = Some(e.to_string()),
+            Err(e) => {
+                said_failed(&e);
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use bakeoff_driver::ConnectOptions;
 use mlua::{Function, Lua, Table, Value};
 
 use super::api::{self, Env};
-use super::error::ScriptError;
+use super::error::{failed_in, ScriptError};
 use super::options;
 use super::rand::{self, RandOptions};
 
@@ -135,7 +135,9 @@ impl Script {
             }
             Some((f, _)) => {
                 // sysbench.cmdline.call_command: anything but a false return is success.
-                let rc = f.call::<Value>(())?;
+                let rc = f.call::<Value>(()).map_err(|e| {
+                    ScriptError::Lua(failed_in("sysbench.cmdline.call_command", &e))
+                })?;
                 return Ok(match rc {
                     Value::Boolean(false) => Ran::CommandFailed,
                     _ => Ran::Command,
@@ -148,7 +150,8 @@ impl Script {
         };
         match function {
             Some(f) => {
-                f.call::<()>(())?;
+                f.call::<()>(())
+                    .map_err(|e| ScriptError::Lua(failed_in(command, &e)))?;
                 Ok(Ran::Command)
             }
             None if command == "help" && options::has_options(&lua)? => {
@@ -263,7 +266,9 @@ impl Script {
                     s.spawn(move || -> Result<(), ScriptError> {
                         let lua = self.state(tid)?;
                         if let Some((f, _)) = declared_command(&lua, command)? {
-                            f.call::<()>(tid)?;
+                            f.call::<()>(tid).map_err(|e| {
+                                ScriptError::Lua(failed_in("sysbench.cmdline.call_command", &e))
+                            })?;
                         }
                         Ok(())
                     })

@@ -118,7 +118,8 @@ impl Main {
             // of intervals is closed before the run's own.
             self.close_reports()?;
         }
-        hook.call::<()>(stat_table(&self.lua, stat)?)?;
+        hook.call::<()>(stat_table(&self.lua, stat)?)
+            .map_err(|e| ScriptError::Lua(failed_in(name, &e)))?;
         Ok(true)
     }
 }
