@@ -57,17 +57,16 @@ fn blocks_line(s: &StudySpec) -> String {
     };
     let auto = match s.auto {
         Some(a) => format!(
-            "; repetitions = \"auto\": {} to {} blocks, until every comparison's 95% interval is within +-{:.1}% (the estimate counts {})",
-            s.repetitions,
+            "; repetitions = \"auto\": a pilot of {} blocks, whose spread fixes how many (at most {}) make every comparison's family-adjusted interval within +-{:.1}% (the estimate counts the pilot)",
+            a.pilot,
             a.max_repetitions,
             a.precision * 100.0,
-            s.repetitions
         ),
         None => String::new(),
     };
     let noise = match s.noise_check {
         true => format!(
-            "; noise check: '{}' runs twice in every block, and their ratio is the machine's noise floor",
+            "; A/A check: '{}' runs twice in every block (their interval should hold 1; their spread is the noise between runs and blocks)",
             s.variants[0].name
         ),
         false => String::new(),

@@ -6,11 +6,12 @@ use bakeoff_store::Row;
 
 use crate::analysis::{analyse, median};
 use crate::baseline::{Axes, Rule};
+use crate::decide::Evidence;
 use crate::design::{auto_status, health_by_run, BlockTps, Design};
 use crate::environment::{environments, manifests, variable_diffs};
 use crate::model::*;
 use crate::source::{num, opt, origins, text, variant_name, Source, VariantKey};
-use crate::stats::{mean_sd, paired_ratio_ci, ratio_ci};
+use crate::stats::{mean_sd, reach};
 
 pub struct Options {
     /// The variant everything is compared with; default the first.
@@ -188,14 +189,20 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         variable_diffs: variable_diffs(&manifests),
         probes: probes(src, &origins),
         workloads,
-        noise: crate::decide::noise_floors(&twins, &first_variant_tps(&cells)),
+        aa: crate::decide::aa_checks(&twins, &first_variant_tps(&cells)),
         auto: None,
         suspects,
         comparisons,
         problems,
         warnings,
     };
-    crate::decide::judge(&mut model.comparisons, &model.noise);
+    crate::decide::judge_all(&mut model.comparisons);
+    for c in &mut model.comparisons {
+        c.bound = match (c.verdict, c.ci) {
+            (Verdict::Equivalent | Verdict::Undecided, Some((lo, hi))) => Some(reach(lo, hi)),
+            _ => None,
+        };
+    }
     model.auto = auto_status(&designs, &model);
     model.costs = costs(src, &cells, &model);
     for i in 0..model.workloads.len() {
@@ -214,12 +221,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
             &model.coordinates,
         );
         let label = &model.workloads[i].label;
-        summary.extend(crate::decide::noise_sentence(
-            label,
-            &model.noise,
-            &model.suspects,
-            &model.warnings,
-        ));
+        summary.extend(crate::decide::aa_sentence(label, &model.aa));
         model.workloads[i].summary = summary;
     }
     Ok(model)
@@ -358,49 +360,42 @@ fn compare(
             .as_ref()
             .ok()
             .and_then(|b| curves.iter().find(|x| &x.variant == b));
-        let paired = base.is_some_and(|b| b.study == c.study && designs[c.study].paired);
+        let design = &designs[c.study];
+        let paired = base.is_some_and(|b| b.study == c.study && design.paired);
         for p in &c.points {
-            let row = |ratio, ci: Option<(f64, f64)>, note, blocks| Comparison {
+            let row = |ratio, evidence: Option<Evidence>, note, blocks| Comparison {
                 workload: label.to_string(),
                 variant: c.variant.clone(),
                 threads: p.threads,
                 against: against.clone().unwrap_or_else(|_| "-".into()),
                 ratio,
-                significant: ci.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0),
-                ci,
+                significant: false,
+                ci: None,
                 note,
                 method: if paired { "paired" } else { "unpaired" },
                 blocks,
                 verdict: Verdict::Open,
                 bound: None,
-                noise_floor: None,
+                tost: None,
+                family: 0,
+                margin: design.margin,
+                detectable: None,
+                evidence,
             };
             let bp = base.and_then(|b| b.points.iter().find(|b| b.threads == p.threads));
             out.push(match (&against, bp) {
                 (Err(why), _) => row(None, None, Some(format!("no baseline: {why}")), 0),
                 (Ok(b), None) => row(None, None, Some(missing(problems, label, b, p.threads)), 0),
-                (Ok(_), Some(b)) if paired => {
-                    let pairs = pairs(b, p);
-                    match paired_ratio_ci(&pairs) {
-                        Some((r, lo, hi)) => row(Some(r), Some((lo, hi)), None, pairs.len() as u32),
-                        None => row(
-                            Some(p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE)),
-                            None,
-                            None,
-                            pairs.len() as u32,
-                        ),
-                    }
-                }
                 (Ok(_), Some(b)) => {
-                    let n = p.tps.len().min(b.tps.len()) as u32;
-                    match ratio_ci(&b.tps, &p.tps) {
-                        Some((r, lo, hi)) => row(Some(r), Some((lo, hi)), None, n),
-                        None => row(
-                            Some(p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE)),
-                            None,
-                            None,
-                            n,
-                        ),
+                    let mean_ratio = Some(p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE));
+                    if paired {
+                        let pairs = pairs(b, p);
+                        let pilot = design.pilot.map(|n| n as usize);
+                        let e = Evidence::paired(&pairs, pilot);
+                        row(mean_ratio, e, None, pairs.len() as u32)
+                    } else {
+                        let n = p.tps.len().min(b.tps.len()) as u32;
+                        row(mean_ratio, Evidence::unpaired(&b.tps, &p.tps), None, n)
                     }
                 }
             });

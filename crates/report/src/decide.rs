@@ -1,19 +1,185 @@
-//! Answers that decide: each comparison's interval read as a verdict (a significant
-//! difference, or a bound on any difference), the machine's noise floor from the noise check
-//! (the first variant run twice in every block), and whether an auto study's comparisons got
-//! as precise as it asked.
+//! Answers that decide, at the error rates they state.
+//!
+//! - **The family.** A workload's comparisons in one study are tested together: each at the
+//!   family's 5% shared out (Bonferroni, 5% / m), so that chance alone makes any claim in the
+//!   family at most 5% of the time. Every interval shown is the adjusted one, so an interval
+//!   agrees with its verdict.
+//! - **Four verdicts.** Different (the adjusted interval excludes 1); different but within
+//!   +-margin; equivalent within +-margin (two one-sided tests: the adjusted 90% interval lies
+//!   inside +-margin, symmetric on the log scale); undecided.
+//! - **The stopping rule** of `repetitions = "auto"`: Stein's two-stage design. A pilot of a
+//!   few blocks fixes the number of blocks from its spread; every interval then uses the
+//!   pilot's spread and its degrees of freedom, which keeps its coverage exact whatever number
+//!   the pilot chose (the mean of all blocks is independent of the pilot's spread).
+//! - **The A/A runs** check the set-up (their interval should hold 1) and measure run-to-run
+//!   and block-to-block noise; they never move a target.
 
 use std::collections::BTreeMap;
 
-use crate::model::{AutoStatus, Comparison, NoiseFloor, Verdict};
-use crate::stats::{half_width, paired_ratio_ci, reach};
+use crate::model::{AaCheck, AutoStatus, Comparison, Verdict};
+use crate::stats::{mean_sd, paired_ratio_ci, t_quantile};
 
-/// The noise floors, from each study's A/A runs (`twins`: workload -> threads -> (block,
+/// The family's level: the chance that any claim of a workload's comparisons is chance alone.
+pub const ALPHA: f64 = 0.05;
+/// The power the smallest detectable difference is given at.
+pub const POWER: f64 = 0.80;
+
+/// A comparison's evidence on the log scale: the estimate of log(variant / baseline), its
+/// standard error, and the degrees of freedom of the spread behind it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evidence {
+    pub estimate: f64,
+    pub se: f64,
+    pub df: f64,
+}
+
+impl Evidence {
+    /// Paired blocks: the mean of the blocks' log ratios. With `pilot` (an auto study's
+    /// first blocks, which chose how many to run), the spread is the pilot's and so are the
+    /// degrees of freedom (Stein's second stage), unless all the blocks' spread makes a wider
+    /// interval: then that one. Under the model (normal log ratios) the pilot's alone is exact
+    /// and the wider choice only more cautious; with heavy tails a quiet pilot followed by
+    /// wild blocks would otherwise claim differences the data does not carry.
+    pub fn paired(pairs: &[(f64, f64)], pilot: Option<usize>) -> Option<Evidence> {
+        if pairs.len() < 2 || pairs.iter().any(|&(b, v)| b <= 0.0 || v <= 0.0) {
+            return None;
+        }
+        let logs: Vec<f64> = pairs.iter().map(|&(b, v)| (v / b).ln()).collect();
+        let (mean, all_sd) = mean_sd(&logs);
+        let n = logs.len() as f64;
+        let all = Evidence {
+            estimate: mean,
+            se: all_sd / n.sqrt(),
+            df: n - 1.0,
+        };
+        let n0 = match pilot {
+            Some(n0) if n0 >= 2 && n0 < logs.len() => n0,
+            _ => return Some(all),
+        };
+        let stein = Evidence {
+            se: mean_sd(&logs[..n0]).1 / n.sqrt(),
+            df: (n0 - 1) as f64,
+            ..all
+        };
+        // Which is wider, judged where decisions are made (a two-sided 1% point).
+        let width = |e: &Evidence| e.se * t_quantile(e.df, 0.995);
+        Some(if width(&all) > width(&stein) {
+            all
+        } else {
+            stein
+        })
+    }
+
+    /// Unpaired repetitions (studies before blocks, merged machines): the log of the ratio
+    /// of means, its standard error by the delta method, Welch's degrees of freedom.
+    pub fn unpaired(a: &[f64], b: &[f64]) -> Option<Evidence> {
+        let ((ma, sa), (mb, sb)) = (mean_sd(a), mean_sd(b));
+        if a.len() < 2 || b.len() < 2 || ma <= 0.0 || mb <= 0.0 {
+            return None;
+        }
+        let (na, nb) = (a.len() as f64, b.len() as f64);
+        let (va, vb) = ((sa / ma).powi(2) / na, (sb / mb).powi(2) / nb);
+        let se = (va + vb).sqrt();
+        let df = if se == 0.0 {
+            1e9
+        } else {
+            (va + vb).powi(2) / (va.powi(2) / (na - 1.0) + vb.powi(2) / (nb - 1.0))
+        };
+        Some(Evidence {
+            estimate: (mb / ma).ln(),
+            se,
+            df,
+        })
+    }
+}
+
+/// What a comparison's evidence decides in a family of `family` at equivalence margin
+/// `margin` (a fraction, symmetric on the log scale).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judged {
+    pub ratio: f64,
+    /// The family-adjusted two-sided interval (1 - 5%/m): different when it excludes 1.
+    pub ci: (f64, f64),
+    /// The family-adjusted 90% interval of the two one-sided tests: equivalent when it lies
+    /// inside +-margin.
+    pub tost: (f64, f64),
+    pub verdict: Verdict,
+    /// The smallest difference this comparison detects at 80% power at the adjusted level,
+    /// from its spread and degrees of freedom (never from the observed effect).
+    pub detectable: f64,
+}
+
+pub fn judge(e: Evidence, family: usize, margin: f64) -> Judged {
+    let alpha = ALPHA / family.max(1) as f64;
+    let t_two = t_quantile(e.df, 1.0 - alpha / 2.0);
+    let t_one = t_quantile(e.df, 1.0 - alpha);
+    let around = |t: f64| ((e.estimate - t * e.se).exp(), (e.estimate + t * e.se).exp());
+    let (ci, tost) = (around(t_two), around(t_one));
+    let m = (1.0 + margin).ln();
+    let different = ci.0 > 1.0 || ci.1 < 1.0;
+    let within = tost.0.ln() > -m && tost.1.ln() < m;
+    let verdict = match (different, within) {
+        (true, true) => Verdict::DifferentWithin,
+        (true, false) => Verdict::Different,
+        (false, true) => Verdict::Equivalent,
+        (false, false) => Verdict::Undecided,
+    };
+    Judged {
+        ratio: e.estimate.exp(),
+        ci,
+        tost,
+        verdict,
+        detectable: ((t_two + t_quantile(e.df, POWER)) * e.se).exp() - 1.0,
+    }
+}
+
+/// Judge every comparison with evidence, each workload's comparisons as one family.
+pub fn judge_all(comparisons: &mut [Comparison]) {
+    let mut families: BTreeMap<String, usize> = BTreeMap::new();
+    for c in comparisons.iter().filter(|c| c.evidence.is_some()) {
+        *families.entry(c.workload.clone()).or_default() += 1;
+    }
+    for c in comparisons.iter_mut() {
+        let Some(e) = c.evidence else {
+            c.verdict = Verdict::Open;
+            continue;
+        };
+        let family = families.get(&c.workload).copied().unwrap_or(1);
+        let j = judge(e, family, c.margin);
+        c.family = family as u32;
+        c.ratio = Some(j.ratio);
+        c.ci = Some(j.ci);
+        c.tost = Some(j.tost);
+        c.significant = matches!(j.verdict, Verdict::Different | Verdict::DifferentWithin);
+        c.verdict = j.verdict;
+        c.detectable = Some(j.detectable);
+    }
+}
+
+/// Stein's first stage: how many blocks make the family-adjusted interval of a comparison no
+/// wider than +-`precision`, from the pilot's log ratios (at least the pilot's own blocks).
+/// None with fewer than two pilot blocks.
+pub fn stein_blocks(pilot: &[(f64, f64)], family: usize, precision: f64) -> Option<u32> {
+    let e = Evidence::paired(pilot, None)?;
+    Some(blocks_for(&e, pilot.len() as u32, family, precision))
+}
+
+/// The blocks evidence from `blocks` blocks (its spread the pilot's) says the comparison
+/// needs for +-`precision` at the family's adjusted level.
+pub fn blocks_for(e: &Evidence, blocks: u32, family: usize, precision: f64) -> u32 {
+    let sd = e.se * f64::from(blocks).sqrt();
+    let t = t_quantile(e.df, 1.0 - ALPHA / family.max(1) as f64 / 2.0);
+    let h = (1.0 + precision).ln();
+    let n = (t * sd / h).powi(2).ceil();
+    (n.min(1e6) as u32).max(e.df as u32 + 1)
+}
+
+/// The A/A checks, from each study's twin runs (`twins`: workload -> threads -> (block,
 /// tps)) paired with its first variant's (`first`, the same shape).
-pub fn noise_floors(
+pub fn aa_checks(
     twins: &BTreeMap<String, BTreeMap<u32, BTreeMap<u32, f64>>>,
     first: &BTreeMap<String, BTreeMap<u32, BTreeMap<u32, f64>>>,
-) -> Vec<NoiseFloor> {
+) -> Vec<AaCheck> {
     let mut out = Vec::new();
     for (workload, by_threads) in twins {
         for (&threads, reps) in by_threads {
@@ -24,200 +190,82 @@ pub fn noise_floors(
                 .iter()
                 .filter_map(|(r, &tps)| Some((*base.get(r)?, tps)))
                 .collect();
-            if let Some((ratio, lo, hi)) = paired_ratio_ci(&pairs) {
-                out.push(NoiseFloor {
-                    workload: workload.clone(),
-                    threads,
-                    blocks: pairs.len() as u32,
-                    ratio,
-                    ci: (lo, hi),
-                    floor: reach(lo, hi),
-                });
-            }
+            let Some((ratio, lo, hi)) = paired_ratio_ci(&pairs) else {
+                continue;
+            };
+            let logs: Vec<f64> = pairs.iter().map(|&(a, b)| (b / a).ln()).collect();
+            // Two runs of one set-up: their log ratio's spread is sqrt(2) runs' spread.
+            let run = mean_sd(&logs).1 / std::f64::consts::SQRT_2;
+            // Between blocks: the spread of the block means beyond what the runs explain.
+            let means: Vec<f64> = pairs
+                .iter()
+                .map(|&(a, b)| (a.ln() + b.ln()) / 2.0)
+                .collect();
+            let block = (mean_sd(&means).1.powi(2) - run.powi(2) / 2.0)
+                .max(0.0)
+                .sqrt();
+            out.push(AaCheck {
+                workload: workload.clone(),
+                threads,
+                blocks: pairs.len() as u32,
+                ratio,
+                ci: (lo, hi),
+                holds_one: lo <= 1.0 && 1.0 <= hi,
+                run_noise: run,
+                block_noise: block,
+            });
         }
     }
     out
 }
 
-/// Each comparison's verdict and bound, read against the noise floor of its cell.
-pub fn judge(comparisons: &mut [Comparison], noise: &[NoiseFloor]) {
-    for c in comparisons.iter_mut() {
-        let floor = noise
-            .iter()
-            .find(|n| n.workload == c.workload && n.threads == c.threads);
-        c.noise_floor = floor.map(|n| n.floor);
-        (c.verdict, c.bound) = match c.ci {
-            None => (Verdict::Open, None),
-            Some(_) if c.significant => (Verdict::Significant, None),
-            Some((lo, hi)) => match floor {
-                Some(n) if lo >= 1.0 - n.floor && hi <= 1.0 + n.floor => {
-                    (Verdict::WithinNoise, Some(reach(lo, hi)))
-                }
-                _ => (Verdict::Bounded, Some(reach(lo, hi))),
-            },
-        };
-    }
-}
-
-/// The precision a comparison must reach to stop an auto study: the asked one, or the noise
-/// floor where the machine itself shows a difference between identical runs (an A/A interval
-/// that excludes 1: asking for less than that is said, not chased).
-pub fn target(precision: f64, floor: Option<&NoiseFloor>) -> f64 {
-    match floor {
-        Some(n) if n.ci.0 > 1.0 || n.ci.1 < 1.0 => precision.max(n.floor),
-        _ => precision,
-    }
-}
-
-/// Whether `c` is as precise as `precision` asks (with `noise` as in [`target`]); a
-/// comparison without an interval is not.
-pub fn precise(c: &Comparison, precision: f64, noise: &[NoiseFloor]) -> bool {
-    let floor = noise
+/// The A/A check of a workload in a sentence: its noise, and a warning when identical runs
+/// differed systematically (a fault of the set-up, not a floor to hide differences under).
+pub fn aa_sentence(workload: &str, checks: &[AaCheck]) -> Option<String> {
+    let mine: Vec<&AaCheck> = checks.iter().filter(|n| n.workload == workload).collect();
+    let noisiest = mine
         .iter()
-        .find(|n| n.workload == c.workload && n.threads == c.threads);
-    c.ci.is_some_and(|(lo, hi)| half_width(lo, hi) <= target(precision, floor))
-}
-
-/// Where an auto study stopped, in words.
-pub fn auto_line(a: &AutoStatus) -> String {
-    let asked = format!("+-{:.1}%", a.precision * 100.0);
-    match a.unresolved {
-        0 => format!(
-            "repetitions = \"auto\": {} blocks; every comparison's 95% interval is within {asked} (or this machine's noise floor, where it shows a difference between identical runs)",
-            a.blocks
-        ),
-        n => format!(
-            "repetitions = \"auto\": {} blocks (max_repetitions = {}); {n} comparison(s) are still wider than {asked} (marked +; where identical runs differ systematically, the noise floor is the target instead){}",
-            a.blocks,
-            a.max_repetitions,
-            if a.blocks >= a.max_repetitions { ": the study stopped at its maximum" } else { ": the study has not finished its blocks" }
-        ),
-    }
-}
-
-/// A noise floor above this is a warning: the machine hides differences a user may care about.
-pub const LOUD: f64 = 0.05;
-
-/// The noise floor of workload `workload` in a sentence (its widest thread count), with what
-/// the telemetry saw when it is above [`LOUD`]: steal, other processes, a client on the
-/// server's CPUs (from the suspect runs and the warnings of that workload).
-pub fn noise_sentence(
-    workload: &str,
-    noise: &[NoiseFloor],
-    suspects: &[crate::model::Suspect],
-    warnings: &[crate::model::Warning],
-) -> Option<String> {
-    let widest = noise
-        .iter()
-        .filter(|n| n.workload == workload)
-        .max_by(|a, b| a.floor.total_cmp(&b.floor))?;
+        .max_by(|a, b| a.run_noise.total_cmp(&b.run_noise))?;
     let mut s = format!(
-        "Differences below {:.1}% are within this machine's noise here (the first variant against itself in each of {} blocks; widest at {} threads).",
-        widest.floor * 100.0,
-        widest.blocks,
-        widest.threads
+        "The A/A runs (the first variant twice in each of {} blocks) put run-to-run noise at {:.1}% and block-to-block drift at {:.1}% (largest at {} threads).",
+        noisiest.blocks,
+        noisiest.run_noise * 100.0,
+        noisiest.block_noise * 100.0,
+        noisiest.threads
     );
-    if widest.floor > LOUD {
-        let runs = |kind: &str| {
-            suspects
-                .iter()
-                .filter(|x| x.workload == workload && x.reasons.iter().any(|r| r.starts_with(kind)))
-                .count()
-        };
-        let mut seen: Vec<String> = [
-            (
-                "throughput drifted",
-                "runs whose throughput drifted more than 10% within the run",
-            ),
-            ("the hypervisor stole", "runs with more than 2% steal"),
-            (
-                "other processes used",
-                "runs with other processes using more than 10% of the CPU",
-            ),
-        ]
+    let off: Vec<String> = mine
         .iter()
-        .filter_map(|(kind, what)| match runs(kind) {
-            0 => None,
-            n => Some(format!("{n} {what}")),
-        })
+        .filter(|n| !n.holds_one)
+        .map(|n| format!("{} threads ({:.3}x - {:.3}x)", n.threads, n.ci.0, n.ci.1))
         .collect();
-        if warnings
-            .iter()
-            .any(|w| w.workload == workload && w.text.starts_with("client shares CPUs"))
-        {
-            seen.push("a client that shared the server's CPUs".into());
-        }
-        let saw = match seen.is_empty() {
-            true => "the telemetry flagged no steal, no other busy process and no drifting run: longer runs, the server and the client on CPUs of their own (cpus, client_cpus), or a quieter machine narrow it".to_string(),
-            false => format!("the telemetry saw {}", seen.join(", ")),
-        };
+    if !off.is_empty() {
         s.push_str(&format!(
-            " Warning: a noise floor above {:.0}% hides smaller differences; {saw}.",
-            LOUD * 100.0
+            " Warning: identical runs differed systematically at {}: something in the set-up favours one place in the block (warm-up, a cache, the order); 1 in 20 such checks does so by chance, so look before trusting this workload's comparisons.",
+            off.join(", ")
         ));
     }
     Some(s)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(lo: f64, hi: f64) -> Comparison {
-        Comparison {
-            workload: "w".into(),
-            variant: "v".into(),
-            threads: 4,
-            against: "b".into(),
-            ratio: Some((lo * hi).sqrt()),
-            ci: Some((lo, hi)),
-            significant: lo > 1.0 || hi < 1.0,
-            note: None,
-            method: "paired",
-            blocks: 5,
-            verdict: Verdict::Open,
-            bound: None,
-            noise_floor: None,
-        }
-    }
-
-    fn floor(lo: f64, hi: f64) -> NoiseFloor {
-        NoiseFloor {
-            workload: "w".into(),
-            threads: 4,
-            blocks: 5,
-            ratio: 1.0,
-            ci: (lo, hi),
-            floor: reach(lo, hi),
-        }
-    }
-
-    #[test]
-    fn verdicts_say_significant_within_noise_or_bounded() {
-        let mut rows = vec![row(1.08, 1.16), row(0.99, 1.015), row(0.96, 1.05)];
-        judge(&mut rows, &[floor(0.98, 1.021)]);
-        assert_eq!(rows[0].verdict, Verdict::Significant);
-        assert_eq!(rows[1].verdict, Verdict::WithinNoise);
-        assert!(
-            (rows[1].bound.unwrap() - 0.015).abs() < 1e-9,
-            "the interval's own reach"
+/// Where an auto study stopped, in words.
+pub fn auto_line(a: &AutoStatus) -> String {
+    let asked = format!("+-{:.1}%", a.precision * 100.0);
+    let sized = format!(
+        "a pilot of {} blocks sized the study for every comparison's family-adjusted interval within {asked}",
+        a.pilot
+    );
+    if a.needed <= a.max_repetitions {
+        return format!(
+            "repetitions = \"auto\": {sized}: {} blocks needed, {} run (Stein's two-stage design: each interval uses the pilot's spread, so its coverage holds).",
+            a.needed, a.blocks
         );
-        assert!((rows[1].noise_floor.unwrap() - 0.021).abs() < 1e-9);
-        assert_eq!(rows[2].verdict, Verdict::Bounded);
-        assert!((rows[2].bound.unwrap() - 0.05).abs() < 1e-9);
     }
-
-    #[test]
-    fn a_systematic_aa_difference_raises_the_target_and_noise_alone_does_not() {
-        assert_eq!(
-            target(0.03, Some(&floor(0.97, 1.04))),
-            0.03,
-            "A/A contains 1"
-        );
-        assert!((target(0.01, Some(&floor(1.02, 1.06))) - 0.06).abs() < 1e-9);
-        let r = row(0.98, 1.02);
-        assert!(precise(&r, 0.03, &[]));
-        assert!(!precise(&r, 0.01, &[]));
-        assert!(precise(&r, 0.01, &[floor(1.01, 1.05)]));
-    }
+    format!(
+        "repetitions = \"auto\": {sized}: {} blocks needed, more than max_repetitions = {}; {} run, so intervals are wider than asked. A new study would need {} blocks for {asked} (or a larger precision, or a quieter set-up); this one's results stand as they are.",
+        a.needed, a.max_repetitions, a.blocks, a.needed
+    )
 }
+
+#[cfg(test)]
+#[path = "decide_tests.rs"]
+mod tests;

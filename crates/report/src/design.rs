@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::decide::precise;
 use crate::model::AutoStatus;
 use crate::model::Model;
 use crate::source::{num, text, StudySource};
@@ -21,21 +20,33 @@ pub(crate) struct Design {
     pub twin: Option<i64>,
     /// `repetitions = "auto"`: (precision, max_repetitions).
     pub auto: Option<(f64, u32)>,
+    /// The blocks of an auto study's pilot, whose spread sized it and makes every interval
+    /// (Stein's design). None for fixed repetitions and for auto studies from before it.
+    pub pilot: Option<u32>,
+    /// The equivalence margin: `equivalence`, else an auto study's precision, else 5%.
+    pub margin: f64,
     /// The machine's CPUs, from the study's manifests.
     pub cpus: Option<f64>,
 }
+
+/// The margin of a study that names none and is not auto.
+pub const DEFAULT_MARGIN: f64 = 0.05;
 
 impl Design {
     pub fn of(s: &StudySource) -> Design {
         let spec = s.spec();
         let variants = spec["variants"].as_array().map_or(0, Vec::len) as i64;
         let auto = &spec["auto"];
+        let precision = auto["precision"].as_f64();
         Design {
             paired: spec["paired"] == true,
             twin: (spec["noise_check"] == true).then_some(variants),
-            auto: auto["precision"]
+            auto: precision.zip(auto["max_repetitions"].as_u64().map(|n| n as u32)),
+            pilot: auto["pilot"].as_u64().map(|n| n as u32),
+            margin: spec["equivalence"]
                 .as_f64()
-                .zip(auto["max_repetitions"].as_u64().map(|n| n as u32)),
+                .or(precision)
+                .unwrap_or(DEFAULT_MARGIN),
             cpus: s.manifests.iter().find_map(|m| {
                 let json: serde_json::Value =
                     serde_json::from_str(&text(m, "manifest_json")).ok()?;
@@ -66,20 +77,36 @@ pub(crate) fn health_by_run(s: &StudySource) -> HashMap<i64, Health> {
         .collect()
 }
 
-/// An auto study's precision and how far its comparisons got (one study only).
+/// An auto study's precision, what its pilot said it needs, and what it ran (one study only).
 pub(crate) fn auto_status(designs: &[Design], m: &Model) -> Option<AutoStatus> {
     let [d] = designs else {
         return None;
     };
     let (precision, max_repetitions) = d.auto?;
-    let rows: Vec<_> = m.comparisons.iter().filter(|c| c.note.is_none()).collect();
+    let rows: Vec<_> = m
+        .comparisons
+        .iter()
+        .filter(|c| c.note.is_none() && c.evidence.is_some())
+        .collect();
+    let pilot = d.pilot.unwrap_or(0);
+    let needed = rows
+        .iter()
+        .filter_map(|c| {
+            let e = c.evidence?;
+            Some(crate::decide::blocks_for(
+                &e,
+                c.blocks,
+                c.family as usize,
+                precision,
+            ))
+        })
+        .max()
+        .unwrap_or(pilot);
     Some(AutoStatus {
         precision,
         max_repetitions,
+        pilot,
+        needed,
         blocks: rows.iter().map(|c| c.blocks).max().unwrap_or(0),
-        unresolved: rows
-            .iter()
-            .filter(|c| !precise(c, precision, &m.noise))
-            .count() as u32,
     })
 }

@@ -81,7 +81,8 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
                         } else {
                             ratio
                         },
-                        x.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x")),
+                        x.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x"))
+                            + verdict_word(x.verdict),
                         escape(&x.against),
                     )
                 }
@@ -120,7 +121,7 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
             "p99 ms",
             "server CPU us/txn",
             "ratio",
-            "95% interval",
+            "interval (family-adjusted), verdict",
             "<against",
         ],
         rows,
@@ -414,18 +415,37 @@ fn client_line(client: &serde_json::Value) -> Option<String> {
     Some(format!("client CPUs {} ({how}){shared}", escape(cpus)))
 }
 
-/// How sure the answers are: where an auto study stopped, the machine's noise floor per
-/// workload and thread count, and the suspect runs with why.
+/// A verdict in a word, after its interval.
+fn verdict_word(v: crate::model::Verdict) -> &'static str {
+    use crate::model::Verdict;
+    match v {
+        Verdict::Different => " different",
+        Verdict::DifferentWithin => " different, within the margin",
+        Verdict::Equivalent => " equivalent",
+        Verdict::Undecided => " undecided",
+        Verdict::Open => "",
+    }
+}
+
+/// How sure the answers are: where an auto study stopped, the A/A checks per workload and
+/// thread count, and the suspect runs with why.
 fn precision(s: &mut String, m: &Model) {
-    if m.auto.is_none() && m.noise.is_empty() && m.suspects.is_empty() {
+    if m.auto.is_none() && m.aa.is_empty() && m.suspects.is_empty() {
         return;
     }
     s.push_str("<h2>How sure</h2>");
+    if let Some(c) = m.comparisons.iter().find(|c| c.family > 0) {
+        let _ = write!(
+            s,
+            "<p>Each workload's comparisons are one family: 5% is shared by them (Bonferroni), so chance alone makes any claim in a family at most 5% of the time, and every interval shown is the adjusted one. Equivalent means the equivalence test (two one-sided tests, the adjusted 90% interval) puts the difference within ±{:.1}%.</p>",
+            c.margin * 100.0
+        );
+    }
     if let Some(a) = &m.auto {
         let _ = write!(s, "<p>{}</p>", escape(&crate::decide::auto_line(a)));
     }
-    if !m.noise.is_empty() {
-        s.push_str("<p>The noise check ran the first variant a second time in every block; the ratio of the two runs is what identical setups differ by on this machine. Comparisons whose interval lies inside it are indistinguishable here.</p>");
+    if !m.aa.is_empty() {
+        s.push_str("<p>The A/A check ran the first variant a second time in every block: its interval should hold 1 (one that does not is a fault of the set-up, and 1 check in 20 does so by chance); its spread measures the noise between runs and between blocks.</p>");
         table(
             s,
             &[
@@ -434,16 +454,23 @@ fn precision(s: &mut String, m: &Model) {
                 "blocks",
                 "A/A ratio",
                 "95% interval",
-                "noise floor",
+                "run-to-run",
+                "block-to-block",
             ],
-            m.noise.iter().map(|n| {
+            m.aa.iter().map(|n| {
                 vec![
                     escape(&n.workload),
                     n.threads.to_string(),
                     n.blocks.to_string(),
                     format!("{:.3}x", n.ratio),
-                    format!("{:.3}x – {:.3}x", n.ci.0, n.ci.1),
-                    format!("{:.1}%", n.floor * 100.0),
+                    format!(
+                        "{:.3}x – {:.3}x{}",
+                        n.ci.0,
+                        n.ci.1,
+                        if n.holds_one { "" } else { " (excludes 1)" }
+                    ),
+                    format!("{:.1}%", n.run_noise * 100.0),
+                    format!("{:.1}%", n.block_noise * 100.0),
                 ]
             }),
         );

@@ -51,9 +51,9 @@ pub fn compare_table(m: &Model) -> String {
         m.study,
         m.baseline,
         if paired {
-            "95% intervals paired within blocks: each block's ratio, their geometric mean, Student's t on the log scale"
+            "intervals paired within blocks (each block's ratio, their geometric mean, Student's t on the log scale), at a workload's family level: 5% shared by its m comparisons (Bonferroni)"
         } else {
-            "95% intervals from the repetitions"
+            "intervals from the repetitions, at a workload's family level: 5% shared by its m comparisons (Bonferroni)"
         }
     );
     for w in &m.workloads {
@@ -64,7 +64,7 @@ pub fn compare_table(m: &Model) -> String {
         let _ = writeln!(
             s,
             "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  {:<19} against",
-            "threads", "variant", "tps", "cv", "p99 ms", "ratio", "95% interval"
+            "threads", "variant", "tps", "cv", "p99 ms", "ratio", "interval"
         );
         for r in m.table(w) {
             let p = r.point;
@@ -74,8 +74,7 @@ pub fn compare_table(m: &Model) -> String {
                     (Some(ratio), _) => (
                         format!("{ratio:.2}x"),
                         x.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.2}x - {hi:.2}x"))
-                            + if x.significant { " *" } else { "" }
-                            + if wider(m, x) { " +" } else { "" }
+                            + mark(x.verdict)
                             + if paired && x.method == "unpaired" {
                                 " u"
                             } else {
@@ -118,13 +117,18 @@ pub fn compare_table(m: &Model) -> String {
                 "  u: unpaired (ratio of means, Welch): the two did not run in the same blocks (other machines, merged)"
             );
         }
-        if m.comparisons
+        if let Some(c) = m
+            .comparisons
             .iter()
-            .any(|c| c.workload == w.label && c.significant)
+            .find(|c| c.workload == w.label && c.verdict != Verdict::Open)
         {
             let _ = writeln!(
                 s,
-                "  *: the 95% interval excludes 1, a significant difference"
+                "  intervals at {:.2}% each ({} comparisons share 5%); *: different (the interval excludes 1); ~: different, but within +-{:.1}% (equivalence test); =: equivalent within +-{:.1}%; none: undecided",
+                5.0 / f64::from(c.family.max(1)),
+                c.family,
+                c.margin * 100.0,
+                c.margin * 100.0
             );
         }
         let _ = writeln!(s, "  curves:");
@@ -220,12 +224,14 @@ pub fn compare_table(m: &Model) -> String {
     s
 }
 
-/// How many comparisons of a study are not yet as precise as its `repetitions = "auto"`
-/// asks, judged from its runs so far (`Store::runs` rows, or `RunRecord::row`), with
-/// exactly the comparisons the report makes; and the most blocks any of them needs by the
-/// usual 1/sqrt(n) narrowing (for an estimate of the time left). A comparison without an
-/// interval yet counts as not precise.
-pub fn unresolved(spec_json: &str, runs: Vec<bakeoff_store::Row>) -> Result<(usize, u32), String> {
+/// How many blocks an auto study's pilot says it needs (Stein's first stage: the largest over
+/// its comparisons, at their family's adjusted level), judged from its runs so far
+/// (`Store::runs` rows, or `RunRecord::row`) with exactly the comparisons the report makes.
+/// None when the study is not auto or no comparison has an interval yet.
+pub fn blocks_needed(
+    spec_json: &str,
+    runs: Vec<bakeoff_store::Row>,
+) -> Result<Option<u32>, String> {
     let src = Source {
         name: String::new(),
         studies: vec![StudySource {
@@ -235,27 +241,8 @@ pub fn unresolved(spec_json: &str, runs: Vec<bakeoff_store::Row>) -> Result<(usi
         }],
     };
     let m = build(&src, &Options::default())?;
-    let Some(a) = &m.auto else {
-        return Ok((0, 0));
-    };
-    let open: Vec<&Comparison> = m
-        .comparisons
-        .iter()
-        .filter(|c| c.note.is_none() && !decide::precise(c, a.precision, &m.noise))
-        .collect();
-    let needed = open
-        .iter()
-        .map(|c| match c.ci {
-            Some((lo, hi)) if c.blocks > 0 => {
-                let ratio = stats::half_width(lo, hi) / a.precision;
-                (f64::from(c.blocks) * ratio * ratio).ceil() as u32
-            }
-            _ => a.blocks + 1,
-        })
-        .max()
-        .unwrap_or(a.blocks)
-        .min(a.max_repetitions);
-    Ok((open.len(), needed))
+    let any = m.comparisons.iter().any(|c| c.evidence.is_some());
+    Ok(m.auto.filter(|_| any).map(|a| a.needed))
 }
 
 /// One run (variant, workload, threads, repetition) and what is said of it, a line.
@@ -266,11 +253,14 @@ fn run_line(s: &mut String, (variant, workload, threads, rep): (&str, &str, u32,
     );
 }
 
-/// Whether an auto study's comparison `c` is wider than it asked for.
-fn wider(m: &Model, c: &Comparison) -> bool {
-    m.auto
-        .as_ref()
-        .is_some_and(|a| c.ci.is_some() && !decide::precise(c, a.precision, &m.noise))
+/// A verdict's mark in the table (see the legend under it).
+fn mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Different => " *",
+        Verdict::DifferentWithin => " ~",
+        Verdict::Equivalent => " =",
+        Verdict::Undecided | Verdict::Open => "",
+    }
 }
 
 /// Run-to-run variation as a percentage, or "-" with one repetition (there is none to see).

@@ -96,9 +96,10 @@ pub struct Comparison {
     pub against: String,
     /// Mean throughput over the baseline's; None when the baseline has no figure here.
     pub ratio: Option<f64>,
-    /// 95% interval of the ratio; None with fewer than two repetitions on either side.
+    /// The ratio's interval at the family's adjusted level (1 - 5%/m, see `decide.rs`); None
+    /// with fewer than two repetitions on either side.
     pub ci: Option<(f64, f64)>,
-    /// The interval excludes 1.
+    /// The adjusted interval excludes 1: the verdict is different (within the margin or not).
     pub significant: bool,
     /// Why there is no ratio: "no baseline: failed: <reason>".
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,12 +111,24 @@ pub struct Comparison {
     /// Repetitions (blocks, when paired) behind the interval.
     pub blocks: u32,
     pub verdict: Verdict,
-    /// Not significant: no difference larger than this (a fraction), the interval's reach.
+    /// Not different: no difference larger than this (a fraction), the adjusted interval's
+    /// reach.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bound: Option<f64>,
-    /// The machine's noise floor at this workload and thread count, where it was measured.
+    /// The adjusted 90% interval of the equivalence test (two one-sided tests).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub noise_floor: Option<f64>,
+    pub tost: Option<(f64, f64)>,
+    /// The comparisons of this workload tested together (the family's size, m).
+    pub family: u32,
+    /// The equivalence margin (a fraction, symmetric on the log scale).
+    pub margin: f64,
+    /// The smallest difference this comparison detects at 80% power at the adjusted level,
+    /// from its spread (never from the observed effect).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detectable: Option<f64>,
+    /// The evidence the verdict is made from (log scale), before judging.
+    #[serde(skip)]
+    pub evidence: Option<crate::decide::Evidence>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -283,9 +296,9 @@ pub struct Model {
     pub p99_limit_ms: f64,
     pub workloads: Vec<WorkloadModel>,
     pub comparisons: Vec<Comparison>,
-    /// The machine's noise floor per workload and thread count (studies with noise_check).
+    /// The A/A checks per workload and thread count (studies with noise_check).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub noise: Vec<NoiseFloor>,
+    pub aa: Vec<AaCheck>,
     /// An auto study's precision and where it stopped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auto: Option<AutoStatus>,
@@ -339,42 +352,48 @@ impl Model {
 /// The ratio of the first variant's second run to its first, block by block, at one workload
 /// and thread count: the differences this machine shows between identical runs.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct NoiseFloor {
+pub struct AaCheck {
     pub workload: String,
     pub threads: u32,
     pub blocks: u32,
     pub ratio: f64,
+    /// The A/A ratio's 95% interval: it should hold 1; one that does not is a warning about
+    /// the set-up.
     pub ci: (f64, f64),
-    /// How far from 1 the A/A interval reaches (0.021: differences below 2.1% are within
-    /// this machine's noise here).
-    pub floor: f64,
+    pub holds_one: bool,
+    /// One run's spread (log scale, as a fraction) and the drift between blocks beyond it.
+    pub run_noise: f64,
+    pub block_noise: f64,
 }
 
-/// What a comparison says.
+/// What a comparison says (see `decide.rs`).
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// The interval excludes 1.
-    Significant,
-    /// Not significant, and the interval lies within the machine's noise floor:
-    /// indistinguishable here (the bound is still the interval's reach).
-    WithinNoise,
-    /// Not significant, and wider than the noise floor: no difference larger than the
-    /// interval's reach.
-    Bounded,
+    /// The family-adjusted interval excludes 1, and reaches beyond the margin.
+    Different,
+    /// Different, and the equivalence test says within +-margin: a real but small difference.
+    DifferentWithin,
+    /// Not different, and the equivalence test says within +-margin.
+    Equivalent,
+    /// Neither: the data cannot tell (more blocks, or a quieter set-up, would).
+    Undecided,
     /// No interval (one repetition, or no baseline figure).
     Open,
 }
 
-/// An auto study's stopping: how precise it asked, and where it stopped.
+/// An auto study's stopping (Stein's two-stage design): how precise it asked, what its pilot
+/// said it needs, and what it ran.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct AutoStatus {
     pub precision: f64,
     pub max_repetitions: u32,
-    /// Blocks run so far (the most any comparison has).
+    /// Blocks of the pilot, whose spread sized the study.
+    pub pilot: u32,
+    /// Blocks the pilot said the study needs (may exceed max_repetitions).
+    pub needed: u32,
+    /// Blocks run (the most any comparison has).
     pub blocks: u32,
-    /// Comparisons whose interval is not within its target yet.
-    pub unresolved: u32,
 }
 
 /// A run whose figure may not measure what it claims, with why (see `suspect.rs`).

@@ -14,23 +14,22 @@ pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
-/// Two-sided 97.5% quantile of Student's t for `df` degrees of freedom (table for small df,
-/// the normal's 1.96 beyond).
-pub fn t975(df: f64) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    if df < 1.0 {
+/// Student's t quantile: the value below which a fraction `p` of the distribution with `df`
+/// degrees of freedom lies (exact, from statrs; the normal's beyond a million df).
+pub fn t_quantile(df: f64, p: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+    if !(df >= 1.0) {
         return f64::INFINITY;
     }
-    let i = df.floor() as usize;
-    if i <= 30 {
-        T[i - 1]
-    } else {
-        1.96
+    if df > 1e6 {
+        return Normal::new(0.0, 1.0).map_or(f64::NAN, |n| n.inverse_cdf(p));
     }
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
+}
+
+/// Two-sided 95% quantile of Student's t for `df` degrees of freedom.
+pub fn t975(df: f64) -> f64 {
+    t_quantile(df, 0.975)
 }
 
 /// The ratio of means b/a with a 95% confidence interval, from the repetitions of each: the
@@ -75,14 +74,28 @@ pub fn reach(lo: f64, hi: f64) -> f64 {
     (hi - 1.0).max(1.0 - lo).max(0.0)
 }
 
-/// Half the interval's width on the log scale, as a fraction: its precision (0.03: +-3%).
-pub fn half_width(lo: f64, hi: f64) -> f64 {
-    ((hi / lo).ln() / 2.0).exp() - 1.0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn t_quantiles_are_exact_where_tables_round_and_stop() {
+        // Published values: t(0.975; 1, 4, 30, 60) and t(0.995; 4), as tables give them.
+        for (df, p, want) in [
+            (1.0, 0.975, 12.7062),
+            (4.0, 0.975, 2.7764),
+            (30.0, 0.975, 2.0423),
+            (60.0, 0.975, 2.0003),
+            (4.0, 0.995, 4.6041),
+        ] {
+            let got = t_quantile(df, p);
+            assert!(
+                (got - want).abs() < 5e-4,
+                "t({p}; {df}) = {got}, not {want}"
+            );
+        }
+        assert!(t_quantile(0.0, 0.975).is_infinite());
+    }
 
     #[test]
     fn mean_and_sd_by_hand() {
@@ -160,7 +173,6 @@ mod tests {
         let (_, lo, hi) = ratio_ci(&base, &var).unwrap();
         assert!(lo < 1.0 && hi > 1.2, "unpaired: {lo} {hi}");
         assert!((reach(0.97, 1.02) - 0.03).abs() < 1e-12);
-        assert!((half_width(1.0 / 1.05, 1.05) - 0.05).abs() < 1e-12);
     }
 
     /// A small seeded generator for the simulations (no dependency for a test).

@@ -1,8 +1,8 @@
 //! The answer in words: a few sentences per workload, made from the comparisons and curve
-//! analyses alone. A difference is stated only where the data carries it: with repetitions,
-//! only when its 95% interval excludes 1; with one repetition, with that said beside it.
-//! Where none is significant, the bound on any difference is stated instead, so every
-//! workload's sentences decide something.
+//! analyses alone. A difference is stated only where its family-adjusted interval excludes 1
+//! (with one repetition, with that said beside it), after how many of the family differ and
+//! what chance alone would give; the rest are counted as equivalent or undecided, with the
+//! smallest difference the study could detect, so every workload's sentences decide something.
 
 use std::collections::BTreeMap;
 
@@ -52,9 +52,10 @@ pub fn answer(
     differences(&rows, rule, axes, coords)
 }
 
-/// The largest significant differences, one per variant at most, largest first; where none
-/// is significant, the bound on any difference (the noise floor's, where the intervals lie
-/// inside it).
+/// How many of the family differ and what chance alone would give; then the largest
+/// differences, one per variant at most, largest first, each with its adjusted interval; where
+/// none differs, how many are equivalent within the margin, how many undecided, and the
+/// smallest difference the study could detect.
 fn differences(
     rows: &[&Comparison],
     rule: &Rule,
@@ -64,86 +65,117 @@ fn differences(
     if rows.is_empty() {
         return Vec::new();
     }
-    let with_intervals = rows.iter().any(|c| c.ci.is_some());
-    let mut claims: Vec<&&Comparison> = rows
-        .iter()
-        .filter(|c| !with_intervals || c.significant)
-        .collect();
-    if claims.is_empty() {
-        return bounds(rows, rule, axes, coords);
-    }
     let size = |c: &Comparison| c.ratio.unwrap_or(1.0).ln().abs();
+    let judged: Vec<&&Comparison> = rows.iter().filter(|c| c.verdict != Verdict::Open).collect();
+    if judged.is_empty() {
+        // One repetition: no interval, so the largest ratios are said as what they are, one
+        // per variant.
+        let mut largest: Vec<&&Comparison> = rows.iter().collect();
+        largest.sort_by(|a, b| size(b).total_cmp(&size(a)));
+        let mut seen = Vec::new();
+        largest.retain(|c| {
+            let first = !seen.contains(&c.variant);
+            seen.push(c.variant.clone());
+            first
+        });
+        return largest
+            .iter()
+            .take(MOST)
+            .map(|c| {
+                let (subject, base, slice) = words(c, rule, axes, coords);
+                format!(
+                    "At {}{slice}, {subject} is {:.2}x {base} (1 repetition, no interval).",
+                    threads(c.threads),
+                    c.ratio.unwrap_or(1.0)
+                )
+            })
+            .collect();
+    }
+    let m = judged.len();
+    let count = |v: &[Verdict]| judged.iter().filter(|c| v.contains(&c.verdict)).count();
+    let differ = count(&[Verdict::Different, Verdict::DifferentWithin]);
+    let margin = judged[0].margin * 100.0;
+    let family = format!(
+        "each tested at {:.2}% so that chance alone makes any claim among the {m} at most 5% of the time",
+        5.0 / m as f64
+    );
+    let mut out = vec![format!("{differ} of {m} comparison(s) differ ({family}).")];
+    let mut claims: Vec<&&&Comparison> = judged.iter().filter(|c| c.significant).collect();
     claims.sort_by(|a, b| size(b).total_cmp(&size(a)));
     let mut seen = Vec::new();
-    let mut out = Vec::new();
     for c in claims {
-        if seen.contains(&c.variant) || out.len() == MOST {
+        if seen.contains(&c.variant) || seen.len() == MOST {
             continue;
         }
         seen.push(c.variant.clone());
         let (subject, base, slice) = words(c, rule, axes, coords);
-        let why = match c.ci {
-            Some((lo, hi)) => format!("{lo:.2}x - {hi:.2}x, {}", method(c)),
-            None => "1 repetition, no interval".into(),
-        };
-        // Significant, yet inside what identical runs differ by here: worth confirming.
-        let caution = match (c.ci, c.noise_floor) {
-            (Some((lo, hi)), Some(f)) if lo >= 1.0 - f && hi <= 1.0 + f => format!(
-                " It lies inside this machine's noise floor here ({:.1}%): more blocks would confirm it.",
-                f * 100.0
-            ),
+        let (lo, hi) = c.ci.unwrap_or((1.0, 1.0));
+        let small = match c.verdict {
+            Verdict::DifferentWithin => format!(" A real difference, but within +-{margin:.1}%."),
             _ => String::new(),
         };
         out.push(format!(
-            "At {}{slice}, {subject} is {:.2}x {base} ({why}).{caution}",
+            "At {}{slice}, {subject} is {:.2}x {base} ({lo:.2}x - {hi:.2}x, {}).{small}",
             threads(c.threads),
-            c.ratio.unwrap_or(1.0)
+            c.ratio.unwrap_or(1.0),
+            method(c)
         ));
+    }
+    let equivalent = count(&[Verdict::Equivalent]);
+    let undecided = count(&[Verdict::Undecided]);
+    if differ < m {
+        let mut rest = Vec::new();
+        if equivalent > 0 {
+            rest.push(format!("{equivalent} equivalent within +-{margin:.1}%"));
+        }
+        if undecided > 0 {
+            rest.push(format!("{undecided} undecided"));
+        }
+        let detectable = judged
+            .iter()
+            .filter_map(|c| c.detectable)
+            .fold(0.0f64, f64::max);
+        let detects = match detectable > USEFUL {
+            true => format!("more than {:.0}%", USEFUL * 100.0),
+            false => format!("{:.1}%", detectable * 100.0),
+        };
+        out.push(format!(
+            "Of the rest, {}; the smallest difference this study detects at 80% power is {detects} (from its spread, at the adjusted level).",
+            rest.join(", "),
+        ));
+        if undecided > 0 {
+            out.extend(widest(&judged, rule, axes, coords));
+        }
     }
     out
 }
 
-/// No difference is significant: how large one could be, at the comparison that allows the
-/// most; indistinguishable where every interval lies inside the noise floor.
-fn bounds(
-    rows: &[&Comparison],
+/// The undecided comparison whose interval allows the largest difference, in a sentence.
+fn widest(
+    judged: &[&&Comparison],
     rule: &Rule,
     axes: &[String],
     coords: &BTreeMap<String, BTreeMap<String, String>>,
-) -> Vec<String> {
-    let bounded: Vec<&&Comparison> = rows.iter().filter(|c| c.bound.is_some()).collect();
-    let Some(widest) = bounded
+) -> Option<String> {
+    let c = judged
         .iter()
-        .max_by(|a, b| a.bound.unwrap_or(0.0).total_cmp(&b.bound.unwrap_or(0.0)))
-    else {
-        return vec![format!(
-            "No difference is significant at the 95% level ({} comparison(s)); more repetitions narrow the intervals.",
-            rows.len()
-        )];
-    };
-    let (subject, base, slice) = words(widest, rule, axes, coords);
-    let pct = widest.bound.unwrap_or(0.0) * 100.0;
-    let (lo, hi) = widest.ci.unwrap_or((1.0, 1.0));
-    if bounded.iter().all(|c| c.verdict == Verdict::WithinNoise) {
-        return vec![format!(
-            "Every variant is indistinguishable from its baseline here: no difference larger than {pct:.1}%, inside this machine's noise floor of {:.1}% (the widest: {subject} against {base} at {}{slice}, {lo:.2}x - {hi:.2}x, {}).",
-            widest.noise_floor.unwrap_or(0.0) * 100.0,
-            threads(widest.threads),
-            method(widest)
-        )];
-    }
-    if widest.bound.unwrap_or(0.0) > USEFUL {
-        return vec![format!(
-            "No difference is significant, and the intervals are too wide to bound one usefully (the widest: {subject} against {base} at {}{slice}, {lo:.2}x - {hi:.2}x, {}); more repetitions, or repetitions = \"auto\", narrow them.",
-            threads(widest.threads),
-            method(widest)
-        )];
-    }
-    vec![format!(
-        "No difference is significant; none is larger than {pct:.1}% (the widest: {subject} against {base} at {}{slice}, {lo:.2}x - {hi:.2}x, {}).",
-        threads(widest.threads),
-        method(widest)
-    )]
+        .filter(|c| c.verdict == Verdict::Undecided)
+        .max_by(|a, b| a.bound.unwrap_or(0.0).total_cmp(&b.bound.unwrap_or(0.0)))?;
+    let (subject, base, slice) = words(c, rule, axes, coords);
+    let (lo, hi) = c.ci?;
+    Some(match c.bound.unwrap_or(0.0) > USEFUL {
+        true => format!(
+            "The undecided intervals are too wide to bound a difference usefully (the widest: {subject} against {base} at {}{slice}, {lo:.2}x - {hi:.2}x, {}); a study with more blocks, or repetitions = \"auto\", narrows them.",
+            threads(c.threads),
+            method(c)
+        ),
+        false => format!(
+            "No undecided difference is larger than {:.1}% (the widest: {subject} against {base} at {}{slice}, {lo:.2}x - {hi:.2}x, {}).",
+            c.bound.unwrap_or(0.0) * 100.0,
+            threads(c.threads),
+            method(c)
+        ),
+    })
 }
 
 /// A bound beyond this (50%) decides nothing worth a sentence of its own.

@@ -34,7 +34,8 @@ pub fn run_study(
     let finished = store.finished()?;
     let host = Host::read();
     let per_block = spec.block_variants() * spec.workloads.len() * spec.threads.len();
-    // With "auto", the blocks planned move as the intervals narrow; the ETA follows.
+    // With "auto", the blocks planned are the pilot's until it has run, then what it asked
+    // for; the ETA follows.
     let mut planned = spec.repetitions;
     let mut out = StudyOutcome {
         resumed: finished.len(),
@@ -101,33 +102,42 @@ pub fn run_study(
         let Some(auto) = spec.auto else {
             continue;
         };
-        if block < spec.repetitions {
-            continue;
-        }
-        match bakeoff_report::unresolved(&spec_json, store.rows()?) {
-            Ok((0, _)) => {
-                obs.on_note(&format!(
-                    "after {block} blocks every comparison is within +-{:.1}% (or this machine's noise floor): done",
-                    auto.precision * 100.0
-                ));
+        // Stein's first stage: after the pilot, its spread says how many blocks the study
+        // needs; the study runs that many (at most max_repetitions) and is not judged again.
+        if block != auto.pilot {
+            if block >= planned {
                 break;
             }
-            Ok((open, needed)) if block < last_block => {
-                planned = needed.clamp(block + 1, last_block);
+            continue;
+        }
+        match bakeoff_report::blocks_needed(&spec_json, store.rows()?) {
+            Ok(Some(needed)) => {
+                planned = needed.clamp(auto.pilot, last_block);
+                obs.on_note(&match needed <= last_block {
+                    true => format!(
+                        "the pilot's {block} blocks ask for {needed} in all for every comparison within +-{:.1}% (at its family's adjusted level): running {planned}",
+                        auto.precision * 100.0
+                    ),
+                    false => format!(
+                        "the pilot's {block} blocks ask for {needed} for every comparison within +-{:.1}%, more than max_repetitions = {last_block}: running {last_block}, so the intervals will be wider than asked (the report says what a new study would need)",
+                        auto.precision * 100.0
+                    ),
+                });
+                if block >= planned {
+                    break;
+                }
+            }
+            Ok(None) => {
+                planned = last_block;
                 obs.on_note(&format!(
-                    "after {block} blocks {open} comparison(s) are wider than +-{:.1}%: another block (about {planned} in all, at most {last_block})",
-                    auto.precision * 100.0
+                    "after the pilot's {block} blocks no comparison has an interval: the study runs all {last_block} blocks"
                 ));
             }
-            Ok((open, _)) => obs.on_note(&format!(
-                "after {block} blocks (max_repetitions) {open} comparison(s) are still wider than +-{:.1}%: the report says which",
-                auto.precision * 100.0
-            )),
             Err(e) => {
-                obs.on_note(&format!(
-                    "the intervals could not be judged ({e}): the study runs all {last_block} blocks"
-                ));
                 planned = last_block;
+                obs.on_note(&format!(
+                    "the pilot could not be judged ({e}): the study runs all {last_block} blocks"
+                ));
             }
         }
     }

@@ -183,6 +183,7 @@ fn read(
         repetitions: reps.count,
         auto: reps.auto,
         noise_check: reps.noise_check,
+        equivalence: reps.equivalence,
         paired: order != Some(Order::Sequential),
         duration: Duration::from_secs(duration),
         warmup: Duration::from_secs(warmup),

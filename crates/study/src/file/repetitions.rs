@@ -1,11 +1,11 @@
-//! How many blocks a study runs: a number, or `"auto"`, blocks until every comparison is as
-//! precise as asked (`precision`, the 95% half-width of each ratio) up to `max_repetitions`;
-//! and whether each block runs the first variant twice (`noise_check`), which measures the
-//! machine's noise floor.
+//! How many blocks a study runs: a number, or `"auto"` (a pilot of 5 blocks sizes the study
+//! for `precision`, the half-width of each family-adjusted interval, up to `max_repetitions`:
+//! Stein's two-stage design); the equivalence margin (`equivalence`); and whether each block
+//! runs the first variant twice (`noise_check`), the A/A check of the set-up.
 
 use toml::de::DeValue;
 
-use super::spec::{Auto, MIN_AUTO};
+use super::spec::{Auto, DEFAULT_MAX_REPETITIONS, DEFAULT_PRECISION, MIN_AUTO};
 use crate::reader::{kind, Problems, Table};
 
 /// What a study file says of its repetitions.
@@ -14,6 +14,7 @@ pub(super) struct Repetitions {
     pub count: u32,
     pub auto: Option<Auto>,
     pub noise_check: bool,
+    pub equivalence: Option<f64>,
 }
 
 pub(super) fn repetitions(p: &mut Problems, top: &mut Table) -> Repetitions {
@@ -36,6 +37,14 @@ pub(super) fn repetitions(p: &mut Problems, top: &mut Table) -> Repetitions {
             }
         },
     };
+    let equivalence = top.get("equivalence").map(|v| match number(v) {
+        Some(x) if (0.001..=0.5).contains(&x) => x,
+        found => {
+            let found = found.map_or_else(|| kind(v).to_string(), |x| x.to_string());
+            p.at(v.span(), format!("`equivalence` is the margin within which two variants count as equivalent, a fraction from 0.001 to 0.5 (0.03: within +-3%), found {found}"));
+            DEFAULT_PRECISION
+        }
+    });
     let precision = top.get("precision");
     let max = top.get("max_repetitions");
     let noise_span = top.get("noise_check").map(|v| v.span());
@@ -57,33 +66,36 @@ pub(super) fn repetitions(p: &mut Problems, top: &mut Table) -> Repetitions {
                 count,
                 auto: None,
                 noise_check: noise_check.unwrap_or(false),
+                equivalence,
             };
         }
         Ok(()) => MIN_AUTO,
     };
     let precision = match precision {
-        None => 0.03,
+        None => DEFAULT_PRECISION,
         Some(v) => match number(v) {
             Some(x) if (0.001..=0.5).contains(&x) => x,
             found => {
                 let found = found.map_or_else(|| kind(v).to_string(), |x| x.to_string());
-                p.at(v.span(), format!("`precision` is the 95% half-width wanted for each ratio, a fraction from 0.001 to 0.5 (0.03: within 3%), found {found}"));
-                0.03
+                p.at(v.span(), format!("`precision` is the half-width wanted for each ratio's family-adjusted interval, a fraction from 0.001 to 0.5 (0.05: within +-5%), found {found}"));
+                DEFAULT_PRECISION
             }
         },
     };
     let max_repetitions = match max {
-        None => 10,
+        None => DEFAULT_MAX_REPETITIONS,
         Some(v) => crate::reader::int_value(p, v, "`max_repetitions`", i64::from(MIN_AUTO)..101)
-            .map_or(10, |n| n as u32),
+            .map_or(DEFAULT_MAX_REPETITIONS, |n| n as u32),
     };
     Repetitions {
         count,
         auto: Some(Auto {
             precision,
             max_repetitions,
+            pilot: MIN_AUTO,
         }),
         noise_check: noise_check.unwrap_or(true),
+        equivalence,
     }
 }
 

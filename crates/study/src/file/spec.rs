@@ -33,17 +33,26 @@ pub enum DatasetPolicy {
     Copy,
 }
 
-/// `repetitions = "auto"`: blocks are added until every comparison's 95% interval is within
-/// `precision` (a fraction: 0.03 is +-3%), or `max_repetitions` blocks have run.
+/// `repetitions = "auto"`: Stein's two-stage design. A pilot of `pilot` blocks runs first; its
+/// spread fixes how many blocks make every comparison's family-adjusted interval within
+/// `precision` (a fraction: 0.05 is +-5%), at most `max_repetitions`; the study runs that many
+/// and stops (the report's intervals use the pilot's spread, so their coverage holds).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Auto {
     pub precision: f64,
     pub max_repetitions: u32,
+    pub pilot: u32,
 }
 
-/// Blocks an auto study runs before it first judges its intervals (with two, t has one degree
-/// of freedom and every interval is too wide to judge by).
-pub const MIN_AUTO: u32 = 3;
+/// The pilot's blocks: enough that its spread (4 degrees of freedom) is not a lottery, few
+/// enough that a quiet machine's study ends with the pilot.
+pub const MIN_AUTO: u32 = 5;
+
+/// Defaults of an auto study, chosen so that a quiet machine's study (runs within 2% of each
+/// other, so block ratios within about 3%) of the quickstart's shape (4 comparisons per
+/// workload) ends inside them: the pilot then asks for 8 to 10 blocks at +-5%.
+pub const DEFAULT_PRECISION: f64 = 0.05;
+pub const DEFAULT_MAX_REPETITIONS: u32 = 20;
 
 /// A server setup of the study: one per instance (usually one), or a server the user runs.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -141,8 +150,12 @@ pub struct StudySpec {
     /// `repetitions = "auto"`: blocks until every comparison is as precise as asked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auto: Option<Auto>,
+    /// The equivalence margin (a fraction, symmetric on the log scale): a comparison whose
+    /// adjusted 90% interval lies within +-this is equivalent. Default: the precision (5%).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<f64>,
     /// Each block runs the first variant a second time (stored as variant index
-    /// `variants.len()`): their ratio is the machine's noise floor.
+    /// `variants.len()`): the A/A check of the set-up.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub noise_check: bool,
     /// Comparisons are paired within blocks (any order but sequential); results written

@@ -1,0 +1,282 @@
+//! The decision chain simulated: seeded studies under a stated noise model with a known truth,
+//! run through the functions the study runner and the report use (the pilot's
+//! `stein_blocks`, `Evidence::paired` with the pilot's spread, `judge` in its family), and
+//! their error rates held to the ones the method states, each within three standard errors
+//! of its own estimate. A few cells run in CI; `decision_grid` (ignored) prints the full grid.
+
+use super::*;
+
+/// A seeded generator (no dependency for a test): uniforms, normals, and Student's t with 3
+/// degrees of freedom for heavy tails.
+pub(crate) struct Lcg(pub u64);
+
+impl Lcg {
+    fn unit(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.unit(), self.unit());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+    /// t with 3 df, scaled to unit variance (its variance is 3).
+    fn t3(&mut self) -> f64 {
+        let z = self.normal();
+        let chi: f64 = (0..3).map(|_| self.normal().powi(2)).sum();
+        z / (chi / 3.0).sqrt() / 3f64.sqrt()
+    }
+}
+
+/// How runs vary in a simulated study.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Noise {
+    /// What the method assumes: log-normal run noise, a drift shared by a block's runs.
+    Normal,
+    /// Heavy-tailed run noise (t with 3 df).
+    HeavyTails,
+    /// Throughput sliding within each block: the k-th run of a block is slower by `k` steps
+    /// (the variant always runs after its baseline).
+    TrendInBlock,
+    /// One run in 20 is 30% off.
+    Outliers,
+}
+
+/// A simulated study's family of `truths.len()` comparisons against one baseline.
+pub(crate) struct Study {
+    pub run_noise: f64,
+    pub drift: f64,
+    pub precision: f64,
+    pub margin: f64,
+    pub pilot: usize,
+    pub max_blocks: u32,
+    pub noise: Noise,
+}
+
+impl Study {
+    fn run(&self, rng: &mut Lcg, place: usize) -> f64 {
+        let e = match self.noise {
+            Noise::HeavyTails => rng.t3(),
+            _ => rng.normal(),
+        };
+        let mut x = self.run_noise * e;
+        if let Noise::TrendInBlock = self.noise {
+            x -= 0.01 * place as f64;
+        }
+        if let Noise::Outliers = self.noise {
+            if rng.unit() < 0.05 {
+                x -= 0.3;
+            }
+        }
+        x
+    }
+
+    /// One block: (baseline, variant) per comparison.
+    fn block(&self, rng: &mut Lcg, truths: &[f64]) -> Vec<(f64, f64)> {
+        let drift = self.drift * rng.normal();
+        let base = (1e4f64.ln() + drift + self.run(rng, 0)).exp();
+        truths
+            .iter()
+            .enumerate()
+            .map(|(j, t)| {
+                (
+                    base,
+                    (1e4f64.ln() + t.ln() + drift + self.run(rng, j + 1)).exp(),
+                )
+            })
+            .collect()
+    }
+
+    /// The whole chain once: the pilot, the blocks it asks for, every comparison judged in
+    /// its family. (blocks run, the judgements).
+    pub fn once(&self, rng: &mut Lcg, truths: &[f64]) -> (u32, Vec<Judged>) {
+        let mut blocks: Vec<Vec<(f64, f64)>> =
+            (0..self.pilot).map(|_| self.block(rng, truths)).collect();
+        let m = truths.len();
+        let column = |blocks: &[Vec<(f64, f64)>], j: usize| -> Vec<(f64, f64)> {
+            blocks.iter().map(|b| b[j]).collect()
+        };
+        let needed = (0..m)
+            .filter_map(|j| stein_blocks(&column(&blocks, j), m, self.precision))
+            .max()
+            .unwrap_or(self.pilot as u32);
+        let n = needed.min(self.max_blocks).max(self.pilot as u32);
+        while blocks.len() < n as usize {
+            blocks.push(self.block(rng, truths));
+        }
+        let judged = (0..m)
+            .map(|j| {
+                let e = Evidence::paired(&column(&blocks, j), Some(self.pilot)).unwrap();
+                judge(e, m, self.margin)
+            })
+            .collect();
+        (n, judged)
+    }
+}
+
+/// Rates over `trials` seeded studies: (any false "different" in the family, every adjusted
+/// interval covering its truth, any "equivalent" where the truth is at the margin, mean blocks).
+pub(crate) fn rates(s: &Study, truths: &[f64], trials: usize, seed: u64) -> (f64, f64, f64, f64) {
+    let mut rng = Lcg(seed);
+    let (mut false_claims, mut covered, mut false_equivalent, mut blocks) = (0, 0, 0, 0u64);
+    for _ in 0..trials {
+        let (n, judged) = s.once(&mut rng, truths);
+        blocks += u64::from(n);
+        let pairs = || judged.iter().zip(truths);
+        false_claims += usize::from(pairs().any(|(j, &t)| {
+            t == 1.0 && matches!(j.verdict, Verdict::Different | Verdict::DifferentWithin)
+        }));
+        covered += usize::from(pairs().all(|(j, &t)| j.ci.0 <= t && t <= j.ci.1));
+        let at_margin = |t: f64| (t.ln().abs() - (1.0 + s.margin).ln()).abs() < 1e-9;
+        false_equivalent += usize::from(pairs().any(|(j, &t)| {
+            at_margin(t) && matches!(j.verdict, Verdict::Equivalent | Verdict::DifferentWithin)
+        }));
+    }
+    let n = trials as f64;
+    (
+        false_claims as f64 / n,
+        covered as f64 / n,
+        false_equivalent as f64 / n,
+        blocks as f64 / n,
+    )
+}
+
+/// Three standard errors of a rate `p` estimated from `trials`.
+fn slack(p: f64, trials: usize) -> f64 {
+    3.0 * (p * (1.0 - p) / trials as f64).sqrt()
+}
+
+fn study(noise: Noise, run_noise: f64, precision: f64) -> Study {
+    Study {
+        run_noise,
+        drift: 0.08,
+        precision,
+        margin: precision,
+        pilot: 5,
+        max_blocks: 40,
+        noise,
+    }
+}
+
+/// Under the model the method assumes: no true difference in a family of 4 (the quickstart's
+/// shape) or 12, a claim at most 5% of the time; every adjusted interval covering its truth
+/// at least 95% of the time; a true 3% difference called equivalent at a 3% margin at most 5%.
+#[test]
+fn the_chain_holds_its_error_rates_under_its_model() {
+    let trials = 2000;
+    for (m, run_noise, precision) in [(4usize, 0.03, 0.05), (12, 0.05, 0.05), (4, 0.02, 0.03)] {
+        let s = study(Noise::Normal, run_noise, precision);
+        let null = vec![1.0; m];
+        let (claims, coverage, _, blocks) = rates(&s, &null, trials, 7 + m as u64);
+        eprintln!("m {m} noise {run_noise} precision {precision}: false claims {claims:.4}, coverage {coverage:.4}, blocks {blocks:.1}");
+        assert!(
+            claims <= ALPHA + slack(ALPHA, trials),
+            "false claims {claims}"
+        );
+        assert!(
+            coverage >= 0.95 - slack(0.95, trials),
+            "coverage {coverage}"
+        );
+        let mut edge = null.clone();
+        edge[0] = 1.0 + precision;
+        edge[1] = 1.0 / (1.0 + precision);
+        let (_, _, equivalent, _) = rates(&s, &edge, trials, 11 + m as u64);
+        eprintln!("  at the margin: called equivalent {equivalent:.4}");
+        assert!(
+            equivalent <= ALPHA + slack(ALPHA, trials),
+            "equivalent {equivalent}"
+        );
+    }
+}
+
+/// Off the model: heavy tails, a trend inside each block, outlier runs. The family's false
+/// claims stay near 5% for heavy tails and outliers; a trend that always favours the
+/// baseline's place is a real bias of the set-up, and the A/A check is what shows it (the
+/// twin runs later in the block than the first variant), so it is reported, not asserted.
+#[test]
+fn the_chain_under_models_it_does_not_assume() {
+    let trials = 2000;
+    for noise in [Noise::HeavyTails, Noise::Outliers] {
+        let s = study(noise, 0.04, 0.05);
+        let (claims, coverage, _, blocks) = rates(&s, &[1.0; 4], trials, 99);
+        eprintln!(
+            "{noise:?}: false claims {claims:.4}, coverage {coverage:.4}, blocks {blocks:.1}"
+        );
+        assert!(
+            claims <= ALPHA + slack(ALPHA, trials),
+            "{noise:?}: false claims {claims}"
+        );
+        assert!(
+            coverage >= 0.95 - slack(0.95, trials),
+            "{noise:?}: coverage {coverage}"
+        );
+    }
+}
+
+/// The full grid, for the tables: noise 2-15%, precision 3-10%, families of 1 to 90,
+/// each noise model. `cargo test -p bakeoff-report --release decision_grid -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn decision_grid() {
+    let trials = 4000;
+    println!("| model | noise | precision | m | false claims | coverage | equivalent at margin | mean blocks |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for noise in [
+        Noise::Normal,
+        Noise::HeavyTails,
+        Noise::TrendInBlock,
+        Noise::Outliers,
+    ] {
+        for run_noise in [0.02, 0.05, 0.15] {
+            for precision in [0.03, 0.05, 0.10] {
+                for m in [1usize, 4, 12, 90] {
+                    let s = Study {
+                        max_blocks: 100,
+                        ..study(noise, run_noise, precision)
+                    };
+                    let (claims, coverage, _, blocks) = rates(&s, &vec![1.0; m], trials, 5);
+                    let mut edge = vec![1.0; m];
+                    edge[0] = 1.0 + precision;
+                    let (_, _, equivalent, _) = rates(&s, &edge, trials, 6);
+                    println!("| {noise:?} | {run_noise} | {precision} | {m} | {claims:.4} | {coverage:.4} | {equivalent:.4} | {blocks:.1} |");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn four_verdicts() {
+    let e = |estimate: f64, se: f64| Evidence {
+        estimate: estimate.ln(),
+        se,
+        df: 9.0,
+    };
+    assert_eq!(judge(e(1.10, 0.01), 1, 0.03).verdict, Verdict::Different);
+    assert_eq!(
+        judge(e(1.01, 0.002), 1, 0.03).verdict,
+        Verdict::DifferentWithin
+    );
+    assert_eq!(judge(e(1.00, 0.005), 1, 0.03).verdict, Verdict::Equivalent);
+    assert_eq!(judge(e(1.00, 0.05), 1, 0.03).verdict, Verdict::Undecided);
+    // The family widens each interval: a difference clear alone is undecided among 90.
+    assert_eq!(judge(e(1.03, 0.011), 1, 0.01).verdict, Verdict::Different);
+    assert_eq!(judge(e(1.03, 0.011), 90, 0.01).verdict, Verdict::Undecided);
+}
+
+#[test]
+fn steins_pilot_asks_for_more_blocks_when_noisier_or_more_compared() {
+    let pilot = |sd: f64| -> Vec<(f64, f64)> {
+        [-1.0, 0.5, 1.2, -0.7, 0.0]
+            .iter()
+            .map(|z| (100.0, 100.0 * (sd * z).exp()))
+            .collect()
+    };
+    let quiet = stein_blocks(&pilot(0.01), 4, 0.05).unwrap();
+    let noisy = stein_blocks(&pilot(0.05), 4, 0.05).unwrap();
+    let many = stein_blocks(&pilot(0.05), 40, 0.05).unwrap();
+    assert_eq!(quiet, 5, "the pilot is enough");
+    assert!(noisy > quiet && many > noisy, "{quiet} {noisy} {many}");
+}
