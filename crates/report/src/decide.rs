@@ -16,6 +16,7 @@
 
 use std::collections::BTreeMap;
 
+pub use crate::evidence::Evidence;
 use crate::model::{AaCheck, AutoStatus, Comparison, Verdict};
 use crate::stats::{mean_sd, paired_ratio_ci, t_quantile};
 
@@ -23,75 +24,6 @@ use crate::stats::{mean_sd, paired_ratio_ci, t_quantile};
 pub const ALPHA: f64 = 0.05;
 /// The power the smallest detectable difference is given at.
 pub const POWER: f64 = 0.80;
-
-/// A comparison's evidence on the log scale: the estimate of log(variant / baseline), its
-/// standard error, and the degrees of freedom of the spread behind it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Evidence {
-    pub estimate: f64,
-    pub se: f64,
-    pub df: f64,
-}
-
-impl Evidence {
-    /// Paired blocks: the mean of the blocks' log ratios. With `pilot` (an auto study's
-    /// first blocks, which chose how many to run), the spread is the pilot's and so are the
-    /// degrees of freedom (Stein's second stage), unless all the blocks' spread makes a wider
-    /// interval: then that one. Under the model (normal log ratios) the pilot's alone is exact
-    /// and the wider choice only more cautious; with heavy tails a quiet pilot followed by
-    /// wild blocks would otherwise claim differences the data does not carry.
-    pub fn paired(pairs: &[(f64, f64)], pilot: Option<usize>) -> Option<Evidence> {
-        if pairs.len() < 2 || pairs.iter().any(|&(b, v)| b <= 0.0 || v <= 0.0) {
-            return None;
-        }
-        let logs: Vec<f64> = pairs.iter().map(|&(b, v)| (v / b).ln()).collect();
-        let (mean, all_sd) = mean_sd(&logs);
-        let n = logs.len() as f64;
-        let all = Evidence {
-            estimate: mean,
-            se: all_sd / n.sqrt(),
-            df: n - 1.0,
-        };
-        let n0 = match pilot {
-            Some(n0) if n0 >= 2 && n0 < logs.len() => n0,
-            _ => return Some(all),
-        };
-        let stein = Evidence {
-            se: mean_sd(&logs[..n0]).1 / n.sqrt(),
-            df: (n0 - 1) as f64,
-            ..all
-        };
-        // Which is wider, judged where decisions are made (a two-sided 1% point).
-        let width = |e: &Evidence| e.se * t_quantile(e.df, 0.995);
-        Some(if width(&all) > width(&stein) {
-            all
-        } else {
-            stein
-        })
-    }
-
-    /// Unpaired repetitions (studies before blocks, merged machines): the log of the ratio
-    /// of means, its standard error by the delta method, Welch's degrees of freedom.
-    pub fn unpaired(a: &[f64], b: &[f64]) -> Option<Evidence> {
-        let ((ma, sa), (mb, sb)) = (mean_sd(a), mean_sd(b));
-        if a.len() < 2 || b.len() < 2 || ma <= 0.0 || mb <= 0.0 {
-            return None;
-        }
-        let (na, nb) = (a.len() as f64, b.len() as f64);
-        let (va, vb) = ((sa / ma).powi(2) / na, (sb / mb).powi(2) / nb);
-        let se = (va + vb).sqrt();
-        let df = if se == 0.0 {
-            1e9
-        } else {
-            (va + vb).powi(2) / (va.powi(2) / (na - 1.0) + vb.powi(2) / (nb - 1.0))
-        };
-        Some(Evidence {
-            estimate: (mb / ma).ln(),
-            se,
-            df,
-        })
-    }
-}
 
 /// What a comparison's evidence decides in a family of `family` at equivalence margin
 /// `margin` (a fraction, symmetric on the log scale).

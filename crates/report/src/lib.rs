@@ -18,6 +18,7 @@ mod build;
 pub mod decide;
 mod design;
 mod environment;
+mod evidence;
 mod html;
 mod model;
 mod plot;

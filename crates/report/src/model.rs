@@ -128,7 +128,7 @@ pub struct Comparison {
     pub detectable: Option<f64>,
     /// The evidence the verdict is made from (log scale), before judging.
     #[serde(skip)]
-    pub evidence: Option<crate::decide::Evidence>,
+    pub evidence: Option<crate::evidence::Evidence>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

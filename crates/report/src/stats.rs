@@ -18,7 +18,7 @@ pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
 /// degrees of freedom lies (exact, from statrs; the normal's beyond a million df).
 pub fn t_quantile(df: f64, p: f64) -> f64 {
     use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
-    if !(df >= 1.0) {
+    if df.is_nan() || df < 1.0 {
         return f64::INFINITY;
     }
     if df > 1e6 {
