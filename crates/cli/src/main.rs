@@ -13,6 +13,7 @@ mod header;
 mod host;
 mod legacy;
 mod output;
+mod plan;
 mod prepared;
 mod progress;
 mod results;
@@ -80,6 +81,9 @@ fn run(raw: &[String]) -> ExitCode {
         args::Command::Prewarm(a) => commands::prewarm(a),
         args::Command::Server(args::ServerCommand::Start(e)) => serve::start(e),
         args::Command::Study(args::StudyCommand::Check { file }) => study::check(file),
+        args::Command::Study(args::StudyCommand::Plan { file, pilot_blocks }) => {
+            plan::plan(file, *pilot_blocks)
+        }
         args::Command::Study(args::StudyCommand::Run { file, db, new, on }) if !on.is_empty() => {
             fleet::run_on(file, db.as_deref(), *new, on)
         }

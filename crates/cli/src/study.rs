@@ -258,10 +258,7 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
         spec.name,
         db.display()
     );
-    let mut progress = Progress {
-        tty: std::io::stderr().is_terminal(),
-        line: String::new(),
-    };
+    let mut progress = Progress::new();
     let mut results = StoredStudy {
         store: &mut store,
         study,
@@ -310,12 +307,19 @@ pub(crate) fn run_line(r: &RunRecord) -> String {
 }
 
 /// One status line: rewritten in place on a terminal, a line per finished run otherwise.
-struct Progress {
+pub(crate) struct Progress {
     tty: bool,
     line: String,
 }
 
 impl Progress {
+    pub(crate) fn new() -> Progress {
+        Progress {
+            tty: std::io::stderr().is_terminal(),
+            line: String::new(),
+        }
+    }
+
     fn show(&mut self, s: String) {
         if self.tty {
             eprint!("\r\x1b[K{s}");
@@ -323,7 +327,7 @@ impl Progress {
         self.line = s;
     }
 
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         if self.tty && !self.line.is_empty() {
             eprintln!();
         }

@@ -176,6 +176,7 @@ impl<S: Source> Worker<S> {
 
     async fn open_all(&self) -> Result<Vec<S::Session>, EngineError> {
         let blocking = self.blocking_io();
+        let every = self.ctx.opens_every_connection();
         let opens: Vec<_> = self
             .tids
             .iter()
@@ -190,7 +191,7 @@ impl<S: Source> Worker<S> {
                     .wrapping_add(tid as u64);
                 tokio::task::spawn_local(async move {
                     let _slot = gate.acquire().await;
-                    if shared.stop.load(Ordering::Relaxed) {
+                    if shared.stop.load(Ordering::Relaxed) && !every {
                         return (tid, None);
                     }
                     let began = Instant::now();

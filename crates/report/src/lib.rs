@@ -246,6 +246,49 @@ pub fn blocks_needed(
     Ok(m.auto.filter(|_| any).map(|a| a.needed))
 }
 
+/// What a study needs, from a pilot's runs (`bakeoff study plan`): per comparison (workload,
+/// variant, threads), the blocks that make its family-adjusted interval within +-`precision`
+/// with the pilot's spread (Stein's first stage, the sizing Kalibera and Jones' "Rigorous
+/// benchmarking in reasonable time" calls dimensioning), and the family's size.
+pub fn plan(
+    spec_json: &str,
+    runs: Vec<bakeoff_store::Row>,
+    precision: f64,
+) -> Result<Vec<Planned>, String> {
+    let src = Source {
+        name: String::new(),
+        studies: vec![StudySource {
+            spec_json: spec_json.to_string(),
+            runs,
+            ..StudySource::default()
+        }],
+    };
+    let m = build(&src, &Options::default())?;
+    Ok(m.comparisons
+        .iter()
+        .filter_map(|c| {
+            let e = c.evidence?;
+            Some(Planned {
+                workload: c.workload.clone(),
+                variant: c.variant.clone(),
+                threads: c.threads,
+                family: c.family,
+                blocks: decide::blocks_for(&e, c.blocks, c.family as usize, precision),
+            })
+        })
+        .collect())
+}
+
+/// One comparison's need, from a pilot (see [`plan`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    pub workload: String,
+    pub variant: String,
+    pub threads: u32,
+    pub family: u32,
+    pub blocks: u32,
+}
+
 /// One run (variant, workload, threads, repetition) and what is said of it, a line.
 fn run_line(s: &mut String, (variant, workload, threads, rep): (&str, &str, u32, u32), text: &str) {
     let _ = writeln!(

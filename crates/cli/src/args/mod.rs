@@ -134,6 +134,16 @@ pub enum StudyCommand {
         /// The study file (TOML).
         file: std::path::PathBuf,
     },
+    /// Size a study before running it: a short pilot of its blocks on this machine (results
+    /// thrown away), then how many blocks make every comparison as precise as the study asks
+    /// (its `precision`, or 5%) at its family's adjusted level, and how long they take.
+    Plan {
+        /// The study file (TOML).
+        file: std::path::PathBuf,
+        /// Blocks in the pilot (each runs every variant's series once).
+        #[arg(long, default_value_t = 3)]
+        pilot_blocks: u32,
+    },
     /// Run a study unattended, or resume it: runs already stored are not redone. Results go
     /// to SQLite, committed after every run. Ctrl-C stores the current run as interrupted.
     Run {

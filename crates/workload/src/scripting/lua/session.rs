@@ -146,6 +146,11 @@ fn stat_table(lua: &Lua, s: &Stat) -> mlua::Result<Table> {
 }
 
 impl Source for Script {
+    /// As sysbench: every thread's thread_init runs, and each failure is said.
+    fn opens_every_connection(&self) -> bool {
+        true
+    }
+
     type Session = Session;
 
     /// A state for connection `tid`: the body, `sysbench.tid`, then the script's

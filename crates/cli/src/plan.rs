@@ -1,0 +1,136 @@
+//! `bakeoff study plan FILE`: a short pilot of the study on this machine, then what the study
+//! needs for its precision: the blocks each comparison asks for with the pilot's spread at its
+//! family's adjusted level, and the time they take (the dimensioning step of Kalibera and
+//! Jones' "Rigorous benchmarking in reasonable time"). The pilot's results are thrown away.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Result;
+use bakeoff_store::Store;
+use bakeoff_study::{run_study, series, text_sha256, Results, StoredStudy};
+
+use crate::exit::{EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
+
+/// The precision a study that names none is planned for (an auto study's default).
+const DEFAULT_PRECISION: f64 = 0.05;
+
+pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
+    let (src, spec) = match crate::study::load(file)? {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    if pilot < 2 {
+        eprintln!("--pilot-blocks {pilot}: a spread needs at least 2 blocks; give 2 or more (3, the default, is enough to size a study)");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    let precision = spec.auto.map_or(DEFAULT_PRECISION, |a| a.precision);
+    let most = spec.auto.map(|a| a.max_repetitions);
+    let mut pilot_spec = spec.clone();
+    pilot_spec.repetitions = pilot;
+    pilot_spec.auto = None;
+    let dir = scratch_dir()?;
+    let db = dir.join("pilot.db");
+    let result = (|| -> Result<Option<(Vec<bakeoff_report::Planned>, f64)>> {
+        let mut store = Store::open(&db)?;
+        let spec_json = serde_json::to_string(&pilot_spec)?;
+        let hash = text_sha256(&src);
+        let study = store.begin_study(&pilot_spec.name, &hash, &spec_json, true)?;
+        let runs = series(&pilot_spec).len() * pilot_spec.threads.len();
+        eprintln!(
+            "study plan {}: a pilot of {pilot} blocks on this machine ({runs} runs); its results are not kept",
+            spec.name
+        );
+        let mut results = StoredStudy {
+            store: &mut store,
+            study,
+        };
+        let started = Instant::now();
+        let mut quiet = crate::study::Progress::new();
+        let out = run_study(&pilot_spec, &hash, &mut results, &INTERRUPTED, &mut quiet)?;
+        quiet.clear();
+        if out.interrupted {
+            return Ok(None);
+        }
+        let per_block = started.elapsed().as_secs_f64() / f64::from(pilot);
+        let planned = bakeoff_report::plan(&spec_json, results.rows()?, precision)
+            .map_err(anyhow::Error::msg)?;
+        Ok(Some((planned, per_block)))
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    let Some((planned, per_block)) = result? else {
+        eprintln!("Interrupted: the pilot's results are thrown away; nothing was planned.");
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    };
+    print!("{}", report(&planned, per_block, precision, most));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The plan in words: per workload the comparison that asks for most, then the study's need
+/// and its time, against its max_repetitions when it has one.
+fn report(
+    planned: &[bakeoff_report::Planned],
+    per_block: f64,
+    precision: f64,
+    most: Option<u32>,
+) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let Some(need) = planned.iter().map(|p| p.blocks).max() else {
+        return "no comparison had an interval after the pilot (a failed run, or a single variant): nothing to size\n".into();
+    };
+    let _ = writeln!(
+        s,
+        "for every comparison within +-{:.1}% at its family's adjusted level (5% shared by a workload's comparisons):",
+        precision * 100.0
+    );
+    let mut workloads: Vec<&str> = planned.iter().map(|p| p.workload.as_str()).collect();
+    workloads.dedup();
+    for w in workloads {
+        if let Some(p) = planned
+            .iter()
+            .filter(|p| p.workload == w)
+            .max_by_key(|p| p.blocks)
+        {
+            let _ = writeln!(
+                s,
+                "  {w}: {} blocks (family of {}; the widest: {} at {} threads)",
+                p.blocks, p.family, p.variant, p.threads
+            );
+        }
+    }
+    let time = |blocks: u32| {
+        let secs = per_block * f64::from(blocks);
+        format!(
+            "{}h {:02}m",
+            (secs / 3600.0) as u64,
+            ((secs % 3600.0) / 60.0).round() as u64
+        )
+    };
+    let _ = writeln!(
+        s,
+        "the study needs {need} blocks, about {} at {:.0} s a block here",
+        time(need),
+        per_block
+    );
+    if let Some(m) = most {
+        let _ = match need <= m {
+            true => writeln!(s, "within its max_repetitions = {m}: repetitions = \"auto\" will run about that many after its own pilot"),
+            false => writeln!(s, "more than its max_repetitions = {m}: raise it to {need}, widen the precision, or quiet the set-up (pin the server and the client apart, longer runs)"),
+        };
+    }
+    s
+}
+
+/// A fresh private directory for the pilot's database.
+fn scratch_dir() -> Result<std::path::PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = std::env::temp_dir().join(format!(
+        "bakeoff-plan-{}-{}",
+        std::process::id(),
+        bakeoff_driver::random_hex(8)?
+    ));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
+}
