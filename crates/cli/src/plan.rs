@@ -26,6 +26,9 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_USAGE));
     }
     let precision = spec.auto.map_or(DEFAULT_PRECISION, |a| a.precision);
+    // Sized for the study's own intervals: its pilot's degrees of freedom (an auto study's
+    // pilot), or its fixed number of blocks.
+    let study_pilot = spec.auto.map_or(spec.repetitions.max(2), |a| a.pilot);
     let most = spec.auto.map(|a| a.max_repetitions);
     let mut pilot_spec = spec.clone();
     pilot_spec.repetitions = pilot;
@@ -54,7 +57,7 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
             return Ok(None);
         }
         let per_block = started.elapsed().as_secs_f64() / f64::from(pilot);
-        let planned = bakeoff_report::plan(&spec_json, results.rows()?, precision)
+        let planned = bakeoff_report::plan(&spec_json, results.rows()?, precision, study_pilot)
             .map_err(anyhow::Error::msg)?;
         Ok(Some((planned, per_block)))
     })();
@@ -95,8 +98,8 @@ fn report(
         {
             let _ = writeln!(
                 s,
-                "  {w}: {} blocks (family of {}; the widest: {} at {} threads)",
-                p.blocks, p.family, p.variant, p.threads
+                "  {w}: {} blocks (family of {}; the widest: {} at {} threads, whose block ratios spread by {:.1}%)",
+                p.blocks, p.family, p.variant, p.threads, p.spread * 100.0
             );
         }
     }

@@ -249,11 +249,14 @@ pub fn blocks_needed(
 /// What a study needs, from a pilot's runs (`bakeoff study plan`): per comparison (workload,
 /// variant, threads), the blocks that make its family-adjusted interval within +-`precision`
 /// with the pilot's spread (Stein's first stage, the sizing Kalibera and Jones' "Rigorous
-/// benchmarking in reasonable time" calls dimensioning), and the family's size.
+/// benchmarking in reasonable time" calls dimensioning), and the family's size. The need is
+/// sized for the intervals the study will make: with the pilot's spread, at the degrees of
+/// freedom of the study's own pilot (`study_pilot` blocks), not the planning pilot's.
 pub fn plan(
     spec_json: &str,
     runs: Vec<bakeoff_store::Row>,
     precision: f64,
+    study_pilot: u32,
 ) -> Result<Vec<Planned>, String> {
     let src = Source {
         name: String::new(),
@@ -268,12 +271,19 @@ pub fn plan(
         .iter()
         .filter_map(|c| {
             let e = c.evidence?;
+            let spread = e.se * f64::from(c.blocks).sqrt();
+            let sized = decide::Evidence {
+                se: spread / f64::from(study_pilot).sqrt(),
+                df: f64::from(study_pilot.max(2) - 1),
+                ..e
+            };
             Some(Planned {
                 workload: c.workload.clone(),
                 variant: c.variant.clone(),
                 threads: c.threads,
                 family: c.family,
-                blocks: decide::blocks_for(&e, c.blocks, c.family as usize, precision),
+                spread,
+                blocks: decide::blocks_for(&sized, study_pilot, c.family as usize, precision),
             })
         })
         .collect())
@@ -286,6 +296,8 @@ pub struct Planned {
     pub variant: String,
     pub threads: u32,
     pub family: u32,
+    /// The spread of the pilot's block log ratios (a fraction).
+    pub spread: f64,
     pub blocks: u32,
 }
 
