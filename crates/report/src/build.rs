@@ -69,6 +69,19 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     let designs: Vec<Design> = src.studies.iter().map(Design::of).collect();
     // The noise check's runs (one study only: merged machines each have their own floor).
     let mut twins: BlockTps = BTreeMap::new();
+    // Each cell's runs (study, variant, workload, threads), for the outlier check.
+    let mut cell_tps: HashMap<(usize, i64, String, u32), Vec<f64>> = HashMap::new();
+    for (si, s) in src.studies.iter().enumerate() {
+        for r in s.runs.iter().filter(|r| text(r, "status") == "ok") {
+            let key = (
+                si,
+                num(r, "variant") as i64,
+                text(r, "workload_label"),
+                num(r, "threads") as u32,
+            );
+            cell_tps.entry(key).or_default().push(num(r, "tps"));
+        }
+    }
     for (si, s) in src.studies.iter().enumerate() {
         let health = health_by_run(s);
         for r in &s.runs {
@@ -97,7 +110,10 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
             let no_ticks = Vec::new();
             let run_ticks = ticks.get(&(si, id)).unwrap_or(&no_ticks);
             let h = health.get(&id).copied().unwrap_or_default();
-            let why = crate::suspect::reasons(run_ticks, &h, designs[si].cpus);
+            let mut why =
+                crate::suspect::reasons(run_ticks, &h, designs[si].cpus, designs[si].margin);
+            let cell = cell_tps.get(&(si, variant.index, workload.clone(), threads));
+            why.extend(cell.and_then(|c| crate::suspect::outlier(num(r, "tps"), c)));
             if !why.is_empty() {
                 suspects.push(Suspect {
                     variant: variant.name.clone(),

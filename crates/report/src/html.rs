@@ -478,8 +478,9 @@ fn precision(s: &mut String, m: &Model) {
     if !m.suspects.is_empty() {
         let _ = write!(
             s,
-            "<p>Suspect runs: throughput that drifted more than {:.0}% from the first third of a run to the last, more than {:.0}% steal, or other processes using more than {:.0}% of the machine's CPU. {}</p>",
-            crate::suspect::DRIFT * 100.0,
+            "<p>Suspect runs: a trend through the run beyond its tick noise and larger than the study's precision, a stall (ticks below {:.0}% of the run's median), a run further than {:.1} robust standard deviations from its cell's others (MAD-based), more than {:.0}% steal, or other processes busy beyond half a CPU (at most {:.0}% of the machine; what the server's processes and bakeoff's client did not use, the kernel's interrupt work included). {}</p>",
+            crate::suspect::STALL * 100.0,
+            crate::suspect::OUTLIER,
             crate::suspect::STEAL * 100.0,
             crate::suspect::OTHERS * 100.0,
             if m.suspects.iter().any(|x| x.excluded) {

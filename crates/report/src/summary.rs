@@ -165,7 +165,7 @@ fn widest(
     let (lo, hi) = c.ci?;
     Some(match c.bound.unwrap_or(0.0) > USEFUL {
         true => format!(
-            "The undecided intervals are too wide to bound a difference usefully (the widest: {subject} against {base} at {}{slice}, {lo:.2}x - {hi:.2}x, {}); a study with more blocks, or repetitions = \"auto\", narrows them.",
+            "The undecided intervals are too wide to bound a difference usefully (the widest: {subject} against {base} at {}{slice}, {lo:.2}x - {hi:.2}x, {}); a new study with the blocks a pilot asks for (bakeoff study plan) would narrow them.",
             threads(c.threads),
             method(c)
         ),

@@ -1,20 +1,25 @@
-//! Runs whose figure may not measure what it claims, each with why: its throughput drifted
-//! within the run, or the machine was busy with something else. They stay in the results
-//! and the report (flagged); `bakeoff compare --exclude-suspect` leaves them out of the
-//! comparisons. Only measured ticks count: warmup (a study's warmup run, `--warmup-time`) is
-//! never stored as ticks, so a cold start that warmup absorbed is not flagged.
+//! Runs whose figure may not measure what it claims, each with why: its throughput moved
+//! within the run (a trend tested against the run's own tick noise), it stalled, it lies far
+//! outside its cell's other runs, or the machine was busy with something else. They stay in
+//! the results and the report (flagged); `bakeoff compare --exclude-suspect` leaves them out
+//! of the comparisons. Only measured ticks count: warmup is never stored as ticks, so a cold
+//! start that warmup absorbed is not flagged.
 
 use crate::model::Tick;
+use crate::stats::t_quantile;
 
-/// The last third of a run's ticks against its first third: beyond 10% either way, the run
-/// was still warming up, or the machine changed under it.
-pub const DRIFT: f64 = 0.10;
 /// The hypervisor took more than 2% of the machine's CPU time (steal).
 pub const STEAL: f64 = 0.02;
-/// Processes other than the server and bakeoff used more than 10% of the machine's CPU time.
+/// Other processes busy beyond half a CPU, or 10% of the machine if that is less.
 pub const OTHERS: f64 = 0.10;
-/// Fewer ticks than this say nothing about drift.
-const MIN_TICKS: usize = 3;
+pub const OTHERS_CPUS: f64 = 0.5;
+/// A tick below this share of the run's median throughput is a stall.
+pub const STALL: f64 = 0.05;
+/// A run further than this many robust standard deviations (1.4826 MAD) from its cell's
+/// median, on the log scale, is far outside its cell's others.
+pub const OUTLIER: f64 = 3.5;
+/// Fewer ticks than this say nothing about a trend (a line through them needs 2 spare).
+const MIN_TICKS: usize = 4;
 
 /// What the run's telemetry says of the machine (see `Store::run_health`).
 #[derive(Debug, Default, Clone, Copy)]
@@ -28,8 +33,11 @@ pub struct Health {
 }
 
 impl Health {
-    /// CPU time of other processes, as a share of the machine's (`cpus` CPUs); None when the
-    /// figures are not all there (a server not on this machine).
+    /// CPU time not charged to the run, as a share of the machine's (`cpus` CPUs): the
+    /// machine's busy time less what its server processes (every thread, every instance) and
+    /// bakeoff's client threads used, their idle polling included. The kernel's interrupt and
+    /// softirq work (a server's network, say) is charged to no process, so it counts here
+    /// too. None when the figures are not all there (a server not on this machine).
     pub fn others(&self, cpus: f64) -> Option<f64> {
         let machine = self.seconds? * cpus;
         let ours = self.server_cpu_seconds?
@@ -40,17 +48,30 @@ impl Health {
     }
 }
 
-/// Why a run is suspect; empty when it is not.
-pub fn reasons(ticks: &[Tick], health: &Health, cpus: Option<f64>) -> Vec<String> {
+/// The share of the machine other processes may use before a run is suspect: half a CPU,
+/// or 10% of the machine where that is less (on 2 CPUs, 10%; on 64, 0.8%).
+pub fn others_limit(cpus: f64) -> f64 {
+    (OTHERS_CPUS / cpus.max(1.0)).min(OTHERS)
+}
+
+/// Why a run is suspect; empty when it is not. `threshold`: the smallest change within a
+/// run worth a flag (the study's precision).
+pub fn reasons(ticks: &[Tick], health: &Health, cpus: Option<f64>, threshold: f64) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(d) = drift(ticks) {
-        if d.abs() > DRIFT {
+    if let Some(t) = trend(ticks) {
+        let critical = t_quantile(t.df, 0.995);
+        if t.change.abs() > threshold && t.t.abs() > critical {
             out.push(format!(
-                "throughput drifted {:+.1}% from the first third of the run to the last (more than {:.0}%)",
-                d * 100.0,
-                DRIFT * 100.0
+                "throughput moved {:+.1}% through the run (a trend beyond its tick noise: t = {:.1} on {} df; flagged beyond +-{:.0}%, the study's precision)",
+                t.change * 100.0,
+                t.t,
+                t.df,
+                threshold * 100.0
             ));
         }
+    }
+    if let Some(s) = stall(ticks) {
+        out.push(s);
     }
     if let Some(steal) = health.steal.filter(|s| *s > STEAL) {
         out.push(format!(
@@ -59,25 +80,102 @@ pub fn reasons(ticks: &[Tick], health: &Health, cpus: Option<f64>) -> Vec<String
             STEAL * 100.0
         ));
     }
-    if let Some(others) = cpus.and_then(|c| health.others(c)).filter(|o| *o > OTHERS) {
-        out.push(format!(
-            "other processes used {:.0}% of the machine's CPU time (more than {:.0}%)",
-            others * 100.0,
-            OTHERS * 100.0
-        ));
+    if let Some(c) = cpus {
+        if let Some(others) = health.others(c).filter(|o| *o > others_limit(c)) {
+            out.push(format!(
+                "other processes used {:.1}% of the machine's CPU time ({:.2} of its {c:.0} CPUs; more than {:.1}%)",
+                others * 100.0,
+                others * c,
+                others_limit(c) * 100.0
+            ));
+        }
     }
     out
 }
 
-/// The last third's mean throughput over the first third's, less 1; None with too few ticks.
-pub fn drift(ticks: &[Tick]) -> Option<f64> {
+/// A run's linear trend: its change over the run as a fraction of its mean throughput, and
+/// the slope's t statistic against the ticks' scatter around the line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Trend {
+    pub change: f64,
+    pub t: f64,
+    pub df: f64,
+}
+
+pub fn trend(ticks: &[Tick]) -> Option<Trend> {
     if ticks.len() < MIN_TICKS {
         return None;
     }
-    let third = ticks.len() / 3;
-    let mean = |t: &[Tick]| t.iter().map(|t| t.tps).sum::<f64>() / t.len() as f64;
-    let (first, last) = (mean(&ticks[..third]), mean(&ticks[ticks.len() - third..]));
-    (first > 0.0).then(|| last / first - 1.0)
+    let n = ticks.len() as f64;
+    let (tm, ym) = (
+        ticks.iter().map(|t| t.t).sum::<f64>() / n,
+        ticks.iter().map(|t| t.tps).sum::<f64>() / n,
+    );
+    let sxx: f64 = ticks.iter().map(|t| (t.t - tm).powi(2)).sum();
+    if sxx <= 0.0 || ym <= 0.0 {
+        return None;
+    }
+    let slope = ticks.iter().map(|t| (t.t - tm) * (t.tps - ym)).sum::<f64>() / sxx;
+    let residual: f64 = ticks
+        .iter()
+        .map(|t| (t.tps - ym - slope * (t.t - tm)).powi(2))
+        .sum();
+    let df = n - 2.0;
+    let se = (residual / df / sxx).sqrt();
+    let span = ticks.last()?.t - ticks.first()?.t;
+    Some(Trend {
+        change: slope * span / ym,
+        t: if se > 0.0 {
+            slope / se
+        } else {
+            f64::INFINITY.copysign(slope)
+        },
+        df,
+    })
+}
+
+/// Ticks in which the run all but stopped (below 5% of its median throughput).
+fn stall(ticks: &[Tick]) -> Option<String> {
+    let mut tps: Vec<f64> = ticks.iter().map(|t| t.tps).collect();
+    tps.sort_by(f64::total_cmp);
+    let median = *tps.get(tps.len() / 2)?;
+    let stalled: Vec<&Tick> = ticks.iter().filter(|t| t.tps < STALL * median).collect();
+    let first = stalled.first()?;
+    Some(format!(
+        "stalled: {} tick(s) below {:.0}% of its median throughput, the first ending at {:.2} s",
+        stalled.len(),
+        STALL * 100.0,
+        first.t
+    ))
+}
+
+/// A run whose throughput lies far outside its cell's other runs (`cell`: every run's tps
+/// there, this one's included), by the median and the median absolute deviation of their
+/// logs: robust, so the outlier itself does not widen the yardstick.
+pub fn outlier(tps: f64, cell: &[f64]) -> Option<String> {
+    if cell.len() < 3 || tps <= 0.0 || cell.iter().any(|x| *x <= 0.0) {
+        return None;
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let m = v.len() / 2;
+        if v.len() % 2 == 0 {
+            (v[m - 1] + v[m]) / 2.0
+        } else {
+            v[m]
+        }
+    };
+    let logs: Vec<f64> = cell.iter().map(|x| x.ln()).collect();
+    let mid = median(logs.clone());
+    let mad = 1.4826 * median(logs.iter().map(|l| (l - mid).abs()).collect());
+    let z = (tps.ln() - mid) / mad;
+    (mad > 0.0 && z.abs() > OUTLIER).then(|| {
+        format!(
+            "far outside its cell's other runs: {:.0} tps against their median {:.0} ({z:+.1} robust standard deviations, MAD-based)",
+            tps,
+            mid.exp()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -96,13 +194,43 @@ mod tests {
     }
 
     #[test]
-    fn a_steady_run_is_not_suspect_and_a_drifting_one_is() {
+    fn a_steady_run_is_not_suspect_and_a_trending_one_is() {
         let steady = ticks(&[1000.0, 1010.0, 990.0, 1005.0, 995.0, 1000.0]);
-        assert!(reasons(&steady, &Health::default(), None).is_empty());
+        assert!(reasons(&steady, &Health::default(), None, 0.05).is_empty());
         let falling = ticks(&[1000.0, 1000.0, 900.0, 850.0, 800.0, 780.0]);
-        let r = reasons(&falling, &Health::default(), None);
-        assert!(r.len() == 1 && r[0].contains("-21.0%"), "{r:?}");
-        assert_eq!(drift(&ticks(&[1.0, 2.0])), None, "too few ticks to say");
+        let r = reasons(&falling, &Health::default(), None, 0.05);
+        assert!(r.len() == 1 && r[0].contains("throughput moved -"), "{r:?}");
+        // A noisy run of the same means is not a trend: its scatter hides the slope.
+        let noisy = ticks(&[1000.0, 700.0, 1200.0, 650.0, 1100.0, 780.0]);
+        assert!(reasons(&noisy, &Health::default(), None, 0.05).is_empty());
+        assert_eq!(
+            trend(&ticks(&[1.0, 2.0, 3.0])),
+            None,
+            "too few ticks to say"
+        );
+    }
+
+    #[test]
+    fn a_stall_and_an_outlying_run_are_named() {
+        let r = reasons(
+            &ticks(&[1000.0, 990.0, 3.0, 1010.0, 1000.0]),
+            &Health::default(),
+            None,
+            0.05,
+        );
+        assert!(
+            r.iter().any(|x| x.starts_with("stalled: 1 tick(s)")),
+            "{r:?}"
+        );
+        let cell = [1000.0, 1010.0, 990.0, 1005.0, 600.0];
+        assert!(outlier(600.0, &cell).is_some_and(|w| w.contains("far outside")));
+        assert_eq!(outlier(1010.0, &cell), None);
+    }
+
+    #[test]
+    fn the_other_processes_limit_scales_with_the_machine() {
+        assert!((others_limit(2.0) - 0.10).abs() < 1e-12);
+        assert!((others_limit(64.0) - 0.5 / 64.0).abs() < 1e-12);
     }
 
     #[test]
@@ -116,11 +244,11 @@ mod tests {
             client_idle_poll_seconds: None,
         };
         // 2 CPUs x 10 s = 20 s; busy 18 s, ours 12 s: others 30%.
-        let r = reasons(&ticks(&[1.0; 6]), &h, Some(2.0));
+        let r = reasons(&ticks(&[1.0; 6]), &h, Some(2.0), 0.05);
         assert!(r[0].contains("stole 5.0%"), "{r:?}");
-        assert!(r[1].contains("other processes used 30%"), "{r:?}");
+        assert!(r[1].contains("other processes used 30.0% of the machine's CPU time (0.60 of its 2 CPUs"), "{r:?}");
         assert!(
-            reasons(&[], &h, None).len() == 1,
+            reasons(&[], &h, None, 0.05).len() == 1,
             "no CPU count: steal only"
         );
     }
