@@ -159,7 +159,7 @@ pub fn outlier(tps: f64, cell: &[f64]) -> Option<String> {
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         let m = v.len() / 2;
-        if v.len() % 2 == 0 {
+        if v.len().is_multiple_of(2) {
             (v[m - 1] + v[m]) / 2.0
         } else {
             v[m]
