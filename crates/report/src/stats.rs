@@ -21,10 +21,27 @@ pub fn t_quantile(df: f64, p: f64) -> f64 {
     if df.is_nan() || df < 1.0 {
         return f64::INFINITY;
     }
-    if df > 1e6 {
-        return Normal::new(0.0, 1.0).map_or(f64::NAN, |n| n.inverse_cdf(p));
+    // A report asks for the same few (df, p) pairs over and over (a simulation, millions of
+    // times): statrs inverts the CDF iteratively, so each pair is computed once per thread.
+    thread_local! {
+        static SEEN: std::cell::RefCell<std::collections::HashMap<(u64, u64), f64>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
     }
-    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
+    let key = (df.to_bits(), p.to_bits());
+    if let Some(q) = SEEN.with_borrow(|m| m.get(&key).copied()) {
+        return q;
+    }
+    let q = if df > 1e6 {
+        Normal::new(0.0, 1.0).map_or(f64::NAN, |n| n.inverse_cdf(p))
+    } else {
+        StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
+    };
+    SEEN.with_borrow_mut(|m| {
+        if m.len() < 4096 {
+            m.insert(key, q);
+        }
+    });
+    q
 }
 
 /// Two-sided 95% quantile of Student's t for `df` degrees of freedom.
