@@ -246,7 +246,12 @@ mod tests {
         // 2 CPUs x 10 s = 20 s; busy 18 s, ours 12 s: others 30%.
         let r = reasons(&ticks(&[1.0; 6]), &h, Some(2.0), 0.05);
         assert!(r[0].contains("stole 5.0%"), "{r:?}");
-        assert!(r[1].contains("other processes used 30.0% of the machine's CPU time (0.60 of its 2 CPUs"), "{r:?}");
+        assert!(
+            r[1].contains(
+                "other processes used 30.0% of the machine's CPU time (0.60 of its 2 CPUs"
+            ),
+            "{r:?}"
+        );
         assert!(
             reasons(&[], &h, None, 0.05).len() == 1,
             "no CPU count: steal only"
