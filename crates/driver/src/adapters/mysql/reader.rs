@@ -131,12 +131,14 @@ impl Conn {
         let limit = self.read_timeout.filter(|_| !self.stream.is_blocking());
         let into = &mut self.rbuf[self.end..];
         let cap = self.limits.max_packet;
-        // The timed run reads with no timeout: no timer future around its reads.
+        // The timed run reads with no timeout: no timer future around its reads. The timer's
+        // future is boxed, so it does not make every read's future (moved whole each time a
+        // statement's future is made) larger by a timer's size.
         let n = match limit {
             None => read_some(&mut self.stream, &mut self.zip, into, cap).await,
             Some(d) => {
                 let read = read_some(&mut self.stream, &mut self.zip, into, cap);
-                match tokio::time::timeout(d, read).await {
+                match Box::pin(tokio::time::timeout(d, read)).await {
                     Ok(r) => r,
                     Err(_) => return Err(self.timed_out(op, d)),
                 }
