@@ -10,31 +10,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use bakeoff_testkit::server;
-use common::{db, masked, parse_report};
-
-fn real_sysbench() -> PathBuf {
-    let p = PathBuf::from("/usr/bin/sysbench");
-    assert!(
-        p.is_file(),
-        "these tests need the real sysbench 1.0.20: `sudo apt-get install sysbench` (scripts/setup installs it)"
-    );
-    p
-}
-
-/// bakeoff under the name `sysbench`, as users link it.
-fn bakeoff_as_sysbench() -> PathBuf {
-    static LINK: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    LINK.get_or_init(|| {
-        let link = bakeoff_testkit::scratch::dir("compat-bin").join("sysbench");
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_bakeoff"), &link).unwrap();
-        link
-    })
-    .clone()
-}
+use common::{bakeoff_as_sysbench, db, masked, parse_report, real_sysbench};
 
 /// `program` on the suite's server, database `db`, in `dir`: (exit code, stdout + stderr).
 fn on_db(program: &Path, dir: &Path, db: &str, args: &[&str]) -> (i32, String) {

@@ -5,30 +5,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::masked;
+use common::{bakeoff_as_sysbench, masked, real_sysbench};
 use std::process::Command;
-
-/// The real sysbench; the suite fails (never skips) without it.
-fn real_sysbench() -> PathBuf {
-    let p = PathBuf::from("/usr/bin/sysbench");
-    assert!(
-        p.is_file(),
-        "the differential tests need the real sysbench 1.0.20: install it with `sudo apt-get install sysbench` (scripts/setup does)"
-    );
-    p
-}
-
-/// bakeoff under the name `sysbench`, in a directory of its own.
-fn bakeoff_as_sysbench() -> PathBuf {
-    let dir = bakeoff_testkit::scratch::dir("as-sysbench");
-    let link = dir.join("sysbench");
-    if !link.exists() {
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_bakeoff"), &link).unwrap();
-    }
-    link
-}
 
 /// Run `program` with `args` in a fresh scratch directory: (exit code, stdout + stderr).
 fn run(program: &Path, args: &[&str], scratch: &str) -> (i32, String) {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use bakeoff_testkit::{connect, rt, server};
-use common::{db, parse_report};
+use common::{db, parse_report, real_sysbench};
 
 const STOCK: &str = "/usr/share/sysbench";
 
@@ -26,15 +26,6 @@ fn on_db(program: &Path, dir: &Path, db: &str, args: &[&str]) -> Output {
         .current_dir(dir)
         .output()
         .expect("run")
-}
-
-fn sysbench() -> PathBuf {
-    let p = PathBuf::from("/usr/bin/sysbench");
-    assert!(
-        p.is_file(),
-        "these tests need the real sysbench 1.0.20: `sudo apt-get install sysbench` (scripts/setup installs it)"
-    );
-    p
 }
 
 fn bakeoff() -> PathBuf {
@@ -134,7 +125,7 @@ fn sysbenchs_own_scripts_run_in_lua_and_leave_sysbenchs_tables() {
         .concat();
         let cleanup = [path.as_str(), "--tables=2", "cleanup"];
         let stock = format!("{STOCK}/{path}");
-        let sb = |args: &[&str]| on_db(&sysbench(), &dir, &sb_db, &with(&stock, &path, args));
+        let sb = |args: &[&str]| on_db(&real_sysbench(), &dir, &sb_db, &with(&stock, &path, args));
         ok(sb(&prepare), "sysbench prepare");
         let bo = ok(on_db(&bakeoff(), &dir, &bo_db, &prepare), "bakeoff prepare");
         assert!(!bo.contains("bakeoff_tables"), "{bo}");
@@ -214,7 +205,7 @@ fn the_sql_api_answers_as_sysbenchs_does() {
     let database = db("lua_api");
     let dir = scratch("api", false, &[("api.lua", API)]);
     let args = ["--verbosity=1", "--events=1", "api.lua", "run"];
-    let want = out(&on_db(&sysbench(), &dir, &database, &args));
+    let want = out(&on_db(&real_sysbench(), &dir, &database, &args));
     let got = out(&on_db(&bakeoff(), &dir, &database, &args));
     assert!(want.contains("still\t1"), "sysbench itself:\n{want}");
     assert_eq!(

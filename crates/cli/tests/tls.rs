@@ -4,25 +4,19 @@
 //! VERIFY_IDENTITY through prepare, run and cleanup; a wrong CA refused with the certificate
 //! named.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use bakeoff_server::Server;
 use bakeoff_testkit::tls::{tls_server, Pki};
+use common::real_sysbench;
 
 fn lab() -> &'static (Server, Pki) {
     static LAB: OnceLock<(Server, Pki)> = OnceLock::new();
     LAB.get_or_init(|| tls_server("cli"))
-}
-
-fn sysbench() -> PathBuf {
-    let p = PathBuf::from("/usr/bin/sysbench");
-    assert!(
-        p.is_file(),
-        "these tests need the real sysbench 1.0.20: `sudo apt-get install sysbench` (scripts/setup installs it)"
-    );
-    p
 }
 
 fn bakeoff() -> PathBuf {
@@ -110,7 +104,7 @@ fn sysbenchs_ssl_on_reads_its_files_from_the_working_directory_as_sysbench_does(
             "--time=0",
             "run",
         ];
-        for program in [sysbench(), bakeoff()] {
+        for program in [real_sysbench(), bakeoff()] {
             let o = over_tcp(&program, &with_files, &args);
             let t = text(&o);
             assert!(
@@ -128,7 +122,7 @@ fn sysbenchs_ssl_on_reads_its_files_from_the_working_directory_as_sysbench_does(
         "--time=0",
         "run",
     ];
-    let sb = over_tcp(&sysbench(), &without, &args);
+    let sb = over_tcp(&real_sysbench(), &without, &args);
     let bo = over_tcp(&bakeoff(), &without, &args);
     assert_eq!(
         sb.status.code(),
@@ -232,7 +226,7 @@ fn a_server_with_the_manuals_certificates_is_reached_as_libmariadb_reaches_it() 
             text(&o),
         )
     };
-    for program in [sysbench(), bakeoff()] {
+    for program in [real_sysbench(), bakeoff()] {
         let (ok, t) = lua(&program, "127.0.0.1", &["--mysql-ssl=on"]);
         assert!(ok, "{} --mysql-ssl=on: {t}", program.display());
     }

@@ -2,7 +2,7 @@
 //! standard error and degrees of freedom, from paired blocks (Stein's second stage where an
 //! auto study's pilot sized it) or from unpaired repetitions.
 
-use crate::stats::{mean_sd, t_quantile};
+use crate::stats::{mean_sd, t_quantile, welch_log_ratio};
 
 /// A comparison's evidence on the log scale: the estimate of log(variant / baseline), its
 /// standard error, and the degrees of freedom of the spread behind it.
@@ -53,22 +53,7 @@ impl Evidence {
     /// Unpaired repetitions (studies before blocks, merged machines): the log of the ratio
     /// of means, its standard error by the delta method, Welch's degrees of freedom.
     pub fn unpaired(a: &[f64], b: &[f64]) -> Option<Evidence> {
-        let ((ma, sa), (mb, sb)) = (mean_sd(a), mean_sd(b));
-        if a.len() < 2 || b.len() < 2 || ma <= 0.0 || mb <= 0.0 {
-            return None;
-        }
-        let (na, nb) = (a.len() as f64, b.len() as f64);
-        let (va, vb) = ((sa / ma).powi(2) / na, (sb / mb).powi(2) / nb);
-        let se = (va + vb).sqrt();
-        let df = if se == 0.0 {
-            1e9
-        } else {
-            (va + vb).powi(2) / (va.powi(2) / (na - 1.0) + vb.powi(2) / (nb - 1.0))
-        };
-        Some(Evidence {
-            estimate: (mb / ma).ln(),
-            se,
-            df,
-        })
+        let (estimate, se, df) = welch_log_ratio(a, b)?;
+        Some(Evidence { estimate, se, df })
     }
 }

@@ -23,6 +23,8 @@ mod html;
 mod model;
 mod plot;
 mod png;
+#[cfg(test)]
+mod seeded;
 mod source;
 mod stats;
 mod summary;
@@ -233,15 +235,7 @@ pub fn blocks_needed(
     spec_json: &str,
     runs: Vec<bakeoff_store::Row>,
 ) -> Result<Option<u32>, String> {
-    let src = Source {
-        name: String::new(),
-        studies: vec![StudySource {
-            spec_json: spec_json.to_string(),
-            runs,
-            ..StudySource::default()
-        }],
-    };
-    let m = build(&src, &Options::default())?;
+    let m = model_of(spec_json, runs)?;
     let any = m.comparisons.iter().any(|c| c.evidence.is_some());
     Ok(m.auto.filter(|_| any).map(|a| a.needed))
 }
@@ -258,15 +252,7 @@ pub fn plan(
     precision: f64,
     study_pilot: u32,
 ) -> Result<Vec<Planned>, String> {
-    let src = Source {
-        name: String::new(),
-        studies: vec![StudySource {
-            spec_json: spec_json.to_string(),
-            runs,
-            ..StudySource::default()
-        }],
-    };
-    let m = build(&src, &Options::default())?;
+    let m = model_of(spec_json, runs)?;
     Ok(m.comparisons
         .iter()
         .filter_map(|c| {
@@ -287,6 +273,20 @@ pub fn plan(
             })
         })
         .collect())
+}
+
+/// The model of one study's runs so far, as the report makes it: what the runner and `study
+/// plan` judge by.
+fn model_of(spec_json: &str, runs: Vec<bakeoff_store::Row>) -> Result<Model, String> {
+    let src = Source {
+        name: String::new(),
+        studies: vec![StudySource {
+            spec_json: spec_json.to_string(),
+            runs,
+            ..StudySource::default()
+        }],
+    };
+    build(&src, &Options::default())
 }
 
 /// One comparison's need, from a pilot (see [`plan`]).

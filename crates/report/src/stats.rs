@@ -49,10 +49,10 @@ pub fn t975(df: f64) -> f64 {
     t_quantile(df, 0.975)
 }
 
-/// The ratio of means b/a with a 95% confidence interval, from the repetitions of each: the
-/// delta method on log(ratio) with Welch's degrees of freedom. None when either side has
-/// fewer than two repetitions (no spread to judge by) or a mean of zero.
-pub fn ratio_ci(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+/// The log of the ratio of means b/a, its standard error by the delta method and Welch's
+/// degrees of freedom. None when either side has fewer than two repetitions (no spread to
+/// judge by) or a mean of zero.
+pub fn welch_log_ratio(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     let ((ma, sa), (mb, sb)) = (mean_sd(a), mean_sd(b));
     if a.len() < 2 || b.len() < 2 || ma <= 0.0 || mb <= 0.0 {
         return None;
@@ -62,13 +62,19 @@ pub fn ratio_ci(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     let (va, vb) = ((sa / ma).powi(2) / na, (sb / mb).powi(2) / nb);
     let se = (va + vb).sqrt();
     let df = if se == 0.0 {
-        f64::INFINITY
+        1e9
     } else {
         (va + vb).powi(2) / (va.powi(2) / (na - 1.0) + vb.powi(2) / (nb - 1.0))
     };
-    let ratio = mb / ma;
-    let half = t975(df.min(1e9)) * se;
-    Some((ratio, ratio * (-half).exp(), ratio * half.exp()))
+    Some(((mb / ma).ln(), se, df))
+}
+
+/// The ratio of means b/a with a 95% confidence interval, from the repetitions of each (see
+/// [`welch_log_ratio`]).
+pub fn ratio_ci(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+    let (log, se, df) = welch_log_ratio(a, b)?;
+    let half = t975(df) * se;
+    Some((log.exp(), (log - half).exp(), (log + half).exp()))
 }
 
 /// The ratio v/b from paired blocks: each block's `(baseline, variant)` throughput gives one
@@ -94,6 +100,7 @@ pub fn reach(lo: f64, hi: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::seeded::Lcg;
 
     #[test]
     fn t_quantiles_are_exact_where_tables_round_and_stop() {
@@ -190,23 +197,5 @@ mod tests {
         let (_, lo, hi) = ratio_ci(&base, &var).unwrap();
         assert!(lo < 1.0 && hi > 1.2, "unpaired: {lo} {hi}");
         assert!((reach(0.97, 1.02) - 0.03).abs() < 1e-12);
-    }
-
-    /// A small seeded generator for the simulations (no dependency for a test).
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn unit(&mut self) -> f64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        }
-        /// Box-Muller.
-        fn normal(&mut self) -> f64 {
-            let (u, v) = (self.unit(), self.unit());
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        }
     }
 }

@@ -84,3 +84,26 @@ fn mask_numbers(line: &str) -> String {
     }
     out
 }
+
+/// The real sysbench 1.0.20, which the differential tests run beside bakeoff; the suite fails
+/// (never skips) without it.
+pub fn real_sysbench() -> std::path::PathBuf {
+    let p = std::path::PathBuf::from("/usr/bin/sysbench");
+    assert!(
+        p.is_file(),
+        "these tests need the real sysbench 1.0.20: install it with `sudo apt-get install sysbench` (scripts/setup does)"
+    );
+    p
+}
+
+/// bakeoff under the name `sysbench` (a symlink, as users make one), made once per test
+/// binary in its scratch directory.
+pub fn bakeoff_as_sysbench() -> std::path::PathBuf {
+    static LINK: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    LINK.get_or_init(|| {
+        let link = bakeoff_testkit::scratch::dir("as-sysbench").join("sysbench");
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_bakeoff"), &link).unwrap();
+        link
+    })
+    .clone()
+}
