@@ -24,8 +24,10 @@ pub(crate) struct Shared {
     pub running: AtomicU32,
     /// Connections opened so far (for the error when one cannot be).
     pub connected: AtomicU32,
-    /// Why connections failed, each as it said it, in the order they did: a script's error
-    /// in several threads is several lines, as sysbench prints one per thread.
+    /// Why connections failed, each distinct reason once, in the order they came: a script's
+    /// different errors in several threads are several lines, as sysbench prints them, while a
+    /// thousand connections lost alike are one line (sysbench's logger folds such repeats too),
+    /// not a thousand in the report and the results database.
     pub failures: Mutex<Vec<String>>,
     /// Measurement ends here (start + --time), once started.
     pub end: OnceLock<Option<Instant>>,
@@ -39,7 +41,9 @@ pub(crate) struct Shared {
 impl Shared {
     pub fn fail(&self, reason: String) {
         if let Ok(mut f) = self.failures.lock() {
-            f.push(reason);
+            if !f.contains(&reason) {
+                f.push(reason);
+            }
         }
         self.stop.store(true, Ordering::SeqCst);
     }
