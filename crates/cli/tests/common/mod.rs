@@ -64,11 +64,12 @@ pub fn masked(text: &str) -> String {
         .join("\n")
 }
 
-/// Each number as `#`, with the padding before it (`%8.2f` pads by the value's width) as one
-/// space.
+/// Each number as `#`, with the padding on either side of it as one space: `%8.2f` pads
+/// before by the value's width, `%-6` after it (a count of 5 digits against one of 6).
 fn mask_numbers(line: &str) -> String {
     let mut out = String::new();
     let mut in_number = false;
+    let mut after_number = false;
     for c in line.chars() {
         if c.is_ascii_digit() || (in_number && c == '.') {
             if !in_number {
@@ -77,9 +78,13 @@ fn mask_numbers(line: &str) -> String {
                 out.push_str(if padded { " #" } else { "#" });
             }
             in_number = true;
+            after_number = false;
         } else {
+            after_number = in_number || (after_number && c == ' ');
             in_number = false;
-            out.push(c);
+            if !(after_number && c == ' ' && out.ends_with(' ')) {
+                out.push(c);
+            }
         }
     }
     out
