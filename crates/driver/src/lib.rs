@@ -15,17 +15,20 @@
 pub mod adapters;
 mod connection;
 mod error;
+mod net;
 mod options;
 mod password;
 mod random;
 mod secret;
 mod url;
 
-pub use adapters::mysql::{reads_on_this_thread, somaxconn, Answer, Conn, Stmt, TlsSession};
+pub use adapters::mysql::{somaxconn, Answer, Conn, Stmt};
 pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{printable, OkPacket, Outcome, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
+pub use net::stream::reads_on_this_thread;
+pub use net::tls::TlsSession;
 pub use options::{endpoints, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa, SslMode, Tls};
 pub use password::{Found, PasswordCommand, PasswordSource};
 pub use random::random_hex;

@@ -171,7 +171,7 @@ pub struct Tls {
     pub cipher: Option<String>,
     /// The client configuration made from the above, once for every connection that shares
     /// these options (reading and parsing the files per connect would cost a storm of them).
-    pub(crate) config: crate::adapters::mysql::tls::ConfigCache,
+    pub(crate) config: crate::net::tls::ConfigCache,
 }
 
 impl Tls {

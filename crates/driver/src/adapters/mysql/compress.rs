@@ -14,7 +14,7 @@ use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
 
-use super::transport::Stream;
+use crate::net::transport::Stream;
 
 const HEADER: usize = 7;
 /// The largest payload of one frame (as the packets' own limit).

@@ -8,7 +8,7 @@ use bakeoff_proto::{
 
 use super::compress::Compressed;
 use super::retry::{self, Backoff};
-use super::transport::Stream;
+use crate::net::transport::Stream;
 use crate::{ConnectOptions, DriverError};
 
 const INITIAL_READ_BUF: usize = 16 * 1024;

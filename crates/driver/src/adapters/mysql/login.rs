@@ -5,7 +5,7 @@ use bakeoff_proto::{caps, mariadb_caps, Handshake, HandshakeResponse, ProtoError
 
 use super::auth::{Exchange, More};
 use super::conn::Conn;
-use super::tls::TlsSession;
+use crate::net::tls::TlsSession;
 use crate::{ConnectOptions, DriverError, SslMode};
 
 impl Conn {

@@ -4,21 +4,14 @@
 mod auth;
 mod compress;
 mod conn;
-mod der;
 mod login;
 mod reader;
 mod retry;
 mod rows;
-mod stream;
-pub(crate) mod tls;
-mod transport;
-mod x509;
 
 pub use conn::{Conn, Stmt};
 pub use retry::somaxconn;
 pub use rows::Answer;
-pub use stream::reads_on_this_thread;
-pub use tls::TlsSession;
 
 use crate::{ConnectOptions, Connection, DriverError, Outcome, Param};
 

@@ -11,7 +11,7 @@ use bakeoff_proto::packet::{self, HEADER, MAX_PAYLOAD};
 
 use super::compress::Compressed;
 use super::conn::Conn;
-use super::transport::Stream;
+use crate::net::transport::Stream;
 use crate::DriverError;
 
 /// Where the packet handed out last lies: in the read buffer, or reassembled in `big`.
