@@ -39,6 +39,13 @@ pub trait Connection: Sized {
         params: &[Param<'_>],
     ) -> impl Future<Output = Result<Outcome, DriverError>>;
 
+    /// After a statement the server refused, make the connection usable for the next event:
+    /// PostgreSQL rolls back a transaction the error left failed (every statement in it is
+    /// refused until then), as sysbench's pgsql driver does. MySQL needs nothing.
+    fn recover(&mut self) -> impl Future<Output = Result<(), DriverError>> {
+        async { Ok(()) }
+    }
+
     /// The server's id for this connection (its thread or backend).
     fn connection_id(&self) -> u32;
 

@@ -37,6 +37,7 @@ mod template;
 pub mod variant;
 
 pub use adapters::mysql::{find_server_binary, global_variables, INSTALL_HINT};
+pub use adapters::pgsql::{find_postgres_binary, PG_INSTALL_HINT};
 pub use bakeoff_driver::random_hex;
 pub use binary::file_sha256;
 pub use error::ServerError;

@@ -1,4 +1,5 @@
-//! One module per database family's wire protocol. MySQL/MariaDB is the one today; a
-//! PostgreSQL driver is a new module here implementing [`Connection`](crate::Connection).
+//! One module per database family's wire protocol, each implementing
+//! [`Connection`](crate::Connection): MySQL/MariaDB and PostgreSQL.
 
 pub mod mysql;
+pub mod pgsql;

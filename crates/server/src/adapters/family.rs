@@ -50,8 +50,19 @@ pub(crate) trait Family: Send + Sync {
     /// Write what the server reads at its first start (accounts) and build its command line.
     fn command(&self, launch: &Launch<'_>) -> Result<Command, ServerError>;
 
-    /// The socket's file name in the run directory.
-    fn socket_name(&self) -> &'static str;
+    /// The socket's file name in the run directory (PostgreSQL's names the port).
+    fn socket_name(&self, port: u16) -> String;
+
+    /// The accounts to run the server as when bakeoff is root, the first that exists.
+    fn accounts(&self) -> &'static [&'static str] {
+        &["mysql", "nobody"]
+    }
+
+    /// Whether the server writes its log to stderr (the lab then points stderr at the log
+    /// file) rather than to a file its command line names.
+    fn logs_to_stderr(&self) -> bool {
+        false
+    }
 
     /// Ready means an authenticated query answered: the server's version then.
     fn probe(&self, opts: &ConnectOptions) -> Result<String, String>;
@@ -62,8 +73,9 @@ pub(crate) trait Family: Send + Sync {
     /// Each setting against the value the server runs with.
     fn check_settings(&self, opts: &ConnectOptions, settings: &[Setting]) -> Vec<Check>;
 
-    /// Ask the server to shut down, bounded; true if it took the request.
-    fn ask_shutdown(&self, opts: &ConnectOptions) -> bool;
+    /// Ask the server (the lab's own `child`) to shut down, bounded; true if it took the
+    /// request. MySQL is asked over SQL, PostgreSQL by a signal (it has no SQL for it).
+    fn ask_shutdown(&self, opts: &ConnectOptions, child: &std::process::Child) -> bool;
 }
 
 /// Families ask servers over SQL from blocking lab code; each call gets its own small runtime.

@@ -4,7 +4,7 @@
 //! CPU and NUMA placement, allocators, the stop escalation, verifying the process) is the same
 //! for every family.
 //!
-//! MariaDB/MySQL ([`mysql`]) is the one member today; PostgreSQL is a new module here.
+//! MariaDB/MySQL ([`mysql`]) and PostgreSQL ([`pgsql`]).
 //! Nothing here is on the load's hot path, so a family is a trait object.
 
 use std::path::{Path, PathBuf};
@@ -13,12 +13,17 @@ use std::sync::Arc;
 use crate::ServerError;
 
 pub(crate) mod family;
+pub(crate) mod initializer;
 pub(crate) mod mysql;
+pub(crate) mod pgsql;
 
 pub(crate) use family::{Bounds, Family, Launch};
 
 /// The family of the server binary `binary` (which also tells MariaDB from MySQL).
 pub(crate) fn family_of(binary: &Path) -> Arc<dyn Family> {
+    if pgsql::is_postgres(binary) {
+        return Arc::new(pgsql::Postgres);
+    }
     Arc::new(mysql::MySql::of(binary))
 }
 

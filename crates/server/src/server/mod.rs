@@ -15,7 +15,7 @@ use bakeoff_driver::{ConnectOptions, Endpoint, Secret};
 mod stop;
 
 use crate::adapters::{default_binary, family_of, Bounds, Family, Launch};
-use crate::launch::{scrub_env, spawn_contained, unprivileged_user, Placement};
+use crate::launch::{scrub_env, spawn_contained, unprivileged_user_of, Placement};
 use crate::random::new_secret;
 use crate::rundir::{tail, write_private, RunDir};
 use crate::spec::ServerSpec;
@@ -86,7 +86,7 @@ impl Server {
     ) -> Result<Server, ServerError> {
         // Before anything is created: a variant that cannot be set up here is a usage error.
         let library = variant::preflight(&spec.variant).map_err(ServerError::Variant)?;
-        let run_as = unprivileged_user();
+        let run_as = unprivileged_user_of(family.accounts());
         let rundir = RunDir::create(run_as)?;
         let dir = rundir.path().to_path_buf();
         match &spec.datadir_from {
@@ -110,7 +110,7 @@ impl Server {
             .as_ref()
             .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |l| l.address);
         let port = free_port(bind)?;
-        let socket = dir.join(family.socket_name());
+        let socket = dir.join(family.socket_name(port));
         let log = dir.join("error.log");
         let mut cmd = family.command(&Launch {
             spec,
@@ -127,9 +127,16 @@ impl Server {
         if let Some(lib) = &library {
             cmd.env("LD_PRELOAD", &lib.path);
         }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        cmd.stdin(Stdio::null()).stdout(Stdio::null());
+        if family.logs_to_stderr() {
+            let file = std::fs::File::create(&log).map_err(|source| ServerError::RunDir {
+                path: log.clone(),
+                source,
+            })?;
+            cmd.stderr(file);
+        } else {
+            cmd.stderr(Stdio::null());
+        }
         let placement = Placement::of(&spec.variant);
         let child = spawn_contained(cmd, run_as, placement).map_err(|e| ServerError::Spawn {
             what: binary.display().to_string(),

@@ -41,7 +41,9 @@ impl Server {
 
     /// SHUTDOWN and wait for the exit within the stop timeout; true if it exited by itself.
     fn shutdown_cleanly(&mut self) -> bool {
-        self.ask_shutdown();
+        if let Some(child) = &self.child {
+            self.ask_shutdown(child);
+        }
         let timeout = self.stop_timeout;
         match self.child.as_mut() {
             Some(child) => {
@@ -52,12 +54,12 @@ impl Server {
     }
 
     /// Ask the server to shut down (SHUTDOWN over SQL), bounded; true if it took the request.
-    fn ask_shutdown(&self) -> bool {
+    fn ask_shutdown(&self, child: &Child) -> bool {
         let opts = ConnectOptions {
             connect_timeout: Duration::from_secs(2),
             ..self.connect_options()
         };
-        self.family.ask_shutdown(&opts)
+        self.family.ask_shutdown(&opts, child)
     }
 
     /// Kill a server nobody drives any more (its driver's link is gone) at once, and remove
@@ -97,7 +99,7 @@ impl Server {
         if matches!(child.try_wait(), Ok(None)) {
             // Only a server that took the SHUTDOWN is worth the long wait; one we cannot reach
             // (never ready, wedged) goes straight to SIGTERM.
-            let shutting_down = self.ask_shutdown();
+            let shutting_down = self.ask_shutdown(&child);
             let steps = [
                 (
                     None,

@@ -2,19 +2,16 @@
 //! differently) and the initializer run to make it, bounded and abandonable like the start.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use super::binary::find_install_db;
 use crate::adapters::family::Bounds;
-use crate::launch::{self, scrub_env, spawn_contained, Placement, RunAs};
-use crate::rundir::{error_lines_and_tail, RunDir};
+use crate::launch::RunAs;
+use crate::rundir::RunDir;
 use crate::ServerError;
 
-/// Make the run directory's `data` with the initializer that belongs to `binary`, its output
-/// in `install.log` there; the initializer is killed when it outlasts `bounds.limit` (the
-/// server start timeout) or the start is abandoned.
+/// Make the run directory's `data` with the initializer that belongs to `binary` (see
+/// [`run_initializer`](crate::adapters::initializer::run)).
 pub(crate) fn initialize(
     flavor: Flavor,
     binary: &Path,
@@ -22,65 +19,8 @@ pub(crate) fn initialize(
     run_as: Option<RunAs>,
     bounds: Bounds<'_>,
 ) -> Result<(), ServerError> {
-    let dir = rundir.path();
-    let (tool, args) = init_command(flavor, binary, dir, &rundir.tmp())?;
-    let log = dir.join("install.log");
-    let out = std::fs::File::create(&log).map_err(|source| ServerError::RunDir {
-        path: log.clone(),
-        source,
-    })?;
-    let err = out.try_clone().map_err(|source| ServerError::RunDir {
-        path: log.clone(),
-        source,
-    })?;
-    let mut cmd = Command::new(&tool);
-    cmd.args(&args);
-    scrub_env(&mut cmd);
-    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-    let what = tool.display().to_string();
-    let mut child =
-        spawn_contained(cmd, run_as, Placement::default()).map_err(|e| ServerError::Spawn {
-            what: what.clone(),
-            detail: e.to_string(),
-        })?;
-    let started = Instant::now();
-    let status = loop {
-        let over = started.elapsed() > bounds.limit;
-        if over || bounds.abandon.load(Ordering::Relaxed) {
-            launch::signal_group(&child, libc::SIGKILL);
-            let _ = child.wait();
-            return Err(if over {
-                ServerError::Initialize {
-                    tool: what,
-                    status: format!(
-                        "still running after {} s, the server start timeout; killed",
-                        bounds.limit.as_secs()
-                    ),
-                    log_tail: error_lines_and_tail(&log, 25),
-                }
-            } else {
-                ServerError::Abandoned
-            });
-        }
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => {
-                return Err(ServerError::Spawn {
-                    what: what.clone(),
-                    detail: e.to_string(),
-                })
-            }
-        }
-    };
-    if !status.success() {
-        return Err(ServerError::Initialize {
-            tool: what,
-            status: status.to_string(),
-            log_tail: error_lines_and_tail(&log, 25),
-        });
-    }
-    Ok(())
+    let (tool, args) = init_command(flavor, binary, rundir.path(), &rundir.tmp())?;
+    crate::adapters::initializer::run(&tool, &args, rundir, run_as, bounds)
 }
 
 /// Which server family a binary belongs to: they initialize datadirs differently.

@@ -122,8 +122,8 @@ impl Family for MySql {
         Ok(cmd)
     }
 
-    fn socket_name(&self) -> &'static str {
-        "mysqld.sock"
+    fn socket_name(&self, _port: u16) -> String {
+        "mysqld.sock".into()
     }
 
     fn probe(&self, opts: &ConnectOptions) -> Result<String, String> {
@@ -155,7 +155,7 @@ impl Family for MySql {
         runtime().block_on(queries::check_settings(opts, settings))
     }
 
-    fn ask_shutdown(&self, opts: &ConnectOptions) -> bool {
+    fn ask_shutdown(&self, opts: &ConnectOptions, _child: &std::process::Child) -> bool {
         let asked = runtime().block_on(async {
             tokio::time::timeout(Duration::from_secs(5), async {
                 let mut c = Conn::connect(opts).await?;

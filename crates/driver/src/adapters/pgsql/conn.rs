@@ -1,0 +1,467 @@
+//! One PostgreSQL connection: statements by the extended protocol (a named statement parsed
+//! once, then Bind, Execute, Sync per execution, one write and one round trip each) or a
+//! simple query. Results are counted, not kept, except by [`PgConn::query_rows`].
+
+use bakeoff_proto::command::Param;
+use bakeoff_proto::{OkPacket, Outcome, ServerError};
+
+use super::message::{self as m, command_tag, error_fields, Fields};
+use crate::net::transport::Stream;
+use crate::{ConnectOptions, DriverError};
+
+const INITIAL_READ_BUF: usize = 16 * 1024;
+
+/// A named statement on one connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgStmt {
+    /// Its index on the connection: its name is `s<id>`.
+    pub id: u32,
+    /// `?` placeholders become `$1`, `$2`...: the text the server parses.
+    pub sql: Box<str>,
+    pub params: u16,
+}
+
+pub struct PgConn {
+    pub(super) stream: Stream,
+    pub(super) endpoint: String,
+    /// Bytes read: `rbuf[start..end]` not consumed yet; the message handed out last ends at
+    /// `next`.
+    pub(super) rbuf: Vec<u8>,
+    pub(super) start: usize,
+    pub(super) next: usize,
+    pub(super) end: usize,
+    pub(super) wbuf: Vec<u8>,
+    pub(super) limits: crate::Limits,
+    pub(super) read_timeout: Option<std::time::Duration>,
+    pub(super) server_version: String,
+    pub(super) backend_pid: u32,
+    /// The last ReadyForQuery's transaction status: `I` idle, `T` in a transaction, `E` in a
+    /// failed one (every statement refused until ROLLBACK).
+    pub(super) tx_status: u8,
+    /// Whether each statement (by id) was parsed on the server: sysbench's driver parses one
+    /// with parameters at its first execution, when the values' types are known.
+    parsed: Vec<bool>,
+    /// Whether the exchange read last had a ParseComplete.
+    parse_took: bool,
+    /// Whether a drop says goodbye (Terminate): only between statements.
+    pub(super) farewell: bool,
+}
+
+impl PgConn {
+    pub(super) fn new(stream: Stream, opts: &ConnectOptions, endpoint: String) -> PgConn {
+        PgConn {
+            stream,
+            endpoint,
+            rbuf: vec![0; INITIAL_READ_BUF],
+            start: 0,
+            next: 0,
+            end: 0,
+            wbuf: Vec::with_capacity(1024),
+            limits: opts.limits,
+            read_timeout: opts.limits.read_timeout,
+            server_version: String::new(),
+            backend_pid: 0,
+            tx_status: b'I',
+            parsed: Vec::new(),
+            parse_took: false,
+            farewell: false,
+        }
+    }
+
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    /// The backend's process id (`pg_backend_pid()`).
+    pub fn connection_id(&self) -> u32 {
+        self.backend_pid
+    }
+
+    /// Whether the connection is inside a transaction the server refused a statement of.
+    pub fn in_failed_transaction(&self) -> bool {
+        self.tx_status == b'E'
+    }
+
+    /// Switch to blocking socket I/O, for a thread that drives this one connection.
+    pub fn into_blocking(mut self) -> Result<PgConn, DriverError> {
+        let r = self.stream.make_blocking();
+        r.map_err(|e| self.io("switching to blocking I/O", e))?;
+        Ok(self)
+    }
+
+    pub(super) async fn send(&mut self, op: &'static str) -> Result<(), DriverError> {
+        let armed = std::mem::replace(&mut self.farewell, false);
+        let r = self.stream.write_all(&self.wbuf).await;
+        self.farewell = armed && r.is_ok();
+        r.map_err(|e| self.io(op, e))
+    }
+
+    /// A simple query; a server error is [`Outcome::Err`]. Several statements in `sql` give
+    /// the first error, else the last statement's outcome.
+    pub async fn query(&mut self, sql: &str) -> Result<Outcome, DriverError> {
+        self.wbuf.clear();
+        m::query(&mut self.wbuf, sql.as_bytes());
+        self.send("query").await?;
+        self.read_outcome("query").await
+    }
+
+    /// `?` placeholders replaced by the values as SQL literals, then a simple query
+    /// (sysbench's `--db-ps-mode=disable`).
+    pub async fn query_with(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Outcome, DriverError> {
+        let text = interpolate(sql, params);
+        self.query(&text).await
+    }
+
+    /// An admin statement that must succeed.
+    pub async fn exec(&mut self, sql: &str) -> Result<OkPacket, DriverError> {
+        match self.query(sql).await? {
+            Outcome::Ok(ok) => Ok(ok),
+            Outcome::Rows(_) => Ok(OkPacket::default()),
+            Outcome::Err(e) => Err(DriverError::Server(e)),
+        }
+    }
+
+    /// A named statement. One without parameters is parsed now (an error is the caller's);
+    /// one with parameters at its first execution, typed as its values are (sysbench's
+    /// pgsql driver's way: it knows the types only when they are bound).
+    pub async fn prepare(&mut self, sql: &str) -> Result<PgStmt, DriverError> {
+        let (text, params) = numbered_placeholders(sql);
+        let stmt = PgStmt {
+            id: self.parsed.len() as u32,
+            sql: text.into(),
+            params,
+        };
+        self.parsed.push(false);
+        if params == 0 {
+            self.wbuf.clear();
+            m::parse(
+                &mut self.wbuf,
+                &stmt_name(stmt.id),
+                stmt.sql.as_bytes(),
+                &[],
+            );
+            m::sync(&mut self.wbuf);
+            self.send("prepare").await?;
+            if let Outcome::Err(e) = self.read_outcome("prepare").await? {
+                return Err(DriverError::Server(e));
+            }
+            self.parsed[stmt.id as usize] = true;
+        }
+        Ok(stmt)
+    }
+
+    /// Execute a named statement: Bind, Execute and Sync (after its Parse the first time),
+    /// one write, results in binary as sysbench's driver asks for them.
+    pub async fn execute(
+        &mut self,
+        stmt: &PgStmt,
+        params: &[Param<'_>],
+    ) -> Result<Outcome, DriverError> {
+        let name = stmt_name(stmt.id);
+        let first = !self.parsed.get(stmt.id as usize).copied().unwrap_or(false);
+        self.wbuf.clear();
+        if first {
+            let types: Vec<u32> = params.iter().map(sysbench_type).collect();
+            m::parse(&mut self.wbuf, &name, stmt.sql.as_bytes(), &types);
+        }
+        m::bind(&mut self.wbuf, &name, params, 1);
+        m::execute(&mut self.wbuf);
+        m::sync(&mut self.wbuf);
+        self.send("execute").await?;
+        let outcome = self.read_outcome("statement").await?;
+        if first {
+            if let Some(p) = self.parsed.get_mut(stmt.id as usize) {
+                // A refused Parse leaves nothing named on the server: parse again next time.
+                *p = !matches!(outcome, Outcome::Err(_)) || self.parse_took;
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Free a named statement.
+    pub async fn close_stmt(&mut self, stmt: &PgStmt) -> Result<(), DriverError> {
+        if !self.parsed.get(stmt.id as usize).copied().unwrap_or(false) {
+            return Ok(());
+        }
+        self.wbuf.clear();
+        m::close_statement(&mut self.wbuf, &stmt_name(stmt.id));
+        m::sync(&mut self.wbuf);
+        self.send("close").await?;
+        self.read_outcome("close").await?;
+        self.parsed[stmt.id as usize] = false;
+        Ok(())
+    }
+
+    /// Out of a failed transaction, as sysbench's pgsql driver does after an ignorable error
+    /// (its ROLLBACK is not counted as a statement). Nothing to do otherwise.
+    pub async fn recover(&mut self) -> Result<(), DriverError> {
+        if self.in_failed_transaction() {
+            self.exec("ROLLBACK").await?;
+        }
+        Ok(())
+    }
+
+    /// Leave politely.
+    pub async fn quit(mut self) {
+        self.wbuf.clear();
+        m::terminate(&mut self.wbuf);
+        let _ = self.send("quit").await;
+        self.farewell = false;
+    }
+
+    /// Messages up to ReadyForQuery: the outcome of what was sent.
+    async fn read_outcome(&mut self, op: &'static str) -> Result<Outcome, DriverError> {
+        let mut rows = 0u64;
+        let mut returned_rows = false;
+        let mut outcome: Option<Outcome> = None;
+        let mut error: Option<ServerError> = None;
+        self.parse_took = false;
+        loop {
+            // Most messages are in the buffer already: no read future for them.
+            let msg = match self.buffered() {
+                Some(msg) => msg,
+                None => self.read_msg(op).await?,
+            };
+            match msg.kind {
+                b'D' => {
+                    rows += 1;
+                    returned_rows = true;
+                }
+                b'T' => returned_rows = true,
+                b'C' => {
+                    let body = self.body(msg);
+                    let tag = body.strip_suffix(&[0]).unwrap_or(body);
+                    let (rowset, n) = command_tag(tag);
+                    outcome = Some(if rowset || returned_rows {
+                        Outcome::Rows(if rowset { n } else { rows })
+                    } else {
+                        Outcome::Ok(OkPacket {
+                            affected_rows: n,
+                            ..OkPacket::default()
+                        })
+                    });
+                    rows = 0;
+                    returned_rows = false;
+                }
+                b'1' => self.parse_took = true,
+                b'I' => outcome = Some(Outcome::Ok(OkPacket::default())),
+                b'E' => {
+                    if error.is_none() {
+                        error = Some(server_error(self.body(msg)));
+                    }
+                }
+                b'Z' => {
+                    self.tx_status = self.body(msg).first().copied().unwrap_or(b'I');
+                    return Ok(match error {
+                        Some(e) => Outcome::Err(e),
+                        None => outcome.unwrap_or(Outcome::Ok(OkPacket::default())),
+                    });
+                }
+                b'G' | b'H' | b'W' => {
+                    // COPY: bakeoff sends no data; refuse it and let the server end it.
+                    self.wbuf.clear();
+                    let at = m::begin(&mut self.wbuf, b'f');
+                    self.wbuf.extend_from_slice(b"bakeoff does not COPY\0");
+                    m::finish(&mut self.wbuf, at);
+                    self.send(op).await?;
+                }
+                // BindComplete, NoData, notices, parameter changes, notifications, a
+                // portal suspended, ParameterDescription: nothing to count.
+                _ => {}
+            }
+        }
+    }
+
+    /// A simple query's rows as text (NULL as None), at most `--max-rows` of them: for
+    /// admin queries (settings, versions, the tables bakeoff made).
+    pub async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DriverError> {
+        self.wbuf.clear();
+        m::query(&mut self.wbuf, sql.as_bytes());
+        self.send("query").await?;
+        let mut rows = Vec::new();
+        let mut error = None;
+        loop {
+            let msg = self.read_msg("query").await?;
+            match msg.kind {
+                b'D' if error.is_none() => {
+                    if rows.len() >= self.limits.max_rows {
+                        error = Some(DriverError::TooManyRows {
+                            endpoint: self.endpoint.clone(),
+                            max: self.limits.max_rows,
+                        });
+                        continue;
+                    }
+                    rows.push(data_row(self.body(msg)));
+                }
+                b'E' if error.is_none() => {
+                    error = Some(DriverError::Server(server_error(self.body(msg))))
+                }
+                b'Z' => {
+                    self.tx_status = self.body(msg).first().copied().unwrap_or(b'I');
+                    return match error {
+                        Some(e) => Err(e),
+                        None => Ok(rows),
+                    };
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The one value of a one-row, one-column query.
+    pub async fn query_value(&mut self, sql: &str) -> Result<Option<String>, DriverError> {
+        let rows = self.query_rows(sql).await?;
+        Ok(rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .flatten())
+    }
+}
+
+fn stmt_name(id: u32) -> Vec<u8> {
+    format!("s{id}").into_bytes()
+}
+
+/// The type oid sysbench's pgsql driver declares for a bound value: its bind map gives int
+/// (23) for integers, double (701), and for strings oid 18, which it names CHAR.
+fn sysbench_type(p: &Param<'_>) -> u32 {
+    match p {
+        Param::Int(v) if i32::try_from(*v).is_ok() => m::OID_INT4,
+        Param::Int(_) => m::OID_INT8,
+        Param::Double(_) => m::OID_FLOAT8,
+        Param::Str(_) => m::OID_BPCHAR_SYSBENCH,
+        Param::Null => m::OID_UNSPECIFIED,
+    }
+}
+
+/// `?` to `$1`, `$2`...: every `?`, as sysbench's driver converts them (it does not look
+/// inside quotes either).
+pub fn numbered_placeholders(sql: &str) -> (String, u16) {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0u16;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    (out, n)
+}
+
+/// Values as SQL literals in place of each `?`: numbers as they print, strings quoted with
+/// `'` doubled (standard_conforming_strings, on since PostgreSQL 9.1), NULL.
+pub fn interpolate(sql: &str, params: &[Param<'_>]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(sql.len() + 16 * params.len());
+    let mut values = params.iter();
+    for c in sql.chars() {
+        if c != '?' {
+            out.push(c);
+            continue;
+        }
+        match values.next() {
+            Some(Param::Int(v)) => {
+                let _ = write!(out, "{v}");
+            }
+            Some(Param::Double(v)) => {
+                let _ = write!(out, "{v}");
+            }
+            Some(Param::Str(s)) => {
+                out.push('\'');
+                out.push_str(&String::from_utf8_lossy(s).replace('\'', "''"));
+                out.push('\'');
+            }
+            Some(Param::Null) | None => out.push_str("NULL"),
+        }
+    }
+    out
+}
+
+/// An ErrorResponse as the driver family's error: no number (code 0), the SQLSTATE, and the
+/// primary message with its detail.
+pub(super) fn server_error(body: &[u8]) -> ServerError {
+    let fields = error_fields(body);
+    let get = |code: u8| {
+        fields
+            .iter()
+            .find(|(c, _)| *c == code)
+            .map(|(_, t)| t.as_str())
+    };
+    let mut message = get(b'M').unwrap_or("(no message)").to_string();
+    if let Some(d) = get(b'D') {
+        message = format!("{message} ({d})");
+    }
+    ServerError {
+        code: 0,
+        sql_state: get(b'C').unwrap_or("XX000").to_string(),
+        message,
+    }
+}
+
+fn data_row(body: &[u8]) -> Vec<Option<String>> {
+    let mut f = Fields(body);
+    let n = f.i16().unwrap_or(0).max(0) as usize;
+    let mut row = Vec::with_capacity(n);
+    for _ in 0..n {
+        let Some(len) = f.i32() else { break };
+        if len < 0 {
+            row.push(None);
+            continue;
+        }
+        let Some(v) = f.bytes(len as usize) else {
+            break;
+        };
+        row.push(Some(String::from_utf8_lossy(v).into_owned()));
+    }
+    row
+}
+
+/// A connection dropped between statements says goodbye (Terminate), so the server logs no
+/// unexpected EOF: best effort, one non-blocking send.
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        if self.farewell {
+            let mut bye = Vec::with_capacity(5);
+            m::terminate(&mut bye);
+            self.stream.send_now(&bye);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_in_order() {
+        assert_eq!(
+            numbered_placeholders("UPDATE t SET c=? WHERE id=?"),
+            ("UPDATE t SET c=$1 WHERE id=$2".to_string(), 2)
+        );
+        assert_eq!(numbered_placeholders("BEGIN"), ("BEGIN".to_string(), 0));
+    }
+
+    #[test]
+    fn literals_double_quotes_and_say_null() {
+        let s = interpolate(
+            "SELECT ?, ?, ?",
+            &[Param::Int(7), Param::Str(b"it's"), Param::Null],
+        );
+        assert_eq!(s, "SELECT 7, 'it''s', NULL");
+    }
+
+    #[test]
+    fn errors_carry_sqlstate_and_detail() {
+        let e = server_error(b"SERROR\0C23505\0Mduplicate key\0DKey (id)=(1) exists.\0\0");
+        assert_eq!((e.code, e.sql_state.as_str()), (0, "23505"));
+        assert_eq!(e.message, "duplicate key (Key (id)=(1) exists.)");
+    }
+}

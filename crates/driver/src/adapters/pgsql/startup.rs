@@ -1,0 +1,259 @@
+//! Connecting: TLS first when asked for (SSLRequest, as libpq's sslmode), then the startup
+//! message and the login the server asks for: trust and peer (nothing to send), cleartext,
+//! md5, SCRAM-SHA-256. Kerberos, GSS and SSPI are refused by name.
+
+use super::auth::{md5_answer, Scram};
+use super::conn::{server_error, PgConn};
+use super::io::invalid;
+use super::message as m;
+use crate::net::transport::Stream;
+use crate::{ConnectOptions, DriverError, Endpoint, SslMode};
+
+impl PgConn {
+    /// Connect and log in, bounded by `opts.connect_timeout`.
+    pub async fn connect(opts: &ConnectOptions) -> Result<PgConn, DriverError> {
+        let endpoint = opts.endpoint.to_string();
+        let attempt = async {
+            let stream =
+                Stream::connect(&opts.endpoint)
+                    .await
+                    .map_err(|source| DriverError::Connect {
+                        endpoint: endpoint.clone(),
+                        source,
+                    })?;
+            PgConn::greet(stream, opts, endpoint.clone()).await
+        };
+        match tokio::time::timeout(opts.connect_timeout, attempt).await {
+            Ok(r) => r,
+            Err(_) => Err(DriverError::ConnectTimeout {
+                endpoint,
+                secs: opts.connect_timeout.as_secs_f64(),
+                attempts: 1,
+                last: "no answer".into(),
+            }),
+        }
+    }
+
+    /// Connect with blocking socket I/O and no runtime (a script's `connect()`); drive its
+    /// calls with [`complete`](crate::complete).
+    pub fn connect_blocking(opts: &ConnectOptions) -> Result<PgConn, DriverError> {
+        let endpoint = opts.endpoint.to_string();
+        let stream =
+            Stream::connect_blocking(&opts.endpoint, opts.connect_timeout).map_err(|source| {
+                DriverError::Connect {
+                    endpoint: endpoint.clone(),
+                    source,
+                }
+            })?;
+        crate::complete(PgConn::greet(stream, opts, endpoint))
+    }
+
+    async fn greet(
+        stream: Stream,
+        opts: &ConnectOptions,
+        endpoint: String,
+    ) -> Result<PgConn, DriverError> {
+        let mut conn = PgConn::new(stream, opts, endpoint);
+        conn.maybe_tls(opts).await?;
+        conn.login(opts).await?;
+        conn.farewell = true;
+        Ok(conn)
+    }
+
+    /// SSLRequest over TCP when the mode asks for TLS; the server answers one byte.
+    async fn maybe_tls(&mut self, opts: &ConnectOptions) -> Result<(), DriverError> {
+        let mode = opts.tls.mode;
+        let Endpoint::Tcp { host, .. } = &opts.endpoint else {
+            return Ok(()); // a unix socket: libpq never asks for TLS on one
+        };
+        if mode == SslMode::Disabled {
+            return Ok(());
+        }
+        self.wbuf.clear();
+        m::ssl_request(&mut self.wbuf);
+        self.send("TLS request").await?;
+        let mut answer = [0u8; 1];
+        let n = self
+            .stream
+            .read(&mut answer)
+            .await
+            .map_err(|e| self.io("TLS request", e))?;
+        match (n, answer[0]) {
+            (1, b'S') => {}
+            (1, b'N') if mode < SslMode::Required => return Ok(()),
+            (1, b'N') => {
+                return Err(self.tls_failed(format!(
+                    "sslmode={} needs TLS, and the server does not offer it (its ssl is off)",
+                    libpq_name(mode)
+                )))
+            }
+            _ => {
+                return Err(self.io(
+                    "TLS request",
+                    invalid("the server's answer to SSLRequest is neither S nor N".into()),
+                ))
+            }
+        }
+        let config = opts.tls.client_config().map_err(|e| self.tls_failed(e))?;
+        let name = rustls::pki_types::ServerName::try_from(host.clone())
+            .map_err(|_| self.tls_failed(format!("'{host}' is not a host name TLS can check")))?;
+        let r = self.stream.start_tls(config, name).await;
+        r.map_err(|e| self.tls_failed(e))
+    }
+
+    async fn login(&mut self, opts: &ConnectOptions) -> Result<(), DriverError> {
+        let database = opts.database.as_deref().unwrap_or(&opts.user);
+        self.wbuf.clear();
+        m::startup(
+            &mut self.wbuf,
+            &[
+                ("user", &opts.user),
+                ("database", database),
+                ("client_encoding", "UTF8"),
+                ("application_name", "bakeoff"),
+            ],
+        );
+        self.send("startup").await?;
+        let mut scram: Option<Scram> = None;
+        loop {
+            let msg = self.read_msg("login").await?;
+            let body = self.body(msg).to_vec();
+            match msg.kind {
+                b'R' => {
+                    let mut f = m::Fields(&body);
+                    let code = f.i32().unwrap_or(-1);
+                    let rest = f.rest();
+                    self.authenticate(opts, code, rest, &mut scram).await?;
+                }
+                b'S' => {
+                    let mut f = m::Fields(&body);
+                    if f.cstr() == Some(b"server_version") {
+                        let v = f.cstr().unwrap_or_default();
+                        self.server_version = crate::printable(&String::from_utf8_lossy(v));
+                    }
+                }
+                b'K' => {
+                    let mut f = m::Fields(&body);
+                    self.backend_pid = f.i32().unwrap_or(0) as u32;
+                }
+                b'Z' => {
+                    self.tx_status = body.first().copied().unwrap_or(b'I');
+                    return Ok(());
+                }
+                b'E' => {
+                    let e = server_error(&body);
+                    // 28P01 wrong password, 28000 no pg_hba.conf entry or role.
+                    return Err(match e.sql_state.as_str() {
+                        "28P01" | "28000" => DriverError::Auth {
+                            user: opts.user.clone(),
+                            reason: crate::printable(&e.message),
+                        },
+                        _ => DriverError::Server(e),
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// One Authentication message: answer it, or refuse what bakeoff does not do.
+    async fn authenticate(
+        &mut self,
+        opts: &ConnectOptions,
+        code: i32,
+        data: &[u8],
+        scram: &mut Option<Scram>,
+    ) -> Result<(), DriverError> {
+        let auth_err = |reason: String| DriverError::Auth {
+            user: opts.user.clone(),
+            reason,
+        };
+        self.wbuf.clear();
+        match code {
+            0 => return Ok(()), // trust, peer, or the end of an exchange below
+            3 => {
+                // The password as it is: only where nobody else can read it.
+                if !self.private_channel(opts) {
+                    return Err(auth_err("the server asks for the password in clear over a plain TCP connection to another machine; use sslmode=require (or better, verify-full) or a unix socket".into()));
+                }
+                let pw = opts.password_now().map_err(auth_err)?;
+                m::password(&mut self.wbuf, pw.expose().as_bytes());
+            }
+            5 => {
+                let salt = data.get(..4).ok_or_else(|| auth_err("md5 request without its salt".into()))?;
+                let pw = opts.password_now().map_err(auth_err)?;
+                let answer = md5_answer(&opts.user, pw.expose(), salt);
+                m::password(&mut self.wbuf, answer.as_bytes());
+            }
+            10 => {
+                let offered: Vec<&[u8]> = data.split(|&b| b == 0).filter(|s| !s.is_empty()).collect();
+                if !offered.iter().any(|s| *s == b"SCRAM-SHA-256") {
+                    return Err(auth_err(format!(
+                        "the server offers SASL mechanisms bakeoff does not speak: {}",
+                        offered.iter().map(|s| String::from_utf8_lossy(s)).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+                let pw = opts.password_now().map_err(auth_err)?;
+                let nonce = crate::random_hex(18).map_err(|e| auth_err(format!("no randomness for SCRAM's nonce: {e}")))?;
+                let s = Scram::new(pw.expose(), nonce);
+                m::sasl_initial(&mut self.wbuf, "SCRAM-SHA-256", &s.client_first());
+                *scram = Some(s);
+            }
+            11 => {
+                let s = scram.as_mut().ok_or_else(|| auth_err("SASL continue before SASL began".into()))?;
+                let answer = s.client_final(data).map_err(auth_err)?;
+                m::sasl_response(&mut self.wbuf, &answer);
+            }
+            12 => {
+                let s = scram.as_ref().ok_or_else(|| auth_err("SASL final before SASL began".into()))?;
+                return s.check_server_final(data).map_err(auth_err);
+            }
+            2 | 7 | 8 | 9 => {
+                return Err(auth_err(format!(
+                    "the server asks for {} authentication, which bakeoff does not do; give the account scram-sha-256, md5, trust or peer in pg_hba.conf",
+                    match code { 2 => "Kerberos V5", 9 => "SSPI", _ => "GSSAPI" }
+                )))
+            }
+            other => return Err(auth_err(format!("unknown authentication request {other}"))),
+        }
+        self.send("login").await
+    }
+
+    /// A unix socket, TLS, or loopback: where a password in clear reaches only the server.
+    fn private_channel(&self, opts: &ConnectOptions) -> bool {
+        match &opts.endpoint {
+            Endpoint::Unix(_) => true,
+            Endpoint::Tcp { host, .. } => {
+                self.stream.tls_session().is_some()
+                    || host == "localhost"
+                    || host
+                        .trim_matches(['[', ']'])
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|a| a.is_loopback())
+            }
+        }
+    }
+
+    fn tls_failed(&self, reason: String) -> DriverError {
+        DriverError::Tls {
+            endpoint: self.endpoint.clone(),
+            reason,
+        }
+    }
+
+    /// The TLS version and cipher this connection agreed on; None when it is plain.
+    pub fn tls(&self) -> Option<crate::TlsSession> {
+        self.stream.tls_session()
+    }
+}
+
+/// libpq's name for a mode.
+pub fn libpq_name(mode: SslMode) -> &'static str {
+    match mode {
+        SslMode::Disabled => "disable",
+        SslMode::Preferred => "prefer",
+        SslMode::Required => "require",
+        SslMode::VerifyCa => "verify-ca",
+        SslMode::VerifyIdentity => "verify-full",
+    }
+}

@@ -1,0 +1,65 @@
+//! Finding PostgreSQL's server binary and its initdb.
+
+use std::path::{Path, PathBuf};
+
+use crate::binary::{is_executable, which};
+use crate::ServerError;
+
+pub const PG_INSTALL_HINT: &str =
+    "install PostgreSQL's server (Debian/Ubuntu: `sudo apt-get install postgresql-15`), or name a binary with --server-binary";
+
+/// Where Debian's packages put each major version's binaries.
+const DEBIAN_ROOT: &str = "/usr/lib/postgresql";
+
+/// `postgres` on PATH, else the newest of Debian's `/usr/lib/postgresql/N/bin/postgres`.
+pub fn find_postgres_binary() -> Result<PathBuf, ServerError> {
+    if let Some(p) = which("postgres") {
+        return Ok(p);
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir(DEBIAN_ROOT)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let major = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin/postgres");
+            is_executable(&bin).then_some((major, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, p)| p).ok_or_else(|| {
+        ServerError::NotFound(format!(
+            "no postgres found on PATH or in {DEBIAN_ROOT}/*/bin: {PG_INSTALL_HINT}"
+        ))
+    })
+}
+
+/// The initdb beside `server`.
+pub fn find_initdb(server: &Path) -> Result<PathBuf, ServerError> {
+    let beside = server.parent().map(|d| d.join("initdb"));
+    [beside, which("initdb")]
+        .into_iter()
+        .flatten()
+        .find(|p| is_executable(p))
+        .ok_or_else(|| {
+            ServerError::NotFound(format!(
+                "no initdb found beside {} to initialize a datadir: {PG_INSTALL_HINT}",
+                server.display()
+            ))
+        })
+}
+
+/// Whether `binary` is PostgreSQL's server: its name, or what `--version` says.
+pub fn is_postgres(binary: &Path) -> bool {
+    if binary
+        .file_name()
+        .is_some_and(|n| n == "postgres" || n == "postmaster")
+    {
+        return true;
+    }
+    std::process::Command::new(binary)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("PostgreSQL"))
+        .unwrap_or(false)
+}
