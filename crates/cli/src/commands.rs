@@ -425,6 +425,9 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     preflight::raise_open_files(u64::from(run_spec.connections) + 256)
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
     let servers = match given.is_empty() {
+        false if a.general.embedded.db_driver == "pgsql" => {
+            bail!("--db-driver=pgsql runs the embedded PostgreSQL; a PostgreSQL server you run (--server postgresql://...) is not supported yet: leave out --server, --mysql-host and --mysql-socket")
+        }
         false => {
             if a.general.embedded.server_host.is_some() {
                 bail!("--server-host starts a server on another machine; --server, --mysql-host and --mysql-socket name one already running: give one or the other");

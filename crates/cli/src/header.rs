@@ -91,6 +91,8 @@ pub(crate) struct Printer<'a> {
     seed_given: bool,
     /// --validate (said in the header, as sysbench says it).
     validate: bool,
+    /// --db-driver: which embedded server starts (mysql or pgsql).
+    engine: String,
 }
 
 impl<'a> Printer<'a> {
@@ -112,6 +114,7 @@ impl<'a> Printer<'a> {
             tty: std::io::stderr().is_terminal(),
             seed_given: a.general.rand_seed != 0,
             validate: a.general.validate,
+            engine: a.general.embedded.db_driver.clone(),
         }
     }
 }
@@ -120,6 +123,7 @@ impl CellObserver for Printer<'_> {
     fn on_starting(&mut self, host: Option<&HostUrl>) {
         match host {
             Some(h) => eprintln!("Starting the server on {h}..."),
+            None if self.engine == "pgsql" => eprintln!("Starting the embedded PostgreSQL..."),
             None => eprintln!(
                 "Starting the embedded MariaDB (no --mysql-host or --mysql-socket given)..."
             ),

@@ -12,10 +12,15 @@ use crate::output;
 /// The server spec of each instance of the variant the options describe.
 pub(crate) fn specs(e: &EmbeddedArgs) -> Result<Vec<ServerSpec>> {
     let variants = e.variant.variants().map_err(anyhow::Error::msg)?;
+    let binary = match (&e.server_binary, e.db_driver.as_str()) {
+        (Some(b), _) => Some(b.clone()),
+        (None, "pgsql") => Some(bakeoff_server::find_postgres_binary()?),
+        (None, _) => None,
+    };
     Ok(variants
         .into_iter()
         .map(|variant| ServerSpec {
-            binary: e.server_binary.clone(),
+            binary: binary.clone(),
             options: e.server_options.clone(),
             variant,
             start_timeout: std::time::Duration::from_secs(e.server_start_timeout),

@@ -30,7 +30,9 @@ pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
 pub use net::stream::reads_on_this_thread;
 pub use net::tls::TlsSession;
-pub use options::{endpoints, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa, SslMode, Tls};
+pub use options::{
+    endpoints, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa, Protocol, SslMode, Tls,
+};
 pub use password::{Found, PasswordCommand, PasswordSource};
 pub use random::random_hex;
 pub use secret::{no_core_dumps, Secret};

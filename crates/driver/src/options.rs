@@ -37,8 +37,30 @@ pub fn endpoints(sockets: &[std::path::PathBuf], hosts: &[String], ports: &[u16]
 
 use crate::Secret;
 
+/// Which wire protocol a server speaks: which member of the driver family connects to it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// MySQL's and MariaDB's client/server protocol.
+    #[default]
+    MySql,
+    /// PostgreSQL's protocol 3.0.
+    Postgres,
+}
+
+impl Protocol {
+    /// sysbench's driver name for it (`--db-driver`).
+    pub fn driver_name(self) -> &'static str {
+        match self {
+            Protocol::MySql => "mysql",
+            Protocol::Postgres => "pgsql",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {
+    /// Which driver connects: the server's protocol.
+    pub protocol: Protocol,
     pub endpoint: Endpoint,
     pub user: String,
     pub password: Secret,
@@ -195,6 +217,7 @@ impl Tls {
 impl ConnectOptions {
     pub fn new(endpoint: Endpoint, user: &str, password: &str) -> Self {
         ConnectOptions {
+            protocol: Protocol::MySql,
             endpoint,
             user: user.to_string(),
             password: Secret::new(password),

@@ -54,7 +54,20 @@ impl IgnoreErrors {
             IgnoreErrors::Codes(c) => c.contains(&code),
         }
     }
+
+    /// Whether the engine restarts the event after `e`. A PostgreSQL error (no number, a
+    /// SQLSTATE) is ignorable when sysbench's pgsql driver ignores it, whatever the MySQL
+    /// list says: deadlock_detected, unique_violation, serialization_failure.
+    pub fn covers(&self, e: &bakeoff_driver::ServerError) -> bool {
+        match e.code {
+            0 => PG_IGNORABLE.contains(&e.sql_state.as_str()),
+            code => self.contains(code),
+        }
+    }
 }
+
+/// The SQLSTATEs sysbench 1.0.20's pgsql driver ignores (drv_pgsql.c's check_status).
+pub const PG_IGNORABLE: [&str; 3] = ["40P01", "23505", "40001"];
 
 /// How to run: validated plain data (it crosses to client hosts as it is).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

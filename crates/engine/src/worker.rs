@@ -465,7 +465,7 @@ async fn event_with_restarts<S: Source>(
                     return false;
                 }
             }
-            EventError::Server { error, .. } if w.spec.ignore_errors.contains(error.code) => {
+            EventError::Server { error, .. } if w.spec.ignore_errors.covers(error) => {
                 if let Ok(mut r) = w.rec.lock() {
                     r.window.record_error(error.code);
                 }

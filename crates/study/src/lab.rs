@@ -348,6 +348,9 @@ impl Servers {
         for opts in &endpoints {
             let (max, back_log) = rt
                 .block_on(async {
+                    if opts.protocol == bakeoff_driver::Protocol::Postgres {
+                        return pg_connection_room(opts).await;
+                    }
                     let mut c = Conn::connect(opts).await.ok()?;
                     let rows = c
                         .query_rows("SELECT @@max_connections, @@back_log")
@@ -515,4 +518,17 @@ pub fn given_cpus(pids: &[Option<u32>]) -> Vec<Option<CpuList>> {
         })
         .collect();
     servers.unwrap_or_default()
+}
+
+/// PostgreSQL's room for the load's connections: max_connections less the slots it keeps
+/// for superusers (it has no back_log: its listen queue is the kernel's somaxconn).
+async fn pg_connection_room(opts: &ConnectOptions) -> Option<(Option<u32>, Option<u32>)> {
+    let mut c = bakeoff_driver::PgConn::connect(opts).await.ok()?;
+    let rows = c
+        .query_rows("SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int")
+        .await
+        .ok()?;
+    c.quit().await;
+    let max = rows.first()?.first()?.as_ref()?.parse::<u32>().ok();
+    Some((max, None))
 }

@@ -366,7 +366,13 @@ pub struct GeneralArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Embedded server")]
 pub struct EmbeddedArgs {
-    /// The mariadbd/mysqld binary (default: mariadbd from PATH or /usr/sbin).
+    /// The database, as sysbench names its drivers: mysql (MariaDB, or MySQL) or pgsql
+    /// (PostgreSQL: the embedded server is postgres from PATH, else the newest of
+    /// /usr/lib/postgresql/N/bin).
+    #[arg(long, default_value = "mysql", value_parser = ["mysql", "pgsql"])]
+    pub db_driver: String,
+    /// The server binary: mariadbd/mysqld, or postgres (default: mariadbd from PATH or
+    /// /usr/sbin; with --db-driver=pgsql, postgres). The engine is read from the binary.
     #[arg(long)]
     pub server_binary: Option<std::path::PathBuf>,
     /// An extra server option, e.g. --server-option=innodb_buffer_pool_size=2G (passed as is;

@@ -50,6 +50,11 @@ pub(crate) trait Family: Send + Sync {
     /// Write what the server reads at its first start (accounts) and build its command line.
     fn command(&self, launch: &Launch<'_>) -> Result<Command, ServerError>;
 
+    /// The protocol its clients speak.
+    fn protocol(&self) -> bakeoff_driver::Protocol {
+        bakeoff_driver::Protocol::MySql
+    }
+
     /// The socket's file name in the run directory (PostgreSQL's names the port).
     fn socket_name(&self, port: u16) -> String;
 

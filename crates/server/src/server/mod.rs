@@ -234,6 +234,7 @@ impl Server {
             self.password.expose(),
         );
         o.database = Some(self.database.clone());
+        o.protocol = self.family.protocol();
         o
     }
 

@@ -28,14 +28,38 @@ pub struct ProcReading {
     pub numa_bytes: Option<BTreeMap<u32, u64>>,
 }
 
-/// None when the process is gone.
+/// None when the process is gone. A server of processes (PostgreSQL's postmaster and its
+/// backends and workers) is read whole: its children's CPU, threads, context switches and
+/// private memory are added, and the CPU of children it has reaped (cutime, cstime: the
+/// backends of connections that ended) too. A server of threads (mariadbd) has no children,
+/// so its reading is its own.
 pub fn read_process(pid: u32, numa: bool) -> Option<ProcReading> {
+    let (mut r, reaped) = read_one(pid, numa)?;
+    r.user_s += reaped.0;
+    r.sys_s += reaped.1;
+    for child in children(pid) {
+        let Some((c, _)) = read_one(child, false) else {
+            continue; // ended meanwhile: its time is in the next reading's cutime
+        };
+        r.user_s += c.user_s;
+        r.sys_s += c.sys_s;
+        r.threads += c.threads;
+        r.voluntary += c.voluntary;
+        r.involuntary += c.involuntary;
+        // Shared memory (PostgreSQL's buffers) is counted once, in the parent.
+        r.rss_bytes += private_bytes(child).unwrap_or(0);
+    }
+    Some(r)
+}
+
+/// One process's reading, and the CPU of the children it has waited for (user, sys).
+fn read_one(pid: u32, numa: bool) -> Option<(ProcReading, (f64, f64))> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: fields start after the last ')'.
     let f: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     let (voluntary, involuntary) = context_switches(pid);
-    Some(ProcReading {
+    let reading = ProcReading {
         user_s: num(11) as f64 / clk_tck(),
         sys_s: num(12) as f64 / clk_tck(),
         threads: num(17),
@@ -44,7 +68,31 @@ pub fn read_process(pid: u32, numa: bool) -> Option<ProcReading> {
         voluntary,
         involuntary,
         numa_bytes: numa.then(|| numa_bytes(pid)).flatten(),
-    })
+    };
+    let reaped = (num(13) as f64 / clk_tck(), num(14) as f64 / clk_tck());
+    Some((reading, reaped))
+}
+
+/// The process's children (its main thread's: a process server forks from it).
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .map(|s| {
+            s.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Resident memory that is not shared (statm's resident less shared pages).
+fn private_bytes(pid: u32) -> Option<u64> {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let mut f = statm
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse::<u64>().unwrap_or(0));
+    let (resident, shared) = (f.next()?, f.next()?);
+    Some(resident.saturating_sub(shared) * page_size())
 }
 
 /// Context switches of all the process's threads (/proc/PID/status counts only the main

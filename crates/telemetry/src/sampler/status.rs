@@ -1,10 +1,12 @@
-//! The server's own counters (SHOW GLOBAL STATUS), read over a connection of their own with a
-//! short timeout: a hung server must not stall the coordinator that ticks the run.
+//! The server's own counters, read over a connection of their own with a short timeout: a hung
+//! server must not stall the coordinator that ticks the run. MySQL's SHOW GLOBAL STATUS;
+//! PostgreSQL's pg_stat_database (the load database's row) and pg_stat_bgwriter, and its
+//! backends from pg_stat_activity.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bakeoff_driver::{Conn, ConnectOptions};
+use bakeoff_driver::{Conn, ConnectOptions, PgConn, Protocol};
 
 /// Counter families kept (deltas); everything else in SHOW STATUS is noise for a run report.
 const COUNTERS: [&str; 4] = [
@@ -14,7 +16,41 @@ const COUNTERS: [&str; 4] = [
     "Innodb_buffer_pool_read",
 ];
 /// Gauges kept as values, not deltas.
-pub(crate) const GAUGES: [&str; 2] = ["Threads_running", "Threads_connected"];
+pub(crate) const GAUGES: [&str; 4] = [
+    "Threads_running",
+    "Threads_connected",
+    "pg_backends_active",
+    "pg_backends",
+];
+
+/// PostgreSQL's counters, one row: each column is named as it is kept.
+const PG_STATUS: &str = "SELECT d.xact_commit, d.xact_rollback, d.blks_read, d.blks_hit, \
+    d.tup_returned, d.tup_fetched, d.tup_inserted, d.tup_updated, d.tup_deleted, d.deadlocks, \
+    d.temp_bytes, b.buffers_checkpoint, b.buffers_clean, b.buffers_backend, \
+    b.checkpoints_timed, b.checkpoints_req, \
+    (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND state = 'active'), \
+    (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend') \
+    FROM pg_stat_database d, pg_stat_bgwriter b WHERE d.datname = current_database()";
+const PG_NAMES: [&str; 18] = [
+    "pg_stat_database.xact_commit",
+    "pg_stat_database.xact_rollback",
+    "pg_stat_database.blks_read",
+    "pg_stat_database.blks_hit",
+    "pg_stat_database.tup_returned",
+    "pg_stat_database.tup_fetched",
+    "pg_stat_database.tup_inserted",
+    "pg_stat_database.tup_updated",
+    "pg_stat_database.tup_deleted",
+    "pg_stat_database.deadlocks",
+    "pg_stat_database.temp_bytes",
+    "pg_stat_bgwriter.buffers_checkpoint",
+    "pg_stat_bgwriter.buffers_clean",
+    "pg_stat_bgwriter.buffers_backend",
+    "pg_stat_bgwriter.checkpoints_timed",
+    "pg_stat_bgwriter.checkpoints_req",
+    "pg_backends_active",
+    "pg_backends",
+];
 
 const TIMEOUT: Duration = Duration::from_millis(250);
 
@@ -22,6 +58,7 @@ pub(crate) struct StatusReader {
     opts: ConnectOptions,
     rt: tokio::runtime::Runtime,
     conn: Option<Conn>,
+    pg: Option<PgConn>,
 }
 
 impl StatusReader {
@@ -34,11 +71,15 @@ impl StatusReader {
             opts,
             rt,
             conn: None,
+            pg: None,
         })
     }
 
     /// The kept counters and gauges, or None when the server did not answer in time.
     pub fn read(&mut self) -> Option<BTreeMap<String, i64>> {
+        if self.opts.protocol == Protocol::Postgres {
+            return self.read_pg();
+        }
         let opts = &self.opts;
         let mut conn = self.conn.take();
         let result = self.rt.block_on(async {
@@ -69,5 +110,33 @@ impl StatusReader {
             }
         }
         Some(out)
+    }
+
+    /// PostgreSQL's counters (deltas are taken by the sampler, as for MySQL's) and gauges.
+    fn read_pg(&mut self) -> Option<BTreeMap<String, i64>> {
+        let opts = &self.opts;
+        let mut conn = self.pg.take();
+        let result = self.rt.block_on(async {
+            tokio::time::timeout(TIMEOUT, async {
+                if conn.is_none() {
+                    conn = Some(PgConn::connect(opts).await.ok()?);
+                }
+                conn.as_mut()?.query_rows(PG_STATUS).await.ok()
+            })
+            .await
+            .ok()
+            .flatten()
+        });
+        if result.is_some() {
+            self.pg = conn;
+        }
+        let row = result?.into_iter().next()?;
+        Some(
+            PG_NAMES
+                .iter()
+                .zip(row)
+                .filter_map(|(name, v)| Some((name.to_string(), v?.parse::<i64>().ok()?)))
+                .collect(),
+        )
     }
 }

@@ -97,7 +97,7 @@ pub(super) struct Meter<'p> {
 }
 
 impl Meter<'_> {
-    fn add(&self, rows: u64) {
+    pub(super) fn add(&self, rows: u64) {
         let done = self.done.fetch_add(rows, Ordering::Relaxed) + rows;
         (self.progress)(Progress::Rows {
             done,
@@ -108,10 +108,10 @@ impl Meter<'_> {
 
 /// One chunk of one table: ids `start..=end` of `sbtest{table}`.
 #[derive(Debug, Clone, Copy)]
-struct Chunk {
-    table: u32,
-    start: u32,
-    end: u32,
+pub(super) struct Chunk {
+    pub(super) table: u32,
+    pub(super) start: u32,
+    pub(super) end: u32,
 }
 
 async fn load_worker(
@@ -148,7 +148,12 @@ async fn load_worker(
 }
 
 /// Every row of `chunk`, generated from the chunk's own seed.
-fn rows(spec: &WorkloadSpec, seed: u64, chunk: Chunk, mut f: impl FnMut(u32, u32, &[u8], &[u8])) {
+pub(super) fn rows(
+    spec: &WorkloadSpec,
+    seed: u64,
+    chunk: Chunk,
+    mut f: impl FnMut(u32, u32, &[u8], &[u8]),
+) {
     let mut rng = Rng::seeded(seed ^ (u64::from(chunk.table) << 32 | u64::from(chunk.start)));
     let (mut c, mut pad) = ([0u8; C_LEN], [0u8; PAD_LEN]);
     for id in chunk.start..=chunk.end {

@@ -28,6 +28,7 @@
 
 mod load;
 mod owned;
+pub mod pgsql;
 mod progress;
 mod shared;
 mod tables;
@@ -37,7 +38,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use bakeoff_driver::{Conn, ConnectOptions, DriverError};
+use bakeoff_driver::{Conn, ConnectOptions, DriverError, Protocol};
 
 use crate::{WorkloadKind, WorkloadSpec};
 use load::{chunks, load_on_threads, Meter};
@@ -68,6 +69,9 @@ pub async fn prepare(
     interrupt: &AtomicBool,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Prepared, DatasetError> {
+    if opts.protocol == Protocol::Postgres {
+        return pgsql::prepare(opts, spec, threads, parallel, seed, interrupt, progress).await;
+    }
     let started = Instant::now();
     let mut admin = Conn::connect(opts).await?;
     let redo_before = redo_written(&mut admin).await?;
@@ -163,6 +167,9 @@ pub async fn prewarm(
     parallel: u32,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<u32, DatasetError> {
+    if opts.protocol == Protocol::Postgres {
+        return pgsql::prewarm(opts, spec, threads, progress).await;
+    }
     let count = tables(spec, threads, None).len() as u32;
     let names: Mutex<VecDeque<u32>> = Mutex::new((1..=count).collect());
     let size = spec.options.table_size;
@@ -229,6 +236,9 @@ pub async fn cleanup(
     opts: &ConnectOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Vec<String>, DatasetError> {
+    if opts.protocol == Protocol::Postgres {
+        return pgsql::cleanup(opts, progress).await;
+    }
     let mut conn = Conn::connect(opts).await?;
     let dropped = owned::drop_marked(&mut conn, progress).await?;
     let rest = conn

@@ -41,6 +41,11 @@ impl Token {
         ok.then(|| Token(s.to_string()))
     }
 
+    /// The token itself: 16 hex digits, nothing to quote.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
     /// The table COMMENT that carries it.
     pub fn comment(&self) -> String {
         format!("{COMMENT}{}", self.0)

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use bakeoff_driver::{Conn, ConnectOptions, Connection, DriverError, Outcome, Param, ServerError};
+use bakeoff_driver::{
+    Conn, ConnectOptions, Connection, DriverError, Outcome, Param, PgConn, Protocol, ServerError,
+};
 
 use super::{EventError, Events, Source, StmtCounts};
 use crate::statements::{random_points_sql, random_ranges_sql, Kind, KINDS};
@@ -414,16 +416,28 @@ impl<C: Connection> Session<C> {
 }
 
 impl Source for SessionContext {
-    type Session = Session;
+    type Session = AnySession;
 
     async fn open(
         self: Arc<Self>,
         tid: u32,
         seed: u64,
         blocking: bool,
-    ) -> Result<Session, EventError> {
-        Ok(Session::open(self, tid, seed, blocking).await?)
+    ) -> Result<AnySession, EventError> {
+        Ok(match self.endpoint(tid).protocol {
+            Protocol::MySql => AnySession::MySql(Session::open(self, tid, seed, blocking).await?),
+            Protocol::Postgres => {
+                AnySession::Postgres(Session::open(self, tid, seed, blocking).await?)
+            }
+        })
     }
+}
+
+/// A session on either family's connection, chosen by the server's protocol when it opens.
+/// One branch per event; each arm is the family's own monomorphic session.
+pub enum AnySession {
+    MySql(Session<Conn>),
+    Postgres(Session<PgConn>),
 }
 
 impl<C: Connection> Events for Session<C> {
@@ -437,6 +451,29 @@ impl<C: Connection> Events for Session<C> {
 
     async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
         Session::finish(self, c).await
+    }
+}
+
+impl Events for AnySession {
+    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        match self {
+            AnySession::MySql(s) => s.event(c).await,
+            AnySession::Postgres(s) => s.event(c).await,
+        }
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DriverError> {
+        match self {
+            AnySession::MySql(s) => s.reconnect().await,
+            AnySession::Postgres(s) => s.reconnect().await,
+        }
+    }
+
+    async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
+        match self {
+            AnySession::MySql(s) => s.finish(c).await,
+            AnySession::Postgres(s) => s.finish(c).await,
+        }
     }
 }
 
@@ -465,10 +502,18 @@ async fn run<C: Connection>(
         Some(stmt) => conn.execute(stmt, params).await?,
         None => conn.query_with(&p.sql, params).await?,
     };
-    count(outcome, c).map_err(|error| EventError::Server {
-        error,
-        sql: p.sql.trim().to_string(),
-    })
+    match count(outcome, c) {
+        Ok(()) => Ok(()),
+        Err(error) => {
+            // PostgreSQL: out of the transaction the error failed, so a restarted event
+            // can run (sysbench's pgsql driver rolls back the same way).
+            conn.recover().await?;
+            Err(EventError::Server {
+                error,
+                sql: p.sql.trim().to_string(),
+            })
+        }
+    }
 }
 
 fn count(o: Outcome, c: &mut StmtCounts) -> Result<(), ServerError> {

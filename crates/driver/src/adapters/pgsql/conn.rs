@@ -276,6 +276,41 @@ impl PgConn {
         }
     }
 
+    /// `COPY ... FROM STDIN` with `data` as its input (text format: tab-separated columns, a
+    /// row a line): PostgreSQL's bulk load, as LOAD DATA LOCAL is MariaDB's. A server error
+    /// is [`Outcome::Err`]; the rows copied are the outcome's affected rows.
+    pub async fn copy_in(&mut self, sql: &str, data: &[u8]) -> Result<Outcome, DriverError> {
+        self.wbuf.clear();
+        m::query(&mut self.wbuf, sql.as_bytes());
+        self.send("COPY").await?;
+        loop {
+            let msg = self.read_msg("COPY").await?;
+            match msg.kind {
+                b'G' => break,
+                // Refused before any data (no such table, not a COPY FROM STDIN): the
+                // outcome follows up to ReadyForQuery.
+                b'E' => {
+                    let e = server_error(self.body(msg));
+                    self.read_outcome("COPY").await?;
+                    return Ok(Outcome::Err(e));
+                }
+                b'Z' => return Ok(Outcome::Ok(OkPacket::default())),
+                _ => {}
+            }
+        }
+        for chunk in data.chunks(256 * 1024) {
+            self.wbuf.clear();
+            let at = m::begin(&mut self.wbuf, b'd');
+            self.wbuf.extend_from_slice(chunk);
+            m::finish(&mut self.wbuf, at);
+            self.send("COPY").await?;
+        }
+        self.wbuf.clear();
+        self.wbuf.extend_from_slice(&[b'c', 0, 0, 0, 4]);
+        self.send("COPY").await?;
+        self.read_outcome("COPY").await
+    }
+
     /// A simple query's rows as text (NULL as None), at most `--max-rows` of them: for
     /// admin queries (settings, versions, the tables bakeoff made).
     pub async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DriverError> {

@@ -23,6 +23,9 @@ pub(crate) async fn probe(opts: &ConnectOptions) -> Result<String, String> {
 /// SHOW GLOBAL VARIABLES of the server at `opts` (empty when it does not answer): the
 /// effective settings recorded with a run.
 pub fn global_variables(opts: &ConnectOptions) -> std::collections::BTreeMap<String, String> {
+    if opts.protocol == bakeoff_driver::Protocol::Postgres {
+        return runtime().block_on(crate::adapters::pgsql::settings(opts));
+    }
     runtime()
         .block_on(async {
             Conn::connect(opts)

@@ -18,6 +18,7 @@ use std::process::Command;
 use bakeoff_driver::ConnectOptions;
 
 pub use binary::{find_postgres_binary, is_postgres, PG_INSTALL_HINT};
+pub use queries::settings;
 
 use crate::adapters::family::{runtime, Bounds, Family, Launch};
 use crate::launch::RunAs;
@@ -143,6 +144,10 @@ impl Family for Postgres {
             cmd.arg("-c").arg(s);
         }
         Ok(cmd)
+    }
+
+    fn protocol(&self) -> bakeoff_driver::Protocol {
+        bakeoff_driver::Protocol::Postgres
     }
 
     fn socket_name(&self, port: u16) -> String {

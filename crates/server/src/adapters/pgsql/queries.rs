@@ -67,6 +67,25 @@ pub(crate) async fn probe(opts: &ConnectOptions) -> Result<String, String> {
     Ok(version)
 }
 
+/// Every setting and its running value (pg_settings, units as SHOW prints them): the
+/// effective settings recorded with a run. Empty when the server does not answer.
+pub async fn settings(opts: &ConnectOptions) -> std::collections::BTreeMap<String, String> {
+    let Ok(mut c) = PgConn::connect(opts).await else {
+        return Default::default();
+    };
+    let rows = c
+        .query_rows("SELECT name, current_setting(name) FROM pg_settings ORDER BY name")
+        .await
+        .unwrap_or_default();
+    c.quit().await;
+    rows.into_iter()
+        .filter_map(|r| {
+            let mut r = r.into_iter();
+            Some((r.next()??, r.next()?.unwrap_or_default()))
+        })
+        .collect()
+}
+
 /// An identifier, quoted.
 pub(crate) fn ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
