@@ -280,7 +280,14 @@ fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
     }
     .find()
     .map_err(anyhow::Error::msg)?;
+    let pg = parsed.protocol == bakeoff_driver::Protocol::Postgres;
     let mut o = parsed.connect_options(found);
+    if pg && o.password.expose().is_empty() && o.password_command.is_none() {
+        // libpq's variable; ~/.pgpass and pg_service.conf are not read yet.
+        if let Ok(p) = std::env::var("PGPASSWORD") {
+            o.password = bakeoff_driver::Secret::new(&p);
+        }
+    }
     if parsed.connect_timeout.is_none() {
         o.connect_timeout = Duration::from_secs(m.mysql_connect_timeout);
     }
@@ -425,8 +432,13 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     preflight::raise_open_files(u64::from(run_spec.connections) + 256)
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
     let servers = match given.is_empty() {
-        false if a.general.embedded.db_driver == "pgsql" => {
-            bail!("--db-driver=pgsql runs the embedded PostgreSQL; a PostgreSQL server you run (--server postgresql://...) is not supported yet: leave out --server, --mysql-host and --mysql-socket")
+        false
+            if a.general.embedded.db_driver == "pgsql"
+                && given
+                    .iter()
+                    .any(|o| o.protocol != bakeoff_driver::Protocol::Postgres) =>
+        {
+            bail!("--db-driver=pgsql: a PostgreSQL server you run is given as --server postgresql://USER@HOST:5432/DATABASE (its password in PGPASSWORD); --mysql-host and --mysql-socket name MySQL servers")
         }
         false => {
             if a.general.embedded.server_host.is_some() {

@@ -27,6 +27,8 @@ pub struct ServerUrl {
     pub connect_timeout: Option<Duration>,
     /// The compressed protocol (`compress=true`).
     pub compress: bool,
+    /// mysql:// or postgresql:// (postgres://).
+    pub protocol: crate::Protocol,
 }
 
 const OPTIONS: &str = "ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher, socket, connect-timeout, get-server-public-key, server-public-key-path, enable-cleartext-plugin, compress";
@@ -35,12 +37,14 @@ impl ServerUrl {
     pub fn parse(text: &str) -> Result<ServerUrl, String> {
         let shown = masked(text);
         let bad = |why: String| format!("server URL '{shown}': {why}");
-        let rest = text.strip_prefix("mysql://").ok_or_else(|| {
-            bad(
-                "it must start with mysql:// (mysql://user@host:3306/sbtest?ssl-mode=REQUIRED)"
+        let (protocol, rest) = match text.split_once("://") {
+            Some(("mysql", rest)) => (crate::Protocol::MySql, rest),
+            Some(("postgresql" | "postgres", rest)) => (crate::Protocol::Postgres, rest),
+            _ => return Err(bad(
+                "it must start with mysql:// (mysql://user@host:3306/sbtest?ssl-mode=REQUIRED) or postgresql:// (postgresql://user@host:5432/sbtest?sslmode=verify-full)"
                     .into(),
-            )
-        })?;
+            )),
+        };
         let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
         let (userinfo, hostport) = match authority.rsplit_once('@') {
@@ -51,7 +55,11 @@ impl ServerUrl {
             return Err(bad("a password in the URL would be kept in the study file, the results and every report: give it in MYSQL_PWD, a MySQL option file (defaults_file) or a password_command".into()));
         }
         let user = userinfo.map(decode).transpose().map_err(bad)?;
-        let (host, port) = host_port(hostport).map_err(bad)?;
+        let default_port = match protocol {
+            crate::Protocol::MySql => 3306,
+            crate::Protocol::Postgres => 5432,
+        };
+        let (host, port) = host_port(hostport, default_port).map_err(bad)?;
         let database = match decode(path).map_err(bad)? {
             d if d.is_empty() => None,
             d => Some(d),
@@ -69,11 +77,19 @@ impl ServerUrl {
             auth: crate::AuthOptions::default(),
             connect_timeout: None,
             compress: false,
+            protocol,
         };
+        if protocol == crate::Protocol::Postgres {
+            // libpq's default: TLS when the server offers it.
+            url.tls.mode = SslMode::Preferred;
+        }
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             let v = decode(v).map_err(bad)?;
-            url.option(&k.replace('_', "-"), &v).map_err(bad)?;
+            match protocol {
+                crate::Protocol::MySql => url.option(&k.replace('_', "-"), &v).map_err(bad)?,
+                crate::Protocol::Postgres => url.pg_option(k, &v).map_err(bad)?,
+            }
         }
         if url.tls.mode == SslMode::Disabled
             && (url.tls.ca.is_some() || url.tls.cert.is_some() || url.tls.key.is_some())
@@ -121,6 +137,39 @@ impl ServerUrl {
         Ok(())
     }
 
+    /// libpq's names: sslmode, sslrootcert, sslcert, sslkey, host (a socket directory), port,
+    /// connect_timeout.
+    fn pg_option(&mut self, key: &str, v: &str) -> Result<(), String> {
+        match key {
+            "sslmode" => {
+                self.tls.mode = match v {
+                    "disable" => SslMode::Disabled,
+                    "allow" | "prefer" => SslMode::Preferred,
+                    "require" => SslMode::Required,
+                    "verify-ca" => SslMode::VerifyCa,
+                    "verify-full" => SslMode::VerifyIdentity,
+                    _ => return Err(format!("sslmode={v}: use disable, allow, prefer, require, verify-ca or verify-full")),
+                }
+            }
+            "sslrootcert" => self.tls.ca = Some(PathBuf::from(v)),
+            "sslcert" => self.tls.cert = Some(PathBuf::from(v)),
+            "sslkey" => self.tls.key = Some(PathBuf::from(v)),
+            "host" if v.starts_with('/') => {
+                let Endpoint::Tcp { port, .. } = self.endpoint else {
+                    return Err("host= given twice".into());
+                };
+                self.endpoint = Endpoint::Unix(PathBuf::from(v).join(format!(".s.PGSQL.{port}")));
+            }
+            "connect_timeout" => {
+                let s: u64 = v.parse().ok().filter(|s| (1..=3600).contains(s)).ok_or_else(|| format!("connect_timeout={v}: seconds, 1 to 3600"))?;
+                self.connect_timeout = Some(Duration::from_secs(s));
+            }
+            "password" => return Err("a password in the URL would be kept in the study file, the results and every report: give it in PGPASSWORD or a password_command".into()),
+            _ => return Err(format!("unknown option '{key}': a postgresql:// URL takes sslmode, sslrootcert, sslcert, sslkey, host (a socket directory) and connect_timeout")),
+        }
+        Ok(())
+    }
+
     /// How to connect with the password `found` (a fixed one, or a command for every
     /// connect). The user is the URL's, else the option file's, else the MySQL client's
     /// default (this process's `USER`); the database the URL's, else `sbtest`.
@@ -138,6 +187,7 @@ impl ServerUrl {
         o.tls = self.tls.clone();
         o.auth = self.auth.clone();
         o.compress = self.compress;
+        o.protocol = self.protocol;
         if let Some(t) = self.connect_timeout {
             o.connect_timeout = t;
         }
@@ -179,8 +229,8 @@ fn masked(text: &str) -> String {
     format!("{head}?{}", query.join("&"))
 }
 
-/// `host`, `host:port`, `[v6]` or `[v6]:port`; the port defaults to 3306.
-fn host_port(s: &str) -> Result<(String, u16), String> {
+/// `host`, `host:port`, `[v6]` or `[v6]:port`; the port defaults to the protocol's.
+fn host_port(s: &str, default_port: u16) -> Result<(String, u16), String> {
     let (host, port) = if let Some(v6) = s.strip_prefix('[') {
         let (h, after) = v6
             .split_once(']')
@@ -196,7 +246,7 @@ fn host_port(s: &str) -> Result<(String, u16), String> {
         return Err("no host: mysql://user@HOST:3306/database".into());
     }
     let port = match port {
-        None => 3306,
+        None => default_port,
         Some(p) => p
             .parse()
             .ok()

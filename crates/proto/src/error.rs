@@ -10,11 +10,11 @@ pub struct ServerError {
 
 impl fmt::Display for ServerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "error {} ({}): {}",
-            self.code, self.sql_state, self.message
-        )
+        // PostgreSQL's errors have no number, only their SQLSTATE.
+        match self.code {
+            0 => write!(f, "error {}: {}", self.sql_state, self.message),
+            code => write!(f, "error {} ({}): {}", code, self.sql_state, self.message),
+        }
     }
 }
 

@@ -468,6 +468,14 @@ pub fn given_pids(servers: &[ConnectOptions]) -> Vec<Option<u32>> {
                     .map(|(pid, _)| pid);
             }
             rt.block_on(async {
+                if o.protocol == bakeoff_driver::Protocol::Postgres {
+                    // The socket's peer is this connection's backend; the server is its
+                    // parent, the postmaster.
+                    let c = bakeoff_driver::PgConn::connect(o).await.ok()?;
+                    let backend = c.peer_pid();
+                    c.quit().await;
+                    return backend.and_then(parent_pid);
+                }
                 let c = Conn::connect(o).await.ok()?;
                 let pid = c.peer_pid();
                 c.quit().await;
@@ -531,4 +539,15 @@ async fn pg_connection_room(opts: &ConnectOptions) -> Option<(Option<u32>, Optio
     c.quit().await;
     let max = rows.first()?.first()?.as_ref()?.parse::<u32>().ok();
     Some((max, None))
+}
+
+/// A process's parent, from /proc.
+fn parent_pid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }

@@ -112,6 +112,12 @@ pub async fn prepare(
     }
     let index = started.elapsed() - load_time;
     for (name, _) in &tables {
+        if spec.options.auto_inc && size > 0 && spec.kind != WorkloadKind::BulkInsert {
+            // COPY gave the ids; the SERIAL's sequence goes on after them, as after
+            // sysbench's INSERTs that leave the id to it.
+            let sql = format!("SELECT setval(pg_get_serial_sequence('{name}', 'id'), {size})");
+            exec(&mut admin, &sql).await?;
+        }
         exec(&mut admin, &format!("VACUUM ANALYZE {name}")).await?;
     }
     // pg_checkpoint (PostgreSQL 15) or a superuser; a role without it skips the checkpoint.

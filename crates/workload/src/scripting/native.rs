@@ -184,9 +184,17 @@ impl<C: Connection> Session<C> {
         self.conn.connection_id()
     }
 
+    /// oltp_insert on PostgreSQL with --auto-inc: the row's id is left to the SERIAL.
+    fn serial_insert(&self) -> bool {
+        self.ctx.spec.kind == WorkloadKind::OltpInsert
+            && self.ctx.spec.options.auto_inc
+            && self.ctx.endpoint(self.tid).protocol == Protocol::Postgres
+    }
+
     async fn prepare_all(&mut self) -> Result<(), DriverError> {
         let spec = &self.ctx.spec;
         let ps = spec.options.ps_mode == PsMode::Auto;
+        let serial = self.serial_insert();
         let conn = &mut self.conn;
         let mut stmts = Vec::with_capacity(spec.options.tables as usize);
         for t in 1..=spec.options.tables {
@@ -194,8 +202,13 @@ impl<C: Connection> Session<C> {
             for k in Kind::ALL {
                 let text_insert = spec.kind == WorkloadKind::OltpInsert && k == Kind::Insert;
                 if self.plan.counts[k as usize] > 0 || text_insert {
-                    // oltp_insert.lua sends its INSERT as plain text, never prepared.
-                    row[k as usize] = Some(prepare(conn, k.sql(t), ps && !text_insert).await?);
+                    // oltp_insert.lua sends its INSERT as plain text, never prepared; on
+                    // PostgreSQL with --auto-inc, without the id (the SERIAL assigns it).
+                    let sql = match text_insert && serial {
+                        true => format!("INSERT INTO sbtest{t} (k, c, pad) VALUES (?, ?, ?)"),
+                        false => k.sql(t),
+                    };
+                    row[k as usize] = Some(prepare(conn, sql, ps && !text_insert).await?);
                 }
             }
             stmts.push(row);
@@ -331,6 +344,12 @@ impl<C: Connection> Session<C> {
     async fn insert_event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
         let o = &self.ctx.spec.options;
         let t = self.gen.rng.uniform(1, o.tables);
+        if self.serial_insert() {
+            let k = self.gen.id(o.table_size.max(1));
+            let params = self.gen.row(0, k);
+            let stmt = self.stmts[t as usize - 1][Kind::Insert as usize].as_ref();
+            return run(&mut self.conn, stmt, &params[1..], c).await;
+        }
         let id = if o.auto_inc {
             0
         } else {

@@ -77,6 +77,12 @@ impl PgConn {
         self.backend_pid
     }
 
+    /// The process at the other end of a unix socket: this connection's backend (its parent
+    /// is the postmaster). None over TCP.
+    pub fn peer_pid(&self) -> Option<u32> {
+        self.stream.peer_pid()
+    }
+
     /// Whether the connection is inside a transaction the server refused a statement of.
     pub fn in_failed_transaction(&self) -> bool {
         self.tx_status == b'E'
@@ -362,14 +368,13 @@ fn stmt_name(id: u32) -> Vec<u8> {
     format!("s{id}").into_bytes()
 }
 
-/// The type oid sysbench's pgsql driver declares for a bound value: its bind map gives int
-/// (23) for integers, double (701), and for strings oid 18, which it names CHAR.
+/// The type oid sysbench declares for a bound value (see `message.rs`); NULL's is left to
+/// the server.
 fn sysbench_type(p: &Param<'_>) -> u32 {
     match p {
-        Param::Int(v) if i32::try_from(*v).is_ok() => m::OID_INT4,
         Param::Int(_) => m::OID_INT8,
         Param::Double(_) => m::OID_FLOAT8,
-        Param::Str(_) => m::OID_BPCHAR_SYSBENCH,
+        Param::Str(_) => m::OID_VARCHAR,
         Param::Null => m::OID_UNSPECIFIED,
     }
 }

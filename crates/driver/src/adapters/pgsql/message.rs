@@ -8,11 +8,12 @@ use bakeoff_proto::command::Param;
 pub const PROTOCOL_3: i32 = 196_608;
 /// SSLRequest's code in place of a protocol version.
 pub const SSL_REQUEST: i32 = 80_877_103;
-/// Type oids sysbench's pgsql driver gives a statement's parameters (its bind type map).
-pub const OID_INT4: u32 = 23;
+/// Type oids sysbench's pgsql driver gives a statement's parameters: its Lua layer binds
+/// every integer as BIGINT, every float as DOUBLE and every string as VARCHAR
+/// (sysbench.sql.lua's bind_create), which its driver's map makes int8, float8, varchar.
 pub const OID_INT8: u32 = 20;
 pub const OID_FLOAT8: u32 = 701;
-pub const OID_BPCHAR_SYSBENCH: u32 = 18;
+pub const OID_VARCHAR: u32 = 1043;
 /// The type left for the server to infer.
 pub const OID_UNSPECIFIED: u32 = 0;
 
