@@ -5,6 +5,7 @@
 //! A machine without `mariadbd` fails the tests with the install command; nothing is skipped.
 
 pub mod hosts;
+pub mod pg;
 pub mod scratch;
 pub mod scripted;
 pub mod tls;

@@ -10,9 +10,11 @@ pub(crate) fn rules(spec: &ServerSpec, bind: IpAddr) -> String {
     let mut out = String::from("# Written by bakeoff's server lab for this run.\n");
     // The socket lies in the 0700 run directory: only the server's user and root reach it.
     out += &format!("local all {ADMIN} trust\n");
-    out += &format!("local {db} {user} scram-sha-256\n");
-    out += &format!("host {db} {user} 127.0.0.1/32 scram-sha-256\n");
-    out += &format!("host {db} {user} ::1/128 scram-sha-256\n");
+    // The load account on this machine: any database it may connect to (it owns only the
+    // load database and can create none, but a test or a user may give it more).
+    out += &format!("local all {user} scram-sha-256\n");
+    out += &format!("host all {user} 127.0.0.1/32 scram-sha-256\n");
+    out += &format!("host all {user} ::1/128 scram-sha-256\n");
     if let Some(l) = &spec.listen {
         let _ = bind;
         for c in &l.clients {
@@ -40,6 +42,10 @@ mod tests {
             "{r}"
         );
         assert!(!r.contains("0.0.0.0") && !r.contains(" all all "), "{r}");
+        assert!(
+            !r.contains("hostssl all"),
+            "client hosts reach the load database only: {r}"
+        );
         assert!(r.contains("local all bakeoff trust"));
     }
 }
