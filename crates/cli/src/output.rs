@@ -251,7 +251,7 @@ pub fn extra_report(r: &RunResult) -> String {
             .total
             .errors_by_code
             .iter()
-            .map(|(c, n)| format!("{c}: {n}"))
+            .map(|(c, n)| format!("{}: {n}", bakeoff_engine::error_label(*c)))
             .collect();
         let _ = writeln!(s, "    ignored errors by code: {}", list.join(", "));
     }

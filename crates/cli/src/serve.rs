@@ -42,12 +42,31 @@ pub fn start(e: &EmbeddedArgs) -> Result<ExitCode> {
     );
     println!();
     println!("Connect:");
-    println!("  mariadb --defaults-file={}", cnf.display());
-    println!(
-        "  BAKEOFF_MYSQL_PASSWORD=\"$(sed -n 's/^password=//p' {})\" bakeoff run oltp_read_only --mysql-socket={}",
-        cnf.display(),
-        server.socket().display()
-    );
+    if server.protocol() == bakeoff_driver::Protocol::Postgres {
+        let dir = server.socket().parent().unwrap_or(server.socket());
+        println!(
+            "  PGPASSFILE={} psql -h {} -p {} -U {} {}",
+            cnf.display(),
+            dir.display(),
+            server.port(),
+            server.user(),
+            server.database()
+        );
+        println!(
+            "  PGPASSWORD=\"$(sed -n '2s/.*://p' {})\" bakeoff run oltp_read_only --server postgresql://{}@127.0.0.1:{}/{}",
+            cnf.display(),
+            server.user(),
+            server.port(),
+            server.database()
+        );
+    } else {
+        println!("  mariadb --defaults-file={}", cnf.display());
+        println!(
+            "  BAKEOFF_MYSQL_PASSWORD=\"$(sed -n 's/^password=//p' {})\" bakeoff run oltp_read_only --mysql-socket={}",
+            cnf.display(),
+            server.socket().display()
+        );
+    }
     println!();
     println!("Ctrl-C stops the server and removes its directory.");
     while !INTERRUPTED.load(Ordering::Relaxed) {

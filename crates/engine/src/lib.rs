@@ -69,6 +69,68 @@ impl IgnoreErrors {
 /// The SQLSTATEs sysbench 1.0.20's pgsql driver ignores (drv_pgsql.c's check_status).
 pub const PG_IGNORABLE: [&str; 3] = ["40P01", "23505", "40001"];
 
+/// Where the ignorable SQLSTATEs are counted among the error codes of a run's windows
+/// (which are MySQL's numbers): above every MySQL and MariaDB code, one each.
+const PG_CODE_BASE: u16 = 60_000;
+
+/// The code an ignored error is counted under: MySQL's number, or for PostgreSQL's
+/// ignorable SQLSTATEs a code of their own (see [`error_label`]); 0 for any other.
+pub fn error_key(e: &bakeoff_driver::ServerError) -> u16 {
+    match e.code {
+        0 => PG_IGNORABLE
+            .iter()
+            .position(|s| *s == e.sql_state)
+            .map_or(0, |i| PG_CODE_BASE + i as u16),
+        code => code,
+    }
+}
+
+/// How a counted error code reads in a report: the number, or PostgreSQL's SQLSTATE.
+pub fn error_label(code: u16) -> String {
+    match code
+        .checked_sub(PG_CODE_BASE)
+        .and_then(|i| PG_IGNORABLE.get(i as usize))
+    {
+        Some(state) => format!("SQLSTATE {state}"),
+        None => code.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod ignore_tests {
+    use super::*;
+    use bakeoff_driver::ServerError;
+
+    fn pg(state: &str) -> ServerError {
+        ServerError {
+            code: 0,
+            sql_state: state.into(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn postgres_errors_are_ignored_as_sysbenchs_pgsql_driver_ignores_them() {
+        let mysql_list = IgnoreErrors::sysbench_default();
+        for s in PG_IGNORABLE {
+            assert!(mysql_list.covers(&pg(s)), "{s}");
+            assert_eq!(error_label(error_key(&pg(s))), format!("SQLSTATE {s}"));
+        }
+        // Not by the MySQL list's numbers, nor by --mysql-ignore-errors=all.
+        assert!(!IgnoreErrors::All.covers(&pg("42P01")));
+        let mysql = ServerError {
+            code: 1213,
+            sql_state: "40001".into(),
+            message: String::new(),
+        };
+        assert!(mysql_list.covers(&mysql));
+        assert_eq!(
+            (error_key(&mysql), error_label(1213)),
+            (1213, "1213".to_string())
+        );
+    }
+}
+
 /// How to run: validated plain data (it crosses to client hosts as it is).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {

@@ -467,7 +467,7 @@ async fn event_with_restarts<S: Source>(
             }
             EventError::Server { error, .. } if w.spec.ignore_errors.covers(error) => {
                 if let Ok(mut r) = w.rec.lock() {
-                    r.window.record_error(error.code);
+                    r.window.record_error(crate::error_key(error));
                 }
                 if w.shared.stop.load(Ordering::Relaxed) {
                     return false;

@@ -165,9 +165,20 @@ impl Server {
         Ok(server)
     }
 
-    /// A `[client]` option file (mode 0600, in the run directory) for the load account, so a
-    /// user can connect (`mariadb --defaults-file=F`) without the password on a command line.
+    /// A file with the load account's password (mode 0600, in the run directory), so a user
+    /// can connect without it on a command line: MySQL's `[client]` option file
+    /// (`mariadb --defaults-file=F`), or for PostgreSQL a password file (`PGPASSFILE=F psql`).
     pub fn write_client_file(&self) -> Result<PathBuf, ServerError> {
+        if self.family.protocol() == bakeoff_driver::Protocol::Postgres {
+            let path = self.rundir.path().join("pgpass");
+            let dir = self.rundir.path().display();
+            let (port, user, db) = (self.port, &self.user, &self.database);
+            let pw = self.password.expose();
+            let text =
+                format!("{dir}:{port}:{db}:{user}:{pw}\n127.0.0.1:{port}:{db}:{user}:{pw}\n");
+            write_private(&path, &text, None)?;
+            return Ok(path);
+        }
         let path = self.rundir.path().join("client.cnf");
         let text = format!(
             "[client]\nuser={}\npassword={}\nsocket={}\ndatabase={}\n",
@@ -267,6 +278,11 @@ impl Server {
     pub fn database(&self) -> &str {
         &self.database
     }
+    /// The protocol its clients speak.
+    pub fn protocol(&self) -> bakeoff_driver::Protocol {
+        self.family.protocol()
+    }
+
     /// The mariadbd/mysqld this server runs.
     pub fn binary(&self) -> &Path {
         &self.binary
