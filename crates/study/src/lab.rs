@@ -472,9 +472,10 @@ pub fn given_pids(servers: &[ConnectOptions]) -> Vec<Option<u32>> {
                     // The socket's peer is this connection's backend; the server is its
                     // parent, the postmaster.
                     let c = bakeoff_driver::PgConn::connect(o).await.ok()?;
-                    let backend = c.peer_pid();
+                    // Read while the backend lives: it exits when the connection ends.
+                    let server = c.peer_pid().and_then(parent_pid);
                     c.quit().await;
-                    return backend.and_then(parent_pid);
+                    return server;
                 }
                 let c = Conn::connect(o).await.ok()?;
                 let pid = c.peer_pid();

@@ -351,7 +351,7 @@ fn workload(line: &Line, test: &str, kind: WorkloadKind) -> Result<Outcome, Stop
         None | Some("mysql") => {}
         Some("pgsql") => {
             return Err(Stop::Fatal(
-                "bakeoff does not speak PostgreSQL yet (--db-driver=pgsql); use --db-driver=mysql"
+                "bakeoff does not take sysbench's pgsql options yet (--db-driver=pgsql, --pgsql-*); its own grammar runs PostgreSQL: bakeoff run WORKLOAD --db-driver=pgsql [--server postgresql://USER@HOST:5432/DB]"
                     .into(),
             ))
         }

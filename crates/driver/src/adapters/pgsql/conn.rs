@@ -439,10 +439,11 @@ pub(super) fn server_error(body: &[u8]) -> ServerError {
     if let Some(d) = get(b'D') {
         message = format!("{message} ({d})");
     }
+    // The server's words reach terminals and reports: no escape sequences from it.
     ServerError {
         code: 0,
-        sql_state: get(b'C').unwrap_or("XX000").to_string(),
-        message,
+        sql_state: crate::printable(get(b'C').unwrap_or("XX000")),
+        message: crate::printable(&message),
     }
 }
 
@@ -496,6 +497,12 @@ mod tests {
             &[Param::Int(7), Param::Str(b"it's"), Param::Null],
         );
         assert_eq!(s, "SELECT 7, 'it''s', NULL");
+    }
+
+    #[test]
+    fn a_servers_escape_sequences_do_not_reach_the_terminal() {
+        let e = server_error(b"C42000\0Mbad \x1b[2Jthing\0\0");
+        assert!(!e.message.contains('\x1b'), "{:?}", e.message);
     }
 
     #[test]

@@ -45,8 +45,9 @@ pub(crate) async fn probe(opts: &ConnectOptions) -> Result<String, String> {
     c.exec(&format!("{verb} ROLE {user} LOGIN PASSWORD {password}"))
         .await
         .map_err(e)?;
-    // Statistics views the telemetry reads, in full.
-    c.exec(&format!("GRANT pg_read_all_stats TO {user}"))
+    // Statistics views the telemetry reads, in full; CHECKPOINT after a load (PostgreSQL
+    // 15's pg_checkpoint role: no superuser needed).
+    c.exec(&format!("GRANT pg_read_all_stats, pg_checkpoint TO {user}"))
         .await
         .map_err(e)?;
     if let Some(db) = &opts.database {
