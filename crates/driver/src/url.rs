@@ -52,7 +52,11 @@ impl ServerUrl {
             None => (None, authority),
         };
         if userinfo.is_some_and(|u| u.contains(':')) {
-            return Err(bad("a password in the URL would be kept in the study file, the results and every report: give it in MYSQL_PWD, a MySQL option file (defaults_file) or a password_command".into()));
+            let instead = match protocol {
+                crate::Protocol::MySql => "MYSQL_PWD, a MySQL option file (defaults_file)",
+                crate::Protocol::Postgres => "PGPASSWORD",
+            };
+            return Err(bad(format!("a password in the URL would be kept in the study file, the results and every report: give it in {instead} or a password_command")));
         }
         let user = userinfo.map(decode).transpose().map_err(bad)?;
         let default_port = match protocol {
@@ -322,6 +326,34 @@ mod tests {
     }
 
     #[test]
+    fn postgres_urls_take_libpqs_names_and_defaults() {
+        let u = ServerUrl::parse("postgresql://bench@db1/bench?sslmode=require").unwrap();
+        assert_eq!(u.protocol, crate::Protocol::Postgres);
+        let port = 5432;
+        assert_eq!(
+            u.endpoint,
+            Endpoint::Tcp {
+                host: "db1".into(),
+                port
+            }
+        );
+        assert_eq!(u.tls.mode, SslMode::Required);
+        // sslrootcert is read at once, as ssl-ca is: a missing file is said by name.
+        let e = ServerUrl::parse(
+            "postgresql://db1/?sslmode=verify-ca&sslrootcert=/nonexistent/root.crt",
+        );
+        assert!(e.unwrap_err().contains("/nonexistent/root.crt"));
+        // libpq's default is prefer; a socket directory names the port's socket in it.
+        let s = ServerUrl::parse("postgres://bench@localhost:6543/?host=/run/pg").unwrap();
+        assert_eq!(s.tls.mode, SslMode::Preferred);
+        assert_eq!(s.endpoint, Endpoint::Unix("/run/pg/.s.PGSQL.6543".into()));
+        assert_eq!(
+            s.connect_options(crate::Found::default()).protocol,
+            crate::Protocol::Postgres
+        );
+    }
+
+    #[test]
     fn passwords_and_unknown_options_are_refused_by_name() {
         for (url, says) in [
             ("mysql://bench:hunter2@db1/sbtest", "MYSQL_PWD"),
@@ -329,7 +361,14 @@ mod tests {
             ("mysql://db1/?ssl-mod=REQUIRED", "unknown option 'ssl-mod'"),
             ("mysql://db1/?ssl-mode=STRICT", "ssl-mode=STRICT"),
             ("mysql://db1:99999/", "port '99999'"),
-            ("postgres://db1/", "must start with mysql://"),
+            ("http://db1/", "must start with mysql://"),
+            ("postgresql://bench:hunter2@db1/sbtest", "PGPASSWORD"),
+            ("postgresql://db1/?password=hunter2", "PGPASSWORD"),
+            (
+                "postgresql://db1/?ssl-mode=REQUIRED",
+                "unknown option 'ssl-mode'",
+            ),
+            ("postgresql://db1/?sslmode=strict", "sslmode=strict"),
             ("mysql://db1/?ssl-ca=/x.pem", "need TLS"),
             (
                 "mysql://db1/?ssl-mode=VERIFY_CA&ssl-ca=/nonexistent/ca.pem",
