@@ -75,6 +75,18 @@ pub(crate) trait Family: Send + Sync {
     /// Checks once ready, before anyone else connects: fail closed on what would let others in.
     fn check_ready(&self, opts: &ConnectOptions) -> Result<(), ServerError>;
 
+    /// The process axes of the variant (allocator, CPUs, NUMA) against the server's process
+    /// `pid`: where the work is done.
+    fn check_process(
+        &self,
+        _opts: &ConnectOptions,
+        pid: u32,
+        v: &crate::Variant,
+        lib: Option<&crate::variant::Library>,
+    ) -> Vec<Check> {
+        crate::variant::check_process(pid, v, lib)
+    }
+
     /// Each setting against the value the server runs with.
     fn check_settings(&self, opts: &ConnectOptions, settings: &[Setting]) -> Vec<Check>;
 

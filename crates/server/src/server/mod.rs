@@ -227,7 +227,9 @@ impl Server {
 
     fn verify(&self, v: &Variant, library: Option<&variant::Library>) -> Vec<Check> {
         let mut checks = match self.pid() {
-            Some(pid) => variant::check_process(pid, v, library),
+            Some(pid) => self
+                .family
+                .check_process(&self.connect_options(), pid, v, library),
             None => Vec::new(),
         };
         if !v.settings.is_empty() {

@@ -172,6 +172,30 @@ impl Family for Postgres {
         Ok(())
     }
 
+    /// In a backend, where the queries run: the connection's own, read while it is open.
+    /// (Backends are forked from the postmaster without an exec, so they inherit its
+    /// preload, CPU set and memory policy; this checks that they did.) The postmaster's
+    /// own when no backend can be reached.
+    fn check_process(
+        &self,
+        opts: &ConnectOptions,
+        pid: u32,
+        v: &crate::Variant,
+        lib: Option<&crate::variant::Library>,
+    ) -> Vec<Check> {
+        let checked = runtime().block_on(async {
+            let c = bakeoff_driver::PgConn::connect(opts).await.ok()?;
+            let backend = c.peer_pid()?;
+            let mut checks = crate::variant::check_process(backend, v, lib);
+            c.quit().await;
+            for c in &mut checks {
+                c.seen = format!("{} (in backend {backend})", c.seen);
+            }
+            Some(checks)
+        });
+        checked.unwrap_or_else(|| crate::variant::check_process(pid, v, lib))
+    }
+
     fn check_settings(&self, opts: &ConnectOptions, settings: &[Setting]) -> Vec<Check> {
         runtime().block_on(queries::check_settings(opts, settings))
     }
