@@ -469,11 +469,10 @@ pub fn given_pids(servers: &[ConnectOptions]) -> Vec<Option<u32>> {
             }
             rt.block_on(async {
                 if o.protocol == bakeoff_driver::Protocol::Postgres {
-                    // The socket's peer is this connection's backend; the server is its
-                    // parent, the postmaster.
+                    // The socket's peer credentials are its listener's: the postmaster
+                    // (the backend that answers was forked from it after the accept).
                     let c = bakeoff_driver::PgConn::connect(o).await.ok()?;
-                    // Read while the backend lives: it exits when the connection ends.
-                    let server = c.peer_pid().and_then(parent_pid);
+                    let server = c.peer_pid();
                     c.quit().await;
                     return server;
                 }
@@ -540,15 +539,4 @@ async fn pg_connection_room(opts: &ConnectOptions) -> Option<(Option<u32>, Optio
     c.quit().await;
     let max = rows.first()?.first()?.as_ref()?.parse::<u32>().ok();
     Some((max, None))
-}
-
-/// A process's parent, from /proc.
-fn parent_pid(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }

@@ -77,8 +77,9 @@ impl PgConn {
         self.backend_pid
     }
 
-    /// The process at the other end of a unix socket: this connection's backend (its parent
-    /// is the postmaster). None over TCP.
+    /// The process at the other end of a unix socket as the kernel has it: the one that
+    /// listened, the postmaster (the backend was forked from it after the accept; ask
+    /// `pg_backend_pid()` for that). None over TCP.
     pub fn peer_pid(&self) -> Option<u32> {
         self.stream.peer_pid()
     }

@@ -184,8 +184,13 @@ impl Family for Postgres {
         lib: Option<&crate::variant::Library>,
     ) -> Vec<Check> {
         let checked = runtime().block_on(async {
-            let c = bakeoff_driver::PgConn::connect(opts).await.ok()?;
-            let backend = c.peer_pid()?;
+            let mut c = bakeoff_driver::PgConn::connect(opts).await.ok()?;
+            let said = c.query_value("SELECT pg_backend_pid()").await.ok()??;
+            let backend: u32 = said.parse().ok()?;
+            // A pid in the server's own word: checked to be the postmaster's child.
+            if parent_of(backend) != Some(pid) {
+                return None;
+            }
             let mut checks = crate::variant::check_process(backend, v, lib);
             c.quit().await;
             for c in &mut checks {
@@ -206,4 +211,15 @@ impl Family for Postgres {
         crate::launch::signal(child, libc::SIGINT);
         true
     }
+}
+
+/// A process's parent, from /proc.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
