@@ -423,7 +423,16 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     let given = given_servers(a)?;
     let pids = given_pids(&given);
     let placement = place_client(a, &pids)?;
-    let run_spec = run_spec(a, &placement)?;
+    let mut run_spec = run_spec(a, &placement)?;
+    let processes = given
+        .first()
+        .map_or(a.general.embedded.db_driver == "pgsql", |o| {
+            o.protocol == bakeoff_driver::Protocol::Postgres
+        });
+    if processes && !placement.apart && a.general.client_threads.is_none() {
+        run_spec.client_threads =
+            bakeoff_engine::threads_beside_processes(run_spec.client_threads, run_spec.connections);
+    }
     let host = match &a.general.embedded.server_host {
         Some(h) => Some(HostUrl::parse(h).map_err(|e| anyhow::anyhow!("--server-host: {e}"))?),
         None => None,

@@ -328,7 +328,9 @@ pub struct GeneralArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// OS threads driving the connections (default: the client's CPUs, at most --threads).
+    /// OS threads driving the connections (default: the client's CPUs, at most --threads;
+    /// beside a PostgreSQL on the same CPUs, at least one per 64 connections, so the client
+    /// keeps its share of CPU among the server's processes).
     #[arg(long)]
     pub client_threads: Option<u32>,
     /// CPUs bakeoff's load runs on, as taskset takes them (0-3, 12-15). Default: when the
