@@ -311,7 +311,7 @@ fn builtin(line: &Line, name: &str, opts: &[schema::Opt]) -> Result<Outcome, Sto
             if name == "memory" {
                 memory_values(line)?;
             }
-            Ok(Outcome::Run(argv(line, name, c)))
+            Ok(Outcome::Run(argv(line, name, c, false)))
         }
         "prepare" | "cleanup" => Err(Stop::Usage(format!(
             "'{name}' test does not implement the '{command}' command."
@@ -347,14 +347,9 @@ fn memory_values(line: &Line) -> Result<(), Stop> {
 fn workload(line: &Line, test: &str, kind: WorkloadKind) -> Result<Outcome, Stop> {
     let oltp = |n: &str| bakeoff_workload::OPTION_NAMES.contains(&n);
     check_options(line, oltp)?;
-    match line.value("db-driver") {
-        None | Some("mysql") => {}
-        Some("pgsql") => {
-            return Err(Stop::Fatal(
-                "bakeoff does not take sysbench's pgsql options yet (--db-driver=pgsql, --pgsql-*); its own grammar runs PostgreSQL: bakeoff run WORKLOAD --db-driver=pgsql [--server postgresql://USER@HOST:5432/DB]"
-                    .into(),
-            ))
-        }
+    let pg = match line.value("db-driver") {
+        None | Some("mysql") => false,
+        Some("pgsql") => true,
         Some(other) => {
             // sysbench says it twice: the driver, then the command that needed it.
             if dialect::shows(dialect::FATAL) {
@@ -365,7 +360,7 @@ fn workload(line: &Line, test: &str, kind: WorkloadKind) -> Result<Outcome, Stop
                 "`{command}' function failed: {test}: failed to initialize the DB driver"
             )));
         }
-    }
+    };
     let Some(command) = line.command.as_deref() else {
         // sysbench loads the script and, given no command, has nothing more to do.
         return Ok(Outcome::Exit(ExitCode::SUCCESS));
@@ -379,8 +374,14 @@ fn workload(line: &Line, test: &str, kind: WorkloadKind) -> Result<Outcome, Stop
             );
             Ok(Outcome::Exit(ExitCode::SUCCESS))
         }
-        "prepare" | "run" | "cleanup" => Ok(Outcome::Run(argv(line, test, command))),
-        "prewarm" | "warmup" => Ok(Outcome::Run(argv(line, test, "prewarm"))),
+        "prepare" | "run" | "cleanup" => Ok(Outcome::Run(argv(line, test, command, pg))),
+        "prewarm" | "warmup" if pg => {
+            // oltp_common.lua's cmd_prewarm asserts the mysql driver.
+            Err(Stop::Fatal(format!(
+                "`prewarm' function failed: {STOCK_SCRIPTS}/oltp_common.lua:100: prewarm is currently MySQL only"
+            )))
+        }
+        "prewarm" | "warmup" => Ok(Outcome::Run(argv(line, test, "prewarm", pg))),
         other => Err(Stop::Usage(format!("Unknown command: {other}"))),
     }
 }
@@ -451,20 +452,57 @@ fn own_options() -> Vec<String> {
     out
 }
 
-/// The line as bakeoff's legacy reader takes it: options, the test, the command.
-fn argv(line: &Line, test: &str, command: &str) -> Vec<String> {
+/// The line as bakeoff's legacy reader takes it: options, the test, the command. With the
+/// pgsql driver, its `--pgsql-*` options become a `--server` URL (and the password libpq's
+/// PGPASSWORD, which that URL's connections read).
+fn argv(line: &Line, test: &str, command: &str, pg: bool) -> Vec<String> {
+    let pgsql = |n: &str| n.starts_with("pgsql-");
     let mut out: Vec<String> = line
         .options
         .iter()
         .filter(|g| !matches!(g.name.as_str(), "verbosity" | "db-driver"))
+        .filter(|g| !(pg && pgsql(&g.name)))
         .map(|g| match &g.value {
             Some(v) => format!("--{}={v}", g.name),
             None => format!("--{}", g.name),
         })
         .collect();
+    if pg {
+        out.push(format!("--server={}", pgsql_url(line)));
+        if let Some(pw) = line.value("pgsql-password").filter(|p| !p.is_empty()) {
+            // Read by this process's own connections only; nothing else is started.
+            std::env::set_var("PGPASSWORD", pw);
+        }
+    }
     out.push(test.to_string());
     out.push(command.to_string());
     out
+}
+
+/// sysbench's `--pgsql-*` options as a postgresql:// URL: a host that is a path is libpq's
+/// socket directory.
+fn pgsql_url(line: &Line) -> String {
+    let get = |n: &str, default: &str| line.value(n).unwrap_or(default).to_string();
+    let (host, port) = (get("pgsql-host", "localhost"), get("pgsql-port", "5432"));
+    let (user, db) = (get("pgsql-user", "sbtest"), get("pgsql-db", "sbtest"));
+    let enc = |s: &str| -> String {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let (user, db) = (enc(&user), enc(&db));
+    match host.starts_with('/') {
+        true => format!(
+            "postgresql://{user}@localhost:{port}/{db}?host={}",
+            enc(&host)
+        ),
+        false => format!("postgresql://{user}@{host}:{port}/{db}"),
+    }
 }
 
 /// bakeoff's exit code as sysbench's: 0 ok, 130 interrupted, 1 anything else.

@@ -169,8 +169,7 @@ pub(crate) const MYSQL: &[Opt] = &[
     ),
 ];
 
-/// sysbench's PostgreSQL driver options: known, so a line naming them parses, and refused
-/// with the reason when the pgsql driver is asked for.
+/// sysbench's PostgreSQL driver options (`--db-driver=pgsql`).
 pub(crate) const PGSQL: &[Opt] = &[
     (
         "pgsql-host",
@@ -446,8 +445,10 @@ pub(crate) fn general_help() -> String {
     out += &print_set(REPORT);
     out += "\nGeneral database options:\n\n";
     out += &print_set(DB);
-    out += "\n\nCompiled-in database drivers:\n  mysql - MySQL driver\n\nmysql options:\n";
+    out += "\n\nCompiled-in database drivers:\n  mysql - MySQL driver\n  pgsql - PostgreSQL driver\n\nmysql options:\n";
     out += &print_set(MYSQL);
+    out += "\npgsql options:\n";
+    out += &print_set(PGSQL);
     out += "\nCompiled-in tests:\n";
     for (name, about, _) in TESTS {
         out += &format!("  {name} - {about}\n");

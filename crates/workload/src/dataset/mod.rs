@@ -29,6 +29,7 @@
 mod load;
 mod owned;
 pub mod pgsql;
+mod pgsql_shared;
 mod progress;
 mod shared;
 mod tables;

@@ -25,6 +25,9 @@ pub fn prepare_shared(
     interrupt: &AtomicBool,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Prepared, DatasetError> {
+    if opts.protocol == bakeoff_driver::Protocol::Postgres {
+        return super::pgsql_shared::prepare_shared(opts, spec, threads, seed, interrupt, progress);
+    }
     let started = Instant::now();
     let all = tables(spec, threads, None);
     let rt = runtime()?;
@@ -116,6 +119,9 @@ pub async fn cleanup_shared(
     threads: u32,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Vec<String>, DatasetError> {
+    if opts.protocol == bakeoff_driver::Protocol::Postgres {
+        return super::pgsql_shared::cleanup_shared(opts, spec, threads, progress).await;
+    }
     let mut conn = Conn::connect(opts).await?;
     let mut dropped = Vec::new();
     for (name, _) in tables(spec, threads, None) {
