@@ -23,7 +23,7 @@ mod secret;
 mod url;
 
 pub use adapters::mysql::{somaxconn, Answer, Conn, Stmt};
-pub use adapters::pgsql::{PgConn, PgStmt};
+pub use adapters::pgsql::{PgConn, PgStmt, PG_IGNORABLE};
 pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{printable, OkPacket, Outcome, ServerError};
 pub use connection::Connection;

@@ -81,7 +81,7 @@ pub fn threads_beside_processes(threads: u32, connections: u32) -> u32 {
 }
 
 /// The SQLSTATEs sysbench 1.0.20's pgsql driver ignores (drv_pgsql.c's check_status).
-pub const PG_IGNORABLE: [&str; 3] = ["40P01", "23505", "40001"];
+pub use bakeoff_driver::PG_IGNORABLE;
 
 /// Where the ignorable SQLSTATEs are counted among the error codes of a run's windows
 /// (which are MySQL's numbers): above every MySQL and MariaDB code, one each.

@@ -234,6 +234,9 @@ fn script(line: &Line, path: std::path::PathBuf, text: Option<String>) -> Result
 /// The servers the line names, with sysbench's defaults (user and database sbtest).
 fn endpoints(line: &Line) -> Result<Vec<bakeoff_driver::ConnectOptions>, Stop> {
     use bakeoff_driver::ConnectOptions;
+    if line.value("db-driver") == Some("pgsql") {
+        return pgsql_endpoint(line).map(|o| vec![o]);
+    }
     let list = |name: &str, default: &str| -> Vec<String> {
         line.value(name)
             .unwrap_or(default)
@@ -477,6 +480,22 @@ fn argv(line: &Line, test: &str, command: &str, pg: bool) -> Vec<String> {
     out.push(test.to_string());
     out.push(command.to_string());
     out
+}
+
+/// The server sysbench's `--pgsql-*` options name (a host that is a path is libpq's socket
+/// directory), its password from `--pgsql-password`, else PGPASSWORD as libpq reads it.
+fn pgsql_endpoint(line: &Line) -> Result<bakeoff_driver::ConnectOptions, Stop> {
+    let url = bakeoff_driver::ServerUrl::parse(&pgsql_url(line)).map_err(Stop::Fatal)?;
+    let mut o = url.connect_options(bakeoff_driver::Found::default());
+    let password = line
+        .value("pgsql-password")
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .or_else(|| std::env::var("PGPASSWORD").ok())
+        .unwrap_or_default();
+    o.password = bakeoff_driver::Secret::new(&password);
+    o.user = line.value("pgsql-user").unwrap_or("sbtest").to_string();
+    Ok(o)
 }
 
 /// sysbench's `--pgsql-*` options as a postgresql:// URL: a host that is a path is libpq's

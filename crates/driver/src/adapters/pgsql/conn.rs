@@ -5,20 +5,27 @@
 use bakeoff_proto::command::Param;
 use bakeoff_proto::{OkPacket, Outcome, ServerError};
 
-use super::message::{self as m, command_tag, error_fields, Fields};
+use super::message::{self as m, command_tag, error_fields};
 use crate::net::transport::Stream;
 use crate::{ConnectOptions, DriverError};
 
 const INITIAL_READ_BUF: usize = 16 * 1024;
 
-/// A named statement on one connection.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A named statement on one connection (its text is the connection's, see `Slot`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PgStmt {
     /// Its index on the connection: its name is `s<id>`.
     pub id: u32,
-    /// `?` placeholders become `$1`, `$2`...: the text the server parses.
-    pub sql: Box<str>,
     pub params: u16,
+}
+
+/// What the connection keeps of each statement it named.
+struct Slot {
+    /// `?` placeholders become `$1`, `$2`...: the text the server parses.
+    sql: Box<str>,
+    /// Parsed on the server: sysbench's driver parses one with parameters at its first
+    /// execution, when the values' types are known.
+    parsed: bool,
 }
 
 pub struct PgConn {
@@ -38,9 +45,8 @@ pub struct PgConn {
     /// The last ReadyForQuery's transaction status: `I` idle, `T` in a transaction, `E` in a
     /// failed one (every statement refused until ROLLBACK).
     pub(super) tx_status: u8,
-    /// Whether each statement (by id) was parsed on the server: sysbench's driver parses one
-    /// with parameters at its first execution, when the values' types are known.
-    parsed: Vec<bool>,
+    /// Each statement named on this connection, by id.
+    stmts: Vec<Slot>,
     /// Whether the exchange read last had a ParseComplete.
     parse_took: bool,
     /// Whether a drop says goodbye (Terminate): only between statements.
@@ -62,7 +68,7 @@ impl PgConn {
             server_version: String::new(),
             backend_pid: 0,
             tx_status: b'I',
-            parsed: Vec::new(),
+            stmts: Vec::new(),
             parse_took: false,
             farewell: false,
         }
@@ -138,25 +144,24 @@ impl PgConn {
     pub async fn prepare(&mut self, sql: &str) -> Result<PgStmt, DriverError> {
         let (text, params) = numbered_placeholders(sql);
         let stmt = PgStmt {
-            id: self.parsed.len() as u32,
-            sql: text.into(),
+            id: self.stmts.len() as u32,
             params,
         };
-        self.parsed.push(false);
+        self.stmts.push(Slot {
+            sql: text.into(),
+            parsed: false,
+        });
         if params == 0 {
             self.wbuf.clear();
-            m::parse(
-                &mut self.wbuf,
-                &stmt_name(stmt.id),
-                stmt.sql.as_bytes(),
-                &[],
-            );
+            let (name, len) = stmt_name(stmt.id);
+            let sql = &self.stmts[stmt.id as usize].sql;
+            m::parse(&mut self.wbuf, &name[..len], sql.as_bytes(), &[]);
             m::sync(&mut self.wbuf);
             self.send("prepare").await?;
             if let Outcome::Err(e) = self.read_outcome("prepare").await? {
                 return Err(DriverError::Server(e));
             }
-            self.parsed[stmt.id as usize] = true;
+            self.stmts[stmt.id as usize].parsed = true;
         }
         Ok(stmt)
     }
@@ -168,38 +173,45 @@ impl PgConn {
         stmt: &PgStmt,
         params: &[Param<'_>],
     ) -> Result<Outcome, DriverError> {
-        let name = stmt_name(stmt.id);
-        let first = !self.parsed.get(stmt.id as usize).copied().unwrap_or(false);
+        let (name, len) = stmt_name(stmt.id);
+        let name = &name[..len];
+        let Some(slot) = self.stmts.get(stmt.id as usize) else {
+            return Err(self.io(
+                "execute",
+                std::io::Error::other("a statement prepared on another connection"),
+            ));
+        };
+        let first = !slot.parsed;
         self.wbuf.clear();
         if first {
             let types: Vec<u32> = params.iter().map(sysbench_type).collect();
-            m::parse(&mut self.wbuf, &name, stmt.sql.as_bytes(), &types);
+            m::parse(&mut self.wbuf, name, slot.sql.as_bytes(), &types);
         }
-        m::bind(&mut self.wbuf, &name, params, 1);
+        m::bind(&mut self.wbuf, name, params, 1);
         m::execute(&mut self.wbuf);
         m::sync(&mut self.wbuf);
         self.send("execute").await?;
         let outcome = self.read_outcome("statement").await?;
         if first {
-            if let Some(p) = self.parsed.get_mut(stmt.id as usize) {
-                // A refused Parse leaves nothing named on the server: parse again next time.
-                *p = !matches!(outcome, Outcome::Err(_)) || self.parse_took;
-            }
+            // A refused Parse leaves nothing named on the server: parse again next time.
+            let took = !matches!(outcome, Outcome::Err(_)) || self.parse_took;
+            self.stmts[stmt.id as usize].parsed = took;
         }
         Ok(outcome)
     }
 
     /// Free a named statement.
     pub async fn close_stmt(&mut self, stmt: &PgStmt) -> Result<(), DriverError> {
-        if !self.parsed.get(stmt.id as usize).copied().unwrap_or(false) {
+        if !self.stmts.get(stmt.id as usize).is_some_and(|s| s.parsed) {
             return Ok(());
         }
         self.wbuf.clear();
-        m::close_statement(&mut self.wbuf, &stmt_name(stmt.id));
+        let (name, len) = stmt_name(stmt.id);
+        m::close_statement(&mut self.wbuf, &name[..len]);
         m::sync(&mut self.wbuf);
         self.send("close").await?;
         self.read_outcome("close").await?;
-        self.parsed[stmt.id as usize] = false;
+        self.stmts[stmt.id as usize].parsed = false;
         Ok(())
     }
 
@@ -317,56 +329,26 @@ impl PgConn {
         self.send("COPY").await?;
         self.read_outcome("COPY").await
     }
-
-    /// A simple query's rows as text (NULL as None), at most `--max-rows` of them: for
-    /// admin queries (settings, versions, the tables bakeoff made).
-    pub async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DriverError> {
-        self.wbuf.clear();
-        m::query(&mut self.wbuf, sql.as_bytes());
-        self.send("query").await?;
-        let mut rows = Vec::new();
-        let mut error = None;
-        loop {
-            let msg = self.read_msg("query").await?;
-            match msg.kind {
-                b'D' if error.is_none() => {
-                    if rows.len() >= self.limits.max_rows {
-                        error = Some(DriverError::TooManyRows {
-                            endpoint: self.endpoint.clone(),
-                            max: self.limits.max_rows,
-                        });
-                        continue;
-                    }
-                    rows.push(data_row(self.body(msg)));
-                }
-                b'E' if error.is_none() => {
-                    error = Some(DriverError::Server(server_error(self.body(msg))))
-                }
-                b'Z' => {
-                    self.tx_status = self.body(msg).first().copied().unwrap_or(b'I');
-                    return match error {
-                        Some(e) => Err(e),
-                        None => Ok(rows),
-                    };
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// The one value of a one-row, one-column query.
-    pub async fn query_value(&mut self, sql: &str) -> Result<Option<String>, DriverError> {
-        let rows = self.query_rows(sql).await?;
-        Ok(rows
-            .into_iter()
-            .next()
-            .and_then(|r| r.into_iter().next())
-            .flatten())
-    }
 }
 
-fn stmt_name(id: u32) -> Vec<u8> {
-    format!("s{id}").into_bytes()
+/// A statement's name, `s<id>`, on the stack: an execute allocates nothing.
+fn stmt_name(id: u32) -> ([u8; 11], usize) {
+    let mut out = [0u8; 11];
+    out[0] = b's';
+    let mut digits = [0u8; 10];
+    let (mut n, mut len) = (id, 0);
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for i in 0..len {
+        out[1 + i] = digits[len - 1 - i];
+    }
+    (out, 1 + len)
 }
 
 /// The type oid sysbench declares for a bound value (see `message.rs`); NULL's is left to
@@ -448,24 +430,6 @@ pub(super) fn server_error(body: &[u8]) -> ServerError {
     }
 }
 
-fn data_row(body: &[u8]) -> Vec<Option<String>> {
-    let mut f = Fields(body);
-    let n = f.i16().unwrap_or(0).max(0) as usize;
-    let mut row = Vec::with_capacity(n);
-    for _ in 0..n {
-        let Some(len) = f.i32() else { break };
-        if len < 0 {
-            row.push(None);
-            continue;
-        }
-        let Some(v) = f.bytes(len as usize) else {
-            break;
-        };
-        row.push(Some(String::from_utf8_lossy(v).into_owned()));
-    }
-    row
-}
-
 /// A connection dropped between statements says goodbye (Terminate), so the server logs no
 /// unexpected EOF: best effort, one non-blocking send.
 impl Drop for PgConn {
@@ -481,6 +445,14 @@ impl Drop for PgConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statement_names_are_s_and_the_id() {
+        for id in [0, 7, 42, 4_294_967_295] {
+            let (n, len) = stmt_name(id);
+            assert_eq!(std::str::from_utf8(&n[..len]).unwrap(), format!("s{id}"));
+        }
+    }
 
     #[test]
     fn placeholders_are_numbered_in_order() {

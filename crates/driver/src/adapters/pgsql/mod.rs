@@ -9,9 +9,15 @@ mod auth;
 mod conn;
 mod io;
 mod message;
+mod rows;
 mod startup;
 
 pub use conn::{interpolate, numbered_placeholders, PgConn, PgStmt};
+
+/// The SQLSTATEs sysbench 1.0.20's pgsql driver treats as ignorable (drv_pgsql.c's
+/// check_status, which also rolls the transaction back): deadlock_detected,
+/// unique_violation, serialization_failure.
+pub const PG_IGNORABLE: [&str; 3] = ["40P01", "23505", "40001"];
 pub use startup::libpq_name;
 
 use crate::{ConnectOptions, Connection, DriverError, Outcome, Param};

@@ -57,7 +57,7 @@ local function refused(con, query, errno, state, msg)
     sql_errmsg = msg,
   }
   local hook = sysbench.hooks.sql_error_ignorable
-  if con.raw:ignorable(errno) or (type(hook) == "function" and hook(e)) then
+  if con.raw:ignorable(errno, state) or (type(hook) == "function" and hook(e)) then
     con.raw:count_error(errno)
     e.errcode = sysbench.error.RESTART_EVENT
     error(e, 2)
@@ -65,15 +65,23 @@ local function refused(con, query, errno, state, msg)
   error(string.format("SQL error, errno = %d, state = '%s': %s", errno, state, msg), 2)
 end
 
+-- The run's driver (--db-driver): mysql or pgsql, each the same API.
+local function run_driver()
+  local d = sysbench.opt and sysbench.opt.db_driver
+  if d == nil or d == "" then return "mysql" end
+  return d
+end
+
 function sql.driver(name)
-  if name ~= nil and name ~= "mysql" then
-    io.stderr:write(string.format("FATAL: invalid database driver name: '%s'\n", name))
+  local want = name or run_driver()
+  if want ~= "mysql" and want ~= "pgsql" then
+    io.stderr:write(string.format("FATAL: invalid database driver name: '%s'\n", want))
     error("failed to initialize the DB driver", 2)
   end
   return setmetatable({}, Driver)
 end
 
-function Driver:name() return "mysql" end
+function Driver:name() return run_driver() end
 
 -- A connection's result set is one object, refilled by each of its statements (`rs`): its
 -- counts read through to the Rust half, its methods here.

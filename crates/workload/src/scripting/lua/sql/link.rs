@@ -4,7 +4,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome, ServerError};
+use bakeoff_driver::{ConnectOptions, DriverError, Outcome, ServerError};
+
+use super::db::Db;
 use mlua::{Lua, Value};
 
 use super::result::Results;
@@ -51,6 +53,15 @@ impl Ignore {
             Ignore::Codes(c) => c.contains(&code),
         }
     }
+
+    /// Whether `e` restarts the event: MySQL's by the list, PostgreSQL's (no number, a
+    /// SQLSTATE) as sysbench's pgsql driver decides, whatever the list says.
+    pub(super) fn covers(&self, e: &ServerError) -> bool {
+        match e.code {
+            0 => bakeoff_driver::PG_IGNORABLE.contains(&e.sql_state.as_str()),
+            code => self.contains(code),
+        }
+    }
 }
 
 /// What `sysbench.sql.driver():connect()` reaches and how its errors are judged.
@@ -67,19 +78,32 @@ pub struct SqlOptions {
     pub dry_run: bool,
 }
 
-/// sysbench's driver's line for a statement refused with an error that is not ignorable.
+/// sysbench's driver's line for a statement refused with an error that is not ignorable:
+/// its mysql driver's `function`, or for PostgreSQL's errors (code 0) its pgsql driver's
+/// `PQexec()`/`PQexecPrepared()` lines (status 7 is PGRES_FATAL_ERROR; a prepared
+/// statement's text is not said).
 pub(super) fn say_refused(opts: &SqlOptions, function: &str, e: &ServerError, query: &str) {
-    if opts.say_refusals && !opts.ignore.contains(e.code) {
+    if !opts.say_refusals || opts.ignore.covers(e) {
+        return;
+    }
+    if e.code != 0 {
         super::say::log(format!(
             "FATAL: {function} returned error {} ({}) for query '{query}'",
             e.code, e.message
         ));
+        return;
+    }
+    let prepared = function.contains("stmt");
+    let pq = if prepared { "PQexecPrepared" } else { "PQexec" };
+    super::say::log(format!("FATAL: {pq}() failed: 7 {}", e.message));
+    if !prepared {
+        super::say::log(format!("FATAL: failed query was: {query}"));
     }
 }
 
 /// One connection as its statements share it.
 pub(super) struct Link {
-    pub(super) conn: Option<Conn>,
+    pub(super) conn: Option<Db>,
     pub(super) opts: ConnectOptions,
     /// A bulk insert under way.
     pub(super) bulk: Option<Bulk>,
@@ -148,7 +172,7 @@ pub(super) fn api_unit(r: mlua::Result<()>) -> mlua::Result<Option<String>> {
 
 impl Link {
     /// The open connection; once closed, sysbench's ALERT and its API error.
-    pub(super) fn conn(&mut self) -> mlua::Result<&mut Conn> {
+    pub(super) fn conn(&mut self) -> mlua::Result<&mut Db> {
         if self.conn.is_none() {
             self.result
                 .alert("attempt to use an already closed connection");
@@ -189,7 +213,7 @@ impl Link {
         if let Some(old) = self.conn.take() {
             bakeoff_driver::complete(old.quit());
         }
-        let conn = Conn::connect_blocking(&self.opts)
+        let conn = Db::connect_blocking(&self.opts)
             .map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))?;
         self.conn = Some(conn);
         self.generation += 1;

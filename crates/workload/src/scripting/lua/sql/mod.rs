@@ -12,6 +12,7 @@
 //! (`fast_functions`): compiled traces call them directly, where a userdata method costs a
 //! metamethod lookup and mlua's callback machinery per call.
 
+mod db;
 mod link;
 mod param;
 mod result;
@@ -24,7 +25,8 @@ pub(super) use stmt::fast_functions as stmt_functions;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome};
+use bakeoff_driver::{ConnectOptions, DriverError, Outcome};
+use db::{Db, DbStmt};
 use mlua::{Lua, UserData, UserDataMethods, Value};
 
 use super::counts;
@@ -66,14 +68,14 @@ pub(super) fn connect(opts: &SqlOptions) -> mlua::Result<RawConn> {
         multi_statements: true,
         ..endpoint.clone()
     };
-    let conn = Conn::connect_blocking(&endpoint)
+    let conn = Db::connect_blocking(&endpoint)
         .map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
     Ok(RawConn::new(Some(conn), endpoint, opts))
 }
 
 impl RawConn {
     /// A connection to `endpoint`; none (`conn` None) is a dry run's.
-    fn new(conn: Option<Conn>, endpoint: ConnectOptions, opts: &SqlOptions) -> RawConn {
+    fn new(conn: Option<Db>, endpoint: ConnectOptions, opts: &SqlOptions) -> RawConn {
         RawConn {
             link: Rc::new(RefCell::new(Link {
                 dry: conn.is_none(),
@@ -119,11 +121,7 @@ impl RawConn {
     fn prepare(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
         let mut link = self.link.borrow_mut();
         let prepared = match link.dry {
-            true => Ok(bakeoff_driver::Stmt {
-                id: 0,
-                params: 0,
-                columns: 0,
-            }),
+            true => Ok(DbStmt::none()),
             false => bakeoff_driver::complete(link.conn()?.prepare(sql)),
         };
         let stmt = match prepared {
@@ -199,9 +197,26 @@ impl UserData for RawConn {
         m.add_method("result", |_, this, ()| {
             Ok(this.link.borrow().result.handle())
         });
-        m.add_method("ignorable", |_, this, code: u16| {
-            Ok(this.opts.ignore.contains(code))
-        });
+        m.add_method(
+            "ignorable",
+            |_, this, (code, state): (u16, Option<String>)| {
+                let e = bakeoff_driver::ServerError {
+                    code,
+                    sql_state: state.unwrap_or_default(),
+                    message: String::new(),
+                };
+                let ignorable = this.opts.ignore.covers(&e);
+                if ignorable && code == 0 {
+                    // sysbench's pgsql driver rolls back after an ignorable error.
+                    let mut link = this.link.borrow_mut();
+                    if let Some(c) = link.conn.as_mut() {
+                        let _ = bakeoff_driver::complete(c.recover());
+                    }
+                }
+                Ok(ignorable)
+            },
+        );
+
         m.add_method("count_error", |_, _, code: u16| {
             counts::add(counts::ERROR, code);
             Ok(())

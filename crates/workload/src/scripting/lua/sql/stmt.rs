@@ -5,7 +5,9 @@ use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
 use std::rc::Rc;
 
-use bakeoff_driver::{Outcome, Param, ServerError, Stmt};
+use bakeoff_driver::{Outcome, Param, ServerError};
+
+use super::db::DbStmt;
 use mlua::{AnyUserData, Lua, UserData, UserDataMethods, Value, Variadic};
 
 use super::link::{count, refused, reply, say_refused, Reply, Shared, SqlOptions};
@@ -24,7 +26,7 @@ pub(super) struct StmtInner {
     opts: Rc<SqlOptions>,
     /// The statement's text, for sysbench's line when the server refuses it.
     query: String,
-    stmt: Cell<Option<Stmt>>,
+    stmt: Cell<Option<DbStmt>>,
     generation: u32,
     params: RefCell<Vec<LuaParam>>,
     /// Why the last execute failed, for the prelude to ask (`raw:failure()`).
@@ -42,7 +44,7 @@ impl RawStmt {
     pub fn new(
         link: Shared,
         opts: Rc<SqlOptions>,
-        stmt: Stmt,
+        stmt: DbStmt,
         generation: u32,
         query: &str,
     ) -> RawStmt {
@@ -113,7 +115,7 @@ impl StmtInner {
         };
         link.result.set(ResultSet {
             nrows,
-            nfields: stmt.columns as u32,
+            nfields: stmt.columns(),
             rows: Vec::new().into_iter(),
             is_set,
         });
