@@ -67,11 +67,11 @@ const IGNORED: &[(&str, &str)] = &[
     ),
     ("db-debug", "bakeoff has no statement trace"),
     ("mysql-debug", "bakeoff has no client library trace"),
-    ("pgsql-host", "bakeoff's own grammar runs PostgreSQL embedded (--db-driver=pgsql); a PostgreSQL server you run is not supported yet"),
-    ("pgsql-port", "bakeoff's own grammar runs PostgreSQL embedded (--db-driver=pgsql); a PostgreSQL server you run is not supported yet"),
-    ("pgsql-user", "bakeoff's own grammar runs PostgreSQL embedded (--db-driver=pgsql); a PostgreSQL server you run is not supported yet"),
-    ("pgsql-password", "bakeoff's own grammar runs PostgreSQL embedded (--db-driver=pgsql); a PostgreSQL server you run is not supported yet"),
-    ("pgsql-db", "bakeoff's own grammar runs PostgreSQL embedded (--db-driver=pgsql); a PostgreSQL server you run is not supported yet"),
+    ("pgsql-host", "in bakeoff's own grammar a PostgreSQL server you run is --server postgresql://USER@HOST:PORT/DB (PGPASSWORD), the embedded one --db-driver=pgsql"),
+    ("pgsql-port", "in bakeoff's own grammar a PostgreSQL server you run is --server postgresql://USER@HOST:PORT/DB (PGPASSWORD), the embedded one --db-driver=pgsql"),
+    ("pgsql-user", "in bakeoff's own grammar a PostgreSQL server you run is --server postgresql://USER@HOST:PORT/DB (PGPASSWORD), the embedded one --db-driver=pgsql"),
+    ("pgsql-password", "in bakeoff's own grammar a PostgreSQL server you run is --server postgresql://USER@HOST:PORT/DB (PGPASSWORD), the embedded one --db-driver=pgsql"),
+    ("pgsql-db", "in bakeoff's own grammar a PostgreSQL server you run is --server postgresql://USER@HOST:PORT/DB (PGPASSWORD), the embedded one --db-driver=pgsql"),
     ("pgsql-variant", "bakeoff speaks MySQL/MariaDB"),
 ];
 
