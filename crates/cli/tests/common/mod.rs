@@ -52,6 +52,24 @@ pub fn parse_report(out: &str) -> std::collections::HashMap<String, f64> {
     m
 }
 
+/// The counts sysbench's parsers read, the same in two reports (bakeoff's, sysbench's).
+pub fn same_counts(ours: &str, theirs: &str) {
+    let (a, b) = (parse_report(ours), parse_report(theirs));
+    for key in [
+        "read",
+        "write",
+        "other",
+        "total",
+        "transactions",
+        "ignored errors",
+    ] {
+        assert_eq!(
+            a[key], b[key],
+            "{key}\n--- bakeoff\n{ours}\n--- sysbench\n{theirs}"
+        );
+    }
+}
+
 /// The banner's own words after the version, and every number, masked: what a parser of
 /// sysbench's output may rely on is the rest.
 pub fn masked(text: &str) -> String {

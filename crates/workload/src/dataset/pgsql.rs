@@ -412,7 +412,7 @@ fn literal(s: &str) -> String {
 
 /// A statement that must succeed; a failed transaction is rolled back before the error
 /// returns, so the connection stays usable.
-async fn exec(conn: &mut PgConn, sql: &str) -> Result<(), DatasetError> {
+pub(super) async fn exec(conn: &mut PgConn, sql: &str) -> Result<(), DatasetError> {
     match conn.query(sql).await? {
         Outcome::Err(e) => {
             conn.recover().await?;

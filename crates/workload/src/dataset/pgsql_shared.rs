@@ -9,8 +9,9 @@ use std::time::Instant;
 use bakeoff_driver::{ConnectOptions, DriverError, Outcome, PgConn};
 
 use super::load::{chunks, rows, Chunk, Meter};
-use super::pgsql::pg_tables;
+use super::pgsql::{exec, pg_tables};
 use super::progress::{DatasetError, Progress};
+use super::shared::runtime;
 use super::tables::{initial_rows, Prepared};
 use crate::{WorkloadKind, WorkloadSpec};
 
@@ -190,18 +191,4 @@ async fn refuse_existing(
     }
     conn.quit().await;
     Ok(())
-}
-
-async fn exec(conn: &mut PgConn, sql: &str) -> Result<(), DatasetError> {
-    match conn.query(sql).await? {
-        Outcome::Err(e) => Err(DriverError::Server(e).into()),
-        _ => Ok(()),
-    }
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, DatasetError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| DatasetError::Thread(format!("starting a prepare thread: {e}")))
 }

@@ -156,7 +156,7 @@ async fn refuse_existing(
     Ok(())
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, DatasetError> {
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, DatasetError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
