@@ -51,16 +51,31 @@ pub(super) fn load_on_threads(
     parallel: u32,
     meter: &Meter,
 ) -> Result<(u64, bool), DatasetError> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let threads = cpus.min(parallel).max(1);
     let jobs = Mutex::new(jobs);
     let local = AtomicBool::new(true);
+    let (jobs_ref, local_ref) = (&jobs, &local);
+    let rows = on_loader_threads(parallel, || {
+        load_worker(opts, spec, jobs_ref, seed, local_ref, meter)
+    })?;
+    Ok((rows, local.load(Ordering::Relaxed)))
+}
+
+/// Run `parallel` loaders, each the future `worker` makes, over one OS thread per CPU this
+/// process may use (at most one per loader; loaders dealt round-robin, each thread with a
+/// current-thread runtime of its own). Blocks until all are done; their rows summed, the
+/// first error in loader order.
+pub(super) fn on_loader_threads<F, Fut>(parallel: u32, worker: F) -> Result<u64, DatasetError>
+where
+    F: Fn() -> Fut + Sync,
+    Fut: std::future::Future<Output = Result<u64, DatasetError>>,
+{
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let threads = cpus.min(parallel).max(1);
+    let worker = &worker;
     let results: Vec<Result<u64, DatasetError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
-                // Connections dealt round-robin: thread i drives every threads-th one.
                 let mine = (i..parallel).step_by(threads as usize).count();
-                let (jobs, local) = (&jobs, &local);
                 scope.spawn(move || -> Result<u64, DatasetError> {
                     let rt = tokio::runtime::Builder::new_current_thread()
                         .enable_all()
@@ -68,8 +83,7 @@ pub(super) fn load_on_threads(
                         .map_err(|e| {
                             DatasetError::Thread(format!("starting a loader thread: {e}"))
                         })?;
-                    let workers =
-                        (0..mine).map(|_| load_worker(opts, spec, jobs, seed, local, meter));
+                    let workers = (0..mine).map(|_| worker());
                     Ok(rt.block_on(join_all(workers))?.into_iter().sum())
                 })
             })
@@ -83,8 +97,7 @@ pub(super) fn load_on_threads(
             })
             .collect()
     });
-    let rows = results.into_iter().sum::<Result<u64, DatasetError>>()?;
-    Ok((rows, local.load(Ordering::Relaxed)))
+    results.into_iter().sum()
 }
 
 /// Counts loaded rows across the loader threads and reports them; `interrupt` set stops

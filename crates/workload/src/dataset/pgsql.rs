@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use bakeoff_driver::{ConnectOptions, DriverError, Outcome, PgConn};
 
-use super::load::{chunks, rows, Chunk, Meter};
+use super::load::{chunks, on_loader_threads, rows, Chunk, Meter};
 use super::owned::{workload_table, Token, MARKER_TABLE};
 use super::progress::{join_all, DatasetError, Progress};
 use super::tables::{initial_rows, Prepared};
@@ -96,7 +96,10 @@ pub async fn prepare(
         interrupt,
     };
     let jobs = Mutex::new(chunks(tables.len() as u32, size));
-    let loaded = load(opts, spec, &jobs, seed, parallel.max(1), &meter)?;
+    let (jobs, meter) = (&jobs, &meter);
+    let loaded = on_loader_threads(parallel.max(1), || {
+        copy_worker(opts, spec, jobs, seed, meter)
+    })?;
     if interrupt.load(Ordering::Relaxed) {
         return Err(DatasetError::Interrupted {
             rows: loaded,
@@ -135,45 +138,6 @@ pub async fn prepare(
         redo_bytes: None,
         local_infile: false,
     })
-}
-
-/// Every chunk COPYed by `parallel` connections over one OS thread per CPU.
-fn load(
-    opts: &ConnectOptions,
-    spec: &WorkloadSpec,
-    jobs: &Mutex<VecDeque<(u32, u32, u32)>>,
-    seed: u64,
-    parallel: u32,
-    meter: &Meter<'_>,
-) -> Result<u64, DatasetError> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let threads = cpus.min(parallel).max(1);
-    let results: Vec<Result<u64, DatasetError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|i| {
-                let mine = (i..parallel).step_by(threads as usize).count();
-                scope.spawn(move || -> Result<u64, DatasetError> {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .map_err(|e| {
-                            DatasetError::Thread(format!("starting a loader thread: {e}"))
-                        })?;
-                    let workers = (0..mine).map(|_| copy_worker(opts, spec, jobs, seed, meter));
-                    Ok(rt.block_on(join_all(workers))?.into_iter().sum())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(DatasetError::Thread("a loader thread panicked".into()))
-                })
-            })
-            .collect()
-    });
-    results.into_iter().sum()
 }
 
 async fn copy_worker(
