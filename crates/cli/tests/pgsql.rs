@@ -201,6 +201,14 @@ fn cleanup_drops_only_what_bakeoff_made_on_postgres() {
         "prepare",
     );
     exec("INSERT INTO bakeoff_tables (table_name, workload, token) VALUES ('sbtest2', 'x', '0123456789abcdef')");
+    // A row written to break out of a quoted literal where backslashes escape (an account
+    // can turn standard_conforming_strings off for its sessions, or a server run so).
+    exec(&format!(
+        "ALTER DATABASE \"{db}\" SET standard_conforming_strings = off"
+    ));
+    exec(
+        r"INSERT INTO bakeoff_tables (table_name, workload, token) VALUES (E'x\\''; DROP TABLE sbtest2; --', 'x', 'y')",
+    );
     let out = bakeoff_pg(&["cleanup", "oltp_read_only"], &db);
     let (_, err) = text(&out);
     assert!(out.status.success(), "{err}");

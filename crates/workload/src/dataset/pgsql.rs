@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use bakeoff_driver::{ConnectOptions, DriverError, Outcome, PgConn};
+use bakeoff_driver::{ConnectOptions, DriverError, Outcome, Param, PgConn};
 
 use super::load::{chunks, on_loader_threads, rows, Chunk, Meter};
 use super::owned::{workload_table, Token, MARKER_TABLE};
@@ -265,13 +265,17 @@ pub async fn cleanup(
                     None => {}
                 },
             }
-            // Both values were checked above or are quoted here; the row goes either way.
-            let sql = format!(
-                "DELETE FROM {MARKER_TABLE} WHERE table_name = {} AND token = {}",
-                literal(&name),
-                literal(&token)
-            );
-            exec(&mut conn, &sql).await?;
+            // The row goes either way. Its values are any account's words: they travel as
+            // parameters, never inside SQL text (with standard_conforming_strings off a
+            // backslash would end a quoted literal).
+            let sql = format!("DELETE FROM {MARKER_TABLE} WHERE table_name = ? AND token = ?");
+            let stmt = conn.prepare(&sql).await?;
+            let params = [Param::Str(name.as_bytes()), Param::Str(token.as_bytes())];
+            let outcome = conn.execute(&stmt, &params).await;
+            conn.close_stmt(&stmt).await?;
+            if let Outcome::Err(e) = outcome? {
+                return Err(DriverError::Server(e).into());
+            }
         }
         drop_marker(&mut conn).await?;
     }
