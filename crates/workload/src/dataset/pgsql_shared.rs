@@ -10,8 +10,7 @@ use bakeoff_driver::{ConnectOptions, DriverError, Outcome, PgConn};
 
 use super::load::{chunks, rows, Chunk, Meter};
 use super::pgsql::{exec, pg_tables};
-use super::progress::{DatasetError, Progress};
-use super::shared::runtime;
+use super::progress::{runtime, DatasetError, Progress};
 use super::tables::{initial_rows, Prepared};
 use crate::{WorkloadKind, WorkloadSpec};
 

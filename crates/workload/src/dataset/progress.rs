@@ -79,3 +79,11 @@ pub(super) async fn join_all<T, F: std::future::Future<Output = Result<T, Datase
         .map(|r| r.expect("every future completed"))
         .collect()
 }
+
+/// A current-thread runtime for a prepare thread of its own.
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, DatasetError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DatasetError::Thread(format!("starting a prepare thread: {e}")))
+}

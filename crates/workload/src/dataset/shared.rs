@@ -11,7 +11,7 @@ use bakeoff_driver::{Conn, ConnectOptions};
 
 use super::load::{chunks, load_on_threads, Meter};
 use super::owned::table_exists;
-use super::progress::{DatasetError, Progress};
+use super::progress::{runtime, DatasetError, Progress};
 use super::tables::{initial_rows, tables, Prepared};
 use crate::{WorkloadKind, WorkloadSpec};
 
@@ -154,11 +154,4 @@ async fn refuse_existing(
     }
     conn.quit().await;
     Ok(())
-}
-
-pub(super) fn runtime() -> Result<tokio::runtime::Runtime, DatasetError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| DatasetError::Thread(format!("starting a prepare thread: {e}")))
 }
