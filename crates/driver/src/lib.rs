@@ -18,12 +18,15 @@ mod error;
 mod net;
 mod options;
 mod password;
+pub mod pgpass;
 mod random;
 mod secret;
 mod url;
 
 pub use adapters::mysql::{somaxconn, Answer, Conn, Stmt};
-pub use adapters::pgsql::{PgConn, PgStmt, PG_IGNORABLE};
+pub use adapters::pgsql::{
+    libpq_error, PgConn, PgReply, PgRowSet, PgStmt, PgUntil, PgVia, PG_IGNORABLE,
+};
 pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{printable, OkPacket, Outcome, ServerError};
 pub use connection::Connection;

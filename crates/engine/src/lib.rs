@@ -120,6 +120,7 @@ mod ignore_tests {
             code: 0,
             sql_state: state.into(),
             message: String::new(),
+            position: 0,
         }
     }
 
@@ -144,6 +145,7 @@ mod ignore_tests {
             code: 1213,
             sql_state: "40001".into(),
             message: String::new(),
+            position: 0,
         };
         assert!(mysql_list.covers(&mysql));
         assert_eq!(

@@ -6,6 +6,9 @@ pub struct ServerError {
     pub code: u16,
     pub sql_state: String,
     pub message: String,
+    /// PostgreSQL: where in the statement the error was found (1-based characters; 0: not
+    /// said), for libpq's `LINE n:` lines.
+    pub position: u32,
 }
 
 impl fmt::Display for ServerError {

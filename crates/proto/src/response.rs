@@ -210,6 +210,7 @@ pub fn parse_err(p: &[u8]) -> Result<ServerError, ProtoError> {
         code,
         sql_state,
         message,
+        position: 0,
     })
 }
 

@@ -20,12 +20,12 @@ pub struct PgStmt {
 }
 
 /// What the connection keeps of each statement it named.
-struct Slot {
+pub(super) struct Slot {
     /// `?` placeholders become `$1`, `$2`...: the text the server parses.
-    sql: Box<str>,
+    pub(super) sql: Box<str>,
     /// Parsed on the server: sysbench's driver parses one with parameters at its first
     /// execution, when the values' types are known.
-    parsed: bool,
+    pub(super) parsed: bool,
 }
 
 pub struct PgConn {
@@ -46,12 +46,18 @@ pub struct PgConn {
     /// failed one (every statement refused until ROLLBACK).
     pub(super) tx_status: u8,
     /// Each statement named on this connection, by id.
-    stmts: Vec<Slot>,
+    pub(super) stmts: Vec<Slot>,
     /// Whether the exchange read last had a ParseComplete.
     parse_took: bool,
     /// Whether a drop says goodbye (Terminate): only between statements.
     pub(super) farewell: bool,
+    /// The server's notices since the last [`PgConn::take_notices`], as libpq prints them
+    /// (`NOTICE:  ...`); at most [`MAX_NOTICES`] kept.
+    notices: Vec<String>,
 }
+
+/// Notices kept between takes: a server cannot grow the list without bound.
+const MAX_NOTICES: usize = 100;
 
 impl PgConn {
     pub(super) fn new(stream: Stream, opts: &ConnectOptions, endpoint: String) -> PgConn {
@@ -71,6 +77,7 @@ impl PgConn {
             stmts: Vec::new(),
             parse_took: false,
             farewell: false,
+            notices: Vec::new(),
         }
     }
 
@@ -224,6 +231,30 @@ impl PgConn {
         Ok(())
     }
 
+    /// The notices the server sent since the last take, oldest first.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    fn note(&mut self, body: &[u8]) {
+        if self.notices.len() >= MAX_NOTICES {
+            return;
+        }
+        let fields = error_fields(body);
+        let get = |code: u8| {
+            fields
+                .iter()
+                .find(|(c, _)| *c == code)
+                .map(|(_, t)| t.as_str())
+        };
+        let text = format!(
+            "{}:  {}",
+            get(b'S').unwrap_or("NOTICE"),
+            get(b'M').unwrap_or("")
+        );
+        self.notices.push(crate::printable(&text));
+    }
+
     /// Leave politely.
     pub async fn quit(mut self) {
         self.wbuf.clear();
@@ -288,7 +319,11 @@ impl PgConn {
                     m::finish(&mut self.wbuf, at);
                     self.send(op).await?;
                 }
-                // BindComplete, NoData, notices, parameter changes, notifications, a
+                b'N' => {
+                    let body = self.body(msg).to_vec();
+                    self.note(&body);
+                }
+                // BindComplete, NoData, parameter changes, notifications, a
                 // portal suspended, ParameterDescription: nothing to count.
                 _ => {}
             }
@@ -332,7 +367,7 @@ impl PgConn {
 }
 
 /// A statement's name, `s<id>`, on the stack: an execute allocates nothing.
-fn stmt_name(id: u32) -> ([u8; 11], usize) {
+pub(super) fn stmt_name(id: u32) -> ([u8; 11], usize) {
     let mut out = [0u8; 11];
     out[0] = b's';
     let mut digits = [0u8; 10];
@@ -427,6 +462,7 @@ pub(super) fn server_error(body: &[u8]) -> ServerError {
         code: 0,
         sql_state: crate::printable(get(b'C').unwrap_or("XX000")),
         message: crate::printable(&message),
+        position: get(b'P').and_then(|p| p.parse().ok()).unwrap_or(0),
     }
 }
 

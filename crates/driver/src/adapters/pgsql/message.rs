@@ -120,6 +120,27 @@ pub fn bind(out: &mut Vec<u8>, name: &[u8], params: &[Param<'_>], result_format:
     finish(out, at);
 }
 
+/// Bind the unnamed portal to statement `name` with text values (None: NULL), results in
+/// text: pgbench's way.
+pub fn bind_text(out: &mut Vec<u8>, name: &[u8], params: &[Option<&[u8]>]) {
+    let at = begin(out, b'B');
+    out.push(0);
+    cstr(out, name);
+    out.extend_from_slice(&0i16.to_be_bytes());
+    out.extend_from_slice(&(params.len() as i16).to_be_bytes());
+    for p in params {
+        match p {
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            Some(v) => {
+                out.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                out.extend_from_slice(v);
+            }
+        }
+    }
+    out.extend_from_slice(&0i16.to_be_bytes());
+    finish(out, at);
+}
+
 /// A parameter's text form, as sysbench's db_print_value prints it.
 fn text_value(out: &mut Vec<u8>, p: &Param<'_>) {
     use std::io::Write;
@@ -133,6 +154,14 @@ fn text_value(out: &mut Vec<u8>, p: &Param<'_>) {
         Param::Str(s) => out.extend_from_slice(s),
         Param::Null => {}
     }
+}
+
+/// Describe the unnamed portal: its columns (RowDescription) before its rows, as libpq asks
+/// for them.
+pub fn describe_portal(out: &mut Vec<u8>) {
+    let at = begin(out, b'D');
+    out.extend_from_slice(b"P\0");
+    finish(out, at);
 }
 
 /// Execute the unnamed portal, all its rows.

@@ -196,6 +196,7 @@ impl Link {
             code,
             sql_state: "HY000".into(),
             message: e.to_string(),
+            position: 0,
         })
     }
 

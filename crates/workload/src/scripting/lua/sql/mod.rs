@@ -204,6 +204,7 @@ impl UserData for RawConn {
                     code,
                     sql_state: state.unwrap_or_default(),
                     message: String::new(),
+                    position: 0,
                 };
                 let ignorable = this.opts.ignore.covers(&e);
                 if ignorable && code == 0 {
