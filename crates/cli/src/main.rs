@@ -13,6 +13,7 @@ mod header;
 mod host;
 mod legacy;
 mod output;
+mod pgbench;
 mod plan;
 mod prepared;
 mod progress;
@@ -37,6 +38,9 @@ fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     // Read now (copied into `raw`): from here on `ps` shows x's where a password was.
     argv::blank_passwords();
+    if pgbench::speaks_pgbench(&program, &raw) {
+        return pgbench::main(&program, &raw);
+    }
     if sysbench::speaks_sysbench(&program, &raw) {
         return match sysbench::front(&raw) {
             sysbench::Outcome::Exit(code) => code,

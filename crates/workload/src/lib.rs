@@ -12,11 +12,13 @@
 //! - [`dataset`]: prepare (parallel load, secondary index after the load) and cleanup (drops
 //!   only the tables bakeoff recorded in its marker table).
 //!
-//! What it must not do: time anything, retry, or print. Timing and policy are the engine's.
+//! What it must not do: time anything, retry, or print. Timing and policy are the engine's
+//! (pgbench's clients excepted where pgbench's semantics time and retry: see [`pgbench`]).
 
 pub mod dataset;
 mod dist;
 mod kind;
+pub mod pgbench;
 mod rng;
 pub mod scripting;
 mod statements;

@@ -1,0 +1,109 @@
+//! Where pgbench connects, by libpq's rules: -h/-p/-U and the database name, else PGHOST,
+//! PGPORT, PGUSER, PGDATABASE, else the socket directory, 5432, the login name and the user
+//! name; the password from PGPASSWORD, else the password file (~/.pgpass); TLS as
+//! PGSSLMODE (prefer by default, over TCP), PGSSLROOTCERT.
+
+use std::path::PathBuf;
+
+use bakeoff_driver::pgpass::pgpass_lookup;
+use bakeoff_driver::{ConnectOptions, DriverError, Endpoint, Protocol, SslMode};
+
+use super::args::PgbenchArgs;
+
+/// Debian's libpq looks for the server's socket here.
+const SOCKET_DIR: &str = "/var/run/postgresql";
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
+    let host = a
+        .host
+        .clone()
+        .or_else(|| env("PGHOST"))
+        .unwrap_or_else(|| SOCKET_DIR.into());
+    let port_text = a
+        .port
+        .clone()
+        .or_else(|| env("PGPORT"))
+        .unwrap_or_else(|| "5432".into());
+    let port: u16 = port_text
+        .parse()
+        .map_err(|_| format!("invalid port number: \"{port_text}\""))?;
+    let user = a
+        .username
+        .clone()
+        .or_else(|| env("PGUSER"))
+        .or_else(|| env("USER"))
+        .unwrap_or_else(|| "postgres".into());
+    let database = a
+        .dbname
+        .clone()
+        .or_else(|| env("PGDATABASE"))
+        .unwrap_or_else(|| user.clone());
+    let socket = host.starts_with('/');
+    let endpoint = match socket {
+        true => Endpoint::Unix(PathBuf::from(&host).join(format!(".s.PGSQL.{port}"))),
+        false => Endpoint::Tcp {
+            host: host.clone(),
+            port,
+        },
+    };
+    let password = match env("PGPASSWORD") {
+        Some(p) => p,
+        None => {
+            // libpq: the default socket directory matches "localhost"; another socket
+            // directory matches its own path.
+            let match_host = if host == SOCKET_DIR {
+                "localhost"
+            } else {
+                host.as_str()
+            };
+            let found = pgpass_lookup(match_host, port, &database, &user);
+            if let Some(w) = found.warning {
+                eprintln!("{w}");
+            }
+            found.password.unwrap_or_default()
+        }
+    };
+    let mut o = ConnectOptions::new(endpoint, &user, &password);
+    o.protocol = Protocol::Postgres;
+    o.database = Some(database);
+    if !socket {
+        o.tls.mode = match env("PGSSLMODE").as_deref() {
+            None | Some("prefer") | Some("allow") => SslMode::Preferred,
+            Some("disable") => SslMode::Disabled,
+            Some("require") => SslMode::Required,
+            Some("verify-ca") => SslMode::VerifyCa,
+            Some("verify-full") => SslMode::VerifyIdentity,
+            Some(other) => return Err(format!("invalid sslmode value: \"{other}\"")),
+        };
+        o.tls.ca = env("PGSSLROOTCERT").map(PathBuf::from);
+    }
+    Ok(o)
+}
+
+/// A connection failure in libpq's words where they are known.
+pub fn said(e: &DriverError) -> String {
+    match e {
+        DriverError::Connect { endpoint, source } => {
+            let (what, tail) = match endpoint.starts_with('/') {
+                true => (
+                    format!("socket \"{endpoint}\""),
+                    "\tIs the server running locally and accepting connections on that socket?",
+                ),
+                false => (
+                    format!("\"{endpoint}\""),
+                    "\tIs the server running on that host and accepting TCP/IP connections?",
+                ),
+            };
+            format!(
+                "connection to server on {what} failed: {}\n{tail}",
+                super::report::os_error(source)
+            )
+        }
+        DriverError::Server(se) => format!("ERROR:  {}", se.message),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,425 @@
+//! `bakeoff pgbench` beside the real pgbench 15 on the suite's PostgreSQL: the same tables
+//! from -i, the same report lines and counts from a built-in script, the same output from a
+//! script covering the expression language, `\if` and `\gset`, the same messages for bad
+//! scripts and options, and log lines of the same shape. Every masked field is a figure
+//! (times, rates, latencies, epoch stamps, process ids).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use bakeoff_driver::Endpoint;
+use bakeoff_testkit::pg::{pg_database, pg_server};
+use common::masked;
+
+fn real_pgbench() -> PathBuf {
+    let p = PathBuf::from("/usr/lib/postgresql/15/bin/pgbench");
+    assert!(
+        p.is_file(),
+        "these tests need the real pgbench 15: install it with `sudo apt-get install postgresql-15` (scripts/setup does)"
+    );
+    p
+}
+
+/// Where both tools connect: the suite's server and a database of the test's own, by
+/// libpq's environment variables.
+struct Target {
+    db: String,
+    dir: PathBuf,
+}
+
+impl Target {
+    fn new(name: &str) -> Target {
+        let db = pg_database(name).database.unwrap();
+        Target {
+            db,
+            dir: bakeoff_testkit::scratch::dir(&format!("pgbench-{name}")),
+        }
+    }
+
+    fn env(&self, c: &mut Command) {
+        let s = pg_server();
+        let Endpoint::Unix(sock) = s.connect_options().endpoint else {
+            unreachable!()
+        };
+        c.env("PGHOST", sock.parent().unwrap())
+            .env("PGPORT", s.port().to_string())
+            .env("PGUSER", s.user())
+            .env("PGPASSWORD", s.password().expose())
+            .env("PGDATABASE", &self.db)
+            .env_remove("PGPASSFILE")
+            .current_dir(&self.dir);
+    }
+
+    fn run(&self, program: &Path, args: &[&str]) -> Output {
+        let mut c = Command::new(program);
+        if program.ends_with("bakeoff") {
+            c.arg("pgbench");
+        }
+        c.args(args);
+        self.env(&mut c);
+        c.output().unwrap()
+    }
+
+    /// (pgbench's output, bakeoff's), each stdout then stderr, with their exit codes.
+    fn both(&self, args: &[&str]) -> ((String, i32), (String, i32)) {
+        let text = |o: Output| {
+            let mut t = String::from_utf8_lossy(&o.stdout).into_owned();
+            t += &String::from_utf8_lossy(&o.stderr);
+            (t, o.status.code().unwrap_or(-1))
+        };
+        (
+            text(self.run(&real_pgbench(), args)),
+            text(self.run(&bakeoff(), args)),
+        )
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.dir.join(name), text).unwrap();
+    }
+
+    fn query(&self, sql: &str) -> String {
+        let mut c = Command::new("/usr/lib/postgresql/15/bin/psql");
+        c.args(["-XAtc", sql]);
+        self.env(&mut c);
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "{sql}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+fn bakeoff() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_bakeoff"))
+}
+
+/// The lines both print but for the figures, and without the version line (pgbench's
+/// names its own version, bakeoff's itself and the server's).
+fn comparable(text: &str) -> String {
+    masked(
+        &text
+            .lines()
+            .filter(|l| !l.starts_with("pgbench (") && !l.starts_with("initial connection time"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+#[test]
+fn init_makes_the_same_tables_and_says_the_same() {
+    let t = Target::new("pgb_init");
+    let mut said = Vec::new();
+    let mut tables = Vec::new();
+    let shape = "select table_name, column_name, data_type, is_nullable from information_schema.columns where table_name like 'pgbench%' order by 1, 2";
+    let data = "select (select count(*) from pgbench_accounts), (select sum(bid) from pgbench_accounts), (select count(*) from pgbench_tellers), (select sum(bid) from pgbench_tellers), (select count(*) from pgbench_branches), (select count(*) from pgbench_history), (select string_agg(conname, ',' order by conname) from pg_constraint where conrelid::regclass::text like 'pgbench%')";
+    for program in [real_pgbench(), bakeoff()] {
+        // Each tool finds no tables, and says so as the server notices it.
+        t.query("drop table if exists pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers");
+        let o = t.run(&program, &["-i", "-s", "2", "--foreign-keys"]);
+        let text = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{}: {text}", program.display());
+        said.push(comparable(&text));
+        tables.push((t.query(shape), t.query(data)));
+    }
+    assert_eq!(said[1], said[0], "--- bakeoff then pgbench");
+    assert_eq!(tables[1], tables[0]);
+    assert!(
+        tables[0].1.starts_with("200000|300000|20|30|2|0|"),
+        "{}",
+        tables[0].1
+    );
+}
+
+#[test]
+fn a_builtin_run_reports_the_same_lines_and_counts() {
+    let t = Target::new("pgb_builtin");
+    let o = t.run(&bakeoff(), &["-i", "-s", "2", "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for mode in ["prepared", "simple", "extended"] {
+        for builtin in [&["-S"][..], &["-b", "tpcb-like"], &["-N"]] {
+            let mut args = vec!["-c", "4", "-j", "2", "-t", "50", "-M", mode, "-r"];
+            args.extend_from_slice(builtin);
+            let ((theirs, rc0), (ours, rc1)) = t.both(&args);
+            assert_eq!(
+                (rc1, rc0),
+                (0, 0),
+                "--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+            );
+            assert_eq!(
+                comparable(&ours),
+                comparable(&theirs),
+                "-M {mode} {builtin:?}\n--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+            );
+            assert!(
+                ours.contains("number of transactions actually processed: 200/200"),
+                "{ours}"
+            );
+        }
+    }
+    // Each run starts from an empty history (its vacuum step truncates it): the last run,
+    // bakeoff's -N, wrote one row per transaction.
+    assert_eq!(
+        t.query("select count(*) from pgbench_history").trim(),
+        "200"
+    );
+}
+
+const LANGUAGE: &str = r#"\set a 7 / 2
+\set b -7 / 2
+\set c 7 / 2.0
+\set d -7 % 3
+\set e 5 # 3 << 1
+\set f debug(:a + :b * :c - :d + :e)
+\set g debug(hash(10, 5432))
+\set h debug(hash_fnv1a(10, 5432))
+\set i debug(hash_murmur2(-3, 0))
+\set j debug(abs(-5) + abs(-2.5))
+\set k debug(greatest(1, 2.5, 2))
+\set l debug(least(3, 1, 2))
+\set m debug(int(2.5) + int(3.5) + int(-2.5))
+\set n debug(double(3) / 4)
+\set o debug(CASE WHEN :a > 3 THEN 1 = 1 ELSE false END)
+\set p debug(1 < 2 AND NOT (2 <= 1) OR false)
+\set q debug(NULL IS NULL)
+\set r debug(2 IS TRUE)
+\set s debug(:a <> 3)
+\set t debug(~5 & 12 | 3)
+\set u debug(pi() * 2)
+\set v debug(sqrt(2) + ln(10) + exp(1) + pow(2, 10))
+\set w debug(1.0 / 3)
+\set x debug(2.5e20)
+\set y debug(1e-5)
+\set z debug(9223372036854775807)
+\set aa debug(-9223372036854775808)
+\set bb debug(mod(-7, 3))
+\set cc debug(permute(0, 1))
+\set dd debug(NULL AND true)
+\set ee debug(true OR NULL)
+\set ff debug(5 / -1)
+\set gg debug(1 = 1.0)
+\set hh debug(:from_d * 2)
+\set r1 random(1, 10)
+\set r2 debug(:r1 >= 1 AND :r1 <= 10)
+\if :a = 3
+SELECT :a + 1 AS plus, 'v' || :b AS word \gset out_
+\elif :a = 4
+SELECT 0 AS never \gset out_
+\else
+SELECT 1/0;
+\endif
+\set ii debug(:out_plus * 10)
+\sleep 1 ms
+\setshell sh echo 41
+\set jj debug(:sh + 1)
+SELECT 'done' AS word \gset
+"#;
+
+#[test]
+fn a_script_of_the_expression_language_says_the_same() {
+    let t = Target::new("pgb_language");
+    t.write("lang.sql", LANGUAGE);
+    for mode in ["simple", "prepared"] {
+        let ((theirs, rc0), (ours, rc1)) = t.both(&[
+            "-n",
+            "-f",
+            "lang.sql",
+            "-t",
+            "2",
+            "-M",
+            mode,
+            "-D",
+            "from_d=21",
+        ]);
+        assert_eq!(
+            (rc1, rc0),
+            (0, 0),
+            "--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+        );
+        assert_eq!(
+            comparable(&ours),
+            comparable(&theirs),
+            "--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+        );
+        assert!(
+            ours.matches("debug(script=0,command=").count() >= 2 * 30,
+            "{ours}"
+        );
+        assert!(ours.contains("): int 42"), "{ours}");
+    }
+}
+
+/// `\set`, `\if` and `\gset` deciding what a transaction writes: both tools end with the
+/// same rows and counts.
+#[test]
+fn a_script_with_set_if_and_gset_counts_the_same() {
+    let t = Target::new("pgb_counts");
+    t.query("create table tally (k int primary key, n int not null)");
+    t.query("insert into tally select k, 0 from generate_series(0, 3) k");
+    t.write(
+        "tally.sql",
+        "\\set k :client_id % 4\nSELECT n AS before FROM tally WHERE k = :k \\gset\n\\if :before < 1000000\nUPDATE tally SET n = n + 1 WHERE k = :k;\n\\else\nSELECT 1;\n\\endif\n",
+    );
+    let mut after = Vec::new();
+    for program in [real_pgbench(), bakeoff()] {
+        t.query("update tally set n = 0");
+        let o = t.run(
+            &program,
+            &["-n", "-f", "tally.sql", "-c", "4", "-j", "2", "-t", "25"],
+        );
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            out.contains("number of transactions actually processed: 100/100"),
+            "{out}"
+        );
+        after.push(t.query("select string_agg(k || ':' || n, ' ' order by k) from tally"));
+    }
+    assert_eq!(after[1], after[0]);
+    assert_eq!(after[0].trim(), "0:25 1:25 2:25 3:25");
+}
+
+#[test]
+fn bad_scripts_and_options_are_refused_in_pgbenchs_words() {
+    let t = Target::new("pgb_refusals");
+    let scripts = [
+        "\\set x\n",
+        "\\set\n",
+        "\\sleep 1 hours\n",
+        "\\sleep abc\n",
+        "\\if 1\nSELECT 1;\n",
+        "\\endif\n",
+        "\\if 1\n\\else\n\\else\n\\endif\n",
+        "\\gset\n",
+        "SELECT 1 \\gset a b\n",
+        "\\set x 99999999999999999999\n",
+        "\\set x foo(1)\n",
+        "\\set x 1 $ 2\n",
+        "SELECT 1;\n\\set x 1 +\n",
+        "\\set x random(1)\n",
+        "\\frob 1\n",
+        "\n",
+        // Failures at run time: the client aborts, the run says so and exits 2.
+        "\\set x 1 / 0\n",
+        "SELECT * FROM nonexist;\n",
+        "\\set 1x 5\n",
+        "SELECT 1 \\gset\n",
+        "\\startpipeline\nSELECT 1;\n\\endpipeline\n",
+    ];
+    for s in scripts {
+        t.write("bad.sql", s);
+        let ((theirs, rc0), (ours, rc1)) = t.both(&["-n", "-f", "bad.sql", "-t", "1"]);
+        assert_eq!(
+            rc1, rc0,
+            "{s:?}\n--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+        );
+        assert_eq!(comparable(&ours), comparable(&theirs), "{s:?}");
+    }
+    for args in [
+        &["-c", "abc"][..],
+        &["-c", "0"],
+        &["-M", "foo"],
+        &["-t", "5", "-T", "5"],
+        &["a", "b"],
+        &["-D", "x"],
+        &["-F", "5"],
+        &["-R", "0"],
+        &["--max-tries=-1"],
+        &["-f", "missing.sql"],
+        &["-b", "nosuch"],
+    ] {
+        let ((theirs, rc0), (ours, rc1)) = t.both(args);
+        assert_eq!(
+            rc1, rc0,
+            "{args:?}\n--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+        );
+        assert_eq!(comparable(&ours), comparable(&theirs), "{args:?}");
+    }
+    let ((theirs, _), (ours, rc)) = t.both(&["-x"]);
+    assert_eq!(rc, 1);
+    // getopt names the program by its path: compare from the message on.
+    let tail = |s: &str| {
+        s.split_once(": ")
+            .map(|x| x.1.to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(tail(&ours), tail(&theirs));
+}
+
+#[test]
+fn transaction_logs_have_pgbenchs_fields() {
+    let t = Target::new("pgb_logs");
+    let o = t.run(&bakeoff(), &["-i", "-s", "1", "-q"]);
+    assert!(o.status.success());
+    let fields = |program: &Path, args: &[&str]| -> Vec<Vec<String>> {
+        for e in std::fs::read_dir(&t.dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("pgbench_log")
+            {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+        let o = t.run(program, args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut lines = Vec::new();
+        for e in std::fs::read_dir(&t.dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("pgbench_log")
+            {
+                for l in std::fs::read_to_string(&p).unwrap().lines() {
+                    lines.push(l.split(' ').map(String::from).collect());
+                }
+            }
+        }
+        lines.sort();
+        lines
+    };
+    let per_tx = [
+        "-n",
+        "-S",
+        "-c",
+        "2",
+        "-j",
+        "2",
+        "-t",
+        "3",
+        "-l",
+        "--max-tries=2",
+    ];
+    let (theirs, ours) = (
+        fields(&real_pgbench(), &per_tx),
+        fields(&bakeoff(), &per_tx),
+    );
+    assert_eq!(ours.len(), 6);
+    assert_eq!(ours.len(), theirs.len());
+    for (a, b) in ours.iter().zip(&theirs) {
+        // client, transaction number, script and retries as pgbench's; the rest figures.
+        assert_eq!((&a[0], &a[1], &a[3], &a[6]), (&b[0], &b[1], &b[3], &b[6]));
+        assert_eq!(a.len(), b.len());
+    }
+    let agg = [
+        "-n",
+        "-S",
+        "-c",
+        "2",
+        "-T",
+        "2",
+        "-l",
+        "--aggregate-interval=1",
+    ];
+    let (theirs, ours) = (fields(&real_pgbench(), &agg), fields(&bakeoff(), &agg));
+    assert!(!ours.is_empty());
+    assert!(
+        ours.iter().chain(&theirs).all(|l| l.len() == 15),
+        "{ours:?} {theirs:?}"
+    );
+}

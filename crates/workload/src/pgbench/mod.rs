@@ -1,0 +1,20 @@
+//! pgbench's side: its scripts and expression language, its built-in scripts, its clients
+//! as a [`Source`](crate::Source) the engine drives, and `-i`'s tables.
+//!
+//! Unlike the sysbench workloads, a pgbench client reads the clock itself where pgbench's
+//! semantics need it: per-command latencies (`-r`), a transaction's latency for its log
+//! line (`-l`) and the retry accounting, and `\sleep`.
+
+pub mod builtin;
+pub mod eval;
+pub mod expr;
+pub mod init;
+pub mod script;
+pub mod session;
+mod sqltext;
+mod statements;
+pub mod stats;
+pub mod value;
+
+pub use session::{PgbenchSession, PgbenchSource, QueryMode};
+pub use stats::{CommandStats, Logged, ScriptStats};

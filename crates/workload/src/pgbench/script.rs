@@ -1,0 +1,562 @@
+//! pgbench scripts: SQL commands (ended by `;` outside quotes, comments and parentheses,
+//! `\;` joining a compound one) and meta-commands (a backslash, to the end of the line),
+//! parsed once into [`Command`]s with `\if` blocks resolved into jumps.
+
+// A script error is built once, when a run is refused: its size costs nothing that matters.
+#![allow(clippy::result_large_err)]
+
+use super::expr::{self, is_name_byte, Expr};
+use super::sqltext::{block_comment_end, dollar_tag, meta_end, number_variables, quoted_end};
+pub use super::sqltext::{each_variable, Piece};
+
+/// One parsed script.
+#[derive(Debug, Clone)]
+pub struct Script {
+    /// `<builtin: select only>` or the file's name, as pgbench's report names it.
+    pub name: String,
+    pub weight: u32,
+    pub commands: Vec<Command>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Command {
+    /// The command's first line, as `-r` shows it.
+    pub first_line: String,
+    pub kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+pub enum Kind {
+    Sql(Sql),
+    Set(String, Expr),
+    /// Microseconds: a number or a variable, times the unit.
+    Sleep(Arg, u64),
+    SetShell(String, Vec<Arg>),
+    Shell(Vec<Arg>),
+    /// The condition, and where to go when it is false (the next \elif, \else or \endif).
+    If(Expr, usize),
+    /// As \if when a false condition jumps here; reached at the end of a branch taken, it
+    /// goes to the \endif (the second index).
+    Elif(Expr, usize, usize),
+    /// Reached at the end of a branch taken: go to the \endif.
+    Else(usize),
+    Endif,
+    StartPipeline,
+    EndPipeline,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    Text(String),
+    Var(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Sql {
+    /// The text as written: the simple protocol sends it with each `:var` replaced.
+    pub text: String,
+    /// The text with `$1`, `$2`... for the extended protocols, and the variables they bind.
+    pub numbered: String,
+    pub params: Vec<String>,
+    /// `\gset [prefix]` or `\aset [prefix]` after it.
+    pub gset: Option<(Gset, String)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gset {
+    /// One row, its columns into variables.
+    One,
+    /// Every result set's last row (none: nothing set).
+    All,
+}
+
+/// A script error as pgbench's syntax_error says it: file, line (from 1), message, a
+/// detail, the command's name, the line's text and the column for the caret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptError {
+    pub source: String,
+    pub line: usize,
+    pub message: String,
+    pub detail: Option<String>,
+    pub command: Option<String>,
+    pub text: Option<String>,
+    pub column: Option<usize>,
+}
+
+impl std::fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.source.is_empty() {
+            // A condition error names its script in the message.
+            return f.write_str(&self.message);
+        }
+        write!(f, "{}:{}: {}", self.source, self.line, self.message)?;
+        if let Some(d) = &self.detail {
+            write!(f, " ({d})")?;
+        }
+        match (&self.command, self.column) {
+            (Some(c), _) => write!(f, " in command \"{c}\"")?,
+            (None, Some(col)) => write!(f, " at column {}", col + 1)?,
+            (None, None) => {}
+        }
+        if let Some(text) = &self.text {
+            write!(f, "\n{text}")?;
+            if let Some(col) = self.column {
+                write!(f, "\n{:>w$} error found here", "^", w = col + 1)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Makes an error in the meta-command being read: (message, detail, caret column).
+type InCommand<'a> = &'a dyn Fn(&str, Option<String>, Option<usize>) -> ScriptError;
+
+/// pgbench's limit on a statement's parameters (MAX_ARGS - 1).
+const MAX_PARAMS: usize = 255;
+
+/// Parse a script's text; `source` names it in errors.
+pub fn parse(source: &str, name: &str, text: &str, weight: u32) -> Result<Script, ScriptError> {
+    let mut p = ScriptParser {
+        source,
+        text,
+        commands: Vec::new(),
+        blocks: Vec::new(),
+    };
+    p.run()?;
+    if !p.blocks.is_empty() {
+        return Err(p.condition(p.commands.len() + 1, "\\if without matching \\endif"));
+    }
+    if p.commands.is_empty() {
+        return Err(ScriptError {
+            source: String::new(),
+            ..p.condition(0, &format!("empty command list for script \"{name}\""))
+        });
+    }
+    Ok(Script {
+        name: name.into(),
+        weight,
+        commands: p.commands,
+    })
+}
+
+struct ScriptParser<'a> {
+    source: &'a str,
+    text: &'a str,
+    commands: Vec<Command>,
+    /// Open \if blocks: the command indices of the \if and its \elif/\else, and its line.
+    blocks: Vec<(Vec<usize>, usize)>,
+}
+
+impl ScriptParser<'_> {
+    fn err(&self, line: usize, message: &str) -> ScriptError {
+        ScriptError {
+            source: self.source.into(),
+            line,
+            message: message.into(),
+            detail: None,
+            command: None,
+            text: None,
+            column: None,
+        }
+    }
+
+    fn run(&mut self) -> Result<(), ScriptError> {
+        let b = self.text.as_bytes();
+        let mut i = 0;
+        let mut line = 1;
+        let mut sql = String::new();
+        let mut sql_line = 1;
+        let mut depth = 0i32;
+        while i < b.len() {
+            let c = b[i];
+            if sql.trim().is_empty() {
+                sql_line = line;
+            }
+            match c {
+                b'\n' => {
+                    line += 1;
+                    sql.push('\n');
+                    i += 1;
+                }
+                b'-' if b.get(i + 1) == Some(&b'-') => {
+                    // A comment to the end of the line; kept only inside a command.
+                    let end = self.text[i..].find('\n').map_or(b.len(), |n| i + n);
+                    if !sql.trim().is_empty() {
+                        sql.push_str(&self.text[i..end]);
+                    }
+                    i = end;
+                }
+                b'/' if b.get(i + 1) == Some(&b'*') => {
+                    let end = block_comment_end(b, i);
+                    line += self.text[i..end].matches('\n').count();
+                    sql.push_str(&self.text[i..end]);
+                    i = end;
+                }
+                b'\'' | b'"' => {
+                    let end = quoted_end(b, i, c);
+                    line += self.text[i..end].matches('\n').count();
+                    sql.push_str(&self.text[i..end]);
+                    i = end;
+                }
+                b'$' if dollar_tag(b, i).is_some() => {
+                    let tag = dollar_tag(b, i).unwrap_or("$$".len());
+                    let tag_text = &self.text[i..i + tag];
+                    let end = self.text[i + tag..]
+                        .find(tag_text)
+                        .map_or(b.len(), |n| i + tag + n + tag);
+                    line += self.text[i..end].matches('\n').count();
+                    sql.push_str(&self.text[i..end]);
+                    i = end;
+                }
+                b'(' | b')' => {
+                    depth += if c == b'(' { 1 } else { -1 };
+                    sql.push(c as char);
+                    i += 1;
+                }
+                b';' if depth <= 0 => {
+                    sql.push(';');
+                    i += 1;
+                    self.push_sql(&mut sql, sql_line)?;
+                    depth = 0;
+                }
+                b'\\' if b.get(i + 1) == Some(&b';') => {
+                    sql.push(';');
+                    i += 2;
+                }
+                b'\\' => {
+                    let (end, lines) = meta_end(self.text, i);
+                    let meta = &self.text[i + 1..end];
+                    self.meta(meta, line, &mut sql, sql_line)?;
+                    line += lines;
+                    i = end;
+                }
+                _ => {
+                    let ch = self.text[i..].chars().next().unwrap_or(' ');
+                    sql.push(ch);
+                    i += ch.len_utf8();
+                }
+            }
+        }
+        self.push_sql(&mut sql, sql_line)
+    }
+
+    fn push_sql(&mut self, sql: &mut String, line: usize) -> Result<(), ScriptError> {
+        // Trailing blanks stay (pgbench sends "SELECT 1 " before a \gset as it is).
+        let text = sql.trim_start().trim_end_matches(['\n', '\r']).to_string();
+        sql.clear();
+        if text.is_empty() || text == ";" {
+            return Ok(());
+        }
+        let (numbered, params) = number_variables(&text);
+        if params.len() > MAX_PARAMS {
+            return Err(self.err(
+                line,
+                &format!("statement has too many arguments (maximum is {MAX_PARAMS})"),
+            ));
+        }
+        self.commands.push(Command {
+            first_line: text.lines().next().unwrap_or("").to_string(),
+            kind: Kind::Sql(Sql {
+                text,
+                numbered,
+                params,
+                gset: None,
+            }),
+        });
+        Ok(())
+    }
+
+    /// A meta-command (`meta` without its backslash) on `line`.
+    fn meta(
+        &mut self,
+        meta: &str,
+        line: usize,
+        sql: &mut String,
+        sql_line: usize,
+    ) -> Result<(), ScriptError> {
+        let full = format!("\\{}", meta.trim_end());
+        let joined = meta.replace("\\\r\n", " ").replace("\\\n", " ");
+        let shown = format!("\\{}", joined.trim_end());
+        // Each word with the column it starts at in `shown`.
+        let words: Vec<(usize, &str)> = word_columns(&joined).map(|(c, w)| (c + 1, w)).collect();
+        let name = words.first().map_or("", |w| w.1).to_string();
+        let args: Vec<(usize, &str)> = words.iter().skip(1).copied().collect();
+        let source = self.source.to_string();
+        let in_cmd = |message: &str, detail: Option<String>, column: Option<usize>| ScriptError {
+            source: source.clone(),
+            line,
+            message: message.into(),
+            detail,
+            command: Some(name.clone()),
+            text: Some(shown.clone()),
+            column,
+        };
+        if matches!(name.as_str(), "gset" | "aset") {
+            self.push_sql(sql, sql_line)?;
+            if args.len() > 1 {
+                return Err(in_cmd("too many arguments", None, None));
+            }
+            let follows = matches!(
+                self.commands.last(),
+                Some(Command { kind: Kind::Sql(s), .. }) if s.gset.is_none()
+            );
+            let Some(Command {
+                kind: Kind::Sql(s), ..
+            }) = self.commands.last_mut().filter(|_| follows)
+            else {
+                return Err(self.err(line, &format!("\\{name} must follow an SQL command")));
+            };
+            let how = if name == "gset" { Gset::One } else { Gset::All };
+            s.gset = Some((how, args.first().map_or("", |a| a.1).to_string()));
+            return Ok(());
+        }
+        // Any other meta-command ends the SQL before it.
+        self.push_sql(sql, sql_line)?;
+        let at = self.commands.len();
+        let kind = match name.as_str() {
+            "set" => {
+                let Some(&(var_col, var)) = args.first() else {
+                    // pgbench shows no line for this one.
+                    return Err(ScriptError {
+                        text: None,
+                        ..in_cmd("missing argument", None, None)
+                    });
+                };
+                let from = var_col + var.len();
+                let e = expr::parse(&shown[from..])
+                    .map_err(|e| in_cmd(&e.message, e.detail, Some(from + e.at)))?;
+                Kind::Set(var.to_string(), e)
+            }
+            "sleep" => self.sleep(&args, &in_cmd)?,
+            "setshell" | "shell" => {
+                let need = if name == "setshell" { 2 } else { 1 };
+                if args.len() < need {
+                    let what = if name == "shell" {
+                        "missing command"
+                    } else {
+                        "missing argument"
+                    };
+                    return Err(in_cmd(what, None, None));
+                }
+                let mut argv: Vec<Arg> = args.iter().map(|a| arg(a.1)).collect();
+                match name.as_str() {
+                    "setshell" => Kind::SetShell(args[0].1.to_string(), argv.split_off(1)),
+                    _ => Kind::Shell(argv),
+                }
+            }
+            "if" | "elif" => {
+                let from = words[0].0 + name.len();
+                let e = expr::parse(&shown[from..])
+                    .map_err(|e| in_cmd(&e.message, e.detail, Some(from + e.at)))?;
+                if name == "if" {
+                    self.blocks.push((vec![at], line));
+                    Kind::If(e, 0)
+                } else {
+                    self.branch(at, "\\elif")?;
+                    Kind::Elif(e, 0, 0)
+                }
+            }
+            "else" => {
+                self.branch(at, "\\else")?;
+                Kind::Else(0)
+            }
+            "endif" => {
+                let Some((branches, _)) = self.blocks.pop() else {
+                    return Err(self.condition(at + 1, "\\endif without matching \\if"));
+                };
+                self.close_block(&branches, at);
+                Kind::Endif
+            }
+            "startpipeline" => Kind::StartPipeline,
+            "endpipeline" => Kind::EndPipeline,
+            _ => return Err(in_cmd("invalid command", None, None)),
+        };
+        self.commands.push(Command {
+            first_line: full,
+            kind,
+        });
+        Ok(())
+    }
+
+    /// pgbench's words for a misplaced \if, \elif, \else or \endif: the script and the
+    /// command's number (from 1).
+    fn condition(&self, number: usize, message: &str) -> ScriptError {
+        let message = match number {
+            0 => message.to_string(),
+            n => format!(
+                "condition error in script \"{}\" command {n}: {message}",
+                self.source
+            ),
+        };
+        ScriptError {
+            source: String::new(),
+            line: 0,
+            message,
+            detail: None,
+            command: None,
+            text: None,
+            column: None,
+        }
+    }
+
+    fn sleep(&self, args: &[(usize, &str)], in_cmd: InCommand<'_>) -> Result<Kind, ScriptError> {
+        let Some(&(col, first)) = args.first() else {
+            return Err(in_cmd("missing argument", None, None));
+        };
+        if let Some(&(col, extra)) = args.get(2) {
+            let _ = extra;
+            return Err(in_cmd("too many arguments", None, Some(col)));
+        }
+        let unit = match args.get(1).map(|u| (u.0, u.1.to_ascii_lowercase())) {
+            None => 1_000_000,
+            Some((_, u)) if u == "us" => 1,
+            Some((_, u)) if u == "ms" => 1_000,
+            Some((_, u)) if u == "s" => 1_000_000,
+            Some((c, _)) => {
+                return Err(in_cmd(
+                    "unrecognized time unit, must be us, ms or s",
+                    Some(args[1].1.into()),
+                    Some(c),
+                ))
+            }
+        };
+        let a = arg(first);
+        if let Arg::Text(t) = &a {
+            if t.parse::<i64>().is_err() {
+                return Err(in_cmd(
+                    "invalid sleep time, must be an integer",
+                    Some(t.clone()),
+                    Some(col),
+                ));
+            }
+        }
+        Ok(Kind::Sleep(a, unit))
+    }
+
+    /// An \elif or \else at command `at`: the block's previous branch jumps here when false.
+    fn branch(&mut self, at: usize, what: &str) -> Result<(), ScriptError> {
+        let Some((branches, _)) = self.blocks.last() else {
+            return Err(self.condition(at + 1, &format!("{what} without matching \\if")));
+        };
+        let last = *branches.last().unwrap_or(&at);
+        if matches!(self.commands[last].kind, Kind::Else(_)) {
+            return Err(self.condition(at + 1, &format!("{what} after \\else")));
+        }
+        if let Some((branches, _)) = self.blocks.last_mut() {
+            branches.push(at);
+        }
+        match &mut self.commands[last].kind {
+            Kind::If(_, next) | Kind::Elif(_, next, _) => *next = at,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The block ends at command `endif`: false conditions without a later branch go there,
+    /// and every \elif and \else (reached at the end of a branch taken) jumps to it.
+    fn close_block(&mut self, branches: &[usize], endif: usize) {
+        for &b in branches {
+            match &mut self.commands[b].kind {
+                Kind::If(_, next) if *next == 0 => *next = endif,
+                Kind::Elif(_, next, end) => {
+                    if *next == 0 {
+                        *next = endif;
+                    }
+                    *end = endif;
+                }
+                Kind::Else(end) => *end = endif,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The whitespace-separated words of `s`, each with the byte it starts at.
+fn word_columns(s: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut at = 0;
+    s.split(|c: char| c.is_ascii_whitespace())
+        .filter_map(move |w| {
+            let start = at;
+            at += w.len() + 1;
+            (!w.is_empty()).then_some((start, w))
+        })
+}
+
+/// pgbench's rule for a variable's name: letters, digits and underscores (or non-ASCII),
+/// not starting with a digit.
+pub fn valid_name(v: &str) -> bool {
+    !v.is_empty() && v.bytes().all(is_name_byte) && !v.as_bytes()[0].is_ascii_digit()
+}
+
+fn arg(a: &str) -> Arg {
+    match a.strip_prefix(':') {
+        Some(v) if !v.is_empty() && !v.starts_with(':') => Arg::Var(v.to_string()),
+        // `::word` is a literal `:word`.
+        _ if a.starts_with("::") => Arg::Text(a[1..].to_string()),
+        _ => Arg::Text(a.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<Kind> {
+        parse("t.sql", "t.sql", text, 1)
+            .unwrap()
+            .commands
+            .into_iter()
+            .map(|c| c.kind)
+            .collect()
+    }
+
+    #[test]
+    fn sql_ends_at_semicolons_outside_quotes_and_parentheses() {
+        let k = kinds(
+            "SELECT ';' ,\n  (1;2);\n-- note\nSELECT $x$;$x$; SELECT 1 \\; SELECT 2;\nSELECT 3",
+        );
+        let texts: Vec<String> = k
+            .iter()
+            .map(|k| match k {
+                Kind::Sql(s) => s.text.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "SELECT ';' ,\n  (1;2);",
+                "SELECT $x$;$x$;",
+                "SELECT 1 ; SELECT 2;",
+                "SELECT 3"
+            ]
+        );
+    }
+
+    #[test]
+    fn meta_commands_and_if_blocks() {
+        let k = kinds(
+            "\\set x random(1, 10)\n\\if :x > 5\nSELECT 1 \\gset p_\n\\elif :x > 2\nSELECT 2;\n\\else\n\\sleep 1 ms\n\\endif\n",
+        );
+        assert!(matches!(&k[0], Kind::Set(v, _) if v == "x"));
+        assert!(matches!(&k[1], Kind::If(_, 3)));
+        assert!(matches!(&k[2], Kind::Sql(s) if s.gset == Some((Gset::One, "p_".into()))));
+        assert!(matches!(&k[3], Kind::Elif(_, 5, 7)));
+        assert!(matches!(&k[5], Kind::Else(7)));
+        assert!(matches!(&k[6], Kind::Sleep(Arg::Text(t), 1000) if t == "1"));
+        assert!(matches!(&k[7], Kind::Endif));
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line() {
+        let e = parse("t.sql", "t.sql", "SELECT 1;\n\\set x 1 +\n", 1).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert_eq!(e.message, "syntax error");
+        let e = parse("t.sql", "t.sql", "\\frob\n", 1).unwrap_err();
+        assert_eq!(e.message, "invalid command name");
+        let e = parse("t.sql", "t.sql", "\\if 1\nSELECT 1;\n", 1).unwrap_err();
+        assert!(e.message.contains("\\endif"), "{e}");
+        let e = parse("t.sql", "t.sql", "\\gset\n", 1).unwrap_err();
+        assert!(e.message.contains("must follow"), "{e}");
+    }
+}

@@ -1,0 +1,489 @@
+//! pgbench's clients: each event is one transaction, a script chosen by weight and run
+//! command by command as pgbench runs it (its variables, its three query modes, `\if`
+//! jumps, `\gset`, pipelines, retries of serialization and deadlock failures). A client
+//! whose script fails otherwise stops alone, as pgbench's clients abort; the others go on.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bakeoff_driver::{ConnectOptions, DriverError, PgConn, PgStmt, PgVia};
+
+use super::eval::{eval, Ctx, Vars};
+use super::script::{Arg, Kind, Script};
+use super::stats::{CommandStats, Logged, ScriptStats};
+use super::value::Value;
+use crate::scripting::{EventError, Events, Source, StmtCounts};
+use crate::Rng;
+
+/// pgbench's -M.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryMode {
+    Simple,
+    Extended,
+    Prepared,
+}
+
+impl QueryMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            QueryMode::Simple => "simple",
+            QueryMode::Extended => "extended",
+            QueryMode::Prepared => "prepared",
+        }
+    }
+}
+
+/// Where each transaction's log line goes: (client, the transaction).
+pub type OnTransaction = Box<dyn Fn(u32, &Logged) + Send + Sync>;
+
+/// Everything a run's clients share: what to run, and where they report.
+pub struct PgbenchSource {
+    pub endpoint: ConnectOptions,
+    pub scripts: Vec<Script>,
+    pub mode: QueryMode,
+    /// Variables every client starts with (-D, scale, default_seed, random_seed).
+    pub vars: Vars,
+    pub max_tries: u32,
+    /// -C: a new connection for each transaction.
+    pub connect_each: bool,
+    /// Per-command timing, only for `-r` (a clock read per command otherwise saved).
+    pub per_command: bool,
+    /// -L: transactions that took longer are counted as late.
+    pub latency_limit: Option<Duration>,
+    pub stats: Mutex<Vec<ScriptStats>>,
+    /// A client's abort, said as pgbench says it (the CLI prints it).
+    pub on_abort: Box<dyn Fn(&str) + Send + Sync>,
+    /// Each transaction's line for `-l`, when logging.
+    pub on_transaction: Option<OnTransaction>,
+    /// Clients aborted.
+    pub aborted: std::sync::atomic::AtomicU32,
+}
+
+impl Source for PgbenchSource {
+    type Session = PgbenchSession;
+
+    async fn open(
+        self: Arc<Self>,
+        tid: u32,
+        seed: u64,
+        blocking: bool,
+    ) -> Result<PgbenchSession, EventError> {
+        let conn = match self.connect_each {
+            true => None,
+            false => Some(connect(&self.endpoint, blocking).await?),
+        };
+        let mut vars = self.vars.clone();
+        vars.set_value("client_id", Value::Int(tid as i64));
+        let stats = self
+            .scripts
+            .iter()
+            .map(|s| ScriptStats {
+                commands: vec![CommandStats::default(); s.commands.len()],
+                ..ScriptStats::default()
+            })
+            .collect();
+        let stmts = self
+            .scripts
+            .iter()
+            .map(|s| vec![None; s.commands.len()])
+            .collect();
+        Ok(PgbenchSession {
+            src: self,
+            conn,
+            blocking,
+            tid,
+            rng: Rng::seeded(seed),
+            vars,
+            stmts,
+            stats,
+            transactions: 0,
+            pending: Vec::new(),
+            values: Vec::new(),
+        })
+    }
+}
+
+async fn connect(endpoint: &ConnectOptions, blocking: bool) -> Result<PgConn, DriverError> {
+    let mut conn = PgConn::connect(endpoint).await?;
+    conn.set_read_timeout(None);
+    if blocking {
+        conn = conn.into_blocking()?;
+    }
+    Ok(conn)
+}
+
+pub struct PgbenchSession {
+    pub(super) src: Arc<PgbenchSource>,
+    pub(super) conn: Option<PgConn>,
+    pub(super) blocking: bool,
+    pub(super) tid: u32,
+    pub(super) rng: Rng,
+    pub(super) vars: Vars,
+    /// Named statements (prepared mode), by script and command.
+    pub(super) stmts: Vec<Vec<Option<PgStmt>>>,
+    pub(super) stats: Vec<ScriptStats>,
+    pub(super) transactions: u64,
+    /// A pipeline's statements sent and not yet read: (command, whether its rows are kept).
+    pub(super) pending: Vec<usize>,
+    /// The values of a statement's parameters, reused.
+    pub(super) values: Vec<Option<String>>,
+}
+
+/// How a transaction's try ended short.
+pub(super) enum Stop {
+    /// A serialization failure or deadlock: retried, or counted as failed.
+    Retryable(&'static str, usize),
+    /// The client stops: pgbench's messages, each its own `pgbench: error:` line.
+    Abort(Vec<String>),
+    Driver(DriverError),
+}
+
+impl From<DriverError> for Stop {
+    fn from(e: DriverError) -> Stop {
+        Stop::Driver(e)
+    }
+}
+
+impl PgbenchSession {
+    fn choose(&mut self) -> usize {
+        let scripts = &self.src.scripts;
+        if scripts.len() == 1 {
+            return 0;
+        }
+        let total: u64 = scripts.iter().map(|s| s.weight as u64).sum();
+        let mut w = (self.rng.unit() * total as f64) as u64;
+        for (i, s) in scripts.iter().enumerate() {
+            if w < s.weight as u64 {
+                return i;
+            }
+            w -= s.weight as u64;
+        }
+        scripts.len() - 1
+    }
+
+    async fn transaction(&mut self, s: usize, c: &mut StmtCounts) -> Result<(), Stop> {
+        let src = self.src.clone();
+        let commands = &src.scripts[s].commands;
+        let mut pc = 0;
+        while pc < commands.len() {
+            let started = src.per_command.then(Instant::now);
+            let next = self.command(s, pc, c).await;
+            if let Some(t) = started {
+                let st = &mut self.stats[s].commands[pc];
+                st.seconds += t.elapsed().as_secs_f64();
+                st.count += 1;
+                if let Err(Stop::Retryable(..)) = next {
+                    st.failures += 1;
+                }
+            }
+            pc = next?;
+        }
+        if !self.pending.is_empty() {
+            return Err(Stop::Abort(vec![format!(
+                "client {} aborted: end of script reached with pipeline open",
+                self.tid
+            )]));
+        }
+        Ok(())
+    }
+
+    /// Run command `pc` of script `s`; the next command's index.
+    async fn command(&mut self, s: usize, pc: usize, c: &mut StmtCounts) -> Result<usize, Stop> {
+        let src = self.src.clone();
+        let commands = &src.scripts[s].commands;
+        let meta_failed = |tid: u32, what: &str, e: &dyn std::fmt::Display| {
+            Stop::Abort(vec![
+                e.to_string(),
+                format!("client {tid} aborted in command {pc} ({what}) of script {s}; evaluation of meta-command failed"),
+            ])
+        };
+        match &commands[pc].kind {
+            Kind::Sql(sql) => {
+                self.sql(s, pc, sql, c).await?;
+                Ok(pc + 1)
+            }
+            Kind::Set(var, e) => {
+                let v = self
+                    .eval(e, s, pc)
+                    .map_err(|e| meta_failed(self.tid, "set", &e))?;
+                if !super::script::valid_name(var) {
+                    return Err(Stop::Abort(vec![
+                        format!("set: invalid variable name: \"{var}\""),
+                        format!("client {} aborted in command {pc} (set) of script {s}; assignment of meta-command failed", self.tid),
+                    ]));
+                }
+                self.vars.set_value(var, v);
+                Ok(pc + 1)
+            }
+            Kind::Sleep(arg, unit) => {
+                let n = match arg {
+                    Arg::Text(t) => t.parse::<i64>().unwrap_or(0),
+                    Arg::Var(v) => self
+                        .vars
+                        .value(v)
+                        .and_then(|v| v.as_int())
+                        .map_err(|e| meta_failed(self.tid, "sleep", &e))?,
+                };
+                let us = (n.max(0) as u64).saturating_mul(*unit);
+                self.sleep(Duration::from_micros(us)).await;
+                Ok(pc + 1)
+            }
+            Kind::SetShell(var, argv) => {
+                let out = self
+                    .shell(argv)
+                    .map_err(|e| meta_failed(self.tid, "setshell", &e))?;
+                let v = out.trim().parse::<i64>().map_err(|_| {
+                    meta_failed(
+                        self.tid,
+                        "setshell",
+                        &format!(
+                            "shell command must return an integer (not \"{}\")",
+                            out.trim()
+                        ),
+                    )
+                })?;
+                self.vars.set_value(var, Value::Int(v));
+                Ok(pc + 1)
+            }
+            Kind::Shell(argv) => {
+                self.shell(argv)
+                    .map_err(|e| meta_failed(self.tid, "shell", &e))?;
+                Ok(pc + 1)
+            }
+            Kind::If(e, next) => {
+                let v = self.eval(e, s, pc).and_then(Value::truth);
+                match v.map_err(|e| meta_failed(self.tid, "if", &e))? {
+                    true => Ok(pc + 1),
+                    false => self.branch(s, *next),
+                }
+            }
+            Kind::Elif(_, _, end) | Kind::Else(end) => Ok(end + 1),
+            Kind::Endif => Ok(pc + 1),
+            Kind::StartPipeline => {
+                if src.mode == QueryMode::Simple {
+                    return Err(Stop::Abort(vec![format!(
+                        "client {} aborted in command {pc} (startpipeline) of script {s}; cannot use pipeline mode with the simple query protocol",
+                        self.tid
+                    )]));
+                }
+                Ok(pc + 1)
+            }
+            Kind::EndPipeline => {
+                self.end_pipeline(s, c).await?;
+                Ok(pc + 1)
+            }
+        }
+    }
+
+    /// A false condition's jump: the next \elif is judged, an \else or \endif entered.
+    fn branch(&mut self, s: usize, mut at: usize) -> Result<usize, Stop> {
+        let src = self.src.clone();
+        loop {
+            match &src.scripts[s].commands[at].kind {
+                Kind::Elif(e, next, _) => {
+                    let v = self.eval(e, s, at).and_then(Value::truth).map_err(|e| {
+                        Stop::Abort(vec![
+                            e.to_string(),
+                            format!("client {} aborted in command {at} (elif) of script {s}; evaluation of meta-command failed", self.tid),
+                        ])
+                    })?;
+                    if v {
+                        return Ok(at + 1);
+                    }
+                    at = *next;
+                }
+                _ => return Ok(at + 1),
+            }
+        }
+    }
+
+    fn eval(
+        &mut self,
+        e: &super::expr::Expr,
+        s: usize,
+        pc: usize,
+    ) -> Result<Value, super::value::EvalError> {
+        let mut cx = Ctx {
+            vars: &mut self.vars,
+            rng: &mut self.rng,
+            at: (s, pc),
+        };
+        eval(e, &mut cx)
+    }
+
+    async fn sleep(&mut self, d: Duration) {
+        if self.blocking {
+            std::thread::sleep(d);
+        } else {
+            tokio::time::sleep(d).await;
+        }
+    }
+
+    /// `\shell` and `\setshell`: the command's output (blocking the client, as pgbench's
+    /// thread blocks in system()).
+    fn shell(&mut self, argv: &[Arg]) -> Result<String, String> {
+        let mut words = Vec::with_capacity(argv.len());
+        for a in argv {
+            words.push(match a {
+                Arg::Text(t) => t.clone(),
+                Arg::Var(v) => match self.vars.text(v) {
+                    Some(t) => t.to_string(),
+                    None => return Err(format!("{}: undefined variable \"{v}\"", argv_name(argv))),
+                },
+            });
+        }
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(words.join(" "))
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .map_err(|e| format!("{}: could not launch shell command: {e}", argv_name(argv)))?;
+        if !out.status.success() {
+            return Err(format!("{}: shell command failed", argv_name(argv)));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// After a try that failed: leave the transaction it left open.
+    async fn roll_back(&mut self) -> Result<(), DriverError> {
+        self.pending.clear();
+        if let Some(conn) = self.conn.as_mut() {
+            if conn.transaction_status() != b'I' {
+                conn.run_text(PgVia::Simple("ROLLBACK"), &[], false).await?;
+            }
+        }
+        Ok(())
+    }
+
+    fn log(&self, s: usize, started: Instant, failed: Option<&'static str>, retries: u32) {
+        if let Some(f) = &self.src.on_transaction {
+            let entry = Logged {
+                client: self.tid,
+                number: self.transactions + 1,
+                script: s,
+                end: std::time::SystemTime::now(),
+                latency: started.elapsed(),
+                failed,
+                retries,
+            };
+            f(self.tid, &entry);
+        }
+    }
+}
+
+impl Events for PgbenchSession {
+    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let started = Instant::now();
+        if self.src.connect_each {
+            self.conn = Some(connect(&self.src.endpoint, self.blocking).await?);
+            for s in &mut self.stmts {
+                s.iter_mut().for_each(|x| *x = None);
+            }
+        }
+        let s = self.choose();
+        let retry_from = self.rng.clone();
+        let mut tries = 1u32;
+        loop {
+            match self.transaction(s, c).await {
+                Ok(()) => {
+                    let took = started.elapsed();
+                    let st = &mut self.stats[s];
+                    st.record(took.as_secs_f64());
+                    if self.src.latency_limit.is_some_and(|l| took > l) {
+                        st.late += 1;
+                    }
+                    if tries > 1 {
+                        st.retried += 1;
+                        st.retries += (tries - 1) as u64;
+                    }
+                    self.log(s, started, None, tries - 1);
+                    break;
+                }
+                Err(Stop::Retryable(kind, pc)) => {
+                    self.roll_back().await?;
+                    if tries < self.src.max_tries {
+                        tries += 1;
+                        self.stats[s].commands[pc].retries += 1;
+                        self.rng = retry_from.clone();
+                        continue;
+                    }
+                    let st = &mut self.stats[s];
+                    st.failed += 1;
+                    if tries > 1 {
+                        st.retried += 1;
+                        st.retries += (tries - 1) as u64;
+                    }
+                    match kind {
+                        "serialization" => st.serialization_failures += 1,
+                        _ => st.deadlock_failures += 1,
+                    }
+                    self.log(s, started, Some(kind), tries - 1);
+                    break;
+                }
+                Err(Stop::Abort(messages)) => {
+                    let _ = self.roll_back().await;
+                    for m in &messages {
+                        (self.src.on_abort)(m);
+                    }
+                    self.src
+                        .aborted
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    self.merge();
+                    return Err(EventError::Ended);
+                }
+                Err(Stop::Driver(e)) => return Err(EventError::Driver(e)),
+            }
+        }
+        self.transactions += 1;
+        if self.src.connect_each {
+            if let Some(conn) = self.conn.take() {
+                conn.quit().await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DriverError> {
+        self.conn = Some(connect(&self.src.endpoint, self.blocking).await?);
+        for s in &mut self.stmts {
+            s.iter_mut().for_each(|x| *x = None);
+        }
+        Ok(())
+    }
+
+    async fn finish(mut self, _c: &mut StmtCounts) -> Result<(), EventError> {
+        self.merge();
+        if let Some(conn) = self.conn.take() {
+            conn.quit().await;
+        }
+        Ok(())
+    }
+}
+
+impl PgbenchSession {
+    /// This client's figures into the run's (once: they are taken).
+    fn merge(&mut self) {
+        let mut all = self.src.stats.lock().unwrap_or_else(|p| p.into_inner());
+        if all.len() < self.stats.len() {
+            all.resize(self.stats.len(), ScriptStats::default());
+        }
+        for (a, b) in all.iter_mut().zip(&self.stats) {
+            a.add(b);
+        }
+        for st in &mut self.stats {
+            let n = st.commands.len();
+            *st = ScriptStats {
+                commands: vec![CommandStats::default(); n],
+                ..ScriptStats::default()
+            };
+        }
+    }
+}
+
+fn argv_name(argv: &[Arg]) -> String {
+    match argv.first() {
+        Some(Arg::Text(t)) => t.clone(),
+        Some(Arg::Var(v)) => format!(":{v}"),
+        None => String::new(),
+    }
+}

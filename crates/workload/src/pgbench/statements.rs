@@ -1,0 +1,210 @@
+//! A pgbench client's SQL commands: sent by the query mode's protocol (alone, or queued in
+//! a pipeline), their replies counted, `\\gset`/`\\aset` rows stored, errors judged.
+
+use bakeoff_driver::{PgReply, PgUntil, PgVia};
+
+use super::eval::Vars;
+use super::script::{each_variable, Gset, Kind, Piece, Sql};
+use super::session::{PgbenchSession, QueryMode, Stop};
+use super::value::Value;
+use crate::scripting::StmtCounts;
+
+impl PgbenchSession {
+    pub(super) async fn sql(
+        &mut self,
+        s: usize,
+        pc: usize,
+        sql: &Sql,
+        c: &mut StmtCounts,
+    ) -> Result<(), Stop> {
+        let src = self.src.clone();
+        let keep = sql.gset.is_some();
+        let in_pipeline = self.in_pipeline(s, pc);
+        let conn = self
+            .conn
+            .as_mut()
+            .expect("a client has its connection while it runs");
+        let (reply, text) = match src.mode {
+            QueryMode::Simple => {
+                let text = substitute(&sql.text, &mut self.vars);
+                (
+                    conn.run_text(PgVia::Simple(&text), &[], keep).await?,
+                    Some(text),
+                )
+            }
+            mode => {
+                self.values.clear();
+                for p in &sql.params {
+                    let v = self.vars.text(p).map(str::to_string);
+                    self.values.push(v);
+                }
+                let params: Vec<Option<&[u8]>> = self
+                    .values
+                    .iter()
+                    .map(|v| v.as_deref().map(str::as_bytes))
+                    .collect();
+                let via = match mode {
+                    QueryMode::Prepared => {
+                        let stmt = match self.stmts[s][pc] {
+                            Some(st) => st,
+                            None => {
+                                let st = conn.name_untyped(&sql.numbered, sql.params.len() as u16);
+                                self.stmts[s][pc] = Some(st);
+                                st
+                            }
+                        };
+                        PgVia::Named(stmt)
+                    }
+                    _ => PgVia::Unnamed(&sql.numbered),
+                };
+                if in_pipeline {
+                    conn.queue_text(via, &params);
+                    self.pending.push(pc);
+                    return Ok(());
+                }
+                (conn.run_text(via, &params, keep).await?, None)
+            }
+        };
+        self.answer(s, pc, sql, text.as_deref(), reply, c)
+    }
+
+    /// Whether command `pc` sits between a \startpipeline and its \endpipeline.
+    fn in_pipeline(&self, s: usize, pc: usize) -> bool {
+        let commands = &self.src.scripts[s].commands;
+        for k in commands[..pc].iter().rev() {
+            match k.kind {
+                Kind::StartPipeline => return true,
+                Kind::EndPipeline => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    pub(super) async fn end_pipeline(&mut self, s: usize, c: &mut StmtCounts) -> Result<(), Stop> {
+        let src = self.src.clone();
+        let pending = std::mem::take(&mut self.pending);
+        let conn = self
+            .conn
+            .as_mut()
+            .expect("a client has its connection while it runs");
+        conn.queue_sync();
+        conn.flush().await?;
+        let mut failed = None;
+        for pc in pending {
+            let Kind::Sql(sql) = &src.scripts[s].commands[pc].kind else {
+                continue;
+            };
+            let conn = self.conn.as_mut().expect("connected");
+            let reply = conn
+                .read_reply(sql.gset.is_some(), PgUntil::Command)
+                .await?;
+            if let Err(e) = self.answer(s, pc, sql, None, reply, c) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let conn = self.conn.as_mut().expect("connected");
+        conn.read_ready().await?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// A statement's reply: counted, its rows into variables, its error judged.
+    fn answer(
+        &mut self,
+        s: usize,
+        pc: usize,
+        sql: &Sql,
+        sent: Option<&str>,
+        reply: PgReply,
+        c: &mut StmtCounts,
+    ) -> Result<(), Stop> {
+        if let Some(e) = reply.error {
+            c.errors += 1;
+            let kind = match e.sql_state.as_str() {
+                "40001" => Some("serialization"),
+                "40P01" => Some("deadlock"),
+                _ => None,
+            };
+            return Err(match kind {
+                Some(k) => Stop::Retryable(k, pc),
+                None => Stop::Abort(vec![format!(
+                    "client {} script {s} aborted in command {pc} query 0: {}",
+                    self.tid,
+                    bakeoff_driver::libpq_error(sent.unwrap_or(&sql.numbered), &e)
+                )]),
+            });
+        }
+        if reply.rows > 0 {
+            c.reads += 1;
+        } else if reply.affected > 0 {
+            c.writes += 1;
+        } else {
+            c.others += 1;
+        }
+        if let Some((how, prefix)) = &sql.gset {
+            self.gset(s, pc, *how, prefix, &reply)?;
+        }
+        Ok(())
+    }
+
+    fn gset(
+        &mut self,
+        s: usize,
+        pc: usize,
+        how: Gset,
+        prefix: &str,
+        reply: &PgReply,
+    ) -> Result<(), Stop> {
+        let sets: Vec<_> = match how {
+            Gset::One => reply.sets.last().into_iter().collect(),
+            Gset::All => reply.sets.iter().collect(),
+        };
+        for set in sets {
+            if how == Gset::One && set.rows.len() != 1 {
+                let rows = set.rows.len();
+                return Err(Stop::Abort(vec![format!(
+                    "client {} script {s} command {pc} query 0: expected one row, got {rows}",
+                    self.tid
+                )]));
+            }
+            let Some(row) = set.rows.first() else {
+                continue;
+            };
+            for (name, v) in set.columns.iter().zip(row) {
+                let var = format!("{prefix}{name}");
+                if !super::script::valid_name(&var) {
+                    return Err(Stop::Abort(vec![
+                        format!("{}: invalid variable name: \"{var}\"", if how == Gset::One { "gset" } else { "aset" }),
+                        format!("client {} script {s} command {pc} query 0: error storing into variable {var}", self.tid),
+                    ]));
+                }
+                match v {
+                    Some(t) => self.vars.set_text(&var, t.clone()),
+                    None => self.vars.set_value(&var, Value::Null),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The simple protocol's text: each `:var` that is set replaced by its value; one that is
+/// not stays as written, as pgbench leaves it.
+pub fn substitute(sql: &str, vars: &mut Vars) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    each_variable(sql, |p| match p {
+        Piece::Text(t) => out.push_str(t),
+        Piece::Var(v) => match vars.text(v) {
+            Some(val) => out.push_str(val),
+            None => {
+                out.push(':');
+                out.push_str(v);
+            }
+        },
+    });
+    out
+}

@@ -1,0 +1,91 @@
+//! What pgbench counts: per script its transactions done, failed and retried with their
+//! latencies, per command its time, failures and retries (-r), and one transaction as its
+//! log line (-l) sees it.
+
+use std::time::Duration;
+
+/// One command's figures for `-r`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CommandStats {
+    pub seconds: f64,
+    pub count: u64,
+    pub failures: u64,
+    pub retries: u64,
+}
+
+/// One script's transactions, as pgbench's report counts them.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptStats {
+    pub done: u64,
+    pub failed: u64,
+    pub serialization_failures: u64,
+    pub deadlock_failures: u64,
+    /// Retries, and transactions retried at least once.
+    pub retries: u64,
+    pub retried: u64,
+    /// Transactions done over --latency-limit.
+    pub late: u64,
+    /// Latency of the transactions done: sum, sum of squares (seconds), min, max.
+    pub sum: f64,
+    pub sum2: f64,
+    pub min: f64,
+    pub max: f64,
+    pub commands: Vec<CommandStats>,
+}
+
+impl ScriptStats {
+    pub(super) fn add(&mut self, o: &ScriptStats) {
+        self.done += o.done;
+        self.failed += o.failed;
+        self.serialization_failures += o.serialization_failures;
+        self.deadlock_failures += o.deadlock_failures;
+        self.retries += o.retries;
+        self.retried += o.retried;
+        self.late += o.late;
+        self.sum += o.sum;
+        self.sum2 += o.sum2;
+        if o.done > 0 {
+            self.min = if self.done == o.done {
+                o.min
+            } else {
+                self.min.min(o.min)
+            };
+        }
+        self.max = self.max.max(o.max);
+        self.commands.resize(
+            o.commands.len().max(self.commands.len()),
+            CommandStats::default(),
+        );
+        for (a, b) in self.commands.iter_mut().zip(&o.commands) {
+            a.seconds += b.seconds;
+            a.count += b.count;
+            a.failures += b.failures;
+            a.retries += b.retries;
+        }
+    }
+
+    pub(super) fn record(&mut self, seconds: f64) {
+        self.min = if self.done == 0 {
+            seconds
+        } else {
+            self.min.min(seconds)
+        };
+        self.max = self.max.max(seconds);
+        self.done += 1;
+        self.sum += seconds;
+        self.sum2 += seconds * seconds;
+    }
+}
+
+/// One transaction as `-l` logs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Logged {
+    pub client: u32,
+    pub number: u64,
+    pub script: usize,
+    /// When it ended, and how long it took.
+    pub end: std::time::SystemTime,
+    pub latency: Duration,
+    pub failed: Option<&'static str>,
+    pub retries: u32,
+}
