@@ -423,3 +423,30 @@ fn transaction_logs_have_pgbenchs_fields() {
         "{ours:?} {theirs:?}"
     );
 }
+
+#[test]
+fn pipelines_run_and_refuse_as_pgbenchs() {
+    let t = Target::new("pgb_pipeline");
+    let o = t.run(&bakeoff(), &["-i", "-s", "1", "-q"]);
+    assert!(o.status.success());
+    t.write(
+        "pipe.sql",
+        "\\set aid random(1, 100000 * :scale)\n\\startpipeline\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\nUPDATE pgbench_accounts SET abalance = abalance WHERE aid = :aid;\n\\endpipeline\n\\set y debug(:aid >= 1)\n",
+    );
+    t.write(
+        "gset.sql",
+        "\\startpipeline\nSELECT 1 AS x \\gset\n\\endpipeline\n",
+    );
+    for (script, mode) in [
+        ("pipe.sql", "extended"),
+        ("pipe.sql", "prepared"),
+        ("gset.sql", "prepared"),
+    ] {
+        let ((theirs, rc0), (ours, rc1)) = t.both(&["-n", "-f", script, "-t", "3", "-M", mode]);
+        assert_eq!(
+            rc1, rc0,
+            "{script} {mode}\n--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+        );
+        assert_eq!(comparable(&ours), comparable(&theirs), "{script} {mode}");
+    }
+}

@@ -153,11 +153,19 @@ pub fn final_report(
     latencies(&mut o, a, "", &total);
     let connect_ms = r.connect.as_ref().map_or(r.setup_seconds, |c| c.seconds) * 1000.0;
     let _ = writeln!(o, "initial connection time = {connect_ms:.3} ms");
-    let _ = writeln!(
-        o,
-        "tps = {:.6} (without initial connection time)",
-        total.done as f64 / secs
-    );
+    let _ = match a.connect {
+        // -C: connecting is part of every transaction, so of the rate too.
+        true => writeln!(
+            o,
+            "tps = {:.6} (including reconnection times)",
+            total.done as f64 / secs
+        ),
+        false => writeln!(
+            o,
+            "tps = {:.6} (without initial connection time)",
+            total.done as f64 / secs
+        ),
+    };
     if scripts.len() > 1 || a.report_per_command {
         per_script(&mut o, a, scripts, stats, &total, secs);
     }

@@ -20,6 +20,12 @@ impl PgbenchSession {
         let src = self.src.clone();
         let keep = sql.gset.is_some();
         let in_pipeline = self.in_pipeline(s, pc);
+        if in_pipeline && keep {
+            return Err(Stop::Abort(vec![format!(
+                "client {} aborted in command {pc} (gset) of script {s}; \\gset is not allowed in pipeline mode",
+                self.tid
+            )]));
+        }
         let conn = self
             .conn
             .as_mut()
