@@ -450,3 +450,48 @@ fn pipelines_run_and_refuse_as_pgbenchs() {
         assert_eq!(comparable(&ours), comparable(&theirs), "{script} {mode}");
     }
 }
+
+/// No PGPASSWORD: the password comes from the password file, as libpq finds it (the line for
+/// this socket directory, port, database and user); a file others can read is not used.
+#[test]
+fn the_password_comes_from_the_password_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Target::new("pgb_pgpass");
+    let s = pg_server();
+    let Endpoint::Unix(sock) = s.connect_options().endpoint else {
+        unreachable!()
+    };
+    let file = t.dir.join("pgpass");
+    std::fs::write(
+        &file,
+        format!(
+            "otherhost:*:*:*:wrong\n{}:{}:{}:{}:{}\n",
+            sock.parent().unwrap().display(),
+            s.port(),
+            t.db,
+            s.user(),
+            s.password()
+                .expose()
+                .replace('\\', "\\\\")
+                .replace(':', "\\:")
+        ),
+    )
+    .unwrap();
+    let run = |mode: u32| {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        let mut c = Command::new(bakeoff());
+        c.args(["pgbench", "-i", "-s", "1", "-I", "dt"]);
+        t.env(&mut c);
+        c.env_remove("PGPASSWORD").env("PGPASSFILE", &file);
+        c.output().unwrap()
+    };
+    let o = run(0o600);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(0o644);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success());
+    assert!(
+        err.contains("has group or world access; permissions should be u=rw (0600) or less"),
+        "{err}"
+    );
+}

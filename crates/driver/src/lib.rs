@@ -25,7 +25,7 @@ mod url;
 
 pub use adapters::mysql::{somaxconn, Answer, Conn, Stmt};
 pub use adapters::pgsql::{
-    libpq_error, PgConn, PgReply, PgRowSet, PgStmt, PgUntil, PgVia, PG_IGNORABLE,
+    libpq_error, PgConn, PgReply, PgRowSet, PgStmt, PgUntil, PgVia, TextParams, PG_IGNORABLE,
 };
 pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{printable, OkPacket, Outcome, ServerError};

@@ -56,6 +56,36 @@ pub fn pgpass_lookup(host: &str, port: u16, database: &str, user: &str) -> PgPas
     }
 }
 
+/// The password file's line for where `o` connects: its host (a socket's directory, which
+/// is `localhost` when it is libpq's default one), port, database and user.
+pub fn pgpass_for(o: &crate::ConnectOptions) -> PgPass {
+    let (host, port) = match &o.endpoint {
+        crate::Endpoint::Tcp { host, port } => (host.clone(), *port),
+        crate::Endpoint::Unix(path) => {
+            let dir = path
+                .parent()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default();
+            let port = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix(".s.PGSQL."))
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(5432);
+            let host = match dir.as_str() {
+                DEFAULT_SOCKET_DIR => "localhost".to_string(),
+                _ => dir,
+            };
+            (host, port)
+        }
+    };
+    let db = o.database.clone().unwrap_or_else(|| o.user.clone());
+    pgpass_lookup(&host, port, &db, &o.user)
+}
+
+/// Where Debian's libpq looks for a server's socket by default.
+pub const DEFAULT_SOCKET_DIR: &str = "/var/run/postgresql";
+
 /// The first matching line's password.
 pub fn lookup_in(text: &str, host: &str, port: &str, database: &str, user: &str) -> Option<String> {
     for line in text.lines() {

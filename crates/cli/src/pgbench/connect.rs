@@ -5,13 +5,10 @@
 
 use std::path::PathBuf;
 
-use bakeoff_driver::pgpass::pgpass_lookup;
-use bakeoff_driver::{ConnectOptions, DriverError, Endpoint, Protocol, SslMode};
+use bakeoff_driver::pgpass::{pgpass_for, DEFAULT_SOCKET_DIR as SOCKET_DIR};
+use bakeoff_driver::{ConnectOptions, DriverError, Endpoint, Protocol, Secret, SslMode};
 
 use super::args::PgbenchArgs;
-
-/// Debian's libpq looks for the server's socket here.
-const SOCKET_DIR: &str = "/var/run/postgresql";
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
@@ -50,26 +47,19 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
             port,
         },
     };
-    let password = match env("PGPASSWORD") {
-        Some(p) => p,
+    let mut o = ConnectOptions::new(endpoint, &user, "");
+    o.protocol = Protocol::Postgres;
+    o.database = Some(database);
+    o.password = match env("PGPASSWORD") {
+        Some(p) => Secret::new(&p),
         None => {
-            // libpq: the default socket directory matches "localhost"; another socket
-            // directory matches its own path.
-            let match_host = if host == SOCKET_DIR {
-                "localhost"
-            } else {
-                host.as_str()
-            };
-            let found = pgpass_lookup(match_host, port, &database, &user);
+            let found = pgpass_for(&o);
             if let Some(w) = found.warning {
                 eprintln!("{w}");
             }
-            found.password.unwrap_or_default()
+            Secret::new(&found.password.unwrap_or_default())
         }
     };
-    let mut o = ConnectOptions::new(endpoint, &user, &password);
-    o.protocol = Protocol::Postgres;
-    o.database = Some(database);
     if !socket {
         o.tls.mode = match env("PGSSLMODE").as_deref() {
             None | Some("prefer") | Some("allow") => SslMode::Preferred,

@@ -12,7 +12,32 @@ use crate::Rng;
 /// read as the other needs it.
 #[derive(Debug, Clone, Default)]
 pub struct Vars {
-    map: HashMap<String, Var>,
+    map: HashMap<String, Var, BuildFnv>,
+}
+
+/// FNV-1a for the variables' names: short keys looked up several times a transaction, where
+/// the default SipHash costs more than the lookup (no untrusted keys here: the script's own).
+#[derive(Debug, Clone, Copy, Default)]
+struct BuildFnv;
+
+impl std::hash::BuildHasher for BuildFnv {
+    type Hasher = Fnv;
+    fn build_hasher(&self) -> Fnv {
+        Fnv(FNV_OFFSET_BASIS)
+    }
+}
+
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ *b as u64).wrapping_mul(FNV_PRIME);
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -61,6 +86,23 @@ impl Vars {
             v.text = Some(v.value.unwrap_or(Value::Null).text());
         }
         v.text.as_deref()
+    }
+
+    /// The variable's SQL text appended to `out`; false when it is not set. A computed
+    /// value is written as it prints, with nothing kept or allocated.
+    pub fn write_text(&self, name: &str, out: &mut Vec<u8>) -> bool {
+        use std::io::Write;
+        let Some(v) = self.map.get(name) else {
+            return false;
+        };
+        match (&v.text, v.value) {
+            (Some(t), _) => out.extend_from_slice(t.as_bytes()),
+            (None, Some(Value::Int(i))) => {
+                let _ = write!(out, "{i}");
+            }
+            (None, value) => out.extend_from_slice(value.unwrap_or(Value::Null).text().as_bytes()),
+        }
+        true
     }
 
     /// The variable as a value, read from its text the first time.

@@ -60,6 +60,8 @@ pub struct Sql {
     pub params: Vec<String>,
     /// `\gset [prefix]` or `\aset [prefix]` after it.
     pub gset: Option<(Gset, String)>,
+    /// Between a \startpipeline and its \endpipeline: queued, its reply read at the end.
+    pub in_pipeline: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +123,7 @@ pub fn parse(source: &str, name: &str, text: &str, weight: u32) -> Result<Script
         text,
         commands: Vec::new(),
         blocks: Vec::new(),
+        pipeline: false,
     };
     p.run()?;
     if !p.blocks.is_empty() {
@@ -145,6 +148,8 @@ struct ScriptParser<'a> {
     commands: Vec<Command>,
     /// Open \if blocks: the command indices of the \if and its \elif/\else, and its line.
     blocks: Vec<(Vec<usize>, usize)>,
+    /// Whether a \startpipeline is open at this point of the text.
+    pipeline: bool,
 }
 
 impl ScriptParser<'_> {
@@ -261,6 +266,7 @@ impl ScriptParser<'_> {
                 numbered,
                 params,
                 gset: None,
+                in_pipeline: self.pipeline,
             }),
         });
         Ok(())
@@ -367,8 +373,14 @@ impl ScriptParser<'_> {
                 self.close_block(&branches, at);
                 Kind::Endif
             }
-            "startpipeline" => Kind::StartPipeline,
-            "endpipeline" => Kind::EndPipeline,
+            "startpipeline" => {
+                self.pipeline = true;
+                Kind::StartPipeline
+            }
+            "endpipeline" => {
+                self.pipeline = false;
+                Kind::EndPipeline
+            }
             _ => return Err(in_cmd("invalid command", None, None)),
         };
         self.commands.push(Command {
@@ -553,7 +565,7 @@ mod tests {
         assert_eq!(e.line, 2);
         assert_eq!(e.message, "syntax error");
         let e = parse("t.sql", "t.sql", "\\frob\n", 1).unwrap_err();
-        assert_eq!(e.message, "invalid command name");
+        assert_eq!(e.message, "invalid command");
         let e = parse("t.sql", "t.sql", "\\if 1\nSELECT 1;\n", 1).unwrap_err();
         assert!(e.message.contains("\\endif"), "{e}");
         let e = parse("t.sql", "t.sql", "\\gset\n", 1).unwrap_err();

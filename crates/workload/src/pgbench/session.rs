@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bakeoff_driver::{ConnectOptions, DriverError, PgConn, PgStmt, PgVia};
+use bakeoff_driver::{ConnectOptions, DriverError, PgConn, PgStmt, PgVia, TextParams};
 
 use super::eval::{eval, Ctx, Vars};
 use super::script::{Arg, Kind, Script};
@@ -98,7 +98,7 @@ impl Source for PgbenchSource {
             stats,
             transactions: 0,
             pending: Vec::new(),
-            values: Vec::new(),
+            values: TextParams::default(),
         })
     }
 }
@@ -126,7 +126,7 @@ pub struct PgbenchSession {
     /// A pipeline's statements sent and not yet read: (command, whether its rows are kept).
     pub(super) pending: Vec<usize>,
     /// The values of a statement's parameters, reused.
-    pub(super) values: Vec<Option<String>>,
+    pub(super) values: TextParams,
 }
 
 /// How a transaction's try ended short.
@@ -167,7 +167,7 @@ impl PgbenchSession {
         let mut pc = 0;
         while pc < commands.len() {
             let started = src.per_command.then(Instant::now);
-            let next = self.command(s, pc, c).await;
+            let next = self.command(s, pc, &commands[pc].kind, c).await;
             if let Some(t) = started {
                 let st = &mut self.stats[s].commands[pc];
                 st.seconds += t.elapsed().as_secs_f64();
@@ -187,17 +187,21 @@ impl PgbenchSession {
         Ok(())
     }
 
-    /// Run command `pc` of script `s`; the next command's index.
-    async fn command(&mut self, s: usize, pc: usize, c: &mut StmtCounts) -> Result<usize, Stop> {
-        let src = self.src.clone();
-        let commands = &src.scripts[s].commands;
+    /// Run command `pc` of script `s`, `kind`; the next command's index.
+    async fn command(
+        &mut self,
+        s: usize,
+        pc: usize,
+        kind: &Kind,
+        c: &mut StmtCounts,
+    ) -> Result<usize, Stop> {
         let meta_failed = |tid: u32, what: &str, e: &dyn std::fmt::Display| {
             Stop::Abort(vec![
                 e.to_string(),
                 format!("client {tid} aborted in command {pc} ({what}) of script {s}; evaluation of meta-command failed"),
             ])
         };
-        match &commands[pc].kind {
+        match kind {
             Kind::Sql(sql) => {
                 self.sql(s, pc, sql, c).await?;
                 Ok(pc + 1)
@@ -260,7 +264,7 @@ impl PgbenchSession {
             Kind::Elif(_, _, end) | Kind::Else(end) => Ok(end + 1),
             Kind::Endif => Ok(pc + 1),
             Kind::StartPipeline => {
-                if src.mode == QueryMode::Simple {
+                if self.src.mode == QueryMode::Simple {
                     return Err(Stop::Abort(vec![format!(
                         "client {} aborted in command {pc} (startpipeline) of script {s}; cannot use pipeline mode with the simple query protocol",
                         self.tid
@@ -349,7 +353,8 @@ impl PgbenchSession {
         self.pending.clear();
         if let Some(conn) = self.conn.as_mut() {
             if conn.transaction_status() != b'I' {
-                conn.run_text(PgVia::Simple("ROLLBACK"), &[], false).await?;
+                conn.run_text(PgVia::Simple("ROLLBACK"), TextParams::NONE, false)
+                    .await?;
             }
         }
         Ok(())

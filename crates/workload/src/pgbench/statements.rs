@@ -1,7 +1,7 @@
 //! A pgbench client's SQL commands: sent by the query mode's protocol (alone, or queued in
 //! a pipeline), their replies counted, `\\gset`/`\\aset` rows stored, errors judged.
 
-use bakeoff_driver::{PgReply, PgUntil, PgVia};
+use bakeoff_driver::{PgReply, PgUntil, PgVia, TextParams};
 
 use super::eval::Vars;
 use super::script::{each_variable, Gset, Kind, Piece, Sql};
@@ -17,9 +17,8 @@ impl PgbenchSession {
         sql: &Sql,
         c: &mut StmtCounts,
     ) -> Result<(), Stop> {
-        let src = self.src.clone();
         let keep = sql.gset.is_some();
-        let in_pipeline = self.in_pipeline(s, pc);
+        let in_pipeline = sql.in_pipeline;
         if in_pipeline && keep {
             return Err(Stop::Abort(vec![format!(
                 "client {} aborted in command {pc} (gset) of script {s}; \\gset is not allowed in pipeline mode",
@@ -30,25 +29,20 @@ impl PgbenchSession {
             .conn
             .as_mut()
             .expect("a client has its connection while it runs");
-        let (reply, text) = match src.mode {
+        let (reply, text) = match self.src.mode {
             QueryMode::Simple => {
                 let text = substitute(&sql.text, &mut self.vars);
-                (
-                    conn.run_text(PgVia::Simple(&text), &[], keep).await?,
-                    Some(text),
-                )
+                let reply = conn
+                    .run_text(PgVia::Simple(&text), TextParams::NONE, keep)
+                    .await?;
+                (reply, Some(text))
             }
             mode => {
                 self.values.clear();
                 for p in &sql.params {
-                    let v = self.vars.text(p).map(str::to_string);
-                    self.values.push(v);
+                    let vars = &self.vars;
+                    self.values.push(|out| vars.write_text(p, out));
                 }
-                let params: Vec<Option<&[u8]>> = self
-                    .values
-                    .iter()
-                    .map(|v| v.as_deref().map(str::as_bytes))
-                    .collect();
                 let via = match mode {
                     QueryMode::Prepared => {
                         let stmt = match self.stmts[s][pc] {
@@ -64,27 +58,14 @@ impl PgbenchSession {
                     _ => PgVia::Unnamed(&sql.numbered),
                 };
                 if in_pipeline {
-                    conn.queue_text(via, &params);
+                    conn.queue_text(via, &self.values, false);
                     self.pending.push(pc);
                     return Ok(());
                 }
-                (conn.run_text(via, &params, keep).await?, None)
+                (conn.run_text(via, &self.values, keep).await?, None)
             }
         };
         self.answer(s, pc, sql, text.as_deref(), reply, c)
-    }
-
-    /// Whether command `pc` sits between a \startpipeline and its \endpipeline.
-    fn in_pipeline(&self, s: usize, pc: usize) -> bool {
-        let commands = &self.src.scripts[s].commands;
-        for k in commands[..pc].iter().rev() {
-            match k.kind {
-                Kind::StartPipeline => return true,
-                Kind::EndPipeline => return false,
-                _ => {}
-            }
-        }
-        false
     }
 
     pub(super) async fn end_pipeline(&mut self, s: usize, c: &mut StmtCounts) -> Result<(), Stop> {

@@ -120,20 +120,20 @@ pub fn bind(out: &mut Vec<u8>, name: &[u8], params: &[Param<'_>], result_format:
     finish(out, at);
 }
 
-/// Bind the unnamed portal to statement `name` with text values (None: NULL), results in
-/// text: pgbench's way.
-pub fn bind_text(out: &mut Vec<u8>, name: &[u8], params: &[Option<&[u8]>]) {
+/// Bind the unnamed portal to statement `name` with text values (`values[from..to]` for
+/// each span; None: NULL), results in text: pgbench's way.
+pub fn bind_text(out: &mut Vec<u8>, name: &[u8], values: &[u8], spans: &[Option<(usize, usize)>]) {
     let at = begin(out, b'B');
     out.push(0);
     cstr(out, name);
     out.extend_from_slice(&0i16.to_be_bytes());
-    out.extend_from_slice(&(params.len() as i16).to_be_bytes());
-    for p in params {
-        match p {
+    out.extend_from_slice(&(spans.len() as i16).to_be_bytes());
+    for span in spans {
+        match *span {
             None => out.extend_from_slice(&(-1i32).to_be_bytes()),
-            Some(v) => {
-                out.extend_from_slice(&(v.len() as i32).to_be_bytes());
-                out.extend_from_slice(v);
+            Some((from, to)) => {
+                out.extend_from_slice(&((to - from) as i32).to_be_bytes());
+                out.extend_from_slice(&values[from..to]);
             }
         }
     }

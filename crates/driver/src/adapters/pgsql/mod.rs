@@ -14,7 +14,9 @@ mod startup;
 mod text;
 
 pub use conn::{interpolate, numbered_placeholders, PgConn, PgStmt};
-pub use text::{libpq_error, Reply as PgReply, RowSet as PgRowSet, Until as PgUntil, Via as PgVia};
+pub use text::{
+    libpq_error, Reply as PgReply, RowSet as PgRowSet, TextParams, Until as PgUntil, Via as PgVia,
+};
 
 /// The SQLSTATEs sysbench 1.0.20's pgsql driver treats as ignorable (drv_pgsql.c's
 /// check_status, which also rolls the transaction back): deadlock_detected,

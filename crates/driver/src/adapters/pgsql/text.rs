@@ -39,6 +39,40 @@ pub struct Reply {
     pub sets: Vec<RowSet>,
 }
 
+/// A statement's parameter values as text, written into one buffer the caller reuses: a
+/// statement allocates nothing once it has run.
+#[derive(Debug, Default)]
+pub struct TextParams {
+    buf: Vec<u8>,
+    /// Each value's bytes in `buf`; None: NULL.
+    spans: Vec<Option<(usize, usize)>>,
+}
+
+impl TextParams {
+    pub const NONE: &'static TextParams = &TextParams {
+        buf: Vec::new(),
+        spans: Vec::new(),
+    };
+
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.spans.clear();
+    }
+
+    /// The next value: what `write` puts into the buffer, or NULL when it returns false.
+    pub fn push(&mut self, write: impl FnOnce(&mut Vec<u8>) -> bool) {
+        let start = self.buf.len();
+        let span = match write(&mut self.buf) {
+            true => Some((start, self.buf.len())),
+            false => {
+                self.buf.truncate(start);
+                None
+            }
+        };
+        self.spans.push(span);
+    }
+}
+
 /// Where reading a reply stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Until {
@@ -63,14 +97,17 @@ impl PgConn {
     }
 
     /// Put a statement in the write buffer, without its Sync (see [`Self::queue_sync`]).
-    /// A simple query is only ever queued alone.
-    pub fn queue_text(&mut self, via: Via<'_>, params: &[Option<&[u8]>]) {
+    /// A simple query is only ever queued alone. `describe`: ask for the columns' names
+    /// (libpq always does; only `\gset` needs them, and without it the server does less).
+    pub fn queue_text(&mut self, via: Via<'_>, params: &TextParams, describe: bool) {
         match via {
             Via::Simple(sql) => m::query(&mut self.wbuf, sql.as_bytes()),
             Via::Unnamed(sql) => {
                 m::parse(&mut self.wbuf, b"", sql.as_bytes(), &[]);
-                m::bind_text(&mut self.wbuf, b"", params);
-                m::describe_portal(&mut self.wbuf);
+                m::bind_text(&mut self.wbuf, b"", &params.buf, &params.spans);
+                if describe {
+                    m::describe_portal(&mut self.wbuf);
+                }
                 m::execute(&mut self.wbuf);
             }
             Via::Named(stmt) => {
@@ -84,8 +121,10 @@ impl PgConn {
                         slot.parsed = true;
                     }
                 }
-                m::bind_text(&mut self.wbuf, name, params);
-                m::describe_portal(&mut self.wbuf);
+                m::bind_text(&mut self.wbuf, name, &params.buf, &params.spans);
+                if describe {
+                    m::describe_portal(&mut self.wbuf);
+                }
                 m::execute(&mut self.wbuf);
             }
         }
@@ -107,11 +146,11 @@ impl PgConn {
     pub async fn run_text(
         &mut self,
         via: Via<'_>,
-        params: &[Option<&[u8]>],
+        params: &TextParams,
         keep: bool,
     ) -> Result<Reply, DriverError> {
         self.wbuf.clear();
-        self.queue_text(via, params);
+        self.queue_text(via, params, keep);
         if !matches!(via, Via::Simple(_)) {
             self.queue_sync();
         }

@@ -128,7 +128,11 @@ impl RawConn {
             Ok(s) => s,
             Err(DriverError::Server(e)) => {
                 // sysbench's driver says why and its API raises its own error.
-                if self.opts.say_refusals {
+                if self.opts.say_refusals && e.code == 0 {
+                    // libpq's message ends in a newline, and sysbench's log adds its own.
+                    let said = bakeoff_driver::libpq_error(sql, &e);
+                    say::log(format!("FATAL: PQprepare() failed: {said}\n"));
+                } else if self.opts.say_refusals {
                     say::log("FATAL: mysql_stmt_prepare() failed".into());
                     say::log(format!("FATAL: MySQL error: {} \"{}\"", e.code, e.message));
                 }
