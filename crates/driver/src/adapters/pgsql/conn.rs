@@ -241,12 +241,7 @@ impl PgConn {
             return;
         }
         let fields = error_fields(body);
-        let get = |code: u8| {
-            fields
-                .iter()
-                .find(|(c, _)| *c == code)
-                .map(|(_, t)| t.as_str())
-        };
+        let get = |code: u8| field(&fields, code);
         let text = format!(
             "{}:  {}",
             get(b'S').unwrap_or("NOTICE"),
@@ -443,16 +438,19 @@ pub fn interpolate(sql: &str, params: &[Param<'_>]) -> String {
     out
 }
 
+/// An error or notice field by its code (`M` message, `S` severity, ...).
+fn field(fields: &[(u8, String)], code: u8) -> Option<&str> {
+    fields
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, t)| t.as_str())
+}
+
 /// An ErrorResponse as the driver family's error: no number (code 0), the SQLSTATE, and the
 /// primary message with its detail.
 pub(super) fn server_error(body: &[u8]) -> ServerError {
     let fields = error_fields(body);
-    let get = |code: u8| {
-        fields
-            .iter()
-            .find(|(c, _)| *c == code)
-            .map(|(_, t)| t.as_str())
-    };
+    let get = |code: u8| field(&fields, code);
     let mut message = get(b'M').unwrap_or("(no message)").to_string();
     if let Some(d) = get(b'D') {
         message = format!("{message} ({d})");

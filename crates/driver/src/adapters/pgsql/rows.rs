@@ -107,7 +107,7 @@ impl PgConn {
     }
 }
 
-fn data_row(body: &[u8]) -> Vec<Option<String>> {
+pub(super) fn data_row(body: &[u8]) -> Vec<Option<String>> {
     let mut f = Fields(body);
     let n = f.i16().unwrap_or(0).max(0) as usize;
     let mut row = Vec::with_capacity(n);

@@ -184,7 +184,7 @@ impl PgConn {
                                 max: self.limits.max_rows,
                             });
                         }
-                        let row = text_row(self.body(msg));
+                        let row = super::rows::data_row(self.body(msg));
                         if let Some(set) = reply.sets.last_mut() {
                             set.rows.push(row);
                         }
@@ -250,22 +250,6 @@ fn column_names(body: &[u8]) -> Vec<String> {
         let _ = f.bytes(4 + 2 + 4 + 2 + 4 + 2);
     }
     names
-}
-
-fn text_row(body: &[u8]) -> Vec<Option<String>> {
-    let mut f = Fields(body);
-    let n = f.i16().unwrap_or(0).max(0) as usize;
-    let mut row = Vec::with_capacity(n);
-    for _ in 0..n {
-        let Some(len) = f.i32() else { break };
-        if len < 0 {
-            row.push(None);
-            continue;
-        }
-        let v = f.bytes(len as usize).unwrap_or_default();
-        row.push(Some(String::from_utf8_lossy(v).into_owned()));
-    }
-    row
 }
 
 /// libpq's text for a server error on statement `sql`: `ERROR:  message`, then for an error
