@@ -495,3 +495,47 @@ fn the_password_comes_from_the_password_file() {
         "{err}"
     );
 }
+
+/// --rate and --latency-limit: the same report lines (skipped, late, stddev, schedule lag)
+/// and log fields, the lag measured from each transaction's schedule.
+#[test]
+fn a_paced_run_reports_its_schedule_lag_as_pgbench() {
+    let t = Target::new("pgb_rate");
+    let o = t.run(&bakeoff(), &["-i", "-s", "1", "-q"]);
+    assert!(o.status.success());
+    let args = [
+        "-n", "-S", "-c", "2", "-T", "2", "-R", "200", "-L", "50", "-P", "1",
+    ];
+    let ((theirs, rc0), (ours, rc1)) = t.both(&args);
+    assert_eq!(
+        (rc1, rc0),
+        (0, 0),
+        "--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+    );
+    let report = |s: &str| {
+        comparable(s)
+            .lines()
+            .filter(|l| !l.starts_with("progress:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        report(&ours),
+        report(&theirs),
+        "--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+    );
+    let lag_ms = |s: &str| -> f64 {
+        let l = s
+            .lines()
+            .find(|l| l.starts_with("rate limit schedule lag: avg "))
+            .unwrap();
+        l["rate limit schedule lag: avg ".len()..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // A 200 tps schedule on an idle server: starting within a few milliseconds of it.
+    assert!(lag_ms(&ours) < 5.0, "{ours}");
+}

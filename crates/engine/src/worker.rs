@@ -280,10 +280,17 @@ async fn generate<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, rate: f64, star
         w.spec.seed ^ (0xa5a5 + w.index as u64),
     );
     let limit = (w.spec.queue_limit / threads as usize).max(1);
+    let fine = crate::pacing::FineTimer::new().ok();
     loop {
         let at = arrivals.next();
         if at > Instant::now() {
-            tokio::time::sleep_until(at.into()).await;
+            let precise = match &fine {
+                Some(t) => t.sleep_until(at).await.is_ok(),
+                None => false,
+            };
+            if !precise {
+                tokio::time::sleep_until(at.into()).await;
+            }
         }
         if w.shared.over(at) {
             break;
@@ -343,6 +350,7 @@ async fn connection<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, mut s: S::Ses
                 if !books.begin_at(intended) {
                     break;
                 }
+                s.intended_start(intended);
                 let mut counts = StmtCounts::default();
                 let ok = event_with_restarts(&w, &mut s, &mut counts).await;
                 if !ok {

@@ -274,6 +274,7 @@ fn bench(
         latency_limit: a
             .latency_limit
             .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
+        paced: a.rate.is_some(),
         stats: Mutex::new(Vec::new()),
         on_abort: Box::new(|m| eprintln!("pgbench: error: {m}")),
         on_transaction: logs.clone().map(|l| {

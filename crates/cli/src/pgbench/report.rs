@@ -136,7 +136,13 @@ pub fn final_report(
     outcomes(&mut o, a, "", &total);
     if let Some(limit) = a.latency_limit {
         if a.rate.is_some() {
-            let _ = writeln!(o, "number of transactions skipped: 0 ({:.3}%)", 0.0);
+            let all = total.done + total.failed + total.skipped;
+            let _ = writeln!(
+                o,
+                "number of transactions skipped: {} ({:.3}%)",
+                total.skipped,
+                100.0 * total.skipped as f64 / all as f64
+            );
         }
         let _ = writeln!(
             o,
@@ -151,6 +157,15 @@ pub fn final_report(
         return o;
     }
     latencies(&mut o, a, "", &total);
+    if a.rate.is_some() {
+        let started = (total.done + total.failed).max(1);
+        let _ = writeln!(
+            o,
+            "rate limit schedule lag: avg {:.3} (max {:.3}) ms",
+            1000.0 * total.lag_sum / started as f64,
+            1000.0 * total.lag_max
+        );
+    }
     let connect_ms = r.connect.as_ref().map_or(r.setup_seconds, |c| c.seconds) * 1000.0;
     let _ = writeln!(o, "initial connection time = {connect_ms:.3} ms");
     let _ = match a.connect {
@@ -288,6 +303,9 @@ fn sum(stats: &[ScriptStats]) -> ScriptStats {
         t.retries += s.retries;
         t.retried += s.retried;
         t.late += s.late;
+        t.skipped += s.skipped;
+        t.lag_sum += s.lag_sum;
+        t.lag_max = t.lag_max.max(s.lag_max);
         t.sum += s.sum;
         t.sum2 += s.sum2;
         t.max = t.max.max(s.max);
@@ -331,6 +349,9 @@ struct FileLog {
 
 #[derive(Default, Clone, Copy)]
 struct Agg {
+    /// Schedule lag (us): sum, sum of squares, min, max; and transactions skipped.
+    lag: [f64; 4],
+    skipped: u64,
     count: u64,
     sum: f64,
     sum2: f64,
@@ -392,7 +413,16 @@ impl TxLogs {
                 f.agg = Agg::default();
             }
             let a = &mut f.agg;
+            if let Some(lag) = t.lag {
+                let l = lag.as_micros() as f64;
+                let first = a.count + a.failures == 0;
+                a.lag[0] += l;
+                a.lag[1] += l * l;
+                a.lag[2] = if first { l } else { a.lag[2].min(l) };
+                a.lag[3] = a.lag[3].max(l);
+            }
             match t.failed {
+                Some("skipped") => a.skipped += 1,
                 Some(kind) => {
                     a.failures += 1;
                     if kind == "serialization" {
@@ -421,6 +451,7 @@ impl TxLogs {
             }
         }
         let time = match t.failed {
+            Some("skipped") => "skipped".to_string(),
             Some(_) => "failed".to_string(),
             None => format!("{us:.0}"),
         };
@@ -432,6 +463,9 @@ impl TxLogs {
             end.as_secs(),
             end.subsec_micros()
         );
+        if let Some(lag) = t.lag {
+            line.push_str(&format!(" {}", lag.as_micros()));
+        }
         if self.retries_column {
             line.push_str(&format!(" {}", t.retries));
         }
@@ -453,11 +487,24 @@ impl TxLogs {
 
 /// An --aggregate-interval line in pgbench 15's fifteen fields: interval start, count,
 /// latency sum, sum of squares, min and max (us); schedule lag sum, sum of squares, min and
-/// max, and skipped (0: bakeoff does not measure lag yet); retried, retries;
-/// serialization and deadlock failures.
+/// max (us, 0 without --rate), skipped; retried, retries; serialization and deadlock
+/// failures.
 fn agg_line(start: u64, a: &Agg, _retries: bool) -> String {
     format!(
-        "{start} {} {:.0} {:.0} {:.0} {:.0} 0 0 0 0 0 {} {} {} {}",
-        a.count, a.sum, a.sum2, a.min, a.max, a.retried, a.retries, a.serialization, a.deadlock
+        "{start} {} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {} {} {} {} {}",
+        a.count,
+        a.sum,
+        a.sum2,
+        a.min,
+        a.max,
+        a.lag[0],
+        a.lag[1],
+        a.lag[2],
+        a.lag[3],
+        a.skipped,
+        a.retried,
+        a.retries,
+        a.serialization,
+        a.deadlock
     )
 }

@@ -48,8 +48,12 @@ pub struct PgbenchSource {
     pub connect_each: bool,
     /// Per-command timing, only for `-r` (a clock read per command otherwise saved).
     pub per_command: bool,
-    /// -L: transactions that took longer are counted as late.
+    /// -L: transactions that took longer are counted as late (and under --rate, ones that
+    /// would start later than this after their schedule are skipped).
     pub latency_limit: Option<Duration>,
+    /// --rate: transactions keep a schedule, their latency counted from it and their lag
+    /// measured.
+    pub paced: bool,
     pub stats: Mutex<Vec<ScriptStats>>,
     /// A client's abort, said as pgbench says it (the CLI prints it).
     pub on_abort: Box<dyn Fn(&str) + Send + Sync>,
@@ -99,6 +103,7 @@ impl Source for PgbenchSource {
             transactions: 0,
             pending: Vec::new(),
             values: TextParams::default(),
+            intended: None,
         })
     }
 }
@@ -127,6 +132,8 @@ pub struct PgbenchSession {
     pub(super) pending: Vec<usize>,
     /// The values of a statement's parameters, reused.
     pub(super) values: TextParams,
+    /// The next transaction's scheduled start (--rate).
+    pub(super) intended: Option<Instant>,
 }
 
 /// How a transaction's try ended short.
@@ -360,7 +367,14 @@ impl PgbenchSession {
         Ok(())
     }
 
-    fn log(&self, s: usize, started: Instant, failed: Option<&'static str>, retries: u32) {
+    fn log(
+        &self,
+        s: usize,
+        started: Instant,
+        lag: Option<Duration>,
+        failed: Option<&'static str>,
+        retries: u32,
+    ) {
         if let Some(f) = &self.src.on_transaction {
             let entry = Logged {
                 client: self.tid,
@@ -368,6 +382,7 @@ impl PgbenchSession {
                 script: s,
                 end: std::time::SystemTime::now(),
                 latency: started.elapsed(),
+                lag,
                 failed,
                 retries,
             };
@@ -377,8 +392,28 @@ impl PgbenchSession {
 }
 
 impl Events for PgbenchSession {
+    fn intended_start(&mut self, at: Instant) {
+        self.intended = Some(at);
+    }
+
     async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
-        let started = Instant::now();
+        let now = Instant::now();
+        // pgbench's latency under --rate runs from the schedule, the lag being part of it.
+        let (started, lag) = match (self.src.paced, self.intended.take()) {
+            (true, Some(at)) => (at.min(now), Some(now.saturating_duration_since(at))),
+            _ => (now, None),
+        };
+        if let Some(lag) = lag {
+            if self.src.latency_limit.is_some_and(|l| lag > l) {
+                self.stats[0].skipped += 1;
+                self.log(0, started, Some(lag), Some("skipped"), 0);
+                self.transactions += 1;
+                return Ok(());
+            }
+            let st = &mut self.stats[0];
+            st.lag_sum += lag.as_secs_f64();
+            st.lag_max = st.lag_max.max(lag.as_secs_f64());
+        }
         if self.src.connect_each {
             self.conn = Some(connect(&self.src.endpoint, self.blocking).await?);
             for s in &mut self.stmts {
@@ -401,7 +436,7 @@ impl Events for PgbenchSession {
                         st.retried += 1;
                         st.retries += (tries - 1) as u64;
                     }
-                    self.log(s, started, None, tries - 1);
+                    self.log(s, started, lag, None, tries - 1);
                     break;
                 }
                 Err(Stop::Retryable(kind, pc)) => {
@@ -422,7 +457,7 @@ impl Events for PgbenchSession {
                         "serialization" => st.serialization_failures += 1,
                         _ => st.deadlock_failures += 1,
                     }
-                    self.log(s, started, Some(kind), tries - 1);
+                    self.log(s, started, lag, Some(kind), tries - 1);
                     break;
                 }
                 Err(Stop::Abort(messages)) => {

@@ -25,6 +25,11 @@ pub struct ScriptStats {
     pub retried: u64,
     /// Transactions done over --latency-limit.
     pub late: u64,
+    /// Under --rate: transactions skipped for starting later than --latency-limit after
+    /// their scheduled start, and the schedule lag of those started (sum, max; seconds).
+    pub skipped: u64,
+    pub lag_sum: f64,
+    pub lag_max: f64,
     /// Latency of the transactions done: sum, sum of squares (seconds), min, max.
     pub sum: f64,
     pub sum2: f64,
@@ -42,6 +47,9 @@ impl ScriptStats {
         self.retries += o.retries;
         self.retried += o.retried;
         self.late += o.late;
+        self.skipped += o.skipped;
+        self.lag_sum += o.lag_sum;
+        self.lag_max = self.lag_max.max(o.lag_max);
         self.sum += o.sum;
         self.sum2 += o.sum2;
         if o.done > 0 {
@@ -86,6 +94,9 @@ pub struct Logged {
     /// When it ended, and how long it took.
     pub end: std::time::SystemTime,
     pub latency: Duration,
+    /// Under --rate: how late it started against its schedule.
+    pub lag: Option<Duration>,
+    /// "skipped", or the failure's kind; None: done.
     pub failed: Option<&'static str>,
     pub retries: u32,
 }

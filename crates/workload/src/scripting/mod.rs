@@ -42,6 +42,10 @@ pub trait Events {
     /// statements before a failure stay counted as sysbench counts them.
     fn event(&mut self, c: &mut StmtCounts) -> impl Future<Output = Result<(), EventError>>;
 
+    /// The next event's intended start, told before it begins: its arrival in open loop
+    /// (--rate), now in closed loop. pgbench's clients measure their schedule lag from it.
+    fn intended_start(&mut self, _at: std::time::Instant) {}
+
     /// After a lost connection: a new connection with everything prepared again.
     fn reconnect(&mut self) -> impl Future<Output = Result<(), DriverError>>;
 
