@@ -539,3 +539,37 @@ fn a_paced_run_reports_its_schedule_lag_as_pgbench() {
     // A 200 tps schedule on an idle server: starting within a few milliseconds of it.
     assert!(lag_ms(&ours) < 5.0, "{ours}");
 }
+
+/// A partitioned pgbench_accounts: -i makes the same partitions, and a built-in's report
+/// names them as pgbench's does.
+#[test]
+fn partitions_are_made_and_named_as_pgbench() {
+    let t = Target::new("pgb_partitions");
+    let parts = "select c.relname, pg_get_expr(c.relpartbound, c.oid) from pg_class c join pg_inherits i on i.inhrelid = c.oid where i.inhparent = 'pgbench_accounts'::regclass order by 1";
+    let mut made = Vec::new();
+    for program in [real_pgbench(), bakeoff()] {
+        for method in ["range", "hash"] {
+            let o = t.run(
+                &program,
+                &[
+                    "-i",
+                    "-s",
+                    "1",
+                    "-q",
+                    "--partitions=3",
+                    &format!("--partition-method={method}"),
+                ],
+            );
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            made.push(t.query(parts));
+        }
+    }
+    assert_eq!(made[2..], made[..2]);
+    let ((theirs, _), (ours, rc)) = t.both(&["-n", "-S", "-t", "5"]);
+    assert_eq!(rc, 0);
+    assert_eq!(comparable(&ours), comparable(&theirs));
+    assert!(
+        ours.contains("partition method: hash\npartitions: 3"),
+        "{ours}"
+    );
+}

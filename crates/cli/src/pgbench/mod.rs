@@ -108,11 +108,16 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         .iter()
         .all(|s| matches!(s, ScriptArg::Builtin(..)));
     let scale = rt.block_on(scale_of(a, &mut conn, builtin_used, &endpoint))?;
+    // pgbench names a partitioned pgbench_accounts in its report when a built-in runs.
+    let partitions = match builtin_used {
+        true => rt.block_on(partitions_of(&mut conn)),
+        false => None,
+    };
     if !a.no_vacuum {
         rt.block_on(vacuum(&mut conn, a.vacuum_all));
     }
     rt.block_on(conn.quit());
-    bench(a, endpoint, scripts, scale)
+    bench(a, endpoint, scripts, (scale, partitions))
 }
 
 fn init(
@@ -240,11 +245,37 @@ async fn vacuum(conn: &mut PgConn, all: bool) {
     eprintln!("end.");
 }
 
+/// pgbench_accounts' partitioning: its method and how many partitions, when partitioned.
+async fn partitions_of(conn: &mut PgConn) -> Option<(String, u64)> {
+    let rows = conn
+        .query_rows(
+            "select p.partstrat, count(i.inhrelid) from pg_catalog.pg_class c \
+             join pg_catalog.pg_partitioned_table p on p.partrelid = c.oid \
+             left join pg_catalog.pg_inherits i on i.inhparent = c.oid \
+             where c.relname = 'pgbench_accounts' and pg_catalog.pg_table_is_visible(c.oid) \
+             group by 1",
+        )
+        .await
+        .ok()?;
+    let row = rows.into_iter().next()?;
+    let method = match row.first()?.as_deref()? {
+        "r" => "range",
+        "h" => "hash",
+        other => other,
+    }
+    .to_string();
+    let n = row.get(1)?.as_deref()?.parse().ok()?;
+    Some((method, n))
+}
+
+/// The scale the report says, and pgbench_accounts' partitioning if it has one.
+type Scale = (u32, Option<(String, u64)>);
+
 fn bench(
     a: &PgbenchArgs,
     endpoint: bakeoff_driver::ConnectOptions,
     scripts: Vec<Script>,
-    scale: u32,
+    (scale, partitions): Scale,
 ) -> Result<ExitCode, String> {
     let seed = report::seed(a.random_seed.as_deref())?;
     let mut vars = Vars::default();
@@ -320,7 +351,15 @@ fn bench(
     let aborted = source.aborted.load(Ordering::Relaxed);
     print!(
         "{}",
-        report::final_report(a, &source.scripts, &stats, &result, scale, mode, jobs)
+        report::final_report(
+            a,
+            &source.scripts,
+            &stats,
+            &result,
+            (scale, partitions.as_ref()),
+            mode,
+            jobs
+        )
     );
     if let RunStatus::Failed(why) = &result.status {
         eprintln!("pgbench: error: {why}");

@@ -93,7 +93,7 @@ pub fn final_report(
     scripts: &[Script],
     stats: &[ScriptStats],
     r: &RunResult,
-    scale: u32,
+    (scale, partitions): (u32, Option<&(String, u64)>),
     mode: QueryMode,
     jobs: u32,
 ) -> String {
@@ -105,6 +105,9 @@ pub fn final_report(
     };
     let _ = writeln!(o, "transaction type: {name}");
     let _ = writeln!(o, "scaling factor: {scale}");
+    if let Some((method, n)) = partitions {
+        let _ = writeln!(o, "partition method: {method}\npartitions: {n}");
+    }
     let _ = writeln!(o, "query mode: {}", mode.name());
     let _ = writeln!(o, "number of clients: {}", a.clients);
     let _ = writeln!(o, "number of threads: {jobs}");
