@@ -10,7 +10,7 @@ mod report;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bakeoff_driver::PgConn;
 use bakeoff_engine::{RunSpec, RunStatus};
@@ -19,7 +19,7 @@ use bakeoff_workload::pgbench::eval::Vars;
 use bakeoff_workload::pgbench::init::{initialize, InitOptions};
 use bakeoff_workload::pgbench::script::{self, Script};
 use bakeoff_workload::pgbench::value::Value;
-use bakeoff_workload::pgbench::{PgbenchSource, QueryMode, ScriptStats};
+use bakeoff_workload::pgbench::{Live, PgbenchSource, QueryMode, ScriptStats};
 
 use args::{Parsed, PgbenchArgs, ScriptArg};
 
@@ -314,6 +314,7 @@ fn bench(
             f
         }),
         aborted: AtomicU32::new(0),
+        live: (a.progress > 0).then(Live::default),
     });
     let jobs = a.jobs.min(a.clients);
     let spec = RunSpec {
@@ -331,8 +332,7 @@ fn bench(
         ignore_errors: bakeoff_engine::IgnoreErrors::Codes(Vec::new()),
         ..RunSpec::default()
     };
-    let started = Instant::now();
-    let mut progress = report::Progress::new(a, started);
+    let mut progress = report::Progress::new(a, source.clone());
     let result = bakeoff_engine::run(
         source.clone(),
         &spec,

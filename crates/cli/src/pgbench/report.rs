@@ -4,11 +4,11 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use bakeoff_engine::{Observer, RunResult, Tick};
 use bakeoff_workload::pgbench::script::Script;
-use bakeoff_workload::pgbench::{Logged, QueryMode, ScriptStats};
+use bakeoff_workload::pgbench::{Logged, PgbenchSource, QueryMode, ScriptStats};
 
 use super::args::PgbenchArgs;
 
@@ -35,26 +35,41 @@ pub fn seed(given: Option<&str>) -> Result<u64, String> {
     }
 }
 
-/// The -P lines, on stderr as pgbench prints them.
+/// The -P lines, on stderr as pgbench prints them: the tick's rate and latency from the
+/// engine, failures, skips, retries and lag from the clients' live counters.
 pub struct Progress {
     every: u32,
     timestamp: bool,
+    rate: bool,
+    limit: bool,
+    retries: bool,
+    source: Arc<PgbenchSource>,
+    /// The live counters at the previous tick.
+    last: [u64; 6],
 }
 
 impl Progress {
-    pub fn new(a: &PgbenchArgs, _started: Instant) -> Progress {
+    pub fn new(a: &PgbenchArgs, source: Arc<PgbenchSource>) -> Progress {
         Progress {
             every: a.progress,
             timestamp: a.progress_timestamp,
+            rate: a.rate.is_some(),
+            limit: a.latency_limit.is_some(),
+            retries: a.max_tries.unwrap_or(1) != 1,
+            source,
+            last: [0; 6],
         }
     }
 }
 
 impl Observer for Progress {
     fn on_tick(&mut self, t: &Tick) {
-        if self.every == 0 {
+        let Some(live) = self.source.live.as_ref().filter(|_| self.every > 0) else {
             return;
-        }
+        };
+        let now = live.read();
+        let d: Vec<u64> = now.iter().zip(&self.last).map(|(n, l)| n - l).collect();
+        self.last = now;
         let w = &t.window;
         let stddev = stddev_ms(&t.histogram, w.latency.avg_ms);
         let at = match self.timestamp {
@@ -66,10 +81,20 @@ impl Observer for Progress {
             }
             false => format!("{:.1} s", t.t),
         };
-        let line = format!(
+        let mut line = format!(
             "progress: {at}, {:.1} tps, lat {:.3} ms stddev {stddev:.3}, {} failed",
-            w.tps, w.latency.avg_ms, w.errors
+            w.tps, w.latency.avg_ms, d[0]
         );
+        if self.rate {
+            let lag_ms = d[4] as f64 / 1000.0 / d[5].max(1) as f64;
+            line.push_str(&format!(", lag {lag_ms:.3} ms"));
+            if self.limit {
+                line.push_str(&format!(", {} skipped", d[1]));
+            }
+        }
+        if self.retries {
+            line.push_str(&format!(", {} retried, {} retries", d[2], d[3]));
+        }
         eprintln!("{line}");
     }
 }

@@ -17,4 +17,4 @@ pub mod stats;
 pub mod value;
 
 pub use session::{PgbenchSession, PgbenchSource, QueryMode};
-pub use stats::{CommandStats, Logged, ScriptStats};
+pub use stats::{CommandStats, Live, Logged, ScriptStats};

@@ -10,7 +10,7 @@ use bakeoff_driver::{ConnectOptions, DriverError, PgConn, PgStmt, PgVia, TextPar
 
 use super::eval::{eval, Ctx, Vars};
 use super::script::{Arg, Kind, Script};
-use super::stats::{CommandStats, Logged, ScriptStats};
+use super::stats::{CommandStats, Live, Logged, ScriptStats};
 use super::value::Value;
 use crate::scripting::{EventError, Events, Source, StmtCounts};
 use crate::Rng;
@@ -61,6 +61,8 @@ pub struct PgbenchSource {
     pub on_transaction: Option<OnTransaction>,
     /// Clients aborted.
     pub aborted: std::sync::atomic::AtomicU32,
+    /// Counters for -P's lines; None without -P.
+    pub live: Option<Live>,
 }
 
 impl Source for PgbenchSource {
@@ -355,6 +357,15 @@ impl PgbenchSession {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
+    /// -P's counters for a transaction that ended after `tries` tries, `failed` or done.
+    fn live_tries(&self, tries: u32, failed: bool) {
+        if let Some(live) = &self.src.live {
+            Live::add(&live.failed, failed as u64);
+            Live::add(&live.retried, (tries > 1) as u64);
+            Live::add(&live.retries, tries as u64 - 1);
+        }
+    }
+
     /// After a try that failed: leave the transaction it left open.
     async fn roll_back(&mut self) -> Result<(), DriverError> {
         self.pending.clear();
@@ -404,8 +415,15 @@ impl Events for PgbenchSession {
             _ => (now, None),
         };
         if let Some(lag) = lag {
+            if let Some(live) = &self.src.live {
+                Live::add(&live.lag_us, lag.as_micros() as u64);
+                Live::add(&live.lagged, 1);
+            }
             if self.src.latency_limit.is_some_and(|l| lag > l) {
                 self.stats[0].skipped += 1;
+                if let Some(live) = &self.src.live {
+                    Live::add(&live.skipped, 1);
+                }
                 self.log(0, started, Some(lag), Some("skipped"), 0);
                 self.transactions += 1;
                 return Ok(());
@@ -436,6 +454,7 @@ impl Events for PgbenchSession {
                         st.retried += 1;
                         st.retries += (tries - 1) as u64;
                     }
+                    self.live_tries(tries, false);
                     self.log(s, started, lag, None, tries - 1);
                     break;
                 }
@@ -457,6 +476,7 @@ impl Events for PgbenchSession {
                         "serialization" => st.serialization_failures += 1,
                         _ => st.deadlock_failures += 1,
                     }
+                    self.live_tries(tries, true);
                     self.log(s, started, lag, Some(kind), tries - 1);
                     break;
                 }

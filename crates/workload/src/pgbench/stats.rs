@@ -2,6 +2,7 @@
 //! latencies, per command its time, failures and retries (-r), and one transaction as its
 //! log line (-l) sees it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// One command's figures for `-r`.
@@ -99,4 +100,37 @@ pub struct Logged {
     /// "skipped", or the failure's kind; None: done.
     pub failed: Option<&'static str>,
     pub retries: u32,
+}
+
+/// What -P's lines need between ticks, counted as transactions end (only when -P asks):
+/// failed, skipped, retried transactions, retries, and the schedule lag (us) with its count.
+#[derive(Debug, Default)]
+pub struct Live {
+    pub failed: AtomicU64,
+    pub skipped: AtomicU64,
+    pub retried: AtomicU64,
+    pub retries: AtomicU64,
+    pub lag_us: AtomicU64,
+    pub lagged: AtomicU64,
+}
+
+impl Live {
+    pub(super) fn add(counter: &AtomicU64, n: u64) {
+        if n > 0 {
+            counter.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Every counter, read (and the reading left for the next tick's difference).
+    pub fn read(&self) -> [u64; 6] {
+        [
+            &self.failed,
+            &self.skipped,
+            &self.retried,
+            &self.retries,
+            &self.lag_us,
+            &self.lagged,
+        ]
+        .map(|c| c.load(Ordering::Relaxed))
+    }
 }
