@@ -38,6 +38,14 @@ impl Target {
         }
     }
 
+    /// A target with pgbench's tables at scale 1, made by bakeoff's -i.
+    fn initialized(name: &str) -> Target {
+        let t = Target::new(name);
+        let o = t.run(&bakeoff(), &["-i", "-s", "1", "-q"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        t
+    }
+
     fn env(&self, c: &mut Command) {
         let s = pg_server();
         let Endpoint::Unix(sock) = s.connect_options().endpoint else {
@@ -351,9 +359,7 @@ fn bad_scripts_and_options_are_refused_in_pgbenchs_words() {
 
 #[test]
 fn transaction_logs_have_pgbenchs_fields() {
-    let t = Target::new("pgb_logs");
-    let o = t.run(&bakeoff(), &["-i", "-s", "1", "-q"]);
-    assert!(o.status.success());
+    let t = Target::initialized("pgb_logs");
     let fields = |program: &Path, args: &[&str]| -> Vec<Vec<String>> {
         for e in std::fs::read_dir(&t.dir).unwrap() {
             let p = e.unwrap().path();
@@ -426,9 +432,7 @@ fn transaction_logs_have_pgbenchs_fields() {
 
 #[test]
 fn pipelines_run_and_refuse_as_pgbenchs() {
-    let t = Target::new("pgb_pipeline");
-    let o = t.run(&bakeoff(), &["-i", "-s", "1", "-q"]);
-    assert!(o.status.success());
+    let t = Target::initialized("pgb_pipeline");
     t.write(
         "pipe.sql",
         "\\set aid random(1, 100000 * :scale)\n\\startpipeline\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\nUPDATE pgbench_accounts SET abalance = abalance WHERE aid = :aid;\n\\endpipeline\n\\set y debug(:aid >= 1)\n",
@@ -500,9 +504,7 @@ fn the_password_comes_from_the_password_file() {
 /// and log fields, the lag measured from each transaction's schedule.
 #[test]
 fn a_paced_run_reports_its_schedule_lag_as_pgbench() {
-    let t = Target::new("pgb_rate");
-    let o = t.run(&bakeoff(), &["-i", "-s", "1", "-q"]);
-    assert!(o.status.success());
+    let t = Target::initialized("pgb_rate");
     let args = [
         "-n", "-S", "-c", "2", "-T", "2", "-R", "200", "-L", "50", "-P", "1",
     ];

@@ -123,7 +123,7 @@ pub fn final_report(
     jobs: u32,
 ) -> String {
     let mut o = String::new();
-    let total = sum(stats);
+    let total = ScriptStats::total(stats);
     let name = match scripts.len() {
         1 => scripts[0].name.clone(),
         _ => "multiple scripts".into(),
@@ -316,29 +316,6 @@ fn per_script(
             };
         }
     }
-}
-
-fn sum(stats: &[ScriptStats]) -> ScriptStats {
-    let mut t = ScriptStats::default();
-    for s in stats {
-        if s.done > 0 {
-            t.min = if t.done == 0 { s.min } else { t.min.min(s.min) };
-        }
-        t.done += s.done;
-        t.failed += s.failed;
-        t.serialization_failures += s.serialization_failures;
-        t.deadlock_failures += s.deadlock_failures;
-        t.retries += s.retries;
-        t.retried += s.retried;
-        t.late += s.late;
-        t.skipped += s.skipped;
-        t.lag_sum += s.lag_sum;
-        t.lag_max = t.lag_max.max(s.lag_max);
-        t.sum += s.sum;
-        t.sum2 += s.sum2;
-        t.max = t.max.max(s.max);
-    }
-    t
 }
 
 fn mean_ms(s: &ScriptStats) -> f64 {

@@ -40,7 +40,17 @@ pub struct ScriptStats {
 }
 
 impl ScriptStats {
-    pub(super) fn add(&mut self, o: &ScriptStats) {
+    /// Every script's figures together (the report's totals).
+    pub fn total(all: &[ScriptStats]) -> ScriptStats {
+        let mut t = ScriptStats::default();
+        for s in all {
+            t.add(s);
+        }
+        t
+    }
+
+    /// `o`'s figures added to these.
+    pub fn add(&mut self, o: &ScriptStats) {
         self.done += o.done;
         self.failed += o.failed;
         self.serialization_failures += o.serialization_failures;
