@@ -575,3 +575,54 @@ fn partitions_are_made_and_named_as_pgbench() {
         "{ours}"
     );
 }
+
+/// PGSERVICE: host, port, database, user and password from a service file, as libpq reads
+/// them; a service it does not define is refused by name.
+#[test]
+fn a_service_file_names_where_to_connect() {
+    let t = Target::new("pgb_service");
+    let s = pg_server();
+    let Endpoint::Unix(sock) = s.connect_options().endpoint else {
+        unreachable!()
+    };
+    let file = t.dir.join("pg_service.conf");
+    std::fs::write(
+        &file,
+        format!(
+            "[other]\nhost=nowhere\n\n[bench]\nhost={}\nport={}\ndbname={}\nuser={}\npassword={}\n",
+            sock.parent().unwrap().display(),
+            s.port(),
+            t.db,
+            s.user(),
+            s.password().expose()
+        ),
+    )
+    .unwrap();
+    let run = |service: &str| {
+        let mut c = Command::new(bakeoff());
+        c.args(["pgbench", "-i", "-s", "1", "-I", "dt"])
+            .current_dir(&t.dir);
+        for v in [
+            "PGHOST",
+            "PGPORT",
+            "PGUSER",
+            "PGPASSWORD",
+            "PGDATABASE",
+            "PGPASSFILE",
+        ] {
+            c.env_remove(v);
+        }
+        c.env("PGSERVICEFILE", &file).env("PGSERVICE", service);
+        c.output().unwrap()
+    };
+    let o = run("bench");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(t.query("select count(*) from pgbench_branches").trim(), "0");
+    let o = run("missing");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err.contains("definition of service \"missing\" not found"),
+        "{err}"
+    );
+}

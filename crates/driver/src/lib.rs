@@ -19,6 +19,7 @@ mod net;
 mod options;
 mod password;
 pub mod pgpass;
+pub mod pgservice;
 mod random;
 mod secret;
 mod url;

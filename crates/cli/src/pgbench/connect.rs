@@ -1,7 +1,8 @@
 //! Where pgbench connects, by libpq's rules: -h/-p/-U and the database name, else PGHOST,
 //! PGPORT, PGUSER, PGDATABASE, else the socket directory, 5432, the login name and the user
 //! name; the password from PGPASSWORD, else the password file (~/.pgpass); TLS as
-//! PGSSLMODE (prefer by default, over TCP), PGSSLROOTCERT.
+//! PGSSLMODE (prefer by default, over TCP), PGSSLROOTCERT. A service named by PGSERVICE
+//! (pg_service.conf) stands between the command line and those variables, as in libpq.
 
 use std::path::PathBuf;
 
@@ -15,15 +16,21 @@ fn env(name: &str) -> Option<String> {
 }
 
 pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
+    let service = match env("PGSERVICE") {
+        Some(name) => bakeoff_driver::pgservice::service(&name)?,
+        None => Default::default(),
+    };
+    // A setting: the service's, else the environment's.
+    let setting = |key: &str, var: &str| service.get(key).cloned().or_else(|| env(var));
     let host = a
         .host
         .clone()
-        .or_else(|| env("PGHOST"))
+        .or_else(|| setting("host", "PGHOST"))
         .unwrap_or_else(|| SOCKET_DIR.into());
     let port_text = a
         .port
         .clone()
-        .or_else(|| env("PGPORT"))
+        .or_else(|| setting("port", "PGPORT"))
         .unwrap_or_else(|| "5432".into());
     let port: u16 = port_text
         .parse()
@@ -31,13 +38,13 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
     let user = a
         .username
         .clone()
-        .or_else(|| env("PGUSER"))
+        .or_else(|| setting("user", "PGUSER"))
         .or_else(|| env("USER"))
         .unwrap_or_else(|| "postgres".into());
     let database = a
         .dbname
         .clone()
-        .or_else(|| env("PGDATABASE"))
+        .or_else(|| setting("dbname", "PGDATABASE"))
         .unwrap_or_else(|| user.clone());
     let socket = host.starts_with('/');
     let endpoint = match socket {
@@ -50,7 +57,7 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
     let mut o = ConnectOptions::new(endpoint, &user, "");
     o.protocol = Protocol::Postgres;
     o.database = Some(database);
-    o.password = match env("PGPASSWORD") {
+    o.password = match setting("password", "PGPASSWORD") {
         Some(p) => Secret::new(&p),
         None => {
             let found = pgpass_for(&o);
@@ -61,7 +68,7 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
         }
     };
     if !socket {
-        o.tls.mode = match env("PGSSLMODE").as_deref() {
+        o.tls.mode = match setting("sslmode", "PGSSLMODE").as_deref() {
             None | Some("prefer") | Some("allow") => SslMode::Preferred,
             Some("disable") => SslMode::Disabled,
             Some("require") => SslMode::Required,
@@ -69,7 +76,7 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
             Some("verify-full") => SslMode::VerifyIdentity,
             Some(other) => return Err(format!("invalid sslmode value: \"{other}\"")),
         };
-        o.tls.ca = env("PGSSLROOTCERT").map(PathBuf::from);
+        o.tls.ca = setting("sslrootcert", "PGSSLROOTCERT").map(PathBuf::from);
     }
     Ok(o)
 }
