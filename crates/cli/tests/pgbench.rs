@@ -46,6 +46,21 @@ impl Target {
         t
     }
 
+    /// How both tools log in: socket directory, port, database, user and password.
+    fn login(&self) -> [String; 5] {
+        let s = pg_server();
+        let Endpoint::Unix(sock) = s.connect_options().endpoint else {
+            unreachable!()
+        };
+        [
+            sock.parent().unwrap().display().to_string(),
+            s.port().to_string(),
+            self.db.clone(),
+            s.user().to_string(),
+            s.password().expose().to_string(),
+        ]
+    }
+
     fn env(&self, c: &mut Command) {
         let s = pg_server();
         let Endpoint::Unix(sock) = s.connect_options().endpoint else {
@@ -461,26 +476,11 @@ fn pipelines_run_and_refuse_as_pgbenchs() {
 fn the_password_comes_from_the_password_file() {
     use std::os::unix::fs::PermissionsExt;
     let t = Target::new("pgb_pgpass");
-    let s = pg_server();
-    let Endpoint::Unix(sock) = s.connect_options().endpoint else {
-        unreachable!()
-    };
+    let [dir, port, db, user, password] = t.login();
+    let password = password.replace('\\', "\\\\").replace(':', "\\:");
     let file = t.dir.join("pgpass");
-    std::fs::write(
-        &file,
-        format!(
-            "otherhost:*:*:*:wrong\n{}:{}:{}:{}:{}\n",
-            sock.parent().unwrap().display(),
-            s.port(),
-            t.db,
-            s.user(),
-            s.password()
-                .expose()
-                .replace('\\', "\\\\")
-                .replace(':', "\\:")
-        ),
-    )
-    .unwrap();
+    let line = format!("{dir}:{port}:{db}:{user}:{password}");
+    std::fs::write(&file, format!("otherhost:*:*:*:wrong\n{line}\n")).unwrap();
     let run = |mode: u32| {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
         let mut c = Command::new(bakeoff());
@@ -581,21 +581,12 @@ fn partitions_are_made_and_named_as_pgbench() {
 #[test]
 fn a_service_file_names_where_to_connect() {
     let t = Target::new("pgb_service");
-    let s = pg_server();
-    let Endpoint::Unix(sock) = s.connect_options().endpoint else {
-        unreachable!()
-    };
+    let [dir, port, db, user, password] = t.login();
     let file = t.dir.join("pg_service.conf");
+    let bench = format!("host={dir}\nport={port}\ndbname={db}\nuser={user}\npassword={password}");
     std::fs::write(
         &file,
-        format!(
-            "[other]\nhost=nowhere\n\n[bench]\nhost={}\nport={}\ndbname={}\nuser={}\npassword={}\n",
-            sock.parent().unwrap().display(),
-            s.port(),
-            t.db,
-            s.user(),
-            s.password().expose()
-        ),
+        format!("[other]\nhost=nowhere\n\n[bench]\n{bench}\n"),
     )
     .unwrap();
     let run = |service: &str| {
