@@ -89,10 +89,12 @@ impl FineTimer {
             let mut expirations = [0u8; 8];
             // SAFETY: reading 8 bytes into an 8-byte buffer from our own descriptor.
             let n = unsafe { libc::read(fd, expirations.as_mut_ptr().cast(), 8) };
+            // Read or not, the timer is not readable now: said to the reactor, the next wait
+            // does not wake at once for a read that finds nothing (a syscall per arrival).
+            ready.clear_ready();
             if n == 8 {
                 return Ok(());
             }
-            ready.clear_ready();
         }
     }
 }

@@ -6,11 +6,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bakeoff_driver::{ConnectOptions, DriverError, PgConn, PgStmt, PgVia, TextParams};
+use bakeoff_driver::{ConnectOptions, Connection, DriverError, PgConn, PgStmt, PgVia, TextParams};
 
 use super::eval::{eval, Ctx, Vars};
 use super::script::{Arg, Kind, Script};
-use super::stats::{CommandStats, Live, Logged, ScriptStats};
+use super::stats::{Live, Logged, ScriptStats};
 use super::value::Value;
 use crate::scripting::{EventError, Events, Source, StmtCounts};
 use crate::Rng;
@@ -76,17 +76,14 @@ impl Source for PgbenchSource {
     ) -> Result<PgbenchSession, EventError> {
         let conn = match self.connect_each {
             true => None,
-            false => Some(connect(&self.endpoint, blocking).await?),
+            false => Some(PgConn::open(&self.endpoint, blocking).await?),
         };
         let mut vars = self.vars.clone();
         vars.set_value("client_id", Value::Int(tid as i64));
         let stats = self
             .scripts
             .iter()
-            .map(|s| ScriptStats {
-                commands: vec![CommandStats::default(); s.commands.len()],
-                ..ScriptStats::default()
-            })
+            .map(|s| ScriptStats::empty(s.commands.len()))
             .collect();
         let stmts = self
             .scripts
@@ -110,15 +107,6 @@ impl Source for PgbenchSource {
     }
 }
 
-async fn connect(endpoint: &ConnectOptions, blocking: bool) -> Result<PgConn, DriverError> {
-    let mut conn = PgConn::connect(endpoint).await?;
-    conn.set_read_timeout(None);
-    if blocking {
-        conn = conn.into_blocking()?;
-    }
-    Ok(conn)
-}
-
 pub struct PgbenchSession {
     pub(super) src: Arc<PgbenchSource>,
     pub(super) conn: Option<PgConn>,
@@ -130,7 +118,7 @@ pub struct PgbenchSession {
     pub(super) stmts: Vec<Vec<Option<PgStmt>>>,
     pub(super) stats: Vec<ScriptStats>,
     pub(super) transactions: u64,
-    /// A pipeline's statements sent and not yet read: (command, whether its rows are kept).
+    /// A pipeline's statements sent and not yet read, by command.
     pub(super) pending: Vec<usize>,
     /// The values of a statement's parameters, reused.
     pub(super) values: TextParams,
@@ -204,12 +192,8 @@ impl PgbenchSession {
         kind: &Kind,
         c: &mut StmtCounts,
     ) -> Result<usize, Stop> {
-        let meta_failed = |tid: u32, what: &str, e: &dyn std::fmt::Display| {
-            Stop::Abort(vec![
-                e.to_string(),
-                format!("client {tid} aborted in command {pc} ({what}) of script {s}; evaluation of meta-command failed"),
-            ])
-        };
+        let meta_failed =
+            |tid: u32, what: &str, e: &dyn std::fmt::Display| meta_failed(tid, s, pc, what, e);
         match kind {
             Kind::Sql(sql) => {
                 self.sql(s, pc, sql, c).await?;
@@ -294,12 +278,10 @@ impl PgbenchSession {
         loop {
             match &src.scripts[s].commands[at].kind {
                 Kind::Elif(e, next, _) => {
-                    let v = self.eval(e, s, at).and_then(Value::truth).map_err(|e| {
-                        Stop::Abort(vec![
-                            e.to_string(),
-                            format!("client {} aborted in command {at} (elif) of script {s}; evaluation of meta-command failed", self.tid),
-                        ])
-                    })?;
+                    let v = self
+                        .eval(e, s, at)
+                        .and_then(Value::truth)
+                        .map_err(|e| meta_failed(self.tid, s, at, "elif", &e))?;
                     if v {
                         return Ok(at + 1);
                     }
@@ -433,10 +415,7 @@ impl Events for PgbenchSession {
             st.lag_max = st.lag_max.max(lag.as_secs_f64());
         }
         if self.src.connect_each {
-            self.conn = Some(connect(&self.src.endpoint, self.blocking).await?);
-            for s in &mut self.stmts {
-                s.iter_mut().for_each(|x| *x = None);
-            }
+            self.reconnect().await?;
         }
         let s = self.choose();
         let retry_from = self.rng.clone();
@@ -450,10 +429,7 @@ impl Events for PgbenchSession {
                     if self.src.latency_limit.is_some_and(|l| took > l) {
                         st.late += 1;
                     }
-                    if tries > 1 {
-                        st.retried += 1;
-                        st.retries += (tries - 1) as u64;
-                    }
+                    st.tried(tries);
                     self.live_tries(tries, false);
                     self.log(s, started, lag, None, tries - 1);
                     break;
@@ -468,10 +444,7 @@ impl Events for PgbenchSession {
                     }
                     let st = &mut self.stats[s];
                     st.failed += 1;
-                    if tries > 1 {
-                        st.retried += 1;
-                        st.retries += (tries - 1) as u64;
-                    }
+                    st.tried(tries);
                     match kind {
                         "serialization" => st.serialization_failures += 1,
                         _ => st.deadlock_failures += 1,
@@ -503,8 +476,9 @@ impl Events for PgbenchSession {
         Ok(())
     }
 
+    /// A new connection (also -C's for each transaction): its named statements are gone.
     async fn reconnect(&mut self) -> Result<(), DriverError> {
-        self.conn = Some(connect(&self.src.endpoint, self.blocking).await?);
+        self.conn = Some(PgConn::open(&self.src.endpoint, self.blocking).await?);
         for s in &mut self.stmts {
             s.iter_mut().for_each(|x| *x = None);
         }
@@ -531,13 +505,17 @@ impl PgbenchSession {
             a.add(b);
         }
         for st in &mut self.stats {
-            let n = st.commands.len();
-            *st = ScriptStats {
-                commands: vec![CommandStats::default(); n],
-                ..ScriptStats::default()
-            };
+            *st = ScriptStats::empty(st.commands.len());
         }
     }
+}
+
+/// pgbench's two lines for a meta-command (`what`, command `pc` of script `s`) that failed.
+fn meta_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Display) -> Stop {
+    Stop::Abort(vec![
+        e.to_string(),
+        format!("client {tid} aborted in command {pc} ({what}) of script {s}; evaluation of meta-command failed"),
+    ])
 }
 
 fn argv_name(argv: &[Arg]) -> String {

@@ -40,6 +40,22 @@ pub struct ScriptStats {
 }
 
 impl ScriptStats {
+    /// Nothing counted yet, for a script of `commands` commands.
+    pub fn empty(commands: usize) -> ScriptStats {
+        ScriptStats {
+            commands: vec![CommandStats::default(); commands],
+            ..ScriptStats::default()
+        }
+    }
+
+    /// A transaction that ended after `tries` tries: its retries counted.
+    pub(super) fn tried(&mut self, tries: u32) {
+        if tries > 1 {
+            self.retried += 1;
+            self.retries += (tries - 1) as u64;
+        }
+    }
+
     /// Every script's figures together (the report's totals).
     pub fn total(all: &[ScriptStats]) -> ScriptStats {
         let mut t = ScriptStats::default();

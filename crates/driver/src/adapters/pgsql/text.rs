@@ -100,34 +100,30 @@ impl PgConn {
     /// A simple query is only ever queued alone. `describe`: ask for the columns' names
     /// (libpq always does; only `\gset` needs them, and without it the server does less).
     pub fn queue_text(&mut self, via: Via<'_>, params: &TextParams, describe: bool) {
-        match via {
-            Via::Simple(sql) => m::query(&mut self.wbuf, sql.as_bytes()),
+        let (name, len) = match via {
+            Via::Simple(sql) => return m::query(&mut self.wbuf, sql.as_bytes()),
             Via::Unnamed(sql) => {
                 m::parse(&mut self.wbuf, b"", sql.as_bytes(), &[]);
-                m::bind_text(&mut self.wbuf, b"", &params.buf, &params.spans);
-                if describe {
-                    m::describe_portal(&mut self.wbuf);
-                }
-                m::execute(&mut self.wbuf);
+                ([0u8; 11], 0)
             }
             Via::Named(stmt) => {
                 let (name, len) = stmt_name(stmt.id);
-                let name = &name[..len];
                 if let Some(slot) = self.stmts.get_mut(stmt.id as usize) {
                     if !slot.parsed {
-                        m::parse(&mut self.wbuf, name, slot.sql.as_bytes(), &[]);
+                        m::parse(&mut self.wbuf, &name[..len], slot.sql.as_bytes(), &[]);
                         // Taken for parsed once sent: a refused Parse fails the statement,
                         // and pgbench's client stops at a failed statement.
                         slot.parsed = true;
                     }
                 }
-                m::bind_text(&mut self.wbuf, name, &params.buf, &params.spans);
-                if describe {
-                    m::describe_portal(&mut self.wbuf);
-                }
-                m::execute(&mut self.wbuf);
+                (name, len)
             }
+        };
+        m::bind_text(&mut self.wbuf, &name[..len], &params.buf, &params.spans);
+        if describe {
+            m::describe_portal(&mut self.wbuf);
         }
+        m::execute(&mut self.wbuf);
     }
 
     /// End what is queued with a Sync: the server answers it with ReadyForQuery.
