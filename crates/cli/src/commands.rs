@@ -283,17 +283,9 @@ fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
     let pg = parsed.protocol == bakeoff_driver::Protocol::Postgres;
     let mut o = parsed.connect_options(found);
     if pg && o.password.expose().is_empty() && o.password_command.is_none() {
-        // libpq's order: PGPASSWORD, then the password file (pg_service.conf is not read yet).
-        if let Ok(p) = std::env::var("PGPASSWORD") {
-            o.password = bakeoff_driver::Secret::new(&p);
-        } else {
-            let found = bakeoff_driver::pgpass::pgpass_for(&o);
-            if let Some(w) = found.warning {
-                eprintln!("bakeoff: {w}");
-            }
-            if let Some(p) = found.password {
-                o.password = bakeoff_driver::Secret::new(&p);
-            }
+        // The URL found no password by libpq's rules: say why the password file was not read.
+        if let Some(w) = bakeoff_driver::pgpass::pgpass_for(&o).warning {
+            eprintln!("bakeoff: {w}");
         }
     }
     if parsed.connect_timeout.is_none() {

@@ -15,6 +15,7 @@
 pub mod adapters;
 mod connection;
 mod error;
+pub mod libpq;
 mod net;
 mod options;
 mod password;

@@ -27,6 +27,8 @@ pub struct Found {
     pub command: Option<PasswordCommand>,
     /// The option file's `user`, for a URL that names none.
     pub user: Option<String>,
+    /// The password is an option file's (not MYSQL_PWD's, which PostgreSQL ignores).
+    pub from_option_file: bool,
 }
 
 impl PasswordSource {
@@ -41,6 +43,7 @@ impl PasswordSource {
             found.user = values.user;
             if let Some(p) = values.password {
                 found.password = p;
+                found.from_option_file = true;
             }
         } else if let Ok(p) = std::env::var("MYSQL_PWD") {
             found.password = Secret::new(p);

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{ConnectOptions, Endpoint, SslMode, Tls};
+use crate::{ConnectOptions, Endpoint, Secret, SslMode, Tls};
 
 /// A parsed server URL. `text` is the URL as given (it holds no password), for manifests
 /// and reports.
@@ -29,6 +29,8 @@ pub struct ServerUrl {
     pub compress: bool,
     /// mysql:// or postgresql:// (postgres://).
     pub protocol: crate::Protocol,
+    /// A postgresql:// URL's service's password (pg_service.conf), never shown.
+    pub service_password: Option<Secret>,
 }
 
 const OPTIONS: &str = "ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher, socket, connect-timeout, get-server-public-key, server-public-key-path, enable-cleartext-plugin, compress";
@@ -59,6 +61,9 @@ impl ServerUrl {
             return Err(bad(format!("a password in the URL would be kept in the study file, the results and every report: give it in {instead} or a password_command")));
         }
         let user = userinfo.map(decode).transpose().map_err(bad)?;
+        if protocol == crate::Protocol::Postgres {
+            return pg_url(text, user, hostport, path, query).map_err(bad);
+        }
         let default_port = match protocol {
             crate::Protocol::MySql => 3306,
             crate::Protocol::Postgres => 5432,
@@ -82,18 +87,12 @@ impl ServerUrl {
             connect_timeout: None,
             compress: false,
             protocol,
+            service_password: None,
         };
-        if protocol == crate::Protocol::Postgres {
-            // libpq's default: TLS when the server offers it.
-            url.tls.mode = SslMode::Preferred;
-        }
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             let v = decode(v).map_err(bad)?;
-            match protocol {
-                crate::Protocol::MySql => url.option(&k.replace('_', "-"), &v).map_err(bad)?,
-                crate::Protocol::Postgres => url.pg_option(k, &v).map_err(bad)?,
-            }
+            url.option(&k.replace('_', "-"), &v).map_err(bad)?;
         }
         if url.tls.mode == SslMode::Disabled
             && (url.tls.ca.is_some() || url.tls.cert.is_some() || url.tls.key.is_some())
@@ -141,39 +140,6 @@ impl ServerUrl {
         Ok(())
     }
 
-    /// libpq's names: sslmode, sslrootcert, sslcert, sslkey, host (a socket directory), port,
-    /// connect_timeout.
-    fn pg_option(&mut self, key: &str, v: &str) -> Result<(), String> {
-        match key {
-            "sslmode" => {
-                self.tls.mode = match v {
-                    "disable" => SslMode::Disabled,
-                    "allow" | "prefer" => SslMode::Preferred,
-                    "require" => SslMode::Required,
-                    "verify-ca" => SslMode::VerifyCa,
-                    "verify-full" => SslMode::VerifyIdentity,
-                    _ => return Err(format!("sslmode={v}: use disable, allow, prefer, require, verify-ca or verify-full")),
-                }
-            }
-            "sslrootcert" => self.tls.ca = Some(PathBuf::from(v)),
-            "sslcert" => self.tls.cert = Some(PathBuf::from(v)),
-            "sslkey" => self.tls.key = Some(PathBuf::from(v)),
-            "host" if v.starts_with('/') => {
-                let Endpoint::Tcp { port, .. } = self.endpoint else {
-                    return Err("host= given twice".into());
-                };
-                self.endpoint = Endpoint::Unix(PathBuf::from(v).join(format!(".s.PGSQL.{port}")));
-            }
-            "connect_timeout" => {
-                let s: u64 = v.parse().ok().filter(|s| (1..=3600).contains(s)).ok_or_else(|| format!("connect_timeout={v}: seconds, 1 to 3600"))?;
-                self.connect_timeout = Some(Duration::from_secs(s));
-            }
-            "password" => return Err("a password in the URL would be kept in the study file, the results and every report: give it in PGPASSWORD or a password_command".into()),
-            _ => return Err(format!("unknown option '{key}': a postgresql:// URL takes sslmode, sslrootcert, sslcert, sslkey, host (a socket directory) and connect_timeout")),
-        }
-        Ok(())
-    }
-
     /// How to connect with the password `found` (a fixed one, or a command for every
     /// connect). The user is the URL's, else the option file's, else the MySQL client's
     /// default (this process's `USER`); the database the URL's, else `sbtest`.
@@ -187,6 +153,13 @@ impl ServerUrl {
         let mut o = ConnectOptions::new(self.endpoint.clone(), &user, "");
         o.password = found.password;
         o.password_command = found.command;
+        if self.protocol == crate::Protocol::Postgres && !found.from_option_file {
+            // libpq's order, after a password command; MYSQL_PWD is MySQL's.
+            o.password = Secret::default();
+            if o.password_command.is_none() {
+                o.password = crate::libpq::password(&o, self.service_password.as_ref()).0;
+            }
+        }
         o.database = Some(self.database.clone().unwrap_or_else(|| "sbtest".into()));
         o.tls = self.tls.clone();
         o.auth = self.auth.clone();
@@ -234,6 +207,74 @@ fn masked(text: &str) -> String {
 }
 
 /// `host`, `host:port`, `[v6]` or `[v6]:port`; the port defaults to the protocol's.
+/// A postgresql:// URL: its parts and options as libpq's connection keywords, what they
+/// leave out resolved by libpq's rules (`crate::libpq`: the service, the PG* variables, the
+/// defaults), the database `sbtest` when nothing names one.
+fn pg_url(
+    text: &str,
+    user: Option<String>,
+    hostport: &str,
+    path: &str,
+    query: &str,
+) -> Result<ServerUrl, String> {
+    let mut g = crate::libpq::Given {
+        user,
+        ..Default::default()
+    };
+    if !hostport.is_empty() {
+        let (host, port) = host_port(hostport, 0)?;
+        g.host = Some(host);
+        g.port = (port != 0).then(|| port.to_string());
+    }
+    g.dbname = Some(decode(path)?).filter(|d| !d.is_empty());
+    let mut connect_timeout = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let v = decode(v)?;
+        let slot = match k {
+            "host" => &mut g.host,
+            "port" => &mut g.port,
+            "user" => &mut g.user,
+            "dbname" => &mut g.dbname,
+            "sslmode" => {
+                if crate::libpq::sslmode(&v).is_none() {
+                    return Err(format!("sslmode={v}: use disable, allow, prefer, require, verify-ca or verify-full"));
+                }
+                &mut g.sslmode
+            }
+            "sslrootcert" => &mut g.sslrootcert,
+            "sslcert" => &mut g.sslcert,
+            "sslkey" => &mut g.sslkey,
+            "service" => &mut g.service,
+            "connect_timeout" => {
+                let s: u64 = v.parse().ok().filter(|s| (1..=3600).contains(s)).ok_or_else(|| format!("connect_timeout={v}: seconds, 1 to 3600"))?;
+                connect_timeout = Some(Duration::from_secs(s));
+                continue;
+            }
+            "password" => return Err("a password in the URL would be kept in the study file, the results and every report: give it in PGPASSWORD, ~/.pgpass or a password_command".into()),
+            _ => return Err(format!("unknown option '{k}': a postgresql:// URL takes sslmode, sslrootcert, sslcert, sslkey, host (a name or a socket directory), port, user, dbname, service and connect_timeout")),
+        };
+        *slot = Some(v);
+    }
+    let r = crate::libpq::resolve(&g, Some("sbtest"))?;
+    let o = r.options;
+    let url = ServerUrl {
+        text: text.to_string(),
+        endpoint: o.endpoint,
+        host: r.host,
+        user: Some(o.user),
+        database: o.database,
+        tls: o.tls,
+        auth: crate::AuthOptions::default(),
+        connect_timeout,
+        compress: false,
+        protocol: crate::Protocol::Postgres,
+        service_password: r.service_password,
+    };
+    url.tls.check()?;
+    Ok(url)
+}
+
 fn host_port(s: &str, default_port: u16) -> Result<(String, u16), String> {
     let (host, port) = if let Some(v6) = s.strip_prefix('[') {
         let (h, after) = v6
@@ -343,9 +384,14 @@ mod tests {
             "postgresql://db1/?sslmode=verify-ca&sslrootcert=/nonexistent/root.crt",
         );
         assert!(e.unwrap_err().contains("/nonexistent/root.crt"));
-        // libpq's default is prefer; a socket directory names the port's socket in it.
+        // libpq's default is prefer over TCP, and no TLS on a unix socket; a socket
+        // directory (host=, which wins over the URL's host) names the port's socket in it.
+        assert_eq!(
+            ServerUrl::parse("postgresql://db1").unwrap().tls.mode,
+            SslMode::Preferred
+        );
         let s = ServerUrl::parse("postgres://bench@localhost:6543/?host=/run/pg").unwrap();
-        assert_eq!(s.tls.mode, SslMode::Preferred);
+        assert_eq!(s.tls.mode, SslMode::Disabled);
         assert_eq!(s.endpoint, Endpoint::Unix("/run/pg/.s.PGSQL.6543".into()));
         assert_eq!(
             s.connect_options(crate::Found::default()).protocol,

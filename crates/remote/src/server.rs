@@ -20,6 +20,8 @@ use crate::RemoteError;
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct RemoteSpec {
+    /// The engine asked for (see `ServerSpec::engine`).
+    pub engine: Option<bakeoff_server::Engine>,
     pub binary: Option<String>,
     pub options: Vec<String>,
     pub variant: Variant,
@@ -74,6 +76,7 @@ impl RemoteServer {
             clients: spec.clients.clone(),
             start_timeout_s: Some(spec.start_timeout.as_secs()),
             tls: Some(tls.clone()),
+            engine: spec.engine,
         });
         let up = loop {
             match agent.recv()? {

@@ -71,6 +71,10 @@ pub enum Request {
         /// this run's CA): its load account over the network requires TLS.
         #[serde(default)]
         tls: Option<bakeoff_server::ServerTls>,
+        /// The engine asked for (None: by the binary, else MariaDB's default); an agent from
+        /// before engines ignores it and starts its default binary.
+        #[serde(default)]
+        engine: Option<bakeoff_server::Engine>,
     },
     /// Read server `id`'s process counters (CPU, memory, threads) now. Answered by `Sample`.
     Sample {
@@ -467,6 +471,7 @@ mod tests {
             listen: Some([169, 254, 77, 2].into()),
             clients: vec![[169, 254, 77, 3].into()],
             start_timeout_s: Some(120),
+            engine: Some(bakeoff_server::Engine::PostgreSql),
             tls: Some(bakeoff_server::ServerTls {
                 ca_pem: "ca".into(),
                 cert_pem: "cert".into(),

@@ -15,8 +15,9 @@ use serde::Serialize;
 use crate::source::{variant_name, Source};
 
 /// Axes in the order they are tried for the default, as the study file expands them.
-const ORDER: [&str; 6] = [
+const ORDER: [&str; 7] = [
     "variant",
+    "engine",
     "allocator",
     "cpus",
     "numa",
@@ -161,6 +162,10 @@ fn properties(v: &serde_json::Value) -> BTreeMap<String, String> {
             .join("/")
     };
     let mut c = BTreeMap::from([
+        (
+            "engine".to_string(),
+            v["engine"].as_str().unwrap_or("mariadb").to_string(),
+        ),
         ("allocator".to_string(), joined("allocator", "glibc")),
         ("cpus".to_string(), joined("cpus", "all")),
         ("numa".to_string(), joined("numa", "default")),

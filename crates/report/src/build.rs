@@ -203,6 +203,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         memory: memory(src, &origins),
         environments: environments(&manifests),
         variable_diffs: variable_diffs(&manifests),
+        cross_engine: crate::engines::cross_engine(&manifests),
         probes: probes(src, &origins),
         workloads,
         aa: crate::decide::aa_checks(&twins, &first_variant_tps(&cells)),

@@ -31,6 +31,7 @@ pub fn environments(all: &Manifests) -> Vec<Environment> {
             let s = |k: &str| m[k].as_str().unwrap_or("").to_string();
             Environment {
                 variant: variant.clone(),
+                engine: crate::engines::engine_of(m).to_string(),
                 host: m["host"].clone(),
                 server_binary: s("server_binary"),
                 server_version: s("server_version"),
@@ -79,7 +80,14 @@ pub fn variable_diffs(all: &Manifests) -> Vec<VariableDiff> {
             (v.clone(), vars)
         })
         .collect();
-    let names: BTreeSet<&String> = vars.iter().flat_map(|(_, m)| m.keys()).collect();
+    // Across engines a name only one engine has is no difference between variants: it is
+    // the engines' (their settings side by side are `engines.rs`'s).
+    let cross = crate::engines::is_cross_engine(all);
+    let names: BTreeSet<&String> = vars
+        .iter()
+        .flat_map(|(_, m)| m.keys())
+        .filter(|n| !cross || vars.iter().all(|(_, m)| m.contains_key(*n)))
+        .collect();
     names
         .into_iter()
         .filter(|n| !PER_START.contains(&n.as_str()))

@@ -326,7 +326,7 @@ fn environment(s: &mut String, m: &Model) {
                 escape(&host),
                 format!(
                     "{}<br><small>{}</small>",
-                    escape(&e.server_version),
+                    escape(&e.server()),
                     escape(&e.server_binary)
                 ),
                 checks
@@ -372,6 +372,9 @@ pub fn html(m: &Model) -> String {
     } else {
         "ratios of mean throughput with 95% intervals from the repetitions"
     });
+    if let Some(c) = &m.cross_engine {
+        cross_engine(&mut s, c);
+    }
     for w in &m.workloads {
         workload(&mut s, m, w);
     }
@@ -393,6 +396,31 @@ pub fn html(m: &Model) -> String {
         env!("CARGO_PKG_VERSION")
     );
     s
+}
+
+/// What a comparison across engines can mean, and their deciding settings side by side.
+fn cross_engine(s: &mut String, c: &crate::engines::CrossEngine) {
+    s.push_str("<h2>Across engines</h2>");
+    for line in &c.meaning {
+        let _ = write!(s, "<p>{}</p>", escape(line));
+    }
+    s.push_str("<p>The settings that decide such a comparison, as each server reported them when its runs began:</p>");
+    let variants: Vec<String> = c.aspects[0]
+        .values
+        .iter()
+        .map(|(v, _)| format!("<{}", escape(v)))
+        .collect();
+    let mut head = vec!["<aspect"];
+    head.extend(variants.iter().map(String::as_str));
+    table(
+        s,
+        &head,
+        c.aspects.iter().map(|a| {
+            std::iter::once(escape(a.aspect))
+                .chain(a.values.iter().map(|(_, v)| escape(v)))
+                .collect()
+        }),
+    );
 }
 
 /// Where the load ran, under the server's verified axes.

@@ -17,6 +17,7 @@ pub mod baseline;
 mod build;
 pub mod decide;
 mod design;
+mod engines;
 mod environment;
 mod evidence;
 mod html;
@@ -214,6 +215,9 @@ pub fn compare_table(m: &Model) -> String {
                 &why,
             );
         }
+    }
+    if let Some(c) = &m.cross_engine {
+        s.push_str(&engines::text(c));
     }
     // Last, what decides: per workload, a significant difference or the bound on any.
     if m.workloads.iter().any(|w| !w.answer.is_empty()) {

@@ -241,6 +241,8 @@ pub struct MemorySeries {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Environment {
     pub variant: String,
+    /// "MariaDB", "MySQL" or "PostgreSQL".
+    pub engine: String,
     pub host: serde_json::Value,
     pub server_binary: String,
     pub server_version: String,
@@ -255,6 +257,17 @@ pub struct Environment {
     /// that its CPU is unknown, and how its tables were had; null for servers bakeoff started.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
     pub given: serde_json::Value,
+}
+
+impl Environment {
+    /// The server as a reader names it: "PostgreSQL 15.4 (Debian ...)", "10.11.6-MariaDB".
+    pub fn server(&self) -> String {
+        if self.server_version.contains(&self.engine) || self.server_version.is_empty() {
+            self.server_version.clone()
+        } else {
+            format!("{} {}", self.engine, self.server_version)
+        }
+    }
 }
 
 /// A server variable whose value differs between variants: usually the point of the study,
@@ -312,6 +325,10 @@ pub struct Model {
     pub memory: Vec<MemorySeries>,
     pub environments: Vec<Environment>,
     pub variable_diffs: Vec<VariableDiff>,
+    /// The variants ran on more than one engine: what that can mean, and the settings that
+    /// decide it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cross_engine: Option<crate::engines::CrossEngine>,
     pub probes: Vec<ProbeFigure>,
 }
 

@@ -24,6 +24,7 @@
 
 mod adapters;
 mod binary;
+pub mod engine;
 mod error;
 pub mod lab_tls;
 mod launch;
@@ -40,6 +41,7 @@ pub use adapters::mysql::{find_server_binary, global_variables, INSTALL_HINT};
 pub use adapters::pgsql::{find_postgres_binary, PG_INSTALL_HINT};
 pub use bakeoff_driver::random_hex;
 pub use binary::file_sha256;
+pub use engine::{Catalog, Engine};
 pub use error::ServerError;
 pub use lab_tls::{lab_ca, ServerTls};
 pub use server::Server;

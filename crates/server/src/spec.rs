@@ -8,7 +8,10 @@ use crate::variant::Variant;
 /// What to launch. Plain data; [`Server::start`] does the work.
 #[derive(Debug, Clone)]
 pub struct ServerSpec {
-    /// `None`: `mariadbd` (else `mysqld`) from PATH or /usr/sbin.
+    /// The engine asked for: its default binary when `binary` is None, and a `binary` of
+    /// another engine is refused. None: the binary's engine (MariaDB's when none is named).
+    pub engine: Option<crate::Engine>,
+    /// `None`: the engine's default (`mariadbd`, else `mysqld`, from PATH or /usr/sbin).
     pub binary: Option<PathBuf>,
     /// Extra server options, `name=value` or a bare `name` (dashes or underscores).
     pub options: Vec<String>,
@@ -51,6 +54,7 @@ pub struct Listen {
 impl Default for ServerSpec {
     fn default() -> Self {
         ServerSpec {
+            engine: None,
             binary: None,
             options: Vec::new(),
             start_timeout: DEFAULT_START_TIMEOUT,

@@ -30,9 +30,10 @@ impl Template {
 
 /// Copy `from` into `to` (which must not exist), files and directories only, owned by
 /// `run_as` when given. Symlinks are not followed: a datadir has none, and following one could
-/// copy from anywhere.
+/// copy from anywhere. Directories keep their modes: PostgreSQL refuses a datadir open to others (0700 or 0750).
 pub(crate) fn copy_tree(from: &Path, to: &Path, run_as: Option<RunAs>) -> io::Result<()> {
     fs::create_dir(to)?;
+    fs::set_permissions(to, fs::metadata(from)?.permissions())?;
     chown(to, run_as)?;
     for entry in fs::read_dir(from)? {
         let entry = entry?;

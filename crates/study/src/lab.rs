@@ -67,6 +67,7 @@ pub fn start(
         }
         Some(h) => {
             let remote = RemoteSpec {
+                engine: spec.engine,
                 binary: spec.binary.as_ref().map(|b| b.display().to_string()),
                 options: spec.options.clone(),
                 variant: spec.variant.clone(),

@@ -62,6 +62,8 @@ pub fn text_sha256(text: &str) -> String {
 /// What is known of one series' servers.
 #[derive(Debug, Clone, Serialize)]
 pub struct Manifest<'a> {
+    /// The database engine that ran: "mariadb", "mysql" or "postgresql".
+    pub engine: bakeoff_server::Engine,
     pub bakeoff_version: &'static str,
     pub study_hash: &'a str,
     pub seed: u64,

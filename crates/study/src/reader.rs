@@ -34,11 +34,15 @@ impl<'s> Problems<'s> {
         let before = &self.src[..span.start.min(self.src.len())];
         let line = before.matches('\n').count() + 1;
         let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-        self.list.push(Problem {
+        let problem = Problem {
             line,
             column,
             message: message.into(),
-        });
+        };
+        // An axis value is read once per combination it is in: say its problem once.
+        if !self.list.contains(&problem) {
+            self.list.push(problem);
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{ClientWait, Observer, Quiet, RunSpec, RunStatus, Tick};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::ClientPlacement;
-use bakeoff_server::{global_variables, Server, ServerSpec, Template};
+use bakeoff_server::{global_variables, Engine, Server, ServerSpec, Template};
 use bakeoff_store::{RunKey, RunRecord};
 use bakeoff_workload::{dataset, SessionContext, Unique};
 
@@ -35,6 +35,9 @@ pub(crate) fn key(s: &Series, threads: u32) -> RunKey {
     }
 }
 
+/// A loaded datadir is reused by every series of the same engine, binary and workload.
+pub(crate) type TemplateKey = (Engine, Option<PathBuf>, usize);
+
 pub(crate) struct SeriesCtx<'a> {
     pub(crate) spec: &'a StudySpec,
     pub(crate) series: &'a Series,
@@ -47,7 +50,7 @@ pub(crate) struct SeriesCtx<'a> {
     /// (study start, runs done in this invocation, runs finished before it, all runs)
     pub(crate) progress: (Instant, &'a mut usize, usize, usize),
     /// `dataset.policy = "copy"`: one loaded datadir per (binary, workload).
-    pub(crate) templates: &'a mut HashMap<(Option<PathBuf>, usize), Template>,
+    pub(crate) templates: &'a mut HashMap<TemplateKey, Template>,
     /// Where this series' load runs; this thread is pinned there (see `place_client`).
     pub(crate) client: ClientPlacement,
     /// The study's server host, when not this machine.
@@ -141,7 +144,7 @@ impl SeriesCtx<'_> {
         let v = &self.spec.variant(self.series.variant);
         let copy = self.spec.dataset_policy == DatasetPolicy::Copy;
         let datadir_from = if copy {
-            match self.template(v.binary.clone()) {
+            match self.template(v.engine, v.binary.clone()) {
                 Ok(dir) => Some(dir),
                 Err(_) if self.interrupted_now() => return Ok(None),
                 Err(e) => {
@@ -158,8 +161,9 @@ impl SeriesCtx<'_> {
             .instances
             .iter()
             .map(|inst| ServerSpec {
+                engine: Some(v.engine),
                 binary: v.binary.clone(),
-                variant: inst.clone(),
+                variant: inst.with_settings_before(&v.engine_settings),
                 datadir_from: datadir_from.clone(),
                 start_timeout: self.start_timeout(),
                 ..ServerSpec::default()
@@ -246,8 +250,8 @@ impl SeriesCtx<'_> {
 
     /// The loaded datadir every server of this workload (and binary) starts from: made once, by
     /// a plain server of that binary that loads the tables and stops cleanly.
-    fn template(&mut self, binary: Option<PathBuf>) -> Result<PathBuf, String> {
-        let key = (binary.clone(), self.series.workload);
+    fn template(&mut self, engine: Engine, binary: Option<PathBuf>) -> Result<PathBuf, String> {
+        let key = (engine, binary.clone(), self.series.workload);
         if let Some(t) = self.templates.get(&key) {
             return Ok(t.datadir());
         }
@@ -257,6 +261,7 @@ impl SeriesCtx<'_> {
         );
         self.obs.on_note(&note);
         let server = Server::start(&ServerSpec {
+            engine: Some(engine),
             binary,
             start_timeout: self.start_timeout(),
             ..ServerSpec::default()
@@ -503,7 +508,12 @@ impl SeriesCtx<'_> {
     pub(crate) fn manifest(&self, servers: &Servers, given: Option<&GivenInfo>) -> String {
         let started = servers.started();
         let first = started.first();
+        let server_version = first
+            .map(Running::version)
+            .or_else(|| given.and_then(|g| g.version.clone()));
+        let engine = self.spec.variant(self.series.variant).engine;
         let m = Manifest {
+            engine: engine.by_version(server_version.as_deref().unwrap_or("")),
             client: &self.client,
             client_hosts: self
                 .clients
@@ -518,9 +528,7 @@ impl SeriesCtx<'_> {
             server_machine: first.and_then(Running::machine),
             server_binary: first.map(Running::binary),
             server_binary_sha256: first.and_then(Running::binary_sha256),
-            server_version: first
-                .map(Running::version)
-                .or_else(|| given.and_then(|g| g.version.clone())),
+            server_version,
             checks: started
                 .iter()
                 .flat_map(|s| s.checks().iter().cloned())

@@ -313,3 +313,101 @@ fn a_given_server_variant_reads_its_keys_and_refuses_what_does_not_apply() {
     at(&p, 14, "price per hour");
     assert!(p.iter().all(|x| !x.message.contains("hunter2")), "{p:#?}");
 }
+
+const ENGINES: &str = r#"
+name = "engines"
+duration = 5
+threads = [4]
+[[workload]]
+name = "oltp_point_select"
+[axes]
+engine = ["mariadb", "postgresql"]
+allocator = ["glibc", "jemalloc"]
+[mariadb]
+settings = { innodb_flush_log_at_trx_commit = 1 }
+[postgresql]
+settings = { synchronous_commit = "on" }
+"#;
+
+#[test]
+fn an_engine_axis_names_its_variants_and_gives_each_engine_its_own_settings() {
+    let s = parse(ENGINES, "x").expect("valid");
+    let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "engine=mariadb allocator=glibc",
+            "engine=mariadb allocator=jemalloc",
+            "engine=postgresql allocator=glibc",
+            "engine=postgresql allocator=jemalloc"
+        ]
+    );
+    let pg = &s.variants[2];
+    assert_eq!(pg.engine, bakeoff_server::Engine::PostgreSql);
+    assert_eq!(pg.engine_settings[0].name, "synchronous_commit");
+    // The engine's settings are not the variant's axes: its instances carry none.
+    assert!(pg.instances[0].settings.is_empty());
+    assert_eq!(
+        s.variants[0].engine_settings[0].name,
+        "innodb_flush_log_at_trx_commit"
+    );
+}
+
+#[test]
+fn one_engines_setting_given_to_another_is_refused_at_its_line() {
+    // A MariaDB setting as an axis of a PostgreSQL study: refused where it is written, with
+    // the section it belongs in.
+    let p = problems(
+        "threads = [4]\nengine = \"postgresql\"\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nsettings = [{ innodb_adaptive_hash_index = \"OFF\" }]\n",
+    );
+    at(
+        &p,
+        6,
+        "`innodb_adaptive_hash_index` is not a PostgreSQL setting",
+    );
+    at(&p, 6, "under [mariadb] settings");
+    // And the other way round, in the engine's own section; a typo gets the nearest name.
+    let p = problems(
+        "threads = [4]\n[[workload]]\nname = \"oltp_point_select\"\n[mariadb]\nsettings = { shared_buffers = \"1GB\" }\n[postgresql]\nsettings = { shared_bufers = \"1GB\" }\n[axes]\nengine = [\"mariadb\", \"postgresql\"]\n",
+    );
+    at(&p, 5, "`shared_buffers` is not a MariaDB setting");
+    at(&p, 5, "under [postgresql] settings");
+    at(&p, 7, "did you mean `shared_buffers`?");
+    assert_eq!(p.len(), 2, "{p:?}");
+}
+
+#[test]
+fn engines_are_named_once_and_agree_with_binaries_and_urls() {
+    let p = problems(
+        "threads = [4]\nengine = \"postgresql\"\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nengine = [\"mariadb\", \"oracle\"]\n",
+    );
+    at(&p, 2, "`engine` is both the study's and an axis");
+    at(
+        &p,
+        6,
+        "'oracle' is not an engine; use mariadb, mysql or postgresql",
+    );
+    let mariadbd = bakeoff_server::Engine::MariaDb
+        .default_binary()
+        .expect("these tests need mariadbd");
+    let p = problems(&format!(
+        "threads = [4]\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nengine = \"postgresql\"\nbinary = \"{}\"\n",
+        mariadbd.display()
+    ));
+    at(
+        &p,
+        6,
+        "is a MariaDB server, and this variant's engine is PostgreSQL",
+    );
+    let p = problems(
+        "threads = [4]\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nengine = \"mariadb\"\nserver = \"postgresql://bench@db1/sbtest\"\n",
+    );
+    at(&p, 5, "the variant's server is a PostgreSQL URL");
+    // A given PostgreSQL's engine is its URL's.
+    let s = parse(
+        "threads = [4]\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nserver = \"postgresql://bench@db1/sbtest\"\n",
+        "x",
+    )
+    .expect("valid");
+    assert_eq!(s.variants[0].engine, bakeoff_server::Engine::PostgreSql);
+}

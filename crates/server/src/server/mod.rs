@@ -45,6 +45,26 @@ pub struct Server {
     binary: PathBuf,
 }
 
+/// The binary a spec runs: its own, else its engine's default; a binary of another engine
+/// than the one asked for is refused before anything starts.
+fn spec_binary(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
+    let binary = match (&spec.binary, spec.engine) {
+        (Some(b), _) => b.clone(),
+        (None, Some(e)) => e.default_binary()?,
+        (None, None) => default_binary()?,
+    };
+    if let Some(asked) = spec.engine {
+        let is = crate::Engine::of_binary(&binary);
+        if !asked.runs(is) {
+            return Err(ServerError::Refused(format!(
+                "{} is a {} server, and the variant's engine is {}: name a {} binary, or set the engine to {}",
+                binary.display(), is.title(), asked.title(), asked.title(), is.name()
+            )));
+        }
+    }
+    Ok(binary)
+}
+
 impl Server {
     pub fn start(spec: &ServerSpec) -> Result<Server, ServerError> {
         static NEVER: AtomicBool = AtomicBool::new(false);
@@ -55,10 +75,7 @@ impl Server {
     /// for this server any more, say the agent's link is gone). The start then kills what it
     /// launched, removes its directories and returns [`ServerError::Abandoned`].
     pub fn start_watched(spec: &ServerSpec, abandon: &AtomicBool) -> Result<Server, ServerError> {
-        let binary = match &spec.binary {
-            Some(b) => b.clone(),
-            None => default_binary()?,
-        };
+        let binary = spec_binary(spec)?;
         let family = family_of(&binary);
         family.refuse_exposure(spec)?;
         // The port is free when chosen, but another process may bind it before the server does

@@ -21,7 +21,9 @@ impl std::str::FromStr for Setting {
             .split_once('=')
             .ok_or_else(|| format!("'{s}' is not name=value (e.g. innodb_thread_concurrency=8)"))?;
         let name = name.trim().replace('-', "_");
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        // Dots: PostgreSQL's extension settings (pg_stat_statements.track).
+        let ok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+        if name.is_empty() || !name.chars().all(ok) || name.starts_with('.') {
             return Err(format!("'{name}' is not a server variable name"));
         }
         Ok(Setting {
@@ -39,6 +41,23 @@ pub struct Variant {
     pub cpus: Option<CpuList>,
     pub numa: NumaPolicy,
     pub settings: Vec<Setting>,
+}
+
+impl Variant {
+    /// This variant with `first` set before its own settings, which win where both name one
+    /// (each setting is verified, so only the value that holds is kept): an engine's settings
+    /// for every variant of it.
+    pub fn with_settings_before(&self, first: &[Setting]) -> Variant {
+        let own = |s: &&Setting| self.settings.iter().any(|o| o.name == s.name);
+        let mut v = self.clone();
+        v.settings = first
+            .iter()
+            .filter(|s| !own(s))
+            .chain(&self.settings)
+            .cloned()
+            .collect();
+        v
+    }
 }
 
 impl fmt::Display for Variant {

@@ -250,6 +250,7 @@ fn start_server(servers: &mut Vec<Option<Server>>, start: Request, lost: &Atomic
         clients,
         start_timeout_s,
         tls,
+        engine,
     } = start
     else {
         return Reply::Error {
@@ -259,6 +260,7 @@ fn start_server(servers: &mut Vec<Option<Server>>, start: Request, lost: &Atomic
     let loopback = IpAddr::from([127, 0, 0, 1]);
     let (came_from, came_to) = session_addresses().unwrap_or((loopback, loopback));
     let spec = ServerSpec {
+        engine,
         binary: binary.map(Into::into),
         options,
         variant,
@@ -339,8 +341,8 @@ fn study(
             };
         }
     };
-    if spec.variants.iter().any(|v| v.binary.is_none()) {
-        if let Err(e) = bakeoff_server::find_server_binary() {
+    for v in spec.variants.iter().filter(|v| v.binary.is_none()) {
+        if let Err(e) = v.engine.default_binary() {
             return Reply::Error {
                 message: e.to_string(),
             };

@@ -5,6 +5,7 @@
 //! - `sections`: `[dataset]`, `[hosts]`, `[[workload]]`, `[prices]`;
 //! - `variants`: `[axes]` (every combination) and `[[variant]]` entries.
 
+mod engines;
 mod given;
 mod repetitions;
 mod sections;
@@ -15,7 +16,6 @@ use std::time::Duration;
 
 use bakeoff_engine::ClientWait;
 use bakeoff_hostbench::profile::HostProbe;
-use bakeoff_server::Variant;
 use toml::de::DeTable;
 
 use crate::reader::{a_span, cpu_list, int_value, one_of, str_value, Problem, Problems, Table};
@@ -23,7 +23,7 @@ use sections::{dataset, hosts, prices, workload};
 pub use spec::{
     DatasetPolicy, GivenServer, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS,
 };
-use variants::{axes_variants, listed_variant};
+use variants::{axes_variants, default_variant, listed_variant};
 
 /// Parse and validate `src`; `default_name` names the study when the file does not.
 pub fn parse(src: &str, default_name: &str) -> Result<StudySpec, Vec<Problem>> {
@@ -98,20 +98,17 @@ fn read(
         .into_iter()
         .filter_map(|t| workload(p, t, tables, table_size))
         .collect();
+    let eng = engines::engines(p, &mut top, server_host.is_none());
     let axes = top.tables(p, "axes");
     let listed = top.tables(p, "variant");
     let is_listed = !listed.is_empty();
     let variants = match (axes.into_iter().next(), listed.is_empty()) {
-        (Some(a), true) => axes_variants(p, a),
+        (Some(a), true) => axes_variants(p, a, &eng),
         (None, false) => listed
             .into_iter()
-            .filter_map(|t| listed_variant(p, t))
+            .filter_map(|t| listed_variant(p, t, &eng))
             .collect(),
-        (None, true) => vec![NamedVariant::started(
-            "default",
-            None,
-            vec![Variant::default()],
-        )],
+        (None, true) => default_variant(p, &eng),
         (Some(_), false) => {
             p.at(a_span(doc, "axes"), "use either [axes] (every combination) or [[variant]] entries (an explicit list), not both");
             Vec::new()

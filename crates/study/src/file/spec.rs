@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use bakeoff_engine::ClientWait;
 use bakeoff_hostbench::profile::HostProbe;
-use bakeoff_server::variant::CpuList;
+use bakeoff_server::variant::{CpuList, Setting};
+use bakeoff_server::Engine;
 use bakeoff_server::Variant;
 use bakeoff_workload::WorkloadSpec;
 
@@ -58,6 +59,12 @@ pub const DEFAULT_MAX_REPETITIONS: u32 = 20;
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct NamedVariant {
     pub name: String,
+    /// The database engine its servers run (a given server's: its URL's).
+    pub engine: Engine,
+    /// What its engine's section (`[postgresql] settings`) sets, before the variant's own:
+    /// kept apart from `instances`, so that the report's axes are the variants' differences.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub engine_settings: Vec<Setting>,
     pub binary: Option<PathBuf>,
     pub instances: Vec<Variant>,
     /// Where the load runs for this variant, over the study's `client_cpus`.
@@ -76,6 +83,8 @@ impl NamedVariant {
     pub fn started(name: &str, binary: Option<PathBuf>, instances: Vec<Variant>) -> Self {
         NamedVariant {
             name: name.to_string(),
+            engine: Engine::default(),
+            engine_settings: Vec::new(),
             binary,
             instances,
             client_cpus: None,
@@ -108,6 +117,14 @@ pub struct GivenServer {
 }
 
 impl GivenServer {
+    /// The engine its URL speaks to (a URL that does not parse was refused with the file).
+    pub fn engine(&self) -> Engine {
+        match bakeoff_driver::ServerUrl::parse(&self.url).map(|u| u.protocol) {
+            Ok(bakeoff_driver::Protocol::Postgres) => Engine::PostgreSql,
+            _ => Engine::MariaDb,
+        }
+    }
+
     /// How to connect, the password found now (`MYSQL_PWD`, the option file) or the command
     /// kept to run at every connect; the database is `sbtest` when the URL names none.
     pub fn connect_options(&self) -> Result<bakeoff_driver::ConnectOptions, String> {

@@ -1,16 +1,17 @@
 //! A study's server setups: `[axes]` (every combination of the values listed) or `[[variant]]`
 //! entries (an explicit list), each expanded into its instances.
 
-use bakeoff_server::variant::{instance_variants, Allocator, Setting};
+use bakeoff_server::variant::{instance_variants, Allocator};
 use bakeoff_server::Variant;
 use std::path::PathBuf;
-use toml::de::DeValue;
 
+use super::engines::{engine_value, settings as read_settings, Engines};
 use super::spec::NamedVariant;
-use crate::reader::{cpu_list, int_value, kind, str_value, Problems, Table, Value};
+use crate::reader::{cpu_list, int_value, str_value, Problems, Table, Value};
 
 /// The per-variant keys, as axes (lists) or as one variant's values.
 struct VariantKeys<'t, 'i> {
+    engine: Option<Vec<&'t Value<'i>>>,
     allocator: Option<Vec<&'t Value<'i>>>,
     cpus: Option<Vec<&'t Value<'i>>>,
     numa: Option<Vec<&'t Value<'i>>>,
@@ -20,8 +21,8 @@ struct VariantKeys<'t, 'i> {
 }
 
 impl<'t, 'i> VariantKeys<'t, 'i> {
-    /// Every key, in the order of `given::SETUP_KEYS` (and of a variant's name).
-    fn all(&self) -> [&Option<Vec<&'t Value<'i>>>; 6] {
+    /// Every key but `engine`, in the order of `given::SETUP_KEYS`.
+    fn setup(&self) -> [&Option<Vec<&'t Value<'i>>>; 6] {
         [
             &self.allocator,
             &self.cpus,
@@ -35,6 +36,7 @@ impl<'t, 'i> VariantKeys<'t, 'i> {
 
 fn keys<'t, 'i>(p: &mut Problems, t: &mut Table<'t, 'i>) -> VariantKeys<'t, 'i> {
     VariantKeys {
+        engine: t.list(p, "engine"),
         allocator: t.list(p, "allocator"),
         cpus: t.list(p, "cpus"),
         numa: t.list(p, "numa"),
@@ -55,38 +57,57 @@ fn first<'t, 'i>(o: &Option<Vec<&'t Value<'i>>>) -> Option<&'t Value<'i>> {
     o.as_ref().and_then(|v| v.first().copied())
 }
 
+/// One variant's values, each axis's one (None: not set).
+#[derive(Clone, Copy, Default)]
+struct Picked<'t, 'i> {
+    engine: Option<&'t Value<'i>>,
+    allocator: Option<&'t Value<'i>>,
+    cpus: Option<&'t Value<'i>>,
+    numa: Option<&'t Value<'i>>,
+    instances: Option<&'t Value<'i>>,
+    binary: Option<&'t Value<'i>>,
+    settings: Option<&'t Value<'i>>,
+}
+
 /// Every combination of the axes' values.
-pub(super) fn axes_variants(p: &mut Problems, mut t: Table) -> Vec<NamedVariant> {
+pub(super) fn axes_variants(p: &mut Problems, mut t: Table, eng: &Engines) -> Vec<NamedVariant> {
     let k = keys(p, &mut t);
     t.finish(p);
-    let (al, cp, nu, ins, bi, se): (Vec<Option<&Value>>, _, _, _, _, _) = (
-        pick(&k.allocator),
-        pick(&k.cpus),
-        pick(&k.numa),
-        pick(&k.instances),
-        pick(&k.binary),
-        pick(&k.settings),
-    );
-    let mut out = Vec::new();
-    for a in &al {
-        for c in &cp {
-            for n in &nu {
-                for i in &ins {
-                    for b in &bi {
-                        for s in &se {
-                            if let Some(v) = one_variant(p, *a, *c, *n, *i, *b, *s, None) {
-                                out.push(v);
-                            }
-                        }
-                    }
-                }
-            }
-        }
+    if let (Some((_, span)), Some(_)) = (&eng.study, &k.engine) {
+        p.at(
+            span.clone(),
+            "`engine` is both the study's and an axis: keep one",
+        );
     }
+    let lists: Vec<Vec<Option<&Value>>> = std::iter::once(&k.engine)
+        .chain(k.setup())
+        .map(pick)
+        .collect();
+    // Every combination, the last axis varying fastest (the order the file lists them).
+    let total: usize = lists.iter().map(Vec::len).product();
+    let combos = (0..total).map(|mut n| {
+        let mut at = [None; 7];
+        for (i, l) in lists.iter().enumerate().rev() {
+            at[i] = l[n % l.len()];
+            n /= l.len();
+        }
+        Picked {
+            engine: at[0],
+            allocator: at[1],
+            cpus: at[2],
+            numa: at[3],
+            instances: at[4],
+            binary: at[5],
+            settings: at[6],
+        }
+    });
+    let mut out: Vec<NamedVariant> = combos
+        .into_iter()
+        .filter_map(|c| one_variant(p, c, None, eng))
+        .collect();
     // Name variants by what differs between them.
-    let varying: Vec<bool> = k
-        .all()
-        .iter()
+    let varying: Vec<bool> = std::iter::once(&k.engine)
+        .chain(k.setup())
         .map(|o| o.as_ref().is_some_and(|v| v.len() > 1))
         .collect();
     let total = out.len();
@@ -96,7 +117,18 @@ pub(super) fn axes_variants(p: &mut Problems, mut t: Table) -> Vec<NamedVariant>
     out
 }
 
-pub(super) fn listed_variant(p: &mut Problems, mut t: Table) -> Option<NamedVariant> {
+/// A study with neither axes nor variants: one variant, of the study's engine.
+pub(super) fn default_variant(p: &mut Problems, eng: &Engines) -> Vec<NamedVariant> {
+    one_variant(p, Picked::default(), Some("default".into()), eng)
+        .into_iter()
+        .collect()
+}
+
+pub(super) fn listed_variant(
+    p: &mut Problems,
+    mut t: Table,
+    eng: &Engines,
+) -> Option<NamedVariant> {
     let name = t.string(p, "name").map(|(s, _)| s.to_string());
     let client_cpus = t
         .string(p, "client_cpus")
@@ -106,7 +138,13 @@ pub(super) fn listed_variant(p: &mut Problems, mut t: Table) -> Option<NamedVari
     let k = keys(p, &mut t);
     t.finish(p);
     if let Some(given) = given {
-        return given_variant(p, &k, name, given, price_per_hour, client_cpus.flatten());
+        let given = GivenParts {
+            name,
+            given,
+            price_per_hour,
+            client_cpus: client_cpus.flatten(),
+        };
+        return given_variant(p, &k, given, eng);
     }
     let single = |o: &Option<Vec<&'_ Value<'_>>>, p: &mut Problems, key: &str| -> Result<(), ()> {
         match o {
@@ -121,6 +159,7 @@ pub(super) fn listed_variant(p: &mut Problems, mut t: Table) -> Option<NamedVari
         }
     };
     let ok = [
+        ("engine", &k.engine),
         ("allocator", &k.allocator),
         ("cpus", &k.cpus),
         ("numa", &k.numa),
@@ -129,63 +168,89 @@ pub(super) fn listed_variant(p: &mut Problems, mut t: Table) -> Option<NamedVari
     ]
     .iter()
     .all(|(key, o)| single(o, p, key).is_ok());
-    let mut v = one_variant(
-        p,
-        first(&k.allocator),
-        first(&k.cpus),
-        first(&k.numa),
-        first(&k.instances),
-        first(&k.binary),
-        first(&k.settings),
-        name,
-    )?;
+    let picked = Picked {
+        engine: first(&k.engine),
+        allocator: first(&k.allocator),
+        cpus: first(&k.cpus),
+        numa: first(&k.numa),
+        instances: first(&k.instances),
+        binary: first(&k.binary),
+        settings: first(&k.settings),
+    };
+    let mut v = one_variant(p, picked, name, eng)?;
     if v.name.is_empty() {
-        v.name = describe(&v, &[true; 6], 2);
+        let mut varying = [true; 7];
+        varying[0] = false;
+        v.name = describe(&v, &varying, 2);
     }
     v.client_cpus = client_cpus.flatten();
     v.price_per_hour = price_per_hour;
     ok.then_some(v)
 }
 
-/// A listed variant that names a server the user runs: none of the keys that set up a
-/// server bakeoff starts apply to it.
-fn given_variant(
-    p: &mut Problems,
-    k: &VariantKeys,
+/// What a listed variant with `server` says besides its setup keys.
+struct GivenParts {
     name: Option<String>,
     given: super::spec::GivenServer,
     price_per_hour: Option<f64>,
     client_cpus: Option<bakeoff_server::variant::CpuList>,
+}
+
+/// A listed variant that names a server the user runs: none of the keys that set up a
+/// server bakeoff starts apply to it; its engine is its URL's.
+fn given_variant(
+    p: &mut Problems,
+    k: &VariantKeys,
+    g: GivenParts,
+    eng: &Engines,
 ) -> Option<NamedVariant> {
     let mut bad = false;
-    for (key, v) in super::given::SETUP_KEYS.iter().zip(k.all()) {
+    for (key, v) in super::given::SETUP_KEYS.iter().zip(k.setup()) {
         if let Some(v) = v.as_ref().and_then(|v| v.first()) {
             p.at(v.span(), format!("`variant.{key}` sets up a server bakeoff starts; `server` names one you run, which bakeoff never starts, stops or reconfigures"));
             bad = true;
         }
     }
-    let name = name.unwrap_or_else(|| given.url.clone());
+    let engine = g.given.engine();
+    let said = first(&k.engine).map(|v| (engine_value(p, v), v.span()));
+    let said = said.or(eng.study.as_ref().map(|(e, s)| (Some(*e), s.clone())));
+    if let Some((Some(e), span)) = said {
+        if !e.runs(engine) {
+            p.at(span, format!("the variant's server is a {} URL ({}), and its engine is {}: keep the one that is true", engine.title(), g.given.url, e.title()));
+            bad = true;
+        }
+    }
+    let name = g.name.unwrap_or_else(|| g.given.url.clone());
     let mut v = NamedVariant::started(&name, None, vec![Variant::default()]);
-    v.given = Some(given);
-    v.price_per_hour = price_per_hour;
-    v.client_cpus = client_cpus;
+    v.engine = engine;
+    v.given = Some(g.given);
+    v.price_per_hour = g.price_per_hour;
+    v.client_cpus = g.client_cpus;
     (!bad).then_some(v)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn one_variant(
     p: &mut Problems,
-    allocator: Option<&Value>,
-    cpus: Option<&Value>,
-    numa: Option<&Value>,
-    instances: Option<&Value>,
-    binary: Option<&Value>,
-    settings: Option<&Value>,
+    k: Picked,
     name: Option<String>,
+    eng: &Engines,
 ) -> Option<NamedVariant> {
     let mut bad = false;
+    let said = k.engine.map(|v| engine_value(p, v));
+    if said == Some(None) {
+        bad = true;
+    }
+    let binary = k
+        .binary
+        .and_then(|v| str_value(p, v, "`binary`").map(|s| (PathBuf::from(s), v.span())));
+    let engine = eng.resolve(said.flatten(), binary.as_ref().map(|(b, _)| b.as_path()));
+    let section = eng.section(engine);
+    let binary = binary.or_else(|| section.and_then(|s| s.binary.clone()));
     let mut base = Variant::default();
-    if let Some(v) = allocator {
+    if let Some(a) = section.and_then(|s| s.allocator.clone()) {
+        base.allocator = a;
+    }
+    if let Some(v) = k.allocator {
         match str_value(p, v, "`allocator`").map(str::parse::<Allocator>) {
             Some(Ok(a)) => base.allocator = a,
             Some(Err(e)) => {
@@ -195,48 +260,24 @@ fn one_variant(
             None => bad = true,
         }
     }
-    if let Some(v) = settings {
-        match v.get_ref() {
-            DeValue::Table(t) => {
-                for (k, val) in t.iter() {
-                    let value = match val.get_ref() {
-                        DeValue::String(s) => s.to_string(),
-                        DeValue::Integer(i) => i.as_str().to_string(),
-                        DeValue::Boolean(b) => {
-                            if *b {
-                                "ON".into()
-                            } else {
-                                "OFF".into()
-                            }
-                        }
-                        _ => {
-                            p.at(
-                                val.span(),
-                                format!(
-                                    "setting `{}` must be a string, number or true/false, found {}",
-                                    k.get_ref(),
-                                    kind(val)
-                                ),
-                            );
-                            bad = true;
-                            continue;
-                        }
-                    };
-                    match format!("{}={value}", k.get_ref()).parse::<Setting>() {
-                        Ok(s) => base.settings.push(s),
-                        Err(e) => {
-                            p.at(k.span(), e);
-                            bad = true;
-                        }
-                    }
-                }
-            }
-            _ => {
-                p.at(v.span(), format!("`settings` must be a table like {{ innodb_adaptive_hash_index = \"OFF\" }}, found {}", kind(v)));
-                bad = true;
-            }
+    let own = match k.settings.map(|v| read_settings(p, v)) {
+        Some(None) => {
+            bad = true;
+            Vec::new()
         }
-    }
+        Some(Some(s)) => s,
+        None => Vec::new(),
+    };
+    let from_section = section.map_or(&[][..], |s| &s.settings[..]);
+    let every: Vec<_> = from_section.iter().chain(&own).cloned().collect();
+    eng.check(
+        p,
+        engine,
+        binary.as_ref().map(|(b, s)| (b.as_path(), s.clone())),
+        &every,
+    );
+    base.settings = own.into_iter().map(|(s, _)| s).collect();
+    let (cpus, numa, instances) = (k.cpus, k.numa, k.instances);
     let count = match instances {
         Some(v) => int_value(p, v, "`instances`", 1..65).unwrap_or_else(|| {
             bad = true;
@@ -246,9 +287,6 @@ fn one_variant(
     };
     let cpus = cpus.and_then(|v| str_value(p, v, "`cpus`").map(|s| (s, v.span())));
     let numa = numa.and_then(|v| str_value(p, v, "`numa`").map(|s| (s, v.span())));
-    let binary = binary
-        .and_then(|v| str_value(p, v, "`binary`"))
-        .map(PathBuf::from);
     let instances = match instance_variants(
         &base,
         count,
@@ -269,17 +307,24 @@ fn one_variant(
             return None;
         }
     };
-    (!bad).then(|| NamedVariant::started(&name.unwrap_or_default(), binary, instances))
+    let mut v = NamedVariant::started(&name.unwrap_or_default(), binary.map(|(b, _)| b), instances);
+    v.engine = engine;
+    v.engine_settings = from_section.iter().map(|(s, _)| s.clone()).collect();
+    (!bad).then_some(v)
 }
 
 fn describe(v: &NamedVariant, varying: &[bool], total: usize) -> String {
     let first = &v.instances[0];
     let mut parts = Vec::new();
     let show = |i: usize| total == 1 || varying[i];
-    if show(0) {
+    // A MariaDB variant among MariaDB ones keeps the name it had before engines existed.
+    if varying[0] || v.engine != bakeoff_server::Engine::MariaDb {
+        parts.push(format!("engine={}", v.engine));
+    }
+    if show(1) {
         parts.push(format!("allocator={}", first.allocator));
     }
-    if show(1) && first.cpus.is_some() {
+    if show(2) && first.cpus.is_some() {
         let sets: Vec<String> = v
             .instances
             .iter()
@@ -287,18 +332,18 @@ fn describe(v: &NamedVariant, varying: &[bool], total: usize) -> String {
             .collect();
         parts.push(format!("cpus={}", sets.join("/")));
     }
-    if show(2) {
+    if show(3) {
         parts.push(format!("numa={}", first.numa));
     }
-    if show(3) && v.instances.len() > 1 {
+    if show(4) && v.instances.len() > 1 {
         parts.push(format!("instances={}", v.instances.len()));
     }
-    if show(4) {
+    if show(5) {
         if let Some(b) = &v.binary {
             parts.push(format!("binary={}", b.display()));
         }
     }
-    if show(5) {
+    if show(6) {
         for s in &first.settings {
             parts.push(format!("{}={}", s.name, s.value));
         }

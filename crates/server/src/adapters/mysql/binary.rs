@@ -42,3 +42,31 @@ pub fn find_install_db(server: &Path) -> Result<PathBuf, ServerError> {
             ))
         })
 }
+
+/// The options and variables `binary` takes, from `--no-defaults --verbose --help`: the table
+/// after its "Variables (--variable-name=value)" heading, one name per line up to the first
+/// blank one, dashes read as underscores (the lab passes settings either way).
+pub fn setting_names(binary: &Path) -> Result<std::collections::BTreeSet<String>, String> {
+    let out = std::process::Command::new(binary)
+        .args(["--no-defaults", "--verbose", "--help"])
+        .output()
+        .map_err(|e| format!("{} --verbose --help: {e}", binary.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let names: std::collections::BTreeSet<String> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Variables (--variable-name=value)"))
+        .skip_while(|l| !l.starts_with("----"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|n| n.replace('-', "_"))
+        .collect();
+    if names.is_empty() {
+        return Err(format!(
+            "{} --verbose --help listed no variables ({})",
+            binary.display(),
+            out.status
+        ));
+    }
+    Ok(names)
+}

@@ -63,3 +63,25 @@ pub fn is_postgres(binary: &Path) -> bool {
         .map(|o| String::from_utf8_lossy(&o.stdout).contains("PostgreSQL"))
         .unwrap_or(false)
 }
+
+/// The settings `binary` knows, from `postgres --describe-config` (one per line, the name
+/// first, tab-separated); it needs no datadir and runs in milliseconds.
+pub fn setting_names(binary: &Path) -> Result<std::collections::BTreeSet<String>, String> {
+    let out = std::process::Command::new(binary)
+        .arg("--describe-config")
+        .output()
+        .map_err(|e| format!("{} --describe-config: {e}", binary.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} --describe-config failed ({})",
+            binary.display(),
+            out.status
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split('\t').next())
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect())
+}

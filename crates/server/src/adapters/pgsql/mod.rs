@@ -17,7 +17,7 @@ use std::process::Command;
 
 use bakeoff_driver::ConnectOptions;
 
-pub use binary::{find_postgres_binary, is_postgres, PG_INSTALL_HINT};
+pub use binary::{find_postgres_binary, is_postgres, setting_names, PG_INSTALL_HINT};
 pub use queries::settings;
 
 use crate::adapters::family::{runtime, Bounds, Family, Launch};

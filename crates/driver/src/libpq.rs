@@ -1,0 +1,124 @@
+//! Where a PostgreSQL client connects, by libpq's rules, for every way bakeoff is told:
+//! what the caller gives (a URL's parts, pgbench's -h/-p/-U and database name) wins; what it
+//! leaves out comes from its service (`service=`, else PGSERVICE, a section of
+//! pg_service.conf), then the PG* variables (PGHOST, PGPORT, PGUSER, PGDATABASE, PGSSLMODE,
+//! PGSSLROOTCERT), then libpq's defaults (the socket directory, 5432, the login name). The
+//! password: the service's, else PGPASSWORD, else the password file (`crate::pgpass`).
+
+use std::path::PathBuf;
+
+use crate::pgpass::{pgpass_for, DEFAULT_SOCKET_DIR};
+use crate::{ConnectOptions, Endpoint, Protocol, Secret, SslMode};
+
+/// What the caller was given; None: not given (the service, environment or default decides).
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    pub host: Option<String>,
+    pub port: Option<String>,
+    pub user: Option<String>,
+    pub dbname: Option<String>,
+    pub sslmode: Option<String>,
+    pub sslrootcert: Option<String>,
+    pub sslcert: Option<String>,
+    pub sslkey: Option<String>,
+    /// A service of pg_service.conf (PGSERVICE when None).
+    pub service: Option<String>,
+}
+
+/// Where to connect, and the service's password if it has one (libpq reads `password`
+/// from a service as from a connection string).
+#[derive(Debug)]
+pub struct Resolved {
+    pub options: ConnectOptions,
+    /// The host as named (a socket directory for a unix socket): what a certificate is
+    /// checked against.
+    pub host: String,
+    pub service_password: Option<Secret>,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// libpq's sslmode word as bakeoff's TLS mode.
+pub fn sslmode(word: &str) -> Option<SslMode> {
+    Some(match word {
+        "disable" => SslMode::Disabled,
+        "allow" | "prefer" => SslMode::Preferred,
+        "require" => SslMode::Required,
+        "verify-ca" => SslMode::VerifyCa,
+        "verify-full" => SslMode::VerifyIdentity,
+        _ => return None,
+    })
+}
+
+/// Resolve `g` as libpq would; `default_db` when nothing names a database (libpq's own
+/// default, the user name, when None). Errors are libpq's words.
+pub fn resolve(g: &Given, default_db: Option<&str>) -> Result<Resolved, String> {
+    let service = match g.service.clone().or_else(|| env("PGSERVICE")) {
+        Some(name) => crate::pgservice::service(&name)?,
+        None => Default::default(),
+    };
+    // A setting: the caller's, else the service's, else the environment's.
+    let setting = |given: &Option<String>, key: &str, var: &str| {
+        given
+            .clone()
+            .or_else(|| service.get(key).cloned())
+            .or_else(|| env(var))
+    };
+    let host = setting(&g.host, "host", "PGHOST").unwrap_or_else(|| DEFAULT_SOCKET_DIR.into());
+    let port_text = setting(&g.port, "port", "PGPORT").unwrap_or_else(|| "5432".into());
+    let port: u16 = port_text
+        .parse()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("invalid port number: \"{port_text}\""))?;
+    let user = setting(&g.user, "user", "PGUSER")
+        .or_else(|| env("USER"))
+        .unwrap_or_else(|| "postgres".into());
+    let database = setting(&g.dbname, "dbname", "PGDATABASE")
+        .unwrap_or_else(|| default_db.map_or_else(|| user.clone(), str::to_string));
+    let socket = host.starts_with('/');
+    let endpoint = match socket {
+        true => Endpoint::Unix(PathBuf::from(&host).join(format!(".s.PGSQL.{port}"))),
+        false => Endpoint::Tcp {
+            host: host.clone(),
+            port,
+        },
+    };
+    let mut o = ConnectOptions::new(endpoint, &user, "");
+    o.protocol = Protocol::Postgres;
+    o.database = Some(database);
+    // libpq speaks TLS over TCP only.
+    if !socket {
+        o.tls.mode = match setting(&g.sslmode, "sslmode", "PGSSLMODE") {
+            None => SslMode::Preferred,
+            Some(w) => sslmode(&w).ok_or_else(|| format!("invalid sslmode value: \"{w}\""))?,
+        };
+        o.tls.ca = setting(&g.sslrootcert, "sslrootcert", "PGSSLROOTCERT").map(PathBuf::from);
+        o.tls.cert = setting(&g.sslcert, "sslcert", "PGSSLCERT").map(PathBuf::from);
+        o.tls.key = setting(&g.sslkey, "sslkey", "PGSSLKEY").map(PathBuf::from);
+    }
+    Ok(Resolved {
+        options: o,
+        host,
+        service_password: service.get("password").map(Secret::new),
+    })
+}
+
+/// The password for `o` when nothing else gave one: the service's, else PGPASSWORD, else
+/// the password file's line for where `o` connects; with the warning libpq says when it
+/// ignores the file.
+pub fn password(o: &ConnectOptions, service: Option<&Secret>) -> (Secret, Option<String>) {
+    if let Some(p) = service {
+        return (p.clone(), None);
+    }
+    if let Some(p) = env("PGPASSWORD") {
+        return (Secret::new(p), None);
+    }
+    let found = pgpass_for(o);
+    (
+        Secret::new(found.password.unwrap_or_default()),
+        found.warning,
+    )
+}

@@ -1,0 +1,205 @@
+//! The database engine a server runs (MariaDB, MySQL or PostgreSQL; not the load engine, which
+//! is the `bakeoff_engine` crate): its default binary, the protocol its clients speak, and the
+//! settings its binary knows, so a study can refuse one engine's setting given to another
+//! before anything starts.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::adapters::{mysql, pgsql};
+use crate::ServerError;
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// The embedded default; MySQL's `mysqld` is taken where no `mariadbd` is installed.
+    #[default]
+    MariaDb,
+    MySql,
+    PostgreSql,
+}
+
+/// The names a study file may use, with the engine each means.
+pub const ENGINE_NAMES: &[(&str, Engine)] = &[
+    ("mariadb", Engine::MariaDb),
+    ("mysql", Engine::MySql),
+    ("postgresql", Engine::PostgreSql),
+];
+
+impl Engine {
+    /// As a study file writes it: "mariadb", "mysql", "postgresql".
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::MariaDb => "mariadb",
+            Engine::MySql => "mysql",
+            Engine::PostgreSql => "postgresql",
+        }
+    }
+
+    /// As prose writes it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Engine::MariaDb => "MariaDB",
+            Engine::MySql => "MySQL",
+            Engine::PostgreSql => "PostgreSQL",
+        }
+    }
+
+    pub fn protocol(self) -> bakeoff_driver::Protocol {
+        match self {
+            Engine::PostgreSql => bakeoff_driver::Protocol::Postgres,
+            _ => bakeoff_driver::Protocol::MySql,
+        }
+    }
+
+    /// The family a binary belongs to: PostgreSQL's, else MariaDB's or MySQL's by what its
+    /// `--version` says.
+    pub fn of_binary(binary: &Path) -> Engine {
+        if pgsql::is_postgres(binary) {
+            return Engine::PostgreSql;
+        }
+        let out = std::process::Command::new(binary).arg("--version").output();
+        let says = out.map(|o| String::from_utf8_lossy(&o.stdout).to_string());
+        match says {
+            Ok(s) if !s.is_empty() && !s.contains("MariaDB") => Engine::MySql,
+            _ => Engine::MariaDb,
+        }
+    }
+
+    /// The binary a server of this engine runs when none is named.
+    pub fn default_binary(self) -> Result<PathBuf, ServerError> {
+        match self {
+            Engine::MariaDb => mysql::find_server_binary(),
+            Engine::MySql => crate::binary::which("mysqld").ok_or_else(|| {
+                ServerError::NotFound(
+                    "no mysqld found on PATH or in /usr/sbin: install MySQL's server, or name its binary (`binary = \"/path/to/mysqld\"`)".into(),
+                )
+            }),
+            Engine::PostgreSql => pgsql::find_postgres_binary(),
+        }
+    }
+
+    /// What a server of this engine's family that says `version` is: MariaDB and MySQL
+    /// share a family (and a default), and only the version tells them apart.
+    pub fn by_version(self, version: &str) -> Engine {
+        match self {
+            Engine::PostgreSql => self,
+            _ if version.contains("MariaDB") => Engine::MariaDb,
+            _ if version.is_empty() => self,
+            _ => Engine::MySql,
+        }
+    }
+
+    /// Whether a server of `self` may run `binary` (MariaDB's and MySQL's binaries are one
+    /// family: the lab tells them apart itself).
+    pub fn runs(self, binary_engine: Engine) -> bool {
+        (self == Engine::PostgreSql) == (binary_engine == Engine::PostgreSql)
+    }
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Engine {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Engine, String> {
+        let s = s.to_ascii_lowercase();
+        let alias = match s.as_str() {
+            "postgres" | "pgsql" => "postgresql",
+            "mariadbd" => "mariadb",
+            other => other,
+        };
+        ENGINE_NAMES
+            .iter()
+            .find(|(n, _)| *n == alias)
+            .map(|(_, e)| *e)
+            .ok_or_else(|| format!("'{s}' is not an engine; use mariadb, mysql or postgresql"))
+    }
+}
+
+/// The settings a server binary knows, asked of the binary once per process.
+#[derive(Debug)]
+pub struct Catalog {
+    pub engine: Engine,
+    pub binary: PathBuf,
+    names: BTreeSet<String>,
+}
+
+impl Catalog {
+    /// `binary`'s catalog (cached); an error says why the binary could not list them.
+    pub fn of(binary: &Path) -> Result<Arc<Catalog>, String> {
+        static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<Catalog>>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        if let Some(c) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(binary) {
+            return Ok(c.clone());
+        }
+        let engine = Engine::of_binary(binary);
+        let names = match engine {
+            Engine::PostgreSql => pgsql::setting_names(binary)?,
+            _ => mysql::setting_names(binary)?,
+        };
+        let c = Arc::new(Catalog {
+            engine,
+            binary: binary.to_path_buf(),
+            names,
+        });
+        let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+        map.insert(binary.to_path_buf(), c.clone());
+        Ok(c)
+    }
+
+    /// Whether the server takes setting `name`. PostgreSQL takes any dotted name (an
+    /// extension's, checked when it loads); MySQL's `loose_` prefix means "ignore if unknown".
+    pub fn knows(&self, name: &str) -> bool {
+        let name = name.to_ascii_lowercase().replace('-', "_");
+        match self.engine {
+            Engine::PostgreSql => name.contains('.') || self.names.contains(&name),
+            _ => {
+                name.starts_with("loose_")
+                    || self.names.contains(&name)
+                    || ["skip_", "enable_", "disable_"]
+                        .iter()
+                        .any(|p| name.strip_prefix(p).is_some_and(|n| self.names.contains(n)))
+            }
+        }
+    }
+
+    /// Every name it knows, in order (for "did you mean").
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases() {
+        assert_eq!("postgres".parse::<Engine>(), Ok(Engine::PostgreSql));
+        assert_eq!("MariaDB".parse::<Engine>(), Ok(Engine::MariaDb));
+        assert!("oracle"
+            .parse::<Engine>()
+            .unwrap_err()
+            .contains("mariadb, mysql or postgresql"));
+        assert!(Engine::MySql.runs(Engine::MariaDb));
+        assert!(!Engine::PostgreSql.runs(Engine::MariaDb));
+    }
+}

@@ -1,0 +1,215 @@
+//! Which database engine each variant runs: `engine` for the whole study, as an axis, or on a
+//! `[[variant]]`; and the per-engine sections `[mariadb]`, `[mysql]`, `[postgresql]` (a
+//! `binary`, an `allocator`, `settings`) that every variant of that engine gets. Every setting
+//! is checked against the binary that would run it, so one engine's setting given to another
+//! is refused at `study check`, at its line, before anything starts.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bakeoff_server::variant::{Allocator, Setting};
+use bakeoff_server::{Catalog, Engine};
+use toml::de::DeValue;
+
+use crate::reader::{kind, nearest, str_value, Problems, Table, Value};
+
+/// A setting as the file gives it, with where (its key) for problems.
+pub(super) type Placed = (Setting, Range<usize>);
+
+/// What a per-engine section gives every variant of that engine.
+#[derive(Default)]
+pub(super) struct Section {
+    pub binary: Option<(PathBuf, Range<usize>)>,
+    pub allocator: Option<Allocator>,
+    pub settings: Vec<Placed>,
+}
+
+/// The study's engine (top-level `engine`) and its per-engine sections.
+#[derive(Default)]
+pub(super) struct Engines {
+    pub study: Option<(Engine, Range<usize>)>,
+    sections: BTreeMap<Engine, Section>,
+    /// Settings are checked against binaries here; not when the servers run on another host
+    /// (`[hosts] server`), where other binaries may be installed.
+    pub check_here: bool,
+}
+
+/// The top-level `engine` and the `[mariadb]`, `[mysql]`, `[postgresql]` sections.
+pub(super) fn engines(p: &mut Problems, top: &mut Table, check_here: bool) -> Engines {
+    let study = top
+        .get("engine")
+        .and_then(|v| engine_value(p, v).map(|e| (e, v.span())));
+    let mut sections = BTreeMap::new();
+    for (key, engine) in [
+        ("mariadb", Engine::MariaDb),
+        ("mysql", Engine::MySql),
+        ("postgresql", Engine::PostgreSql),
+    ] {
+        if let Some(t) = top.tables(p, key).into_iter().next() {
+            sections.insert(engine, section(p, t));
+        }
+    }
+    Engines {
+        study,
+        sections,
+        check_here,
+    }
+}
+
+fn section(p: &mut Problems, mut t: Table) -> Section {
+    let binary = t
+        .string(p, "binary")
+        .map(|(s, span)| (PathBuf::from(s), span));
+    let allocator = t.get("allocator").and_then(|v| {
+        let a = str_value(p, v, "`allocator`")?.parse::<Allocator>();
+        a.map_err(|e| p.at(v.span(), e)).ok()
+    });
+    let settings = t
+        .get("settings")
+        .and_then(|v| settings(p, v))
+        .unwrap_or_default();
+    t.finish(p);
+    Section {
+        binary,
+        allocator,
+        settings,
+    }
+}
+
+/// An engine's name, or a problem at it.
+pub(super) fn engine_value(p: &mut Problems, v: &Value) -> Option<Engine> {
+    let s = str_value(p, v, "`engine`")?;
+    s.parse::<Engine>().map_err(|e| p.at(v.span(), e)).ok()
+}
+
+/// A `settings` table: each entry a string, number or true/false (ON/OFF); None (with the
+/// problems said) when any entry is not.
+pub(super) fn settings(p: &mut Problems, v: &Value) -> Option<Vec<Placed>> {
+    let DeValue::Table(t) = v.get_ref() else {
+        p.at(v.span(), format!("`settings` must be a table like {{ innodb_adaptive_hash_index = \"OFF\" }}, found {}", kind(v)));
+        return None;
+    };
+    let mut out = Vec::new();
+    let mut bad = false;
+    for (k, val) in t.iter() {
+        let value = match val.get_ref() {
+            DeValue::String(s) => s.to_string(),
+            DeValue::Integer(i) => i.as_str().to_string(),
+            DeValue::Float(f) => f.as_str().to_string(),
+            DeValue::Boolean(b) => if *b { "ON" } else { "OFF" }.to_string(),
+            _ => {
+                let msg = format!(
+                    "setting `{}` must be a string, number or true/false, found {}",
+                    k.get_ref(),
+                    kind(val)
+                );
+                p.at(val.span(), msg);
+                bad = true;
+                continue;
+            }
+        };
+        match format!("{}={value}", k.get_ref()).parse::<Setting>() {
+            Ok(s) => out.push((s, k.span())),
+            Err(e) => {
+                p.at(k.span(), e);
+                bad = true;
+            }
+        }
+    }
+    (!bad).then_some(out)
+}
+
+impl Engines {
+    pub fn section(&self, e: Engine) -> Option<&Section> {
+        self.sections.get(&e)
+    }
+
+    /// The engine of a variant that says `said` (None: the study's, else its binary's, else
+    /// MariaDB).
+    pub fn resolve(&self, said: Option<Engine>, binary: Option<&Path>) -> Engine {
+        said.or(self.study.as_ref().map(|(e, _)| *e))
+            .or_else(|| binary.map(Engine::of_binary))
+            .unwrap_or_default()
+    }
+
+    /// Check a variant of `engine` run by `binary` (None: the engine's default), where
+    /// `binary_at` is where the file names it: the binary is of that engine, and it knows each
+    /// setting. Nothing is said when the binary is not here to ask (the start will say).
+    pub fn check(
+        &self,
+        p: &mut Problems,
+        engine: Engine,
+        binary: Option<(&Path, Range<usize>)>,
+        settings: &[Placed],
+    ) {
+        if !self.check_here {
+            return;
+        }
+        let (path, at) = match binary {
+            Some((b, at)) => (b.to_path_buf(), Some(at)),
+            None => match engine.default_binary() {
+                Ok(b) => (b, None),
+                Err(_) => return,
+            },
+        };
+        let Ok(catalog) = Catalog::of(&path) else {
+            return;
+        };
+        if !engine.runs(catalog.engine) {
+            let at = at.or(self.study.as_ref().map(|(_, s)| s.clone()));
+            p.at(at.unwrap_or(0..0), format!(
+                "{} is a {} server, and this variant's engine is {}: name a {} binary, or set engine = \"{}\"",
+                path.display(), catalog.engine.title(), engine.title(), engine.title(), catalog.engine.name()
+            ));
+            return;
+        }
+        for (s, span) in settings {
+            if !catalog.knows(&s.name) {
+                p.at(span.clone(), unknown_setting(&catalog, &s.name));
+            }
+        }
+    }
+}
+
+/// Why `name` is refused for `catalog`'s server, and what to do: another engine's setting
+/// goes in that engine's section; a typo gets the nearest name.
+fn unknown_setting(catalog: &Arc<Catalog>, name: &str) -> String {
+    let engine = catalog.engine;
+    let head = format!(
+        "`{name}` is not a {} setting ({} does not know it)",
+        engine.title(),
+        catalog.binary.display()
+    );
+    let other = match engine {
+        Engine::PostgreSql => Engine::MariaDb,
+        _ => Engine::PostgreSql,
+    };
+    let theirs = other
+        .default_binary()
+        .ok()
+        .and_then(|b| Catalog::of(&b).ok())
+        .filter(|c| c.knows(name));
+    if let Some(c) = theirs {
+        return format!(
+            "{head}: it is {}'s; give it to {} variants only, under [{}] settings",
+            c.engine.title(),
+            c.engine.title(),
+            c.engine.name()
+        );
+    }
+    let name = name.to_ascii_lowercase().replace('-', "_");
+    let names: Vec<&str> = catalog.names().collect();
+    match nearest(&name, &names) {
+        Some(n) => format!("{head}; did you mean `{n}`?"),
+        None => format!("{head}; see its list with {}", list_command(catalog)),
+    }
+}
+
+fn list_command(c: &Catalog) -> String {
+    match c.engine {
+        Engine::PostgreSql => format!("`{} --describe-config`", c.binary.display()),
+        _ => format!("`{} --verbose --help`", c.binary.display()),
+    }
+}
