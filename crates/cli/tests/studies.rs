@@ -188,3 +188,32 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
     assert!(text(&o).1.contains("2 of 2 runs to do"), "{}", text(&o).1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_study_across_engines_says_what_its_ratios_mean_with_each_engines_settings() {
+    let dir = bakeoff_testkit::scratch::dir("cli-engines");
+    let file = dir.join("engines.toml");
+    let study = "duration = 1\nthreads = [2]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nengine = [\"mariadb\", \"postgresql\"]\n[mariadb]\nsettings = { innodb_flush_log_at_trx_commit = 2 }\n[postgresql]\nsettings = { synchronous_commit = \"off\" }\n";
+    std::fs::write(&file, study).unwrap();
+    let o = bakeoff(&["study", "run", file.to_str().unwrap()], None);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let db = dir.join("engines.db");
+    let o = bakeoff(&["compare", db.to_str().unwrap()], None);
+    let (cmp, _) = text(&o);
+    assert!(cmp.contains("every variant against engine=mariadb"), "{cmp}");
+    assert!(
+        cmp.contains("These variants run on different engines (MariaDB, PostgreSQL)"),
+        "{cmp}"
+    );
+    // Each engine's section took effect, and is read back from the server itself.
+    assert!(cmp.contains("innodb_flush_log_at_trx_commit=2"), "{cmp}");
+    assert!(cmp.contains("synchronous_commit=off"), "{cmp}");
+    assert!(cmp.contains("default_transaction_isolation=read committed"), "{cmp}");
+    let o = bakeoff(&["report", db.to_str().unwrap()], None);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let html = std::fs::read_to_string(dir.join("engines.html")).unwrap();
+    assert!(html.contains("<h2>Across engines</h2>"));
+    assert!(html.contains("PostgreSQL 15"), "the environment names the engine");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -150,16 +150,10 @@ impl ServerUrl {
             .or(found.user)
             .or_else(|| std::env::var("USER").ok())
             .unwrap_or_else(|| "root".into());
+        let found_in_file = found.from_option_file;
         let mut o = ConnectOptions::new(self.endpoint.clone(), &user, "");
         o.password = found.password;
         o.password_command = found.command;
-        if self.protocol == crate::Protocol::Postgres && !found.from_option_file {
-            // libpq's order, after a password command; MYSQL_PWD is MySQL's.
-            o.password = Secret::default();
-            if o.password_command.is_none() {
-                o.password = crate::libpq::password(&o, self.service_password.as_ref()).0;
-            }
-        }
         o.database = Some(self.database.clone().unwrap_or_else(|| "sbtest".into()));
         o.tls = self.tls.clone();
         o.auth = self.auth.clone();
@@ -167,6 +161,14 @@ impl ServerUrl {
         o.protocol = self.protocol;
         if let Some(t) = self.connect_timeout {
             o.connect_timeout = t;
+        }
+        // libpq's order, after a password command, for where `o` now connects (the password
+        // file matches its database); MYSQL_PWD is MySQL's.
+        if self.protocol == crate::Protocol::Postgres && !found_in_file {
+            o.password = Secret::default();
+            if o.password_command.is_none() {
+                o.password = crate::libpq::password(&o, self.service_password.as_ref()).0;
+            }
         }
         o
     }

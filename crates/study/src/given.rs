@@ -172,7 +172,8 @@ fn drop_ours(opts: &ConnectOptions) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-/// The version, `@@hostname` and TLS of the server, from one connection; what cannot be read
+/// The version, `@@hostname` (PostgreSQL: the address it answered on) and TLS of the server,
+/// from one connection; what cannot be read
 /// stays None (the runs then say why they failed).
 fn describe(opts: &ConnectOptions, url: &str) -> GivenInfo {
     let mut info = GivenInfo {
@@ -183,22 +184,32 @@ fn describe(opts: &ConnectOptions, url: &str) -> GivenInfo {
     let Ok(rt) = runtime() else {
         return info;
     };
-    rt.block_on(async {
-        let Ok(mut c) = Conn::connect(opts).await else {
-            return;
-        };
-        info.tls = c.tls().map(|t| format!("{} {}", t.version, t.cipher));
-        if let Ok(rows) = c.query_rows("SELECT VERSION(), @@hostname").await {
-            if let Some(row) = rows.first() {
-                let shown = |v: Option<&Option<String>>| {
-                    v.cloned().flatten().map(|s| bakeoff_driver::printable(&s))
-                };
-                info.version = shown(row.first());
-                info.hostname = shown(row.get(1));
-            }
+    let said = rt.block_on(async {
+        if opts.protocol == bakeoff_driver::Protocol::Postgres {
+            // PostgreSQL has no host name to ask for: the address it answered on.
+            const ASK: &str = "SELECT current_setting('server_version'), coalesce(host(inet_server_addr()), 'its unix socket')";
+            let mut c = bakeoff_driver::PgConn::connect(opts).await.ok()?;
+            let tls = c.tls();
+            let rows = c.query_rows(ASK).await;
+            c.quit().await;
+            return Some((tls, rows.ok()?));
         }
+        let mut c = Conn::connect(opts).await.ok()?;
+        let tls = c.tls();
+        let rows = c.query_rows("SELECT VERSION(), @@hostname").await;
         c.quit().await;
+        Some((tls, rows.ok()?))
     });
+    if let Some((tls, rows)) = said {
+        info.tls = tls.map(|t| format!("{} {}", t.version, t.cipher));
+        if let Some(row) = rows.first() {
+            let shown = |v: Option<&Option<String>>| {
+                v.cloned().flatten().map(|s| bakeoff_driver::printable(&s))
+            };
+            info.version = shown(row.first());
+            info.hostname = shown(row.get(1));
+        }
+    }
     info
 }
 
