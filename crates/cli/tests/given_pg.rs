@@ -31,17 +31,23 @@ fn bakeoff(dir: &Path, home: &Path, args: &[&str]) -> Output {
 fn exec(o: &ConnectOptions, sql: &str) -> Vec<Vec<Option<String>>> {
     bakeoff_testkit::rt().block_on(async {
         let mut c = PgConn::connect(o).await.expect("connect");
-        let rows = c.query_rows(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let rows = c
+            .query_rows(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
         c.quit().await;
         rows
     })
 }
 
 fn tables(o: &ConnectOptions) -> Vec<String> {
-    exec(o, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")
-        .into_iter()
-        .filter_map(|r| r.into_iter().next().flatten())
-        .collect()
+    exec(
+        o,
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+    )
+    .into_iter()
+    .filter_map(|r| r.into_iter().next().flatten())
+    .collect()
 }
 
 /// A HOME with a password file and a service file for database `db` of the suite's server.
@@ -53,7 +59,12 @@ fn home(dir: &Path, db: &str) -> std::path::PathBuf {
     let pgpass = home.join(".pgpass");
     std::fs::write(
         &pgpass,
-        format!("127.0.0.1:{}:{db}:{}:{}\n", s.port(), s.user(), s.password().expose()),
+        format!(
+            "127.0.0.1:{}:{db}:{}:{}\n",
+            s.port(),
+            s.user(),
+            s.password().expose()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -112,7 +123,10 @@ price_per_hour = 0.20
     let results = dir.join("given.db");
     let cmp = bakeoff(&dir, &home, &["compare", results.to_str().unwrap()]);
     let (cmp, _) = text(&cmp);
-    assert!(cmp.contains("by-service") && cmp.contains("by-pgpass"), "{cmp}");
+    assert!(
+        cmp.contains("by-service") && cmp.contains("by-pgpass"),
+        "{cmp}"
+    );
     assert!(cmp.contains("cost per million transactions"), "{cmp}");
     // The server's CPU was found (its process is on this machine), per run.
     let cpu = Command::new("sqlite3")
@@ -124,10 +138,20 @@ price_per_hour = 0.20
     // The password is in the files bakeoff was given, and in nothing it wrote.
     let written = std::fs::read(&results).unwrap();
     let pw = s.password().expose().as_bytes().to_vec();
-    assert!(!written.windows(pw.len()).any(|w| w == pw), "the password is in the results");
+    assert!(
+        !written.windows(pw.len()).any(|w| w == pw),
+        "the password is in the results"
+    );
     assert!(!out.contains(s.password().expose()) && !err.contains(s.password().expose()));
-    assert_eq!(tables(&o), ["keep_me"], "bakeoff's tables dropped, the user's kept");
-    assert_eq!(exec(&o, "SELECT id FROM keep_me"), vec![vec![Some("7".to_string())]]);
+    assert_eq!(
+        tables(&o),
+        ["keep_me"],
+        "bakeoff's tables dropped, the user's kept"
+    );
+    assert_eq!(
+        exec(&o, "SELECT id FROM keep_me"),
+        vec![vec![Some("7".to_string())]]
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -148,9 +172,16 @@ fn a_given_postgresqls_table_bakeoff_did_not_create_is_refused_and_left_alone() 
     let run = bakeoff(&dir, &home, &["study", "run", file.to_str().unwrap()]);
     let (out, err) = text(&run);
     assert_eq!(run.status.code(), Some(1), "a failed cell: {out}\n{err}");
-    let cmp = bakeoff(&dir, &home, &["compare", dir.join("theirs.db").to_str().unwrap()]);
+    let cmp = bakeoff(
+        &dir,
+        &home,
+        &["compare", dir.join("theirs.db").to_str().unwrap()],
+    );
     let (cmp, _) = text(&cmp);
     assert!(cmp.contains("bakeoff did not create it"), "{cmp}");
-    assert_eq!(exec(&o, "SELECT id FROM sbtest1"), vec![vec![Some("42".to_string())]]);
+    assert_eq!(
+        exec(&o, "SELECT id FROM sbtest1"),
+        vec![vec![Some("42".to_string())]]
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

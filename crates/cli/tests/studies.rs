@@ -201,7 +201,10 @@ fn a_study_across_engines_says_what_its_ratios_mean_with_each_engines_settings()
     let db = dir.join("engines.db");
     let o = bakeoff(&["compare", db.to_str().unwrap()], None);
     let (cmp, _) = text(&o);
-    assert!(cmp.contains("every variant against engine=mariadb"), "{cmp}");
+    assert!(
+        cmp.contains("every variant against engine=mariadb"),
+        "{cmp}"
+    );
     assert!(
         cmp.contains("These variants run on different engines (MariaDB, PostgreSQL)"),
         "{cmp}"
@@ -209,11 +212,17 @@ fn a_study_across_engines_says_what_its_ratios_mean_with_each_engines_settings()
     // Each engine's section took effect, and is read back from the server itself.
     assert!(cmp.contains("innodb_flush_log_at_trx_commit=2"), "{cmp}");
     assert!(cmp.contains("synchronous_commit=off"), "{cmp}");
-    assert!(cmp.contains("default_transaction_isolation=read committed"), "{cmp}");
+    assert!(
+        cmp.contains("default_transaction_isolation=read committed"),
+        "{cmp}"
+    );
     let o = bakeoff(&["report", db.to_str().unwrap()], None);
     assert!(o.status.success(), "{:?}", text(&o));
     let html = std::fs::read_to_string(dir.join("engines.html")).unwrap();
     assert!(html.contains("<h2>Across engines</h2>"));
-    assert!(html.contains("PostgreSQL 15"), "the environment names the engine");
+    assert!(
+        html.contains("PostgreSQL 15"),
+        "the environment names the engine"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -211,6 +211,10 @@ pub struct Target {
     /// The compressed protocol.
     #[serde(default)]
     pub compress: bool,
+    /// A PostgreSQL server (else MySQL's protocol): an agent from before PostgreSQL reads
+    /// every target as MySQL's and fails its login, saying so.
+    #[serde(default)]
+    pub postgres: bool,
 }
 
 /// A target's TLS: the mode, the CA that signs the server's certificate, the ciphers.
@@ -261,6 +265,7 @@ impl Target {
             database: o.database.clone(),
             tls: TargetTls::of(&o.tls),
             compress: o.compress,
+            postgres: o.protocol == bakeoff_driver::Protocol::Postgres,
         })
     }
 
@@ -281,6 +286,9 @@ impl Target {
             o.tls = t.tls();
         }
         o.compress = self.compress;
+        if self.postgres {
+            o.protocol = bakeoff_driver::Protocol::Postgres;
+        }
         o
     }
 }
@@ -404,6 +412,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_target_keeps_its_servers_protocol() {
+        let mut o = ConnectOptions::new(
+            Endpoint::Tcp {
+                host: "169.254.77.2".into(),
+                port: 5432,
+            },
+            "sbtest",
+            "pw",
+        );
+        o.protocol = bakeoff_driver::Protocol::Postgres;
+        let t = Target::of(&o, &Secret::new("pw")).unwrap();
+        let back: Target = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back.options().protocol, bakeoff_driver::Protocol::Postgres);
+        // A target from before PostgreSQL is MySQL's.
+        let old = r#"{"host":"h","port":3306,"user":"u","password":"p","database":null}"#;
+        let old: Target = serde_json::from_str(old).unwrap();
+        assert_eq!(old.options().protocol, bakeoff_driver::Protocol::MySql);
+    }
+
+    #[test]
     fn a_request_round_trips_and_old_fields_default() {
         let r = Request::Hello {
             protocol: PROTOCOL,
@@ -440,6 +468,7 @@ mod tests {
                     cipher: None,
                 }),
                 compress: true,
+                postgres: false,
             }],
             workload,
             run: RunSpec {
@@ -493,6 +522,7 @@ mod tests {
                 database: None,
                 tls: None,
                 compress: false,
+                postgres: false,
             }],
             workload: WorkloadSpec {
                 kind: "oltp_point_select".parse().unwrap(),

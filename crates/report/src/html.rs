@@ -416,7 +416,12 @@ fn cross_engine(s: &mut String, c: &crate::engines::CrossEngine) {
         s,
         &head,
         c.aspects.iter().map(|a| {
-            std::iter::once(escape(a.aspect))
+            let judged = match a.same {
+                Some(true) => " <small>(the same on every server)</small>",
+                Some(false) => " <small class=\"bad\">(differs)</small>",
+                None => "",
+            };
+            std::iter::once(format!("{}{judged}", escape(a.aspect)))
                 .chain(a.values.iter().map(|(_, v)| escape(v)))
                 .collect()
         }),

@@ -339,9 +339,16 @@ impl SeriesCtx<'_> {
     }
 
     fn run_spec(&self, threads: u32, time: Duration) -> RunSpec {
+        let mut client_threads = self.client.cpu_count().min(threads);
+        // Beside PostgreSQL's backends on the same CPUs, the client needs threads enough
+        // not to be starved by the scheduler (see `threads_beside_processes`).
+        let processes = self.spec.variant(self.series.variant).engine == Engine::PostgreSql;
+        if processes && !self.client.apart {
+            client_threads = bakeoff_engine::threads_beside_processes(client_threads, threads);
+        }
         RunSpec {
             connections: threads,
-            client_threads: self.client.cpu_count().min(threads),
+            client_threads,
             time: Some(time),
             client_wait: self
                 .spec

@@ -317,8 +317,9 @@ fn describe(v: &NamedVariant, varying: &[bool], total: usize) -> String {
     let first = &v.instances[0];
     let mut parts = Vec::new();
     let show = |i: usize| total == 1 || varying[i];
-    // A MariaDB variant among MariaDB ones keeps the name it had before engines existed.
-    if varying[0] || v.engine != bakeoff_server::Engine::MariaDb {
+    // Named only where the engine varies: a study of one engine says it once (its manifest,
+    // environment and report), and its variants keep short names.
+    if varying[0] {
         parts.push(format!("engine={}", v.engine));
     }
     if show(1) {

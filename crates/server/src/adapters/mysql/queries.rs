@@ -38,6 +38,28 @@ pub fn global_variables(opts: &ConnectOptions) -> std::collections::BTreeMap<Str
         .unwrap_or_default()
 }
 
+/// A global variable's value now.
+async fn global(c: &mut Conn, name: &str) -> Result<String, String> {
+    let rows = c
+        .query_rows(&format!("SELECT @@GLOBAL.{name}"))
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .unwrap_or_else(|| "NULL".into()))
+}
+
+/// Options whose variable kept an older name in some versions: `--transaction-isolation`
+/// sets `tx_isolation` in MariaDB before 11.1 and MySQL before 8.0.
+fn older_name(option: &str) -> Option<&'static str> {
+    match option {
+        "transaction_isolation" => Some("tx_isolation"),
+        "transaction_read_only" => Some("tx_read_only"),
+        _ => None,
+    }
+}
+
 /// Each setting against its running global value (the server may quietly lower a value, as
 /// max_connections under a low file limit).
 pub(crate) async fn check_settings(
@@ -48,15 +70,16 @@ pub(crate) async fn check_settings(
     let mut checks = Vec::new();
     for s in settings {
         let seen = match &mut conn {
-            Ok(c) => c
-                .query_rows(&format!("SELECT @@GLOBAL.{}", s.name))
-                .await
-                .map_err(|e| e.to_string())
-                .map(|rows| {
-                    rows.first()
-                        .and_then(|r| r.first().cloned().flatten())
-                        .unwrap_or_else(|| "NULL".into())
-                }),
+            Ok(c) => {
+                let mut seen = global(c, &s.name).await;
+                // The option's older variable name (MariaDB before 11.1, MySQL 5.7).
+                if let (Err(e), Some(old)) = (&seen, older_name(&s.name)) {
+                    if e.contains("1193") {
+                        seen = global(c, old).await;
+                    }
+                }
+                seen
+            }
             Err(e) => Err(e.to_string()),
         };
         let (seen, ok, note) = match seen {
