@@ -341,22 +341,11 @@ fn environment(s: &mut String, m: &Model) {
     );
     if !m.variable_diffs.is_empty() {
         s.push_str("<h3>Server variables that differ between variants</h3>");
-        let variants: Vec<String> = m.variable_diffs[0]
-            .values
+        let rows = m
+            .variable_diffs
             .iter()
-            .map(|(v, _)| format!("<{}", escape(v)))
-            .collect();
-        let mut head = vec!["<variable"];
-        head.extend(variants.iter().map(String::as_str));
-        table(
-            s,
-            &head,
-            m.variable_diffs.iter().map(|d| {
-                std::iter::once(escape(&d.name))
-                    .chain(d.values.iter().map(|(_, v)| escape(v)))
-                    .collect()
-            }),
-        );
+            .map(|d| (escape(&d.name), &d.values[..]));
+        by_variant(s, "variable", rows);
     }
 }
 
@@ -398,6 +387,32 @@ pub fn html(m: &Model) -> String {
     s
 }
 
+/// A table of one row per item (its first cell HTML already), a column per variant, the
+/// variants named by the first row's values.
+fn by_variant<'a>(
+    s: &mut String,
+    first: &str,
+    rows: impl Iterator<Item = (String, &'a [(String, String)])>,
+) {
+    let rows: Vec<(String, &[(String, String)])> = rows.collect();
+    let Some((_, values)) = rows.first() else {
+        return;
+    };
+    let names: Vec<String> = std::iter::once(format!("<{first}"))
+        .chain(values.iter().map(|(v, _)| format!("<{}", escape(v))))
+        .collect();
+    let head: Vec<&str> = names.iter().map(String::as_str).collect();
+    table(
+        s,
+        &head,
+        rows.iter().map(|(label, values)| {
+            std::iter::once(label.clone())
+                .chain(values.iter().map(|(_, v)| escape(v)))
+                .collect()
+        }),
+    );
+}
+
 /// What a comparison across engines can mean, and their deciding settings side by side.
 fn cross_engine(s: &mut String, c: &crate::engines::CrossEngine) {
     s.push_str("<h2>Across engines</h2>");
@@ -405,27 +420,15 @@ fn cross_engine(s: &mut String, c: &crate::engines::CrossEngine) {
         let _ = write!(s, "<p>{}</p>", escape(line));
     }
     s.push_str("<p>The settings that decide such a comparison, as each server reported them when its runs began:</p>");
-    let variants: Vec<String> = c.aspects[0]
-        .values
-        .iter()
-        .map(|(v, _)| format!("<{}", escape(v)))
-        .collect();
-    let mut head = vec!["<aspect"];
-    head.extend(variants.iter().map(String::as_str));
-    table(
-        s,
-        &head,
-        c.aspects.iter().map(|a| {
-            let judged = match a.same {
-                Some(true) => " <small>(the same on every server)</small>",
-                Some(false) => " <small class=\"bad\">(differs)</small>",
-                None => "",
-            };
-            std::iter::once(format!("{}{judged}", escape(a.aspect)))
-                .chain(a.values.iter().map(|(_, v)| escape(v)))
-                .collect()
-        }),
-    );
+    let rows = c.aspects.iter().map(|a| {
+        let judged = match a.same {
+            Some(true) => " <small>(the same on every server)</small>",
+            Some(false) => " <small class=\"bad\">(differs)</small>",
+            None => "",
+        };
+        (format!("{}{judged}", escape(a.aspect)), &a.values[..])
+    });
+    by_variant(s, "aspect", rows);
 }
 
 /// Where the load ran, under the server's verified axes.
