@@ -64,6 +64,32 @@ fn an_unknown_option_is_quoted_from_the_server_log() {
 }
 
 #[test]
+fn a_binary_that_is_not_there_or_of_another_engine_is_named_before_anything_starts() {
+    let err = failing_start(ServerSpec {
+        binary: Some("/nonexistent/mariadbd".into()),
+        ..ServerSpec::default()
+    });
+    assert!(
+        err.to_string()
+            .contains("/nonexistent/mariadbd: no such executable file"),
+        "{err}"
+    );
+    let mariadbd = bakeoff_server::Engine::MariaDb
+        .default_binary()
+        .expect("mariadbd");
+    let err = failing_start(ServerSpec {
+        engine: Some(bakeoff_server::Engine::PostgreSql),
+        binary: Some(mariadbd),
+        ..ServerSpec::default()
+    });
+    assert!(
+        err.to_string()
+            .contains("is a MariaDB server, and the variant's engine is PostgreSQL"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_port_already_taken_says_so() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();

@@ -49,6 +49,12 @@ pub struct Server {
 /// than the one asked for is refused before anything starts.
 fn spec_binary(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
     let binary = match (&spec.binary, spec.engine) {
+        (Some(b), _) if !crate::binary::is_executable(b) => {
+            return Err(ServerError::NotFound(format!(
+                "{}: no such executable file here; name a server binary that is installed",
+                b.display()
+            )))
+        }
         (Some(b), _) => b.clone(),
         (None, Some(e)) => e.default_binary()?,
         (None, None) => default_binary()?,
