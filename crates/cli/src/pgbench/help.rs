@@ -69,8 +69,9 @@ Common options:
   -V, --version            output version information, then exit
   -?, --help               show this help, then exit
 
-Connection: -h, -p, -U and DBNAME, else PGHOST, PGPORT, PGUSER, PGDATABASE; the password from
-PGPASSWORD or ~/.pgpass (PGPASSFILE); TLS as PGSSLMODE (default prefer over TCP) with
-PGSSLROOTCERT. Messages, report and exit codes are pgbench 15's; random values differ from
-pgbench's for the same --random-seed (another generator).
+Connection: -h, -p, -U and DBNAME, else a PGSERVICE service, else PGHOST, PGPORT, PGUSER,
+PGDATABASE; the password from the service, PGPASSWORD or ~/.pgpass (PGPASSFILE); TLS as
+PGSSLMODE (default prefer over TCP) with PGSSLROOTCERT. Messages, report and exit codes are
+pgbench 15's, and so are the random values of a --random-seed (scripts chosen by weight as
+pgbench's when -j equals -c).
 "#;

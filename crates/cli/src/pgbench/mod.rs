@@ -285,9 +285,10 @@ fn bench(
     if !vars.contains("scale") {
         vars.set_value("scale", Value::Int(scale as i64));
     }
-    let mut seeder = bakeoff_workload::Rng::seeded(seed);
+    let jobs = a.jobs.min(a.clients);
+    let streams = bakeoff_workload::pgbench::prng::Streams::deal(seed, a.clients, jobs);
     if !vars.contains("default_seed") {
-        vars.set_value("default_seed", Value::Int(seeder.next_u64() as i64));
+        vars.set_value("default_seed", Value::Int(streams.default_seed as i64));
     }
     if !vars.contains("random_seed") {
         vars.set_value("random_seed", Value::Int(seed as i64));
@@ -314,9 +315,9 @@ fn bench(
             f
         }),
         aborted: AtomicU32::new(0),
+        streams,
         live: (a.progress > 0).then(Live::default),
     });
-    let jobs = a.jobs.min(a.clients);
     let spec = RunSpec {
         connections: a.clients,
         client_threads: jobs,

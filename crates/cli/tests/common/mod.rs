@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test binary uses its own part of this
 
+pub mod pgbench;
+
 use std::process::{Command, Output};
 
 use bakeoff_driver::Endpoint;

@@ -9,6 +9,7 @@ pub mod builtin;
 pub mod eval;
 pub mod expr;
 pub mod init;
+pub mod prng;
 pub mod script;
 pub mod session;
 mod sqltext;

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use bakeoff_driver::{ConnectOptions, Connection, DriverError, PgConn, PgStmt, PgVia, TextParams};
 
 use super::eval::{eval, Ctx, Vars};
+use super::prng::{PgPrng, Streams};
 use super::script::{Arg, Kind, Script};
 use super::stats::{Live, Logged, ScriptStats};
 use super::value::Value;
 use crate::scripting::{EventError, Events, Source, StmtCounts};
-use crate::Rng;
 
 /// pgbench's -M.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +61,8 @@ pub struct PgbenchSource {
     pub on_transaction: Option<OnTransaction>,
     /// Clients aborted.
     pub aborted: std::sync::atomic::AtomicU32,
+    /// pgbench's random streams for this run's seed, clients and threads.
+    pub streams: Streams,
     /// Counters for -P's lines; None without -P.
     pub live: Option<Live>,
 }
@@ -71,9 +73,12 @@ impl Source for PgbenchSource {
     async fn open(
         self: Arc<Self>,
         tid: u32,
-        seed: u64,
+        // pgbench's streams come from --random-seed as pgbench deals them, not the engine's.
+        _seed: u64,
         blocking: bool,
     ) -> Result<PgbenchSession, EventError> {
+        let rng = PgPrng::seeded(self.streams.clients[tid as usize]);
+        let choose_rng = PgPrng::seeded(self.streams.choose_seed(tid));
         let conn = match self.connect_each {
             true => None,
             false => Some(PgConn::open(&self.endpoint, blocking).await?),
@@ -95,7 +100,8 @@ impl Source for PgbenchSource {
             conn,
             blocking,
             tid,
-            rng: Rng::seeded(seed),
+            rng,
+            choose_rng,
             vars,
             stmts,
             stats,
@@ -112,7 +118,10 @@ pub struct PgbenchSession {
     pub(super) conn: Option<PgConn>,
     pub(super) blocking: bool,
     pub(super) tid: u32,
-    pub(super) rng: Rng,
+    /// Its `\set` functions' stream (pgbench's for this client id and seed).
+    pub(super) rng: PgPrng,
+    /// Where its scripts are chosen from.
+    pub(super) choose_rng: PgPrng,
     pub(super) vars: Vars,
     /// Named statements (prepared mode), by script and command.
     pub(super) stmts: Vec<Vec<Option<PgStmt>>>,
@@ -147,13 +156,15 @@ impl PgbenchSession {
         if scripts.len() == 1 {
             return 0;
         }
+        // pgbench's walk: a draw below the total weight, less each script's weight in turn
+        // until it goes below zero.
         let total: u64 = scripts.iter().map(|s| s.weight as u64).sum();
-        let mut w = (self.rng.unit() * total as f64) as u64;
+        let mut w = self.choose_rng.range(0, total - 1) as i64;
         for (i, s) in scripts.iter().enumerate() {
-            if w < s.weight as u64 {
+            w -= s.weight as i64;
+            if w < 0 {
                 return i;
             }
-            w -= s.weight as u64;
         }
         scripts.len() - 1
     }
