@@ -8,6 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bakeoff_engine::{Observer, RunResult, Tick};
 use bakeoff_workload::pgbench::script::Script;
+use bakeoff_workload::pgbench::stats::at;
 use bakeoff_workload::pgbench::{Logged, PgbenchSource, QueryMode, ScriptStats};
 
 use super::args::PgbenchArgs;
@@ -45,7 +46,7 @@ pub struct Progress {
     retries: bool,
     source: Arc<PgbenchSource>,
     /// The live counters at the previous tick.
-    last: [u64; 6],
+    last: [u64; 9],
 }
 
 impl Progress {
@@ -57,7 +58,7 @@ impl Progress {
             limit: a.latency_limit.is_some(),
             retries: a.max_tries.unwrap_or(1) != 1,
             source,
-            last: [0; 6],
+            last: [0; 9],
         }
     }
 }
@@ -68,11 +69,19 @@ impl Observer for Progress {
             return;
         };
         let now = live.read();
-        let d: Vec<u64> = now.iter().zip(&self.last).map(|(n, l)| n - l).collect();
+        let d: Vec<u64> = now
+            .iter()
+            .zip(&self.last)
+            .map(|(n, l)| n.wrapping_sub(*l))
+            .collect();
         self.last = now;
         let w = &t.window;
-        let stddev = stddev_ms(&t.histogram, w.latency.avg_ms);
-        let at = match self.timestamp {
+        // pgbench's: the mean and the population stddev from the tick's sums, in ms.
+        let n = d[at::DONE].max(1) as f64;
+        let mean_us = d[at::LATENCY_US] as f64 / n;
+        let var = d[at::LATENCY_US2] as f64 / n - mean_us * mean_us;
+        let (latency, stddev) = (mean_us / 1000.0, var.max(0.0).sqrt() / 1000.0);
+        let when = match self.timestamp {
             true => {
                 let now = SystemTime::now()
                     .duration_since(UNIX_EPOCH)
@@ -82,34 +91,23 @@ impl Observer for Progress {
             false => format!("{:.1} s", t.t),
         };
         let mut line = format!(
-            "progress: {at}, {:.1} tps, lat {:.3} ms stddev {stddev:.3}, {} failed",
-            w.tps, w.latency.avg_ms, d[0]
+            "progress: {when}, {:.1} tps, lat {latency:.3} ms stddev {stddev:.3}, {} failed",
+            w.tps,
+            d[at::FAILED]
         );
         if self.rate {
-            let lag_ms = d[4] as f64 / 1000.0 / d[5].max(1) as f64;
+            let lag_ms = d[at::LAG_US] as f64 / 1000.0 / d[at::LAGGED].max(1) as f64;
             line.push_str(&format!(", lag {lag_ms:.3} ms"));
             if self.limit {
-                line.push_str(&format!(", {} skipped", d[1]));
+                line.push_str(&format!(", {} skipped", d[at::SKIPPED]));
             }
         }
         if self.retries {
-            line.push_str(&format!(", {} retried, {} retries", d[2], d[3]));
+            let (retried, retries) = (d[at::RETRIED], d[at::RETRIES]);
+            line.push_str(&format!(", {retried} retried, {retries} retries"));
         }
         eprintln!("{line}");
     }
-}
-
-/// The standard deviation of latencies from a tick's histogram (bucket value, count).
-fn stddev_ms(h: &[(f64, u64)], mean: f64) -> f64 {
-    let n: u64 = h.iter().map(|b| b.1).sum();
-    if n < 2 {
-        return 0.0;
-    }
-    let ss: f64 = h
-        .iter()
-        .map(|(v, c)| (v - mean) * (v - mean) * *c as f64)
-        .sum();
-    (ss / (n - 1) as f64).sqrt()
 }
 
 /// The report pgbench prints when the run ends.

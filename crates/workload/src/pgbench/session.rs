@@ -442,6 +442,9 @@ impl Events for PgbenchSession {
                     }
                     st.tried(tries);
                     self.live_tries(tries, false);
+                    if let Some(live) = &self.src.live {
+                        live.done_in(took.as_micros() as u64);
+                    }
                     self.log(s, started, lag, None, tries - 1);
                     break;
                 }

@@ -129,7 +129,9 @@ pub struct Logged {
 }
 
 /// What -P's lines need between ticks, counted as transactions end (only when -P asks):
-/// failed, skipped, retried transactions, retries, and the schedule lag (us) with its count.
+/// failed, skipped, retried transactions, retries, the schedule lag (us) with its count, and
+/// the done transactions' latency sums (us and us squared, as pgbench sums them, so a line's
+/// mean and stddev are pgbench's exact ones). Sums wrap; a tick's difference does not.
 #[derive(Debug, Default)]
 pub struct Live {
     pub failed: AtomicU64,
@@ -138,6 +140,22 @@ pub struct Live {
     pub retries: AtomicU64,
     pub lag_us: AtomicU64,
     pub lagged: AtomicU64,
+    pub done: AtomicU64,
+    pub latency_us: AtomicU64,
+    pub latency_us2: AtomicU64,
+}
+
+/// Where each counter is in [`Live::read`]'s reading.
+pub mod at {
+    pub const FAILED: usize = 0;
+    pub const SKIPPED: usize = 1;
+    pub const RETRIED: usize = 2;
+    pub const RETRIES: usize = 3;
+    pub const LAG_US: usize = 4;
+    pub const LAGGED: usize = 5;
+    pub const DONE: usize = 6;
+    pub const LATENCY_US: usize = 7;
+    pub const LATENCY_US2: usize = 8;
 }
 
 impl Live {
@@ -147,8 +165,17 @@ impl Live {
         }
     }
 
-    /// Every counter, read (and the reading left for the next tick's difference).
-    pub fn read(&self) -> [u64; 6] {
+    /// A transaction done in `us` microseconds.
+    pub(super) fn done_in(&self, us: u64) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        self.latency_us.fetch_add(us, Ordering::Relaxed);
+        self.latency_us2
+            .fetch_add(us.wrapping_mul(us), Ordering::Relaxed);
+    }
+
+    /// Every counter, read (and the reading left for the next tick's difference), in the
+    /// order of [`at`].
+    pub fn read(&self) -> [u64; 9] {
         [
             &self.failed,
             &self.skipped,
@@ -156,6 +183,9 @@ impl Live {
             &self.retries,
             &self.lag_us,
             &self.lagged,
+            &self.done,
+            &self.latency_us,
+            &self.latency_us2,
         ]
         .map(|c| c.load(Ordering::Relaxed))
     }
