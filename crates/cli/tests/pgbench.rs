@@ -496,3 +496,60 @@ fn a_service_file_names_where_to_connect() {
         "{err}"
     );
 }
+
+/// --verbose-errors: each serialization failure and what the client does next, in pgbench's
+/// info lines (masked: client ids, command numbers and tries vary with timing).
+#[test]
+fn verbose_errors_say_each_retry_as_pgbench() {
+    let t = Target::new("pgb_verbose");
+    t.query("CREATE TABLE ser (id int PRIMARY KEY, v int); INSERT INTO ser VALUES (1, 0)");
+    t.write(
+        "ser.sql",
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT v FROM ser WHERE id = 1;\n\\sleep 5 ms\nUPDATE ser SET v = v + 1 WHERE id = 1;\nEND;\n",
+    );
+    let args = [
+        "-n",
+        "-f",
+        "ser.sql",
+        "-c",
+        "4",
+        "-t",
+        "10",
+        "--max-tries=2",
+        "--verbose-errors",
+    ];
+    let shapes = |program: &Path| -> std::collections::BTreeSet<String> {
+        let o = t.run(program, &args);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        err.lines()
+            .filter(|l| l.contains("client "))
+            .map(|l| {
+                l.chars()
+                    .map(|c| if c.is_ascii_digit() { 'N' } else { c })
+                    .collect()
+            })
+            .map(|mut l: String| {
+                while l.contains("NN") {
+                    l = l.replace("NN", "N");
+                }
+                l
+            })
+            .collect()
+    };
+    let theirs = shapes(&real_pgbench());
+    let ours = shapes(&bakeoff());
+    assert!(
+        ours.iter()
+            .any(|l| l.contains("repeats the transaction after the error (try N/N)")),
+        "{ours:#?}"
+    );
+    assert!(
+        ours.is_subset(&theirs) || theirs.is_subset(&ours),
+        "--- bakeoff\n{ours:#?}\n--- pgbench\n{theirs:#?}"
+    );
+    let error = "pgbench: client N got an error in command N (SQL) of script N; ERROR:  could not serialize access due to concurrent update";
+    assert!(
+        ours.contains(error) && theirs.contains(error),
+        "--- bakeoff\n{ours:#?}\n--- pgbench\n{theirs:#?}"
+    );
+}

@@ -309,6 +309,10 @@ fn bench(
         paced: a.rate.is_some(),
         stats: Mutex::new(Vec::new()),
         on_abort: Box::new(|m| eprintln!("pgbench: error: {m}")),
+        on_verbose: a.verbose_errors.then(|| {
+            let f: Box<dyn Fn(&str) + Send + Sync> = Box::new(|m| eprintln!("pgbench: {m}"));
+            f
+        }),
         on_transaction: logs.clone().map(|l| {
             let f: bakeoff_workload::pgbench::session::OnTransaction =
                 Box::new(move |tid, t| l.write(tid, t));

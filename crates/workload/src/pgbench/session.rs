@@ -57,6 +57,9 @@ pub struct PgbenchSource {
     pub stats: Mutex<Vec<ScriptStats>>,
     /// A client's abort, said as pgbench says it (the CLI prints it).
     pub on_abort: Box<dyn Fn(&str) + Send + Sync>,
+    /// --verbose-errors: each retryable error and what the client does about it, said as
+    /// pgbench says them (its info lines, with no level word).
+    pub on_verbose: Option<Box<dyn Fn(&str) + Send + Sync>>,
     /// Each transaction's line for `-l`, when logging.
     pub on_transaction: Option<OnTransaction>,
     /// Clients aborted.
@@ -138,7 +141,8 @@ pub struct PgbenchSession {
 /// How a transaction's try ended short.
 pub(super) enum Stop {
     /// A serialization failure or deadlock: retried, or counted as failed.
-    Retryable(&'static str, usize),
+    /// The kind, the command, and the server's error as libpq words it.
+    Retryable(&'static str, usize, String),
     /// The client stops: pgbench's messages, each its own `pgbench: error:` line.
     Abort(Vec<String>),
     Driver(DriverError),
@@ -359,6 +363,43 @@ impl PgbenchSession {
         }
     }
 
+    /// --verbose-errors' lines for a try that failed with a retryable error: the error, then
+    /// whether the transaction is tried again (with the tries so far, of how many, and under
+    /// a latency limit the share of it used).
+    fn say_retryable(
+        &self,
+        s: usize,
+        pc: usize,
+        said: &str,
+        tries: u32,
+        retry: bool,
+        started: Instant,
+    ) {
+        let Some(info) = &self.src.on_verbose else {
+            return;
+        };
+        let tid = self.tid;
+        info(&format!(
+            "client {tid} got an error in command {pc} (SQL) of script {s}; {said}"
+        ));
+        let what = match retry {
+            true => "repeats the transaction after the error",
+            false => "ends the failed transaction",
+        };
+        let mut line = format!("client {tid} {what} (try {tries}");
+        if self.src.max_tries > 0 {
+            line.push_str(&format!("/{}", self.src.max_tries));
+        }
+        if let Some(limit) = self.src.latency_limit {
+            let used = 100.0 * started.elapsed().as_secs_f64() / limit.as_secs_f64();
+            line.push_str(&format!(
+                ", {used:.3}% of the maximum time of tries was used"
+            ));
+        }
+        line.push(')');
+        info(&line);
+    }
+
     /// After a try that failed: leave the transaction it left open.
     async fn roll_back(&mut self) -> Result<(), DriverError> {
         self.pending.clear();
@@ -448,9 +489,16 @@ impl Events for PgbenchSession {
                     self.log(s, started, lag, None, tries - 1);
                     break;
                 }
-                Err(Stop::Retryable(kind, pc)) => {
+                Err(Stop::Retryable(kind, pc, said)) => {
                     self.roll_back().await?;
-                    if tries < self.src.max_tries {
+                    // pgbench's: tries left (0 is no limit) and, under -L, time left.
+                    let retry = (self.src.max_tries == 0 || tries < self.src.max_tries)
+                        && !self
+                            .src
+                            .latency_limit
+                            .is_some_and(|l| started.elapsed() > l);
+                    self.say_retryable(s, pc, &said, tries, retry, started);
+                    if retry {
                         tries += 1;
                         self.stats[s].commands[pc].retries += 1;
                         self.rng = retry_from.clone();

@@ -116,12 +116,13 @@ impl PgbenchSession {
                 "40P01" => Some("deadlock"),
                 _ => None,
             };
+            let said = || bakeoff_driver::libpq_error(sent.unwrap_or(&sql.numbered), &e);
             return Err(match kind {
-                Some(k) => Stop::Retryable(k, pc),
+                Some(k) => Stop::Retryable(k, pc, said()),
                 None => Stop::Abort(vec![format!(
                     "client {} script {s} aborted in command {pc} query 0: {}",
                     self.tid,
-                    bakeoff_driver::libpq_error(sent.unwrap_or(&sql.numbered), &e)
+                    said()
                 )]),
             });
         }
