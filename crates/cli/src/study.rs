@@ -116,6 +116,19 @@ fn describe(s: &StudySpec, file: &Path) -> String {
         if let Some(p) = v.price_per_hour {
             about.push(format!("{p}/h"));
         }
+        // The engine, where the name does not say it (a study of one engine).
+        let named = v.name.contains("engine=");
+        if v.given.is_none() && v.engine != bakeoff_server::Engine::MariaDb && !named {
+            about.push(v.engine.title().to_string());
+        }
+        if !v.engine_settings.is_empty() {
+            let set: Vec<String> = v
+                .engine_settings
+                .iter()
+                .map(|x| format!("{}={}", x.name, x.value))
+                .collect();
+            about.push(format!("[{}] {}", v.engine, set.join(" ")));
+        }
         let about = match about.is_empty() {
             true => String::new(),
             false => format!(" ({})", about.join(", ")),

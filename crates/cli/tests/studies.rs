@@ -16,6 +16,10 @@ fn every_example_study_checks_and_a_bad_one_lists_each_problem_at_its_place() {
             let (out, err) = text(&o);
             assert!(o.status.success(), "{}: {err}", path.display());
             assert!(out.contains("estimated duration"), "{out}");
+            if path.ends_with("engines.toml") {
+                // Each variant's engine section, as it will be set.
+                assert!(out.contains("engine=postgresql ([postgresql] default_transaction_isolation=read committed"), "{out}");
+            }
             checked += 1;
         }
     }
