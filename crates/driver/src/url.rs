@@ -64,11 +64,7 @@ impl ServerUrl {
         if protocol == crate::Protocol::Postgres {
             return pg_url(text, user, hostport, path, query).map_err(bad);
         }
-        let default_port = match protocol {
-            crate::Protocol::MySql => 3306,
-            crate::Protocol::Postgres => 5432,
-        };
-        let (host, port) = host_port(hostport, default_port).map_err(bad)?;
+        let (host, port) = host_port(hostport, 3306).map_err(bad)?;
         let database = match decode(path).map_err(bad)? {
             d if d.is_empty() => None,
             d => Some(d),
@@ -208,7 +204,6 @@ fn masked(text: &str) -> String {
     format!("{head}?{}", query.join("&"))
 }
 
-/// `host`, `host:port`, `[v6]` or `[v6]:port`; the port defaults to the protocol's.
 /// A postgresql:// URL: its parts and options as libpq's connection keywords, what they
 /// leave out resolved by libpq's rules (`crate::libpq`: the service, the PG* variables, the
 /// defaults), the database `sbtest` when nothing names one.
@@ -277,6 +272,7 @@ fn pg_url(
     Ok(url)
 }
 
+/// `host`, `host:port`, `[v6]` or `[v6]:port`; the port defaults to the protocol's.
 fn host_port(s: &str, default_port: u16) -> Result<(String, u16), String> {
     let (host, port) = if let Some(v6) = s.strip_prefix('[') {
         let (h, after) = v6

@@ -58,25 +58,13 @@ impl Engine {
         }
     }
 
-    pub fn protocol(self) -> bakeoff_driver::Protocol {
-        match self {
-            Engine::PostgreSql => bakeoff_driver::Protocol::Postgres,
-            _ => bakeoff_driver::Protocol::MySql,
-        }
-    }
-
-    /// The family a binary belongs to: PostgreSQL's, else MariaDB's or MySQL's by what its
-    /// `--version` says.
+    /// The engine of a binary: PostgreSQL's by its name or `--version`, else MariaDB's or
+    /// MySQL's as the lab's MySQL family tells them apart (MariaDB when it cannot tell).
     pub fn of_binary(binary: &Path) -> Engine {
         if pgsql::is_postgres(binary) {
             return Engine::PostgreSql;
         }
-        let out = std::process::Command::new(binary).arg("--version").output();
-        let says = out.map(|o| String::from_utf8_lossy(&o.stdout).to_string());
-        match says {
-            Ok(s) if !s.is_empty() && !s.contains("MariaDB") => Engine::MySql,
-            _ => Engine::MariaDb,
-        }
+        mysql::flavor(binary).into()
     }
 
     /// The binary a server of this engine runs when none is named.
@@ -97,9 +85,8 @@ impl Engine {
     pub fn by_version(self, version: &str) -> Engine {
         match self {
             Engine::PostgreSql => self,
-            _ if version.contains("MariaDB") => Engine::MariaDb,
             _ if version.is_empty() => self,
-            _ => Engine::MySql,
+            _ => mysql::flavor_of(version).into(),
         }
     }
 
@@ -107,6 +94,15 @@ impl Engine {
     /// family: the lab tells them apart itself).
     pub fn runs(self, binary_engine: Engine) -> bool {
         (self == Engine::PostgreSql) == (binary_engine == Engine::PostgreSql)
+    }
+}
+
+impl From<mysql::Flavor> for Engine {
+    fn from(f: mysql::Flavor) -> Engine {
+        match f {
+            mysql::Flavor::MariaDb => Engine::MariaDb,
+            mysql::Flavor::MySql => Engine::MySql,
+        }
     }
 }
 

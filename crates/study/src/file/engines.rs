@@ -9,6 +9,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use bakeoff_server::engine::ENGINE_NAMES;
 use bakeoff_server::variant::{Allocator, Setting};
 use bakeoff_server::{Catalog, Engine};
 use toml::de::DeValue;
@@ -42,11 +43,7 @@ pub(super) fn engines(p: &mut Problems, top: &mut Table, check_here: bool) -> En
         .get("engine")
         .and_then(|v| engine_value(p, v).map(|e| (e, v.span())));
     let mut sections = BTreeMap::new();
-    for (key, engine) in [
-        ("mariadb", Engine::MariaDb),
-        ("mysql", Engine::MySql),
-        ("postgresql", Engine::PostgreSql),
-    ] {
+    for &(key, engine) in ENGINE_NAMES {
         if let Some(t) = top.tables(p, key).into_iter().next() {
             sections.insert(engine, section(p, t));
         }
@@ -134,9 +131,8 @@ impl Engines {
             .unwrap_or_default()
     }
 
-    /// Check a variant of `engine` run by `binary` (None: the engine's default), where
-    /// `binary_at` is where the file names it: the binary is of that engine, and it knows each
-    /// setting. Nothing is said when the binary is not here to ask (the start will say).
+    /// Check a variant of `engine` run by `binary` (the path and where the file names it;
+    /// None: the engine's default): the binary is of that engine, and it knows each setting. Nothing is said when the binary is not here to ask (the start will say).
     pub fn check(
         &self,
         p: &mut Problems,

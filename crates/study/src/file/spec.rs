@@ -125,8 +125,9 @@ impl GivenServer {
         }
     }
 
-    /// How to connect, the password found now (`MYSQL_PWD`, the option file) or the command
-    /// kept to run at every connect; the database is `sbtest` when the URL names none.
+    /// How to connect, the password found now or the command kept to run at every connect
+    /// (MySQL: `MYSQL_PWD` or the option file; PostgreSQL: libpq's service, `PGPASSWORD` or
+    /// password file); the database is `sbtest` when the URL names none.
     pub fn connect_options(&self) -> Result<bakeoff_driver::ConnectOptions, String> {
         let found = bakeoff_driver::PasswordSource {
             defaults_file: self.defaults_file.clone(),

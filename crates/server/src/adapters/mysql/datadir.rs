@@ -40,7 +40,7 @@ pub(crate) fn flavor(binary: &Path) -> Flavor {
     flavor_of(&text)
 }
 
-fn flavor_of(version: &str) -> Flavor {
+pub(crate) fn flavor_of(version: &str) -> Flavor {
     if version.contains("MariaDB") || !version.contains("MySQL") {
         Flavor::MariaDb
     } else {
