@@ -19,7 +19,7 @@ use bakeoff_workload::pgbench::eval::Vars;
 use bakeoff_workload::pgbench::init::{initialize, InitOptions};
 use bakeoff_workload::pgbench::script::{self, Script};
 use bakeoff_workload::pgbench::value::Value;
-use bakeoff_workload::pgbench::{Live, PgbenchSource, QueryMode, ScriptStats};
+use bakeoff_workload::pgbench::{Debug, Live, PgbenchSource, QueryMode, ScriptStats};
 
 use args::{Parsed, PgbenchArgs, ScriptArg};
 
@@ -82,6 +82,7 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         eprint!("{}", builtin::listing());
         return Ok(ExitCode::SUCCESS);
     }
+    let seed = report::seed(a.random_seed.as_deref())?;
     let endpoint = connect::options(a)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -103,6 +104,9 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         env!("CARGO_PKG_VERSION"),
         conn.server_version()
     );
+    if a.debug {
+        eprintln!("pgbench: {}", connect::described(a, &endpoint));
+    }
     let builtin_used = a
         .scripts
         .iter()
@@ -117,7 +121,7 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         rt.block_on(vacuum(&mut conn, a.vacuum_all));
     }
     rt.block_on(conn.quit());
-    bench(a, endpoint, scripts, (scale, partitions))
+    bench(a, endpoint, scripts, (scale, partitions), seed)
 }
 
 fn init(
@@ -276,8 +280,8 @@ fn bench(
     endpoint: bakeoff_driver::ConnectOptions,
     scripts: Vec<Script>,
     (scale, partitions): Scale,
+    seed: u64,
 ) -> Result<ExitCode, String> {
-    let seed = report::seed(a.random_seed.as_deref())?;
     let mut vars = Vars::default();
     for (k, v) in &a.defines {
         vars.set_text(k, v.clone());
@@ -295,6 +299,10 @@ fn bench(
     }
     let mode = a.mode.unwrap_or(QueryMode::Simple);
     let logs = report::TxLogs::open(a)?;
+    let debug = a.debug.then(|| {
+        let say: Box<dyn Fn(&str) + Send + Sync> = Box::new(|m| eprintln!("pgbench: {m}"));
+        Debug::new(say, &scripts)
+    });
     let source = Arc::new(PgbenchSource {
         endpoint,
         scripts,
@@ -321,6 +329,7 @@ fn bench(
         aborted: AtomicU32::new(0),
         streams,
         live: (a.progress > 0).then(Live::default),
+        debug,
     });
     let spec = RunSpec {
         connections: a.clients,

@@ -6,16 +6,19 @@
 //! line (`-l`) and the retry accounting, and `\sleep`.
 
 pub mod builtin;
+pub mod debug;
 pub mod eval;
 pub mod expr;
 pub mod init;
 pub mod prng;
 pub mod script;
 pub mod session;
+mod shell;
 mod sqltext;
 mod statements;
 pub mod stats;
 pub mod value;
 
+pub use debug::Debug;
 pub use session::{PgbenchSession, PgbenchSource, QueryMode};
 pub use stats::{CommandStats, Live, Logged, ScriptStats};

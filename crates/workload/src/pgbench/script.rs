@@ -22,6 +22,10 @@ pub struct Script {
 pub struct Command {
     /// The command's first line, as `-r` shows it.
     pub first_line: String,
+    /// A meta-command's words as pgbench keeps them (`-d` prints them): the name, then its
+    /// words, but only the variable of `\set` and none of `\if`'s or `\elif`'s (their
+    /// expressions are parsed apart). Empty for SQL.
+    pub argv: String,
     pub kind: Kind,
 }
 
@@ -261,6 +265,7 @@ impl ScriptParser<'_> {
         }
         self.commands.push(Command {
             first_line: text.lines().next().unwrap_or("").to_string(),
+            argv: String::new(),
             kind: Kind::Sql(Sql {
                 text,
                 numbered,
@@ -383,8 +388,15 @@ impl ScriptParser<'_> {
             }
             _ => return Err(in_cmd("invalid command", None, None)),
         };
+        let kept = match &kind {
+            Kind::Set(..) => 2,
+            Kind::If(..) | Kind::Elif(..) => 1,
+            _ => words.len(),
+        };
+        let argv = words.iter().take(kept).map(|w| w.1).collect::<Vec<_>>();
         self.commands.push(Command {
             first_line: full,
+            argv: argv.join(" "),
             kind,
         });
         Ok(())

@@ -68,6 +68,8 @@ pub struct PgbenchSource {
     pub streams: Streams,
     /// Counters for -P's lines; None without -P.
     pub live: Option<Live>,
+    /// -d's lines; None without -d.
+    pub debug: Option<super::debug::Debug>,
 }
 
 impl Source for PgbenchSource {
@@ -112,6 +114,7 @@ impl Source for PgbenchSource {
             pending: Vec::new(),
             values: TextParams::default(),
             intended: None,
+            announced: Vec::new(),
         })
     }
 }
@@ -136,6 +139,8 @@ pub struct PgbenchSession {
     pub(super) values: TextParams,
     /// The next transaction's scheduled start (--rate).
     pub(super) intended: Option<Instant>,
+    /// -d: the statements this connection has said it prepares, by script and command.
+    pub(super) announced: Vec<Vec<bool>>,
 }
 
 /// How a transaction's try ended short.
@@ -209,6 +214,9 @@ impl PgbenchSession {
     ) -> Result<usize, Stop> {
         let meta_failed =
             |tid: u32, what: &str, e: &dyn std::fmt::Display| meta_failed(tid, s, pc, what, e);
+        if !matches!(kind, Kind::Sql(_)) {
+            self.debug_meta(s, pc);
+        }
         match kind {
             Kind::Sql(sql) => {
                 self.sql(s, pc, sql, c).await?;
@@ -230,36 +238,36 @@ impl PgbenchSession {
             Kind::Sleep(arg, unit) => {
                 let n = match arg {
                     Arg::Text(t) => t.parse::<i64>().unwrap_or(0),
-                    Arg::Var(v) => self
-                        .vars
-                        .value(v)
-                        .and_then(|v| v.as_int())
-                        .map_err(|e| meta_failed(self.tid, "sleep", &e))?,
+                    // pgbench's atoi of the variable's text, refused only where it is 0
+                    // and does not start with a digit.
+                    Arg::Var(v) => {
+                        let fail = |e: String| meta_run_failed(self.tid, s, pc, "sleep", &e);
+                        let Some(t) = self.vars.text(v) else {
+                            return Err(fail(format!("sleep: undefined variable \"{v}\"")));
+                        };
+                        let n = super::shell::atoi(t);
+                        if n == 0 && !t.starts_with(|c: char| c.is_ascii_digit()) {
+                            let why =
+                                format!("sleep: invalid sleep time \"{t}\" for variable \"{v}\"");
+                            return Err(fail(why));
+                        }
+                        n
+                    }
                 };
                 let us = (n.max(0) as u64).saturating_mul(*unit);
                 self.sleep(Duration::from_micros(us)).await;
                 Ok(pc + 1)
             }
             Kind::SetShell(var, argv) => {
-                let out = self
-                    .shell(argv)
-                    .map_err(|e| meta_failed(self.tid, "setshell", &e))?;
-                let v = out.trim().parse::<i64>().map_err(|_| {
-                    meta_failed(
-                        self.tid,
-                        "setshell",
-                        &format!(
-                            "shell command must return an integer (not \"{}\")",
-                            out.trim()
-                        ),
-                    )
-                })?;
+                let v = self
+                    .set_shell(argv)
+                    .map_err(|e| meta_run_failed(self.tid, s, pc, "setshell", &e))?;
                 self.vars.set_value(var, Value::Int(v));
                 Ok(pc + 1)
             }
             Kind::Shell(argv) => {
                 self.shell(argv)
-                    .map_err(|e| meta_failed(self.tid, "shell", &e))?;
+                    .map_err(|e| meta_run_failed(self.tid, s, pc, "shell", &e))?;
                 Ok(pc + 1)
             }
             Kind::If(e, next) => {
@@ -278,6 +286,7 @@ impl PgbenchSession {
                         self.tid
                     )]));
                 }
+                self.debug_pipeline(s, pc);
                 Ok(pc + 1)
             }
             Kind::EndPipeline => {
@@ -293,6 +302,7 @@ impl PgbenchSession {
         loop {
             match &src.scripts[s].commands[at].kind {
                 Kind::Elif(e, next, _) => {
+                    self.debug_meta(s, at);
                     let v = self
                         .eval(e, s, at)
                         .and_then(Value::truth)
@@ -327,31 +337,6 @@ impl PgbenchSession {
         } else {
             tokio::time::sleep(d).await;
         }
-    }
-
-    /// `\shell` and `\setshell`: the command's output (blocking the client, as pgbench's
-    /// thread blocks in system()).
-    fn shell(&mut self, argv: &[Arg]) -> Result<String, String> {
-        let mut words = Vec::with_capacity(argv.len());
-        for a in argv {
-            words.push(match a {
-                Arg::Text(t) => t.clone(),
-                Arg::Var(v) => match self.vars.text(v) {
-                    Some(t) => t.to_string(),
-                    None => return Err(format!("{}: undefined variable \"{v}\"", argv_name(argv))),
-                },
-            });
-        }
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(words.join(" "))
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .map_err(|e| format!("{}: could not launch shell command: {e}", argv_name(argv)))?;
-        if !out.status.success() {
-            return Err(format!("{}: shell command failed", argv_name(argv)));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// -P's counters for a transaction that ended after `tries` tries, `failed` or done.
@@ -470,6 +455,7 @@ impl Events for PgbenchSession {
             self.reconnect().await?;
         }
         let s = self.choose();
+        self.debug_script(s);
         let retry_from = self.rng.clone();
         let mut tries = 1u32;
         loop {
@@ -544,6 +530,7 @@ impl Events for PgbenchSession {
         for s in &mut self.stmts {
             s.iter_mut().for_each(|x| *x = None);
         }
+        self.debug_reconnected();
         Ok(())
     }
 
@@ -572,7 +559,8 @@ impl PgbenchSession {
     }
 }
 
-/// pgbench's two lines for a meta-command (`what`, command `pc` of script `s`) that failed.
+/// pgbench's two lines for a meta-command (`what`, command `pc` of script `s`) whose
+/// expression failed.
 fn meta_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Display) -> Stop {
     Stop::Abort(vec![
         e.to_string(),
@@ -580,10 +568,10 @@ fn meta_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Disp
     ])
 }
 
-fn argv_name(argv: &[Arg]) -> String {
-    match argv.first() {
-        Some(Arg::Text(t)) => t.clone(),
-        Some(Arg::Var(v)) => format!(":{v}"),
-        None => String::new(),
-    }
+/// The same for a \sleep, \shell or \setshell that could not be carried out.
+fn meta_run_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Display) -> Stop {
+    Stop::Abort(vec![
+        e.to_string(),
+        format!("client {tid} aborted in command {pc} ({what}) of script {s}; execution of meta-command failed"),
+    ])
 }

@@ -9,6 +9,8 @@ use super::session::{PgbenchSession, QueryMode, Stop};
 use super::value::Value;
 use crate::scripting::StmtCounts;
 
+const CONNECTED: &str = "a client has its connection while it runs";
+
 impl PgbenchSession {
     pub(super) async fn sql(
         &mut self,
@@ -25,13 +27,12 @@ impl PgbenchSession {
                 self.tid
             )]));
         }
-        let conn = self
-            .conn
-            .as_mut()
-            .expect("a client has its connection while it runs");
         let (reply, text) = match self.src.mode {
             QueryMode::Simple => {
                 let text = substitute(&sql.text, &mut self.vars);
+                self.debug_send(s, pc, &text);
+                self.debug_receiving(1);
+                let conn = self.conn.as_mut().expect(CONNECTED);
                 let reply = conn
                     .run_text(PgVia::Simple(&text), TextParams::NONE, keep)
                     .await?;
@@ -48,6 +49,7 @@ impl PgbenchSession {
                         let stmt = match self.stmts[s][pc] {
                             Some(st) => st,
                             None => {
+                                let conn = self.conn.as_mut().expect(CONNECTED);
                                 let st = conn.name_untyped(&sql.numbered, sql.params.len() as u16);
                                 self.stmts[s][pc] = Some(st);
                                 st
@@ -57,6 +59,11 @@ impl PgbenchSession {
                     }
                     _ => PgVia::Unnamed(&sql.numbered),
                 };
+                self.debug_send(s, pc, &sql.numbered);
+                if !in_pipeline {
+                    self.debug_receiving(1);
+                }
+                let conn = self.conn.as_mut().expect(CONNECTED);
                 if in_pipeline {
                     conn.queue_text(via, &self.values, false);
                     self.pending.push(pc);
@@ -65,6 +72,7 @@ impl PgbenchSession {
                 (conn.run_text(via, &self.values, keep).await?, None)
             }
         };
+        self.debug_receiving(1);
         self.answer(s, pc, sql, text.as_deref(), reply, c)
     }
 
@@ -77,6 +85,7 @@ impl PgbenchSession {
             .expect("a client has its connection while it runs");
         conn.queue_sync();
         conn.flush().await?;
+        self.debug_receiving(1);
         let mut failed = None;
         for pc in pending {
             let Kind::Sql(sql) = &src.scripts[s].commands[pc].kind else {
@@ -86,6 +95,7 @@ impl PgbenchSession {
             let reply = conn
                 .read_reply(sql.gset.is_some(), PgUntil::Command)
                 .await?;
+            self.debug_receiving(1);
             if let Err(e) = self.answer(s, pc, sql, None, reply, c) {
                 failed = Some(e);
                 break;
@@ -93,6 +103,8 @@ impl PgbenchSession {
         }
         let conn = self.conn.as_mut().expect("connected");
         conn.read_ready().await?;
+        self.debug_receiving(1);
+        self.debug_pipeline_end();
         match failed {
             Some(e) => Err(e),
             None => Ok(()),
