@@ -180,7 +180,13 @@ fn load_scripts(a: &PgbenchArgs) -> Result<Vec<Script>, String> {
                 script::parse(path, path, &text, *w)
             }
         };
-        out.push(parsed.map_err(|e| e.to_string())?);
+        let parsed = parsed.map_err(|e| e.to_string())?;
+        if a.mode.unwrap_or(QueryMode::Simple) != QueryMode::Simple {
+            if let Some(refused) = script::too_many_params(&parsed) {
+                return Err(refused);
+            }
+        }
+        out.push(parsed);
     }
     if out.iter().all(|s| s.weight == 0) {
         return Err("total script weight must not be zero".into());
@@ -317,6 +323,7 @@ fn bench(
         paced: a.rate.is_some(),
         stats: Mutex::new(Vec::new()),
         on_abort: Box::new(|m| eprintln!("pgbench: error: {m}")),
+        on_notice: Box::new(|m| eprintln!("{m}")),
         on_verbose: a.verbose_errors.then(|| {
             let f: Box<dyn Fn(&str) + Send + Sync> = Box::new(|m| eprintln!("pgbench: {m}"));
             f

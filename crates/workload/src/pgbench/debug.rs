@@ -20,22 +20,28 @@ pub struct Debug {
 
 impl Debug {
     pub fn new(say: Box<dyn Fn(&str) + Send + Sync>, scripts: &[Script]) -> Debug {
-        let mut next = 0;
         let numbers = scripts
             .iter()
-            .map(|s| {
-                s.commands
-                    .iter()
-                    .map(|c| {
-                        let n = next;
-                        next += matches!(c.kind, Kind::Sql(_)) as usize;
-                        n
-                    })
+            .enumerate()
+            .map(|(s, script)| {
+                (0..script.commands.len())
+                    .map(|pc| statement_number(scripts, s, pc))
                     .collect()
             })
             .collect();
         Debug { say, numbers }
     }
+}
+
+/// pgbench's number for SQL command `pc` of script `s` (its prepared name is `P_` and it):
+/// the SQL commands before it in all scripts, in the order they were given.
+pub(super) fn statement_number(scripts: &[Script], s: usize, pc: usize) -> usize {
+    let sql = |c: &&super::script::Command| matches!(c.kind, Kind::Sql(_));
+    let before: usize = scripts[..s]
+        .iter()
+        .map(|x| x.commands.iter().filter(sql).count())
+        .sum();
+    before + scripts[s].commands[..pc].iter().filter(sql).count()
 }
 
 impl PgbenchSession {

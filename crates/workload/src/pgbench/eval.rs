@@ -152,46 +152,51 @@ pub fn eval(e: &Expr, cx: &mut Ctx<'_>) -> Result<Value, EvalError> {
     }
 }
 
+/// pgbench's limit on a function's arguments (MAX_FARGS), met when it runs, not parsed.
+const MAX_ARGS: usize = 16;
+
 fn call(f: Func, args: &[Expr], cx: &mut Ctx<'_>) -> Result<Value, EvalError> {
-    // The lazy ones first: AND and OR do not evaluate what they need not.
-    match f {
-        Func::And | Func::Or => {
-            let a = eval(&args[0], cx)?;
-            if a == Value::Null {
-                return Ok(Value::Null);
-            }
-            let a = a.truth()?;
-            if (f == Func::And) != a {
-                return Ok(Value::Bool(a));
-            }
-            let b = eval(&args[1], cx)?;
-            return match b {
-                Value::Null => Ok(Value::Null),
-                b => Ok(Value::Bool(b.truth()?)),
-            };
+    // The lazy ones first: AND and OR do not evaluate what they need not; NULL is NULL, and
+    // anything else but a boolean is refused.
+    if matches!(f, Func::And | Func::Or) {
+        let a = eval(&args[0], cx)?;
+        if a == Value::Null {
+            return Ok(Value::Null);
         }
-        _ => {}
+        let a = a.strict_bool()?;
+        if (f == Func::And) != a {
+            return Ok(Value::Bool(a));
+        }
+        return match eval(&args[1], cx)? {
+            Value::Null => Ok(Value::Null),
+            b => Ok(Value::Bool(b.strict_bool()?)),
+        };
     }
     let mut v = [Value::Null; 3];
     let mut many = Vec::new();
-    for (i, a) in args.iter().enumerate() {
+    for (i, a) in args.iter().take(MAX_ARGS).enumerate() {
         let x = eval(a, cx)?;
         if i < 3 {
             v[i] = x;
         }
-        if matches!(f, Func::Greatest | Func::Least) {
-            many.push(x);
-        }
+        many.push(x);
+    }
+    if args.len() > MAX_ARGS {
+        return fail(format!(
+            "too many function arguments, maximum is {MAX_ARGS}"
+        ));
+    }
+    // Any NULL argument makes the result NULL, but for IS and debug().
+    if !matches!(f, Func::Is | Func::Debug) && many.contains(&Value::Null) {
+        return Ok(Value::Null);
     }
     let [a, b, c] = v;
     Ok(match f {
         Func::Add | Func::Sub | Func::Mul => arith(f, a, b)?,
         Func::Div => divide(a, b)?,
         Func::Mod => Value::Int(modulo(a.as_int()?, b.as_int()?)?),
-        Func::Neg => match a {
-            Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(out_of_range)?),
-            x => Value::Double(-x.as_double()?),
-        },
+        // pgbench reads a unary minus as 0 - x.
+        Func::Neg => arith(Func::Sub, Value::Int(0), a)?,
         Func::Eq | Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge => compare(f, a, b)?,
         Func::BitAnd => Value::Int(a.as_int()? & b.as_int()?),
         Func::BitOr => Value::Int(a.as_int()? | b.as_int()?),
@@ -199,10 +204,7 @@ fn call(f: Func, args: &[Expr], cx: &mut Ctx<'_>) -> Result<Value, EvalError> {
         Func::BitNot => Value::Int(!a.as_int()?),
         Func::Shl => Value::Int(a.as_int()?.wrapping_shl(b.as_int()? as u32)),
         Func::Shr => Value::Int(a.as_int()?.wrapping_shr(b.as_int()? as u32)),
-        Func::Not => match a {
-            Value::Null => Value::Null,
-            x => Value::Bool(!x.truth()?),
-        },
+        Func::Not => Value::Bool(!a.strict_bool()?),
         Func::Is => Value::Bool(match (a, b) {
             (Value::Null, Value::Null) => true,
             (Value::Bool(x), Value::Bool(y)) => x == y,
@@ -250,8 +252,15 @@ fn call(f: Func, args: &[Expr], cx: &mut Ctx<'_>) -> Result<Value, EvalError> {
     })
 }
 
-fn out_of_range() -> EvalError {
-    EvalError("bigint out of range".into())
+/// pgbench's words for an integer operation that overflowed: "bigint add out of range".
+fn out_of_range(op: &str) -> EvalError {
+    EvalError(format!("bigint {op} out of range"))
+}
+
+/// pgbench's rule for arithmetic, comparison, least and greatest: doubles if any operand is
+/// one, else integers (so a boolean is refused as an int there, as a double here).
+fn any_double(vs: &[Value]) -> bool {
+    vs.iter().any(|v| matches!(v, Value::Double(_)))
 }
 
 fn debug(v: Value) -> String {
@@ -264,13 +273,14 @@ fn debug(v: Value) -> String {
 }
 
 fn arith(f: Func, a: Value, b: Value) -> Result<Value, EvalError> {
-    if let (Value::Int(x), Value::Int(y)) = (a, b) {
-        let r = match f {
-            Func::Add => x.checked_add(y),
-            Func::Sub => x.checked_sub(y),
-            _ => x.checked_mul(y),
+    if !any_double(&[a, b]) {
+        let (x, y) = (a.as_int()?, b.as_int()?);
+        let (r, op) = match f {
+            Func::Add => (x.checked_add(y), "add"),
+            Func::Sub => (x.checked_sub(y), "sub"),
+            _ => (x.checked_mul(y), "mul"),
         };
-        return r.map(Value::Int).ok_or_else(out_of_range);
+        return r.map(Value::Int).ok_or_else(|| out_of_range(op));
     }
     let (x, y) = (a.as_double()?, b.as_double()?);
     Ok(Value::Double(match f {
@@ -280,18 +290,19 @@ fn arith(f: Func, a: Value, b: Value) -> Result<Value, EvalError> {
     }))
 }
 
+/// Integer division refuses a zero divisor; a double's gives an infinity or NaN, as C's does.
 fn divide(a: Value, b: Value) -> Result<Value, EvalError> {
-    if let (Value::Int(x), Value::Int(y)) = (a, b) {
+    if !any_double(&[a, b]) {
+        let (x, y) = (a.as_int()?, b.as_int()?);
         if y == 0 {
             return fail("division by zero");
         }
-        return x.checked_div(y).map(Value::Int).ok_or_else(out_of_range);
+        return x
+            .checked_div(y)
+            .map(Value::Int)
+            .ok_or_else(|| out_of_range("div"));
     }
-    let (x, y) = (a.as_double()?, b.as_double()?);
-    if y == 0.0 {
-        return fail("division by zero");
-    }
-    Ok(Value::Double(x / y))
+    Ok(Value::Double(a.as_double()? / b.as_double()?))
 }
 
 fn modulo(x: i64, y: i64) -> Result<i64, EvalError> {
@@ -302,9 +313,9 @@ fn modulo(x: i64, y: i64) -> Result<i64, EvalError> {
 }
 
 fn compare(f: Func, a: Value, b: Value) -> Result<Value, EvalError> {
-    let ord = match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x.partial_cmp(&y),
-        _ => a.as_double()?.partial_cmp(&b.as_double()?),
+    let ord = match any_double(&[a, b]) {
+        false => a.as_int()?.partial_cmp(&b.as_int()?),
+        true => a.as_double()?.partial_cmp(&b.as_double()?),
     };
     use std::cmp::Ordering::*;
     let r = match (f, ord) {
@@ -320,7 +331,7 @@ fn compare(f: Func, a: Value, b: Value) -> Result<Value, EvalError> {
 }
 
 fn extreme(greatest: bool, vs: &[Value]) -> Result<Value, EvalError> {
-    if vs.iter().all(|v| matches!(v, Value::Int(_))) {
+    if !any_double(vs) {
         let ints = vs
             .iter()
             .map(|v| v.as_int())
@@ -403,7 +414,9 @@ fn random(rng: &mut PgPrng, lo: i64, hi: i64) -> Result<i64, EvalError> {
 
 fn exponential(rng: &mut PgPrng, lo: i64, hi: i64, param: f64) -> Result<i64, EvalError> {
     if param <= 0.0 {
-        return fail("exponential parameter must be greater than zero");
+        return fail(format!(
+            "exponential parameter must be greater than zero (not {param:.6})"
+        ));
     }
     let cut = (-param).exp();
     let uniform = 1.0 - rng.double();
@@ -413,7 +426,9 @@ fn exponential(rng: &mut PgPrng, lo: i64, hi: i64, param: f64) -> Result<i64, Ev
 
 fn gaussian(rng: &mut PgPrng, lo: i64, hi: i64, param: f64) -> Result<i64, EvalError> {
     if param < 2.0 {
-        return fail("gaussian parameter must be at least 2.0");
+        return fail(format!(
+            "gaussian parameter must be at least 2.000000 (not {param:.6})"
+        ));
     }
     let stdev = loop {
         let s = rng.normal();
@@ -428,7 +443,9 @@ fn gaussian(rng: &mut PgPrng, lo: i64, hi: i64, param: f64) -> Result<i64, EvalE
 /// Devroye's rejection method, as pgbench draws it.
 fn zipfian(rng: &mut PgPrng, lo: i64, hi: i64, s: f64) -> Result<i64, EvalError> {
     if !(1.001..=1000.0).contains(&s) {
-        return fail("zipfian parameter must be in range [1.001, 1000]");
+        return fail(format!(
+            "zipfian parameter must be in range [1.001, 1000] (not {s:.6})"
+        ));
     }
     let n = hi - lo + 1;
     if n <= 1 {
@@ -474,7 +491,7 @@ mod tests {
         assert_eq!(run("5 # 3 << 1", &mut v), Ok(Value::Int(12)));
         assert_eq!(
             run("9223372036854775807 + 1", &mut v).unwrap_err().0,
-            "bigint out of range"
+            "bigint add out of range"
         );
         assert_eq!(run("1 / 0", &mut v).unwrap_err().0, "division by zero");
         assert_eq!(

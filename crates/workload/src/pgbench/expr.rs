@@ -201,7 +201,7 @@ fn number(src: &str, from: usize) -> Result<(Tok, usize), SyntaxError> {
 /// Parse an expression (the whole text).
 pub fn parse(src: &str) -> Result<Expr, SyntaxError> {
     let toks = lex(src)?;
-    let mut p = Parser { toks, pos: 0 };
+    let mut p = Parser { toks, pos: 0, src };
     let e = p.or()?;
     match p.peek() {
         Tok::End => Ok(e),
@@ -209,12 +209,14 @@ pub fn parse(src: &str) -> Result<Expr, SyntaxError> {
     }
 }
 
-struct Parser {
+struct Parser<'a> {
     toks: Vec<(Tok, usize)>,
     pos: usize,
+    /// The text, for a word as written (tokens keep words lowercased).
+    src: &'a str,
 }
 
-impl Parser {
+impl Parser<'_> {
     fn peek(&self) -> &Tok {
         &self.toks[self.pos].0
     }
@@ -421,9 +423,10 @@ impl Parser {
             return Err(self.error("syntax error"));
         }
         let Some(&(_, func, least, most)) = FUNCTIONS.iter().find(|f| f.0 == w) else {
+            let written = self.src.get(at + 1 - w.len()..=at).unwrap_or(w);
             return Err(SyntaxError {
                 message: "unexpected function name".into(),
-                detail: Some(w.to_string()),
+                detail: Some(written.to_string()),
                 at,
             });
         };
@@ -440,8 +443,13 @@ impl Parser {
             }
         }
         if args.len() < least || most.is_some_and(|m| args.len() > m) {
+            // pgbench's words for a function of any number of arguments given none.
+            let message = match most {
+                None => "at least one argument expected",
+                Some(_) => "unexpected number of arguments",
+            };
             return Err(SyntaxError {
-                message: "unexpected number of arguments".into(),
+                message: message.into(),
                 detail: Some(w.to_string()),
                 at: self.toks[self.pos - 1].1,
             });

@@ -119,6 +119,20 @@ type InCommand<'a> = &'a dyn Fn(&str, Option<String>, Option<usize>) -> ScriptEr
 
 /// pgbench's limit on a statement's parameters (MAX_ARGS - 1).
 const MAX_PARAMS: usize = 255;
+/// pgbench's limit on a meta-command's words, its name included (MAX_ARGS).
+const MAX_WORDS: usize = 256;
+
+/// The extended and prepared protocols bind at most MAX_PARAMS values to a statement: the
+/// first that takes more, refused in pgbench's words (the simple protocol has no limit).
+pub fn too_many_params(script: &Script) -> Option<String> {
+    script.commands.iter().find_map(|c| match &c.kind {
+        Kind::Sql(sql) if sql.params.len() > MAX_PARAMS => Some(format!(
+            "statement has too many arguments (maximum is {MAX_PARAMS}): {}",
+            sql.text
+        )),
+        _ => None,
+    })
+}
 
 /// Parse a script's text; `source` names it in errors.
 pub fn parse(source: &str, name: &str, text: &str, weight: u32) -> Result<Script, ScriptError> {
@@ -174,13 +188,9 @@ impl ScriptParser<'_> {
         let mut i = 0;
         let mut line = 1;
         let mut sql = String::new();
-        let mut sql_line = 1;
         let mut depth = 0i32;
         while i < b.len() {
             let c = b[i];
-            if sql.trim().is_empty() {
-                sql_line = line;
-            }
             match c {
                 b'\n' => {
                     line += 1;
@@ -225,7 +235,7 @@ impl ScriptParser<'_> {
                 b';' if depth <= 0 => {
                     sql.push(';');
                     i += 1;
-                    self.push_sql(&mut sql, sql_line)?;
+                    self.push_sql(&mut sql);
                     depth = 0;
                 }
                 b'\\' if b.get(i + 1) == Some(&b';') => {
@@ -235,7 +245,7 @@ impl ScriptParser<'_> {
                 b'\\' => {
                     let (end, lines) = meta_end(self.text, i);
                     let meta = &self.text[i + 1..end];
-                    self.meta(meta, line, &mut sql, sql_line)?;
+                    self.meta(meta, line, &mut sql)?;
                     line += lines;
                     i = end;
                 }
@@ -246,23 +256,18 @@ impl ScriptParser<'_> {
                 }
             }
         }
-        self.push_sql(&mut sql, sql_line)
+        self.push_sql(&mut sql);
+        Ok(())
     }
 
-    fn push_sql(&mut self, sql: &mut String, line: usize) -> Result<(), ScriptError> {
+    fn push_sql(&mut self, sql: &mut String) {
         // Trailing blanks stay (pgbench sends "SELECT 1 " before a \gset as it is).
         let text = sql.trim_start().trim_end_matches(['\n', '\r']).to_string();
         sql.clear();
         if text.is_empty() || text == ";" {
-            return Ok(());
+            return;
         }
         let (numbered, params) = number_variables(&text);
-        if params.len() > MAX_PARAMS {
-            return Err(self.err(
-                line,
-                &format!("statement has too many arguments (maximum is {MAX_PARAMS})"),
-            ));
-        }
         self.commands.push(Command {
             first_line: text.lines().next().unwrap_or("").to_string(),
             argv: String::new(),
@@ -274,17 +279,10 @@ impl ScriptParser<'_> {
                 in_pipeline: self.pipeline,
             }),
         });
-        Ok(())
     }
 
     /// A meta-command (`meta` without its backslash) on `line`.
-    fn meta(
-        &mut self,
-        meta: &str,
-        line: usize,
-        sql: &mut String,
-        sql_line: usize,
-    ) -> Result<(), ScriptError> {
+    fn meta(&mut self, meta: &str, line: usize, sql: &mut String) -> Result<(), ScriptError> {
         let full = format!("\\{}", meta.trim_end());
         let joined = meta.replace("\\\r\n", " ").replace("\\\n", " ");
         let shown = format!("\\{}", joined.trim_end());
@@ -303,7 +301,7 @@ impl ScriptParser<'_> {
             column,
         };
         if matches!(name.as_str(), "gset" | "aset") {
-            self.push_sql(sql, sql_line)?;
+            self.push_sql(sql);
             if args.len() > 1 {
                 return Err(in_cmd("too many arguments", None, None));
             }
@@ -315,14 +313,19 @@ impl ScriptParser<'_> {
                 kind: Kind::Sql(s), ..
             }) = self.commands.last_mut().filter(|_| follows)
             else {
-                return Err(self.err(line, &format!("\\{name} must follow an SQL command")));
+                // After a meta-command pgbench names it.
+                let after = match self.commands.last() {
+                    Some(c) if !matches!(c.kind, Kind::Sql(_)) => format!(" ({})", c.first_line),
+                    _ => String::new(),
+                };
+                return Err(self.err(line, &format!("\\{name} must follow an SQL command{after}")));
             };
             let how = if name == "gset" { Gset::One } else { Gset::All };
             s.gset = Some((how, args.first().map_or("", |a| a.1).to_string()));
             return Ok(());
         }
         // Any other meta-command ends the SQL before it.
-        self.push_sql(sql, sql_line)?;
+        self.push_sql(sql);
         let at = self.commands.len();
         let kind = match name.as_str() {
             "set" => {
@@ -339,6 +342,13 @@ impl ScriptParser<'_> {
                 Kind::Set(var.to_string(), e)
             }
             "sleep" => self.sleep(&args, &in_cmd)?,
+            "setshell" | "shell" if words.len() > MAX_WORDS => {
+                // pgbench shows no line for this one.
+                return Err(ScriptError {
+                    text: None,
+                    ..in_cmd("too many arguments", None, None)
+                });
+            }
             "setshell" | "shell" => {
                 let need = if name == "setshell" { 2 } else { 1 };
                 if args.len() < need {

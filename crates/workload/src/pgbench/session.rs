@@ -57,6 +57,8 @@ pub struct PgbenchSource {
     pub stats: Mutex<Vec<ScriptStats>>,
     /// A client's abort, said as pgbench says it (the CLI prints it).
     pub on_abort: Box<dyn Fn(&str) + Send + Sync>,
+    /// The server's notices, as libpq prints them (the CLI writes them to stderr).
+    pub on_notice: Box<dyn Fn(&str) + Send + Sync>,
     /// --verbose-errors: each retryable error and what the client does about it, said as
     /// pgbench says them (its info lines, with no level word).
     pub on_verbose: Option<Box<dyn Fn(&str) + Send + Sync>>,
@@ -115,6 +117,7 @@ impl Source for PgbenchSource {
             values: TextParams::default(),
             intended: None,
             announced: Vec::new(),
+            in_pipeline: false,
         })
     }
 }
@@ -141,6 +144,8 @@ pub struct PgbenchSession {
     pub(super) intended: Option<Instant>,
     /// -d: the statements this connection has said it prepares, by script and command.
     pub(super) announced: Vec<Vec<bool>>,
+    /// Between a \startpipeline and its \endpipeline.
+    pub(super) in_pipeline: bool,
 }
 
 /// How a transaction's try ended short.
@@ -195,7 +200,7 @@ impl PgbenchSession {
             }
             pc = next?;
         }
-        if !self.pending.is_empty() {
+        if self.in_pipeline {
             return Err(Stop::Abort(vec![format!(
                 "client {} aborted: end of script reached with pipeline open",
                 self.tid
@@ -286,10 +291,22 @@ impl PgbenchSession {
                         self.tid
                     )]));
                 }
+                if std::mem::replace(&mut self.in_pipeline, true) {
+                    return Err(Stop::Abort(vec![format!(
+                        "client {} aborted in command {pc} (startpipeline) of script {s}; already in pipeline mode",
+                        self.tid
+                    )]));
+                }
                 self.debug_pipeline(s, pc);
                 Ok(pc + 1)
             }
             Kind::EndPipeline => {
+                if !std::mem::replace(&mut self.in_pipeline, false) {
+                    return Err(Stop::Abort(vec![format!(
+                        "client {} aborted in command {pc} (endpipeline) of script {s}; not in pipeline mode",
+                        self.tid
+                    )]));
+                }
                 self.end_pipeline(s, c).await?;
                 Ok(pc + 1)
             }
@@ -388,6 +405,7 @@ impl PgbenchSession {
     /// After a try that failed: leave the transaction it left open.
     async fn roll_back(&mut self) -> Result<(), DriverError> {
         self.pending.clear();
+        self.in_pipeline = false;
         if let Some(conn) = self.conn.as_mut() {
             if conn.transaction_status() != b'I' {
                 conn.run_text(PgVia::Simple("ROLLBACK"), TextParams::NONE, false)

@@ -27,6 +27,8 @@ impl PgbenchSession {
                 self.tid
             )]));
         }
+        // A named statement's first use parses it: a refusal then is its Parse's.
+        let mut first_use = false;
         let (reply, text) = match self.src.mode {
             QueryMode::Simple => {
                 let text = substitute(&sql.text, &mut self.vars);
@@ -46,6 +48,7 @@ impl PgbenchSession {
                 }
                 let via = match mode {
                     QueryMode::Prepared => {
+                        first_use = self.stmts[s][pc].is_none();
                         let stmt = match self.stmts[s][pc] {
                             Some(st) => st,
                             None => {
@@ -73,7 +76,41 @@ impl PgbenchSession {
             }
         };
         self.debug_receiving(1);
+        self.say_notices();
+        if first_use && !reply.parsed {
+            if let Some(e) = &reply.error {
+                return Err(self.prepare_refused(s, pc, sql, e));
+            }
+        }
         self.answer(s, pc, sql, text.as_deref(), reply, c)
+    }
+
+    /// The server's notices, as libpq's default processor prints them (on stderr).
+    fn say_notices(&mut self) {
+        if let Some(conn) = self.conn.as_mut() {
+            for n in conn.take_notices() {
+                (self.src.on_notice)(&n);
+            }
+        }
+    }
+
+    /// A statement the server would not prepare: pgbench says why (PQprepare's error), then
+    /// aborts the client when it executes the statement that does not exist.
+    fn prepare_refused(
+        &self,
+        s: usize,
+        pc: usize,
+        sql: &Sql,
+        e: &bakeoff_driver::ServerError,
+    ) -> Stop {
+        let number = super::debug::statement_number(&self.src.scripts, s, pc);
+        Stop::Abort(vec![
+            bakeoff_driver::libpq_error(&sql.numbered, e),
+            format!(
+                "client {} script {s} aborted in command {pc} query 0: ERROR:  prepared statement \"P_{number}\" does not exist",
+                self.tid
+            ),
+        ])
     }
 
     pub(super) async fn end_pipeline(&mut self, s: usize, c: &mut StmtCounts) -> Result<(), Stop> {
@@ -96,6 +133,7 @@ impl PgbenchSession {
                 .read_reply(sql.gset.is_some(), PgUntil::Command)
                 .await?;
             self.debug_receiving(1);
+            self.say_notices();
             if let Err(e) = self.answer(s, pc, sql, None, reply, c) {
                 failed = Some(e);
                 break;
@@ -163,6 +201,13 @@ impl PgbenchSession {
             Gset::One => reply.sets.last().into_iter().collect(),
             Gset::All => reply.sets.iter().collect(),
         };
+        // A statement that returns no rows at all gives \gset none.
+        if how == Gset::One && sets.is_empty() {
+            return Err(Stop::Abort(vec![format!(
+                "client {} script {s} command {pc} query 0: expected one row, got 0",
+                self.tid
+            )]));
+        }
         for set in sets {
             if how == Gset::One && set.rows.len() != 1 {
                 let rows = set.rows.len();

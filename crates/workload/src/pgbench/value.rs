@@ -62,6 +62,23 @@ impl Value {
         }
     }
 
+    /// What AND, OR and NOT take: a boolean, nothing else (pgbench's coerceToBool).
+    pub fn strict_bool(self) -> Result<bool, EvalError> {
+        match self {
+            Value::Bool(b) => Ok(b),
+            v => fail(format!("cannot coerce {} to boolean", v.type_name())),
+        }
+    }
+
+    fn type_name(self) -> &'static str {
+        match self {
+            Value::Null => "NULL",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "int",
+            Value::Double(_) => "double",
+        }
+    }
+
     /// A condition's truth (`\if`, CASE): NULL is false.
     pub fn truth(self) -> Result<bool, EvalError> {
         match self {
@@ -118,11 +135,12 @@ fn parse_bool(t: &str) -> Option<bool> {
 /// C's `%.15g`: 15 significant digits, trailing zeros dropped, exponent form outside
 /// [1e-4, 1e15).
 pub fn g15(d: f64) -> String {
+    // PostgreSQL's own printf, which pgbench is linked with, says these so.
     if d.is_nan() {
-        return "nan".into();
+        return "NaN".into();
     }
     if d.is_infinite() {
-        return if d > 0.0 { "inf" } else { "-inf" }.into();
+        return if d > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
     if d == 0.0 {
         return if d.is_sign_negative() { "-0" } else { "0" }.into();

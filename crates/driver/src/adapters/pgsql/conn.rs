@@ -236,7 +236,7 @@ impl PgConn {
         std::mem::take(&mut self.notices)
     }
 
-    fn note(&mut self, body: &[u8]) {
+    pub(super) fn note(&mut self, body: &[u8]) {
         if self.notices.len() >= MAX_NOTICES {
             return;
         }

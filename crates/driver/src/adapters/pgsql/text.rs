@@ -37,6 +37,9 @@ pub struct Reply {
     pub affected: u64,
     /// Each result set, when asked to keep them.
     pub sets: Vec<RowSet>,
+    /// The server parsed a statement sent with it (ParseComplete came): where it did not,
+    /// the error is the Parse's.
+    pub parsed: bool,
 }
 
 /// A statement's parameter values as text, written into one buffer the caller reuses: a
@@ -197,6 +200,11 @@ impl PgConn {
                     }
                 }
                 b'I' if until == Until::Command => return Ok(reply),
+                b'1' => reply.parsed = true,
+                b'N' => {
+                    let body = self.body(msg).to_vec();
+                    self.note(&body);
+                }
                 b'E' => {
                     if reply.error.is_none() {
                         reply.error = Some(server_error(self.body(msg)));

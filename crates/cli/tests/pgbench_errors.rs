@@ -1,0 +1,220 @@
+//! A script's errors beside pgbench's, case by case: the kinds of failure pgbench's own TAP
+//! tests check (SQL, \shell, \set and its arithmetic, \setshell, \sleep, \gset and \aset,
+//! pipelines, what a parser refuses), each written here as a small script of our own and run
+//! by both tools with the same options. The exit code and every line both print are compared,
+//! but for the figures and the version line (`common::pgbench::comparable`).
+
+mod common;
+
+use common::pgbench::{comparable, Target};
+
+/// The variables pgbench's TAP tests define for their error cases.
+const DEFINES: [&str; 9] = [
+    "-Dfoo=bla",
+    "-Dnull=null",
+    "-Dtrue=true",
+    "-Done=1",
+    "-Dzero=0.0",
+    "-Dbadtrue=trueXXX",
+    "-Dmaxint=9223372036854775807",
+    "-Dminint=-9223372036854775808",
+    "-Dword=abc",
+];
+
+fn cases() -> Vec<String> {
+    let many_params = format!(
+        "\\set i 0\nSELECT GREATEST({});\n",
+        vec![":i"; 256].join(", ")
+    );
+    let many_words = format!("\\shell echo {}\n", vec!["w"; 255].join(" "));
+    let long_line = format!("\\shell echo {}\n", "x".repeat(300));
+    let mut v: Vec<String> = [
+        // SQL
+        "SELECT 2 * ;\n",
+        // \shell
+        "\\shell no-such-command-here\n",
+        "\\shell echo ::lit :nosuchvar\n",
+        "\\shell\n",
+        // \set: the parser's refusals
+        "\\set i 2 *\n",
+        "\\set i notAFunction(1)\n",
+        "\\set i ;\n",
+        "\\set i\n",
+        "\\set i CASE FALSE THEN 1 END\n",
+        "\\set d ln(2.0, 3.0))\n",
+        "\\set i least())\n",
+        "\\set i greatest(0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16)\n",
+        // \set: failures at run time
+        "\\set . 1\n",
+        "\\set i 5 / 0\n",
+        "\\set i 5 % 0\n",
+        "\\set i :nosuchvar\n",
+        "\\set i random(9, 2)\n",
+        "\\set i random(:minint, :maxint)\n",
+        "\\set i random_gaussian(0, 10, 1.5)\n",
+        "\\set i random_exponential(0, 10, 0.0)\n",
+        "\\set i random_zipfian(0, 10, 1)\n",
+        "\\set i random_zipfian(0, 10, 2000)\n",
+        "\\set i :foo + 1\n",
+        "\\set b NOT 0.5\n",
+        "\\set i TRUE + 1\n",
+        "\\set d sqrt(FALSE)\n",
+        "\\set b random(TRUE, FALSE)\n",
+        "\\set b :badtrue or true\n",
+        "\\set i permute(1, 0)\n",
+        // \set: arithmetic overflow
+        "\\set i int(1E40)\n",
+        "\\set i (1 << 62) + (1 << 62)\n",
+        "\\set i 0 - (1 << 62) - (1 << 62) - (1 << 62)\n",
+        "\\set i 3 * (1 << 62)\n",
+        "\\set i :minint / -1\n",
+        "\\set i :minint % -1\n\\set j debug(:i)\n",
+        // \setshell
+        "\\setshell i echo -n two\n",
+        "\\setshell var\n",
+        "\\setshell var no-such-command-here\n",
+        // \sleep
+        "\\sleep :nosuchvar\n",
+        "\\sleep 1 2 3\n",
+        "\\sleep\n",
+        "\\sleep 1 day\n",
+        "\\sleep :word\n",
+        // misc
+        "\\notacommand\n",
+        "",
+        // \gset and \aset
+        "SELECT WHERE FALSE \\gset\n",
+        "\\gset\n",
+        "\\set i +1\n\\gset\n",
+        "SELECT 1 \\gset a b\n",
+        "SELECT 1 AS i \\gset\n\\gset\n",
+        "DROP TABLE IF EXISTS no_such_table_here \\gset\n",
+        "SELECT 1 \\gset\n",
+        "SELECT 1 AS \"bad name!\" \\gset\n",
+        "SELECT 1 AS a UNION SELECT 2 ORDER BY 1 \\gset\n",
+        "\\; SELECT 1 AS i8 WHERE FALSE \\; \\aset\n\\set i debug(:i8)\n",
+        // What works, with the values it sets (debug() prints them)
+        "\\; \\; SELECT 0 AS i5 \\; SELECT 5 AS i5 \\; \\; \\gset\n\\set i debug(:i5)\n",
+        "\\; SELECT 6 AS i6 \\; SELECT 7 AS i7 \\; \\aset\n\\set a debug(:i6)\n\\set b debug(:i7)\n",
+        "SELECT 3 AS i3 \\gset x_\n\\set i debug(:x_i3)\n",
+        "\\set one 1.0\n\\sleep :one ms\n\\setshell two\\\n  echo \\\n    2\n\\set n debug(:two)\n",
+        // pipelines
+        "\\startpipeline\n\\startpipeline\n",
+        "\\endpipeline\n",
+        "\\startpipeline\nSELECT 1 \\gset f\n\\endpipeline\n",
+        "\\startpipeline\nSELECT 1;\n",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend([many_params, many_words, long_line]);
+    v
+}
+
+#[test]
+fn each_kind_of_script_error_is_said_as_pgbench_says_it() {
+    let t = Target::new("pgb_errors");
+    let mut differ = Vec::new();
+    let mut errors = 0;
+    for (i, script) in cases().iter().enumerate() {
+        let file = format!("case{i}.sql");
+        t.write(&file, script);
+        for mode in ["prepared", "simple"] {
+            let mut args = vec!["-n", "-t", "1", "-M", mode, "-f", &file];
+            args.extend(DEFINES);
+            let ((theirs, rc0), (ours, rc1)) = t.both(&args);
+            errors += (rc0 != 0) as usize;
+            if rc1 != rc0 || comparable(&ours) != comparable(&theirs) {
+                differ.push(format!(
+                    "{script:?} -M {mode}: exit {rc1} where pgbench's is {rc0}\n--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+                ));
+            }
+        }
+    }
+    // Most cases are errors; a sweep where pgbench refused nothing would prove nothing.
+    assert!(errors > 100, "pgbench failed only {errors} runs");
+    assert!(
+        differ.is_empty(),
+        "{}\n\n{}",
+        differ.len(),
+        differ.join("\n\n")
+    );
+}
+
+/// Expressions at the edges of pgbench's types: NULL through every function, booleans where
+/// numbers go, doubles' infinities and NaN, integer overflow, the argument limit.
+const EXPRESSIONS: &[&str] = &[
+    ":null + 1",
+    "-(:maxint + 0) - 2",
+    "- :minint",
+    "-0.0",
+    ":null = 1",
+    "TRUE = 1",
+    "TRUE < FALSE",
+    "1 = 1.0",
+    "abs(:minint)",
+    ":null IS NULL",
+    "debug(:null)",
+    "int(:null)",
+    "NULL AND TRUE",
+    "0.0 / 0",
+    "1 / 0.0",
+    "TRUE * 2.0",
+    "1 << 64",
+    "1 << -1",
+    "pow(2, 0.5)",
+    "least(1, 2.5)",
+    "greatest(TRUE, 1)",
+    "5 % 2.0",
+    "NOT 1",
+    "1 AND TRUE",
+    "TRUE OR 0",
+    "NOT :null",
+    "CASE WHEN 1 THEN 2 END",
+    "CASE WHEN :null THEN 2 ELSE 3 END",
+    "TRUE + 1",
+    "(1 << 62) + (1 << 62)",
+    "3 * (1 << 62)",
+    ":minint / -1",
+    ":minint % -1",
+    "greatest(0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16)",
+    "least(debug(1),2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17)",
+    "exp(1000)",
+    "ln(0)",
+    "sqrt(-1)",
+    "int(1E40)",
+    "int(-0.5)",
+    "int(2.5)",
+    "double(TRUE)",
+    "hash(:null)",
+    "random(:null, 5)",
+    "5 <> 5.0",
+    "2 != 3",
+    "~ 5",
+    "~ 1.5",
+    "5 & 1.0",
+    "1 # 3",
+    "abs(-2.5)",
+    "1.0 / 3",
+    "1e308 * 10",
+    "random(1, 2.5)",
+];
+
+#[test]
+fn expressions_at_the_edges_of_their_types_give_pgbenchs_values_and_errors() {
+    let t = Target::new("pgb_exprs");
+    let mut differ = Vec::new();
+    for (i, e) in EXPRESSIONS.iter().enumerate() {
+        let file = format!("expr{i}.sql");
+        t.write(&file, &format!("\\set b {e}\n\\set c debug(:b)\n"));
+        let mut args = vec!["-n", "-t", "1", "--random-seed=5", "-f", &file];
+        args.extend(DEFINES);
+        let ((theirs, rc0), (ours, rc1)) = t.both(&args);
+        if rc1 != rc0 || comparable(&ours) != comparable(&theirs) {
+            differ.push(format!(
+                "{e}: exit {rc1}/{rc0}\n--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n\n"));
+}
