@@ -218,3 +218,112 @@ fn expressions_at_the_edges_of_their_types_give_pgbenchs_values_and_errors() {
     }
     assert!(differ.is_empty(), "{}", differ.join("\n\n"));
 }
+
+/// Command lines pgbench refuses (the kinds its no-server TAP test checks), and its listings.
+const COMMAND_LINES: &[&str] = &[
+    "--no-such-option",
+    "-f nope.sql",
+    "-b nope",
+    "-b select-only@two",
+    "-b select-only@-2",
+    "-c four",
+    "-j five",
+    "-i -s three",
+    "-t many",
+    "-T long",
+    "-N -l --aggregate-interval=5 -t 9 -T 2",
+    "-P 1 --progress-timestamp -T 5 -t 9",
+    "--define abc",
+    "-F 5",
+    "-M fast",
+    "--progress=0",
+    "--rate=0.0",
+    "--latency-limit=0.0",
+    "--sampling-rate=0",
+    "--aggregate-interval=-2",
+    "-b se@0 -b si@0 -b tpcb@0",
+    "-i -S",
+    "-S -F 80",
+    "-b s",
+    "--progress-timestamp",
+    "-I dt",
+    "-i -I dtx",
+    "--random-seed=two",
+    "-i --partition-method=NOPE",
+    "-i --partitions -2",
+    "-i --partition-method=range",
+    "--max-tries -3",
+    "--max-tries 0",
+    "--sampling-rate=0.5",
+    "-l --sampling-rate=0.5 --aggregate-interval=2",
+    "--aggregate-interval=2",
+    "--log-prefix=y",
+    "-l -T 1 --aggregate-interval=4",
+    "-l -T 7 --aggregate-interval=2",
+    "-b list",
+    "--show-script si",
+];
+
+/// Scripts refused before anything runs (the kinds of the same test).
+const UNPARSABLE: &[&str] = &[
+    "\\if 2\n",
+    "\\elif 2\n",
+    "\\else\n",
+    "\\endif\n",
+    "\\if 1\n\\else\n\\elif 0\n\\endif\n",
+    "\\if\n\\endif\n",
+    "\\if 0\n\\elif -\n\\endif\n",
+    "\\if 0\n\\else X\n\\endif\n",
+    "\\if 0\n\\endif X\n",
+    "\\set i greatest()\n",
+    "\\set i hash()\n",
+    "\\set i hash(1, 2, 3)\n",
+    "\\set i 200000000000000000000\n",
+    "\\set d 2.0E309\n",
+    "\\set d .2E310\n",
+    "\\set i 2 -\n",
+    "\\set i permute(2)\n",
+    "\\set i permute(1, 2, 3, 4)\n",
+];
+
+#[test]
+fn command_lines_and_scripts_pgbench_refuses_are_refused_alike() {
+    let t = Target::new("pgb_refused");
+    let mut differ = Vec::new();
+    let mut refused = 0;
+    let mut check = |args: &[&str], what: &str| {
+        let ((theirs, rc0), (ours, rc1)) = t.both(args);
+        refused += (rc0 == 1) as usize;
+        // getopt names the program by its path: the rest of its line is compared.
+        let tail = |s: &str| {
+            s.replace("/usr/lib/postgresql/15/bin/pgbench:", "pgbench:")
+                .replace(
+                    &format!("{}:", common::pgbench::bakeoff().display()),
+                    "pgbench:",
+                )
+        };
+        if rc1 != rc0 || comparable(&tail(&ours)) != comparable(&tail(&theirs)) {
+            differ.push(format!(
+                "{what}: exit {rc1}/{rc0}\n--- bakeoff\n{ours}\n--- pgbench\n{theirs}"
+            ));
+        }
+    };
+    for line in COMMAND_LINES {
+        let args: Vec<&str> = line.split(' ').collect();
+        check(&args, line);
+    }
+    let many = vec!["-S"; 129];
+    check(&many, "-S x 129");
+    for (i, script) in UNPARSABLE.iter().enumerate() {
+        let file = format!("bad{i}.sql");
+        t.write(&file, script);
+        check(&["-n", "-t", "1", "-f", &file], script);
+    }
+    assert!(refused > 50, "pgbench refused only {refused}");
+    assert!(
+        differ.is_empty(),
+        "{}\n\n{}",
+        differ.len(),
+        differ.join("\n\n")
+    );
+}

@@ -54,6 +54,10 @@ pub struct PgbenchArgs {
     pub port: Option<String>,
     pub username: Option<String>,
     pub dbname: Option<String>,
+    /// An option only -i takes was given (pgbench's initialization_option_set).
+    pub init_options: bool,
+    /// An option only a run takes was given (pgbench's benchmarking_option_set).
+    pub bench_options: bool,
 }
 
 /// What the command line asks for.
@@ -270,9 +274,57 @@ fn int_in(v: &str, option: &str, lo: i64, hi: i64) -> Result<i64, Refused> {
 
 const INT_MAX: i64 = i32::MAX as i64;
 
+/// pgbench's limit on scripts (MAX_SCRIPTS).
+const MAX_SCRIPTS: usize = 128;
+
+/// The options pgbench takes only with -i, and only without it (by their keys here).
+const INIT_ONLY: &[&str] = &[
+    "I",
+    "F",
+    "q",
+    "foreign-keys",
+    "index-tablespace",
+    "tablespace",
+    "unlogged-tables",
+    "partitions",
+    "partition-method",
+];
+const BENCH_ONLY: &[&str] = &[
+    "b",
+    "f",
+    "S",
+    "N",
+    "c",
+    "j",
+    "C",
+    "r",
+    "t",
+    "T",
+    "l",
+    "L",
+    "M",
+    "P",
+    "R",
+    "D",
+    "v",
+    "sampling-rate",
+    "aggregate-interval",
+    "progress-timestamp",
+    "log-prefix",
+    "random-seed",
+    "failures-detailed",
+    "max-tries",
+    "verbose-errors",
+];
+
 /// One option; `Some` when it ends the parse (help, version).
 fn apply(a: &mut PgbenchArgs, key: &str, v: Option<String>) -> Result<Option<Parsed>, Refused> {
     let v = v.unwrap_or_default();
+    a.init_options |= INIT_ONLY.contains(&key);
+    a.bench_options |= BENCH_ONLY.contains(&key);
+    if matches!(key, "b" | "f" | "S" | "N") && a.scripts.len() >= MAX_SCRIPTS {
+        return refuse(format!("at most {MAX_SCRIPTS} SQL scripts are allowed"));
+    }
     match key {
         "?" => return Ok(Some(Parsed::Help)),
         "V" => return Ok(Some(Parsed::Version)),
@@ -377,10 +429,16 @@ fn apply(a: &mut PgbenchArgs, key: &str, v: Option<String>) -> Result<Option<Par
 fn weighted(v: &str, builtin: bool) -> Result<ScriptArg, Refused> {
     let (name, weight) = match v.rsplit_once('@') {
         Some((n, w)) => {
-            let w: i64 = match w.parse() {
-                Ok(w) if (0..=INT_MAX).contains(&w) => w,
-                _ => return refuse(format!("invalid weight specification: {v}")),
+            // strtol's reading: blanks first, a sign; nothing may follow the digits.
+            let w: i64 = match w.trim_start().parse() {
+                Ok(w) => w,
+                Err(_) => return refuse(format!("invalid weight specification: @{w}")),
             };
+            if !(0..=INT_MAX).contains(&w) {
+                return refuse(format!(
+                    "weight specification out of range (0 .. {INT_MAX}): {w}"
+                ));
+            }
             (n.to_string(), w as u32)
         }
         None => (v.to_string(), 1),
@@ -391,43 +449,46 @@ fn weighted(v: &str, builtin: bool) -> Result<ScriptArg, Refused> {
     })
 }
 
-/// The checks pgbench makes once every option is read.
+/// The checks pgbench makes once every option is read, in its order.
 fn check(a: &PgbenchArgs) -> Result<(), Refused> {
-    if a.transactions.is_some() && a.time.is_some() {
+    if a.init && a.bench_options {
         return refuse(
-            "specify either a number of transactions (-t) or a duration (-T), not both".into(),
+            "some of the specified options cannot be used in initialization (-i) mode".into(),
         );
     }
-    if a.init {
-        let run_only = a.scripts.is_empty() && a.transactions.is_none() && a.time.is_none();
-        if !run_only || a.clients != 1 || a.jobs != 1 {
-            return refuse(
-                "some of the specified options cannot be used in initialization (-i) mode".into(),
-            );
-        }
-    } else if a.partitions > 0
-        || a.partition_method.is_some()
-        || a.foreign_keys
-        || a.unlogged
-        || a.init_steps.is_some()
-    {
+    if !a.init && a.init_options {
         return refuse("some of the specified options cannot be used in benchmarking mode".into());
     }
     if a.partition_method.is_some() && a.partitions == 0 {
         return refuse("--partition-method requires greater than zero --partitions".into());
+    }
+    if a.transactions.is_some() && a.time.is_some() {
+        return refuse(
+            "specify either a number of transactions (-t) or a duration (-T), not both".into(),
+        );
     }
     if a.sampling_rate.is_some() && !a.log {
         return refuse(
             "log sampling (--sampling-rate) is allowed only when logging transactions (-l)".into(),
         );
     }
+    if a.aggregate_interval.is_some() && a.sampling_rate.is_some() {
+        return refuse("log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time".into());
+    }
     if a.aggregate_interval.is_some() && !a.log {
         return refuse("log aggregation is allowed only when actually logging transactions".into());
     }
-    if a.aggregate_interval.is_some() && a.sampling_rate.is_some() {
-        return refuse("sampling rate (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time".into());
+    if a.log_prefix.is_some() && !a.log {
+        return refuse(
+            "log file prefix (--log-prefix) is allowed only when logging transactions (-l)".into(),
+        );
     }
     if let (Some(agg), Some(t)) = (a.aggregate_interval, a.time) {
+        if agg as u64 > t {
+            return refuse(format!(
+                "number of seconds for aggregation ({agg}) must not be higher than test duration ({t})"
+            ));
+        }
         if t % agg as u64 != 0 {
             return refuse(format!(
                 "duration ({t}) must be a multiple of aggregation interval ({agg})"

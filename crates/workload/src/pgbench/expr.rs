@@ -185,7 +185,20 @@ fn number(src: &str, from: usize) -> Result<(Tok, usize), SyntaxError> {
     }
     let text = &src[from..i];
     if double {
-        return Ok((Tok::Double(text.parse().unwrap_or(f64::NAN)), i));
+        let d: f64 = text.parse().unwrap_or(f64::NAN);
+        // strtod's ERANGE, which pgbench refuses: too large, or too small to be normal.
+        let nonzero = text
+            .split(['e', 'E'])
+            .next()
+            .is_some_and(|m| m.bytes().any(|c| (b'1'..=b'9').contains(&c)));
+        if d.is_infinite() || (nonzero && !d.is_normal()) {
+            return Err(SyntaxError {
+                message: "double constant overflow".into(),
+                detail: Some(text.to_string()),
+                at: i - 1,
+            });
+        }
+        return Ok((Tok::Double(d), i));
     }
     match text.parse::<i64>() {
         Ok(v) => Ok((Tok::Int(v), i)),

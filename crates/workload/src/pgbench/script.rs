@@ -326,6 +326,13 @@ impl ScriptParser<'_> {
         }
         // Any other meta-command ends the SQL before it.
         self.push_sql(sql);
+        if matches!(
+            name.as_str(),
+            "else" | "endif" | "startpipeline" | "endpipeline"
+        ) && !args.is_empty()
+        {
+            return Err(in_cmd("unexpected argument", None, None));
+        }
         let at = self.commands.len();
         let kind = match name.as_str() {
             "set" => {
