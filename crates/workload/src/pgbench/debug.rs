@@ -7,42 +7,9 @@
 //! (the usual case) and once more per reply at a pipeline's end. bakeoff says it that often
 //! always.
 
-use super::script::{Kind, Script};
-use super::session::PgbenchSession;
-
-/// Where `-d`'s lines go, and what they need to know of the scripts.
-pub struct Debug {
-    say: Box<dyn Fn(&str) + Send + Sync>,
-    /// Each SQL command's prepared-statement number (`P_k`): its place among the SQL commands
-    /// of all scripts, in the order they were given, as pgbench numbers them.
-    numbers: Vec<Vec<usize>>,
-}
-
-impl Debug {
-    pub fn new(say: Box<dyn Fn(&str) + Send + Sync>, scripts: &[Script]) -> Debug {
-        let numbers = scripts
-            .iter()
-            .enumerate()
-            .map(|(s, script)| {
-                (0..script.commands.len())
-                    .map(|pc| statement_number(scripts, s, pc))
-                    .collect()
-            })
-            .collect();
-        Debug { say, numbers }
-    }
-}
-
-/// pgbench's number for SQL command `pc` of script `s` (its prepared name is `P_` and it):
-/// the SQL commands before it in all scripts, in the order they were given.
-pub(super) fn statement_number(scripts: &[Script], s: usize, pc: usize) -> usize {
-    let sql = |c: &&super::script::Command| matches!(c.kind, Kind::Sql(_));
-    let before: usize = scripts[..s]
-        .iter()
-        .map(|x| x.commands.iter().filter(sql).count())
-        .sum();
-    before + scripts[s].commands[..pc].iter().filter(sql).count()
-}
+use super::script::Kind;
+use super::session::{PgbenchSession, QueryMode};
+use super::trace::Debug;
 
 impl PgbenchSession {
     fn debug(&self) -> Option<&Debug> {
@@ -74,7 +41,7 @@ impl PgbenchSession {
             return;
         };
         let line = match self.src.mode {
-            super::QueryMode::Prepared => {
+            QueryMode::Prepared => {
                 self.debug_prepare(s, pc);
                 format!("client {} sending P_{}", self.tid, d.numbers[s][pc])
             }
@@ -86,7 +53,7 @@ impl PgbenchSession {
     /// At \startpipeline in the prepared protocol pgbench prepares every statement up to the
     /// \endpipeline at once.
     pub(super) fn debug_pipeline(&mut self, s: usize, pc: usize) {
-        if self.debug().is_none() || self.src.mode != super::QueryMode::Prepared {
+        if self.debug().is_none() || self.src.mode != QueryMode::Prepared {
             return;
         }
         let src = self.src.clone();

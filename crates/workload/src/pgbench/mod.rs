@@ -6,7 +6,8 @@
 //! line (`-l`) and the retry accounting, and `\sleep`.
 
 pub mod builtin;
-pub mod debug;
+mod ctext;
+mod debug;
 pub mod eval;
 pub mod expr;
 pub mod init;
@@ -17,8 +18,9 @@ mod shell;
 mod sqltext;
 mod statements;
 pub mod stats;
+mod trace;
 pub mod value;
 
-pub use debug::Debug;
 pub use session::{PgbenchSession, PgbenchSource, QueryMode};
 pub use stats::{CommandStats, Live, Logged, ScriptStats};
+pub use trace::Debug;

@@ -6,7 +6,9 @@
 #![allow(clippy::result_large_err)]
 
 use super::expr::{self, is_name_byte, Expr};
-use super::sqltext::{block_comment_end, dollar_tag, meta_end, number_variables, quoted_end};
+use super::sqltext::{
+    block_comment_end, dollar_tag, meta_end, number_variables, quoted_end, word_columns,
+};
 pub use super::sqltext::{each_variable, Piece};
 
 /// One parsed script.
@@ -510,17 +512,6 @@ impl ScriptParser<'_> {
             }
         }
     }
-}
-
-/// The whitespace-separated words of `s`, each with the byte it starts at.
-fn word_columns(s: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut at = 0;
-    s.split(|c: char| c.is_ascii_whitespace())
-        .filter_map(move |w| {
-            let start = at;
-            at += w.len() + 1;
-            (!w.is_empty()).then_some((start, w))
-        })
 }
 
 /// pgbench's rule for a variable's name: letters, digits and underscores (or non-ASCII),

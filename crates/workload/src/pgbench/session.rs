@@ -71,7 +71,7 @@ pub struct PgbenchSource {
     /// Counters for -P's lines; None without -P.
     pub live: Option<Live>,
     /// -d's lines; None without -d.
-    pub debug: Option<super::debug::Debug>,
+    pub debug: Option<super::trace::Debug>,
 }
 
 impl Source for PgbenchSource {
@@ -250,7 +250,7 @@ impl PgbenchSession {
                         let Some(t) = self.vars.text(v) else {
                             return Err(fail(format!("sleep: undefined variable \"{v}\"")));
                         };
-                        let n = super::shell::atoi(t);
+                        let n = super::ctext::atoi(t);
                         if n == 0 && !t.starts_with(|c: char| c.is_ascii_digit()) {
                             let why =
                                 format!("sleep: invalid sleep time \"{t}\" for variable \"{v}\"");

@@ -4,6 +4,7 @@
 
 use std::process::{Command, Stdio};
 
+use super::ctext::c_integer;
 use super::script::Arg;
 use super::session::PgbenchSession;
 
@@ -110,61 +111,13 @@ fn first_line(out: &[u8]) -> String {
     String::from_utf8_lossy(&out[..end]).into_owned()
 }
 
-/// C's `(int) strtol(s, &end, 10)` where only blanks may follow: None where anything else
-/// does. Blanks alone read as 0, as pgbench accepts them.
-fn c_integer(s: &str) -> Option<i64> {
-    let (v, end) = strtol(s);
-    s.as_bytes()[end..].iter().all(|&c| blank(c)).then_some(v)
-}
-
-/// C's `atoi`: the number the text starts with (after blanks), 0 where none.
-pub(super) fn atoi(s: &str) -> i64 {
-    strtol(s).0
-}
-
-fn blank(c: u8) -> bool {
-    c == b' ' || (b'\t'..=b'\r').contains(&c)
-}
-
-/// `(int) strtol(s, &end, 10)`: the value, and where the number ended (0 where there was
-/// none, as strtol leaves `end` at the start). strtol saturates at a long's bounds; pgbench
-/// then keeps an int's low bits.
-fn strtol(s: &str) -> (i64, usize) {
-    let b = s.as_bytes();
-    let mut i = b.iter().position(|&c| !blank(c)).unwrap_or(b.len());
-    let negative = b.get(i) == Some(&b'-');
-    if matches!(b.get(i), Some(b'-' | b'+')) {
-        i += 1;
-    }
-    let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 {
-        return (0, 0);
-    }
-    let v = b[i..i + digits].iter().fold(0i64, |v, &c| {
-        v.saturating_mul(10).saturating_add((c - b'0') as i64)
-    });
-    let v = if negative { v.saturating_neg() } else { v };
-    (v as i32 as i64, i + digits)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn results_read_as_strtol_reads_them() {
-        assert_eq!(c_integer("7\n"), Some(7));
-        assert_eq!(c_integer("  -12 \n"), Some(-12));
-        assert_eq!(c_integer("\n"), Some(0));
-        assert_eq!(c_integer("1 2\n"), None);
-        assert_eq!(c_integer("x\n"), None);
-        // An int's low 32 bits, as pgbench's (int) cast keeps them.
-        assert_eq!(c_integer("5000000000\n"), Some(705032704));
+    fn a_result_is_its_first_line_within_pgbenchs_buffer() {
         assert_eq!(first_line(b"5\n6\n"), "5\n");
-        assert_eq!(
-            (atoi("12abc"), atoi(" 7"), atoi("abc"), atoi("-3")),
-            (12, 7, 0, -3)
-        );
         assert_eq!(first_line(&[b'9'; 100]).len(), RESULT_SIZE - 1);
     }
 }

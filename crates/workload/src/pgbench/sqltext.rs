@@ -130,3 +130,14 @@ mod tests {
         assert_eq!(p, ["a", "b", "a", "a"]);
     }
 }
+
+/// A meta-command's whitespace-separated words, each with the byte it starts at.
+pub(super) fn word_columns(s: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut at = 0;
+    s.split(|c: char| c.is_ascii_whitespace())
+        .filter_map(move |w| {
+            let start = at;
+            at += w.len() + 1;
+            (!w.is_empty()).then_some((start, w))
+        })
+}

@@ -103,7 +103,7 @@ impl PgbenchSession {
         sql: &Sql,
         e: &bakeoff_driver::ServerError,
     ) -> Stop {
-        let number = super::debug::statement_number(&self.src.scripts, s, pc);
+        let number = super::trace::statement_number(&self.src.scripts, s, pc);
         Stop::Abort(vec![
             bakeoff_driver::libpq_error(&sql.numbered, e),
             format!(

@@ -1,0 +1,59 @@
+//! C's readings of text that pgbench's results depend on: strtol where only blanks may
+//! follow (`\setshell`'s result), atoi (`\sleep`'s variable).
+
+/// C's `(int) strtol(s, &end, 10)` where only blanks may follow: None where anything else
+/// does. Blanks alone read as 0, as pgbench accepts them.
+pub(super) fn c_integer(s: &str) -> Option<i64> {
+    let (v, end) = strtol(s);
+    s.as_bytes()[end..].iter().all(|&c| blank(c)).then_some(v)
+}
+
+/// C's `atoi`: the number the text starts with (after blanks), 0 where none.
+pub(super) fn atoi(s: &str) -> i64 {
+    strtol(s).0
+}
+
+fn blank(c: u8) -> bool {
+    c == b' ' || (b'\t'..=b'\r').contains(&c)
+}
+
+/// `(int) strtol(s, &end, 10)`: the value, and where the number ended (0 where there was
+/// none, as strtol leaves `end` at the start). strtol saturates at a long's bounds; pgbench
+/// then keeps an int's low bits.
+fn strtol(s: &str) -> (i64, usize) {
+    let b = s.as_bytes();
+    let mut i = b.iter().position(|&c| !blank(c)).unwrap_or(b.len());
+    let negative = b.get(i) == Some(&b'-');
+    if matches!(b.get(i), Some(b'-' | b'+')) {
+        i += 1;
+    }
+    let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        return (0, 0);
+    }
+    let v = b[i..i + digits].iter().fold(0i64, |v, &c| {
+        v.saturating_mul(10).saturating_add((c - b'0') as i64)
+    });
+    let v = if negative { v.saturating_neg() } else { v };
+    (v as i32 as i64, i + digits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_reads_as_c_reads_it() {
+        assert_eq!(c_integer("7\n"), Some(7));
+        assert_eq!(c_integer("  -12 \n"), Some(-12));
+        assert_eq!(c_integer("\n"), Some(0));
+        assert_eq!(c_integer("1 2\n"), None);
+        assert_eq!(c_integer("x\n"), None);
+        // An int's low 32 bits, as pgbench's (int) cast keeps them.
+        assert_eq!(c_integer("5000000000\n"), Some(705032704));
+        assert_eq!(
+            (atoi("12abc"), atoi(" 7"), atoi("abc"), atoi("-3")),
+            (12, 7, 0, -3)
+        );
+    }
+}
