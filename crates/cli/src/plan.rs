@@ -33,6 +33,19 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
     let mut pilot_spec = spec.clone();
     pilot_spec.repetitions = pilot;
     pilot_spec.auto = None;
+    // The machine first, alone: how steady its CPUs are bounds what any pilot can find.
+    let cpus: Vec<usize> =
+        (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
+    eprintln!(
+        "study plan {}: timing a fixed loop on each of {} CPUs for 3 s",
+        spec.name,
+        cpus.len()
+    );
+    let steady = bakeoff_hostbench::steadiness::measure(
+        &cpus,
+        std::time::Duration::from_secs(3),
+        std::time::Duration::from_millis(100),
+    );
     let dir = scratch_dir()?;
     let db = dir.join("pilot.db");
     let result = (|| -> Result<Option<(Vec<bakeoff_report::Planned>, f64)>> {
@@ -66,6 +79,7 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
         eprintln!("Interrupted: the pilot's results are thrown away; nothing was planned.");
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     };
+    print!("{}", steadiness(&steady));
     print!("{}", report(&planned, per_block, precision, most));
     Ok(ExitCode::SUCCESS)
 }
@@ -125,6 +139,30 @@ fn report(
     }
     s
 }
+
+/// The machine's steadiness in words: the CPU whose 100 ms slices varied most, against what
+/// a machine of its own shows.
+fn steadiness(cpus: &[bakeoff_hostbench::steadiness::CpuSteadiness]) -> String {
+    let Some(worst) = cpus.iter().max_by(|a, b| a.spread.total_cmp(&b.spread)) else {
+        return String::new();
+    };
+    let slowest = cpus.iter().map(|c| c.slowest).fold(f64::MAX, f64::min);
+    let what = match worst.spread < STEADY && slowest > 1.0 - 3.0 * STEADY {
+        true => "steady",
+        false => "unsteady: its own speed moves by more than small differences between variants, and only many blocks (or longer runs) average that out",
+    };
+    format!(
+        "this machine: a fixed loop timed in 100 ms slices on all {} CPUs at once varies by {:.1}% (CPU {}), its slowest slice {:.2}x its CPU's median; {what} (a machine of its own varies under {:.0}%)\n",
+        cpus.len(),
+        worst.spread * 100.0,
+        worst.cpu,
+        slowest,
+        STEADY * 100.0
+    )
+}
+
+/// A CPU whose slices vary less than this (robust standard deviation over median) is steady.
+const STEADY: f64 = 0.02;
 
 /// A fresh private directory for the pilot's database.
 fn scratch_dir() -> Result<std::path::PathBuf> {

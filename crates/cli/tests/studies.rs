@@ -230,3 +230,30 @@ fn a_study_across_engines_says_what_its_ratios_mean_with_each_engines_settings()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_plan_says_how_steady_the_machine_is_and_what_the_study_needs() {
+    let dir = bakeoff_testkit::scratch::dir("cli-plan");
+    let file = dir.join("plan.toml");
+    let study = "duration = 1\nthreads = [2]\nrepetitions = \"auto\"\nmax_repetitions = 6\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nsettings = [{ innodb_flush_log_at_trx_commit = 1 }, { innodb_flush_log_at_trx_commit = 2 }]\n";
+    std::fs::write(&file, study).unwrap();
+    let o = bakeoff(
+        &[
+            "study",
+            "plan",
+            file.to_str().unwrap(),
+            "--pilot-blocks",
+            "2",
+        ],
+        None,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("this machine: a fixed loop timed in 100 ms slices on all")
+            && out.contains("a machine of its own varies under 2%"),
+        "{out}"
+    );
+    assert!(out.contains("the study needs "), "{out}");
+    assert!(!dir.join("plan.db").exists(), "a pilot keeps nothing");
+}

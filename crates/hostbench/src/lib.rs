@@ -5,6 +5,7 @@
 //! - [`memory`]: passes over a block, MiB/s.
 //! - [`fileio`]: 16 KiB block I/O over a set of files, with fsync.
 //! - [`locks`]: sysbench's threads and mutex tests, the scheduler and mutexes under contention.
+//! - [`steadiness`]: how much each CPU's speed varies from one short slice to the next.
 //!
 //! All run on [`runner::run`]: OS threads, one [`runner::Worker`] each, latency per event into
 //! the same windows and histograms as the load engine. What it must not do: print or exit.
@@ -16,6 +17,7 @@ pub mod locks;
 pub mod memory;
 pub mod profile;
 pub mod runner;
+pub mod steadiness;
 
 pub use runner::{
     run, ProbeObserver, ProbeResult, ProbeSpec, ProbeTick, Quiet, ThreadTotals, Worker,

@@ -1,0 +1,127 @@
+//! How steady this machine's CPUs are: the same small piece of work (the cpu probe's primes)
+//! timed in short slices on every CPU at once, each thread pinned to its CPU. On a machine
+//! of its own a CPU's slices agree within a percent or two. On a shared virtual machine the
+//! host may move, share or throttle a vCPU, and its slices can differ by half, with no steal
+//! time shown. A study there cannot resolve differences much smaller than that spread in a
+//! few blocks, whatever the tool: `study plan` says so beside the blocks it asks for.
+
+use std::time::{Duration, Instant};
+
+/// The work timed in a slice: primes below this, many times over (about 30 us a time on a
+/// current core), so that a slice holds hundreds of them and the clock's cost is nothing.
+const MAX_PRIME: u64 = 2_000;
+
+/// One CPU's slices, summarised robustly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuSteadiness {
+    pub cpu: usize,
+    /// Work done per second, median over the slices.
+    pub median: f64,
+    /// How much the slices vary: the median absolute deviation over the median, times
+    /// 1.4826 (a standard deviation's scale where the slices are normal).
+    pub spread: f64,
+    /// The slowest and fastest slice over the median.
+    pub slowest: f64,
+    pub fastest: f64,
+    pub slices: usize,
+}
+
+/// Time `slice`-long pieces of work on each CPU in `cpus`, all at once, for `length`.
+pub fn measure(cpus: &[usize], length: Duration, slice: Duration) -> Vec<CpuSteadiness> {
+    let handles: Vec<_> = cpus
+        .iter()
+        .map(|&cpu| std::thread::spawn(move || (cpu, slices_on(cpu, length, slice))))
+        .collect();
+    handles
+        .into_iter()
+        .filter_map(|h| h.join().ok())
+        .filter_map(|(cpu, rates)| summarise(cpu, rates))
+        .collect()
+}
+
+/// The rates of work in each slice, on `cpu` (where it could be pinned).
+fn slices_on(cpu: usize, length: Duration, slice: Duration) -> Vec<f64> {
+    pin(cpu);
+    let end = Instant::now() + length;
+    let mut rates = Vec::new();
+    while Instant::now() < end {
+        let start = Instant::now();
+        let mut done = 0u64;
+        while start.elapsed() < slice {
+            std::hint::black_box(crate::cpu::primes_below(std::hint::black_box(MAX_PRIME)));
+            done += 1;
+        }
+        rates.push(done as f64 / start.elapsed().as_secs_f64());
+    }
+    rates
+}
+
+fn pin(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it (cpu below
+    // its size, checked), and sched_setaffinity reads it. A refusal leaves the thread where
+    // it was, which only blurs the figure for that CPU.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if cpu < libc::CPU_SETSIZE as usize {
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+}
+
+fn summarise(cpu: usize, mut rates: Vec<f64>) -> Option<CpuSteadiness> {
+    let median = median_of(&mut rates)?;
+    if median <= 0.0 {
+        return None;
+    }
+    let mut deviations: Vec<f64> = rates.iter().map(|r| (r - median).abs()).collect();
+    let mad = median_of(&mut deviations)?;
+    let (lo, hi) = rates
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+    Some(CpuSteadiness {
+        cpu,
+        median,
+        spread: 1.4826 * mad / median,
+        slowest: lo / median,
+        fastest: hi / median,
+        slices: rates.len(),
+    })
+}
+
+fn median_of(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(match n % 2 {
+        1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_are_summarised_robustly() {
+        // Five steady slices and one at half speed: the spread stays small, the slowest says it.
+        let s = summarise(3, vec![100.0, 101.0, 99.0, 100.0, 50.0, 100.0]).unwrap();
+        assert_eq!((s.cpu, s.slices), (3, 6));
+        assert_eq!(s.median, 100.0);
+        assert!(s.spread < 0.02, "{s:?}");
+        assert_eq!(s.slowest, 0.5);
+        assert_eq!(s.fastest, 1.01);
+        assert_eq!(summarise(0, Vec::new()), None);
+    }
+
+    #[test]
+    fn every_cpu_asked_for_is_measured() {
+        let got = measure(&[0], Duration::from_millis(200), Duration::from_millis(20));
+        assert_eq!(got.len(), 1);
+        assert!(got[0].slices >= 5 && got[0].median > 0.0, "{got:?}");
+        assert!(got[0].slowest <= 1.0 && got[0].fastest >= 1.0);
+    }
+}
