@@ -320,6 +320,14 @@ fn command_lines_and_scripts_pgbench_refuses_are_refused_alike() {
         check(&["-n", "-t", "1", "-f", &file], script);
     }
     assert!(refused > 50, "pgbench refused only {refused}");
+    // -V: pgbench's first words, which wrappers read for the major version.
+    let ((theirs, _), (ours, rc)) = t.both(&["-V"]);
+    let major = |s: &str| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+    assert_eq!(rc, 0);
+    assert_eq!(
+        major(&ours).split('.').next(),
+        major(&theirs).split('.').next()
+    );
     assert!(
         differ.is_empty(),
         "{}\n\n{}",

@@ -44,7 +44,12 @@ pub fn main(program: &str, raw: &[String]) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Ok(Parsed::Version) => {
-            println!("pgbench (bakeoff {}) 15", env!("CARGO_PKG_VERSION"));
+            // pgbench's first three words, as a wrapper reads them, then whose it is (as
+            // `sysbench --version` says "sysbench 1.0.20 (bakeoff X.Y)").
+            println!(
+                "pgbench (PostgreSQL) 15 (bakeoff {})",
+                env!("CARGO_PKG_VERSION")
+            );
             return ExitCode::SUCCESS;
         }
         Ok(Parsed::Run(a)) => a,
