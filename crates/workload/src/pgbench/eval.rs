@@ -172,25 +172,23 @@ fn call(f: Func, args: &[Expr], cx: &mut Ctx<'_>) -> Result<Value, EvalError> {
             b => Ok(Value::Bool(b.strict_bool()?)),
         };
     }
-    let mut v = [Value::Null; 3];
-    let mut many = Vec::new();
-    for (i, a) in args.iter().take(MAX_ARGS).enumerate() {
-        let x = eval(a, cx)?;
-        if i < 3 {
-            v[i] = x;
-        }
-        many.push(x);
+    // On the stack: a transaction's \set calls allocate nothing.
+    let mut all = [Value::Null; MAX_ARGS];
+    let n = args.len().min(MAX_ARGS);
+    for (slot, a) in all.iter_mut().zip(args) {
+        *slot = eval(a, cx)?;
     }
     if args.len() > MAX_ARGS {
         return fail(format!(
             "too many function arguments, maximum is {MAX_ARGS}"
         ));
     }
+    let many = &all[..n];
     // Any NULL argument makes the result NULL, but for IS and debug().
     if !matches!(f, Func::Is | Func::Debug) && many.contains(&Value::Null) {
         return Ok(Value::Null);
     }
-    let [a, b, c] = v;
+    let [a, b, c] = [all[0], all[1], all[2]];
     Ok(match f {
         Func::Add | Func::Sub | Func::Mul => arith(f, a, b)?,
         Func::Div => divide(a, b)?,
@@ -231,7 +229,7 @@ fn call(f: Func, args: &[Expr], cx: &mut Ctx<'_>) -> Result<Value, EvalError> {
         Func::Sqrt => Value::Double(a.as_double()?.sqrt()),
         Func::Pi => Value::Double(std::f64::consts::PI),
         Func::Pow => Value::Double(a.as_double()?.powf(b.as_double()?)),
-        Func::Greatest | Func::Least => extreme(f == Func::Greatest, &many)?,
+        Func::Greatest | Func::Least => extreme(f == Func::Greatest, many)?,
         Func::Hash | Func::HashMurmur2 => Value::Int(murmur2(a.as_int()?, b.as_int()?)),
         Func::HashFnv1a => Value::Int(fnv1a(a.as_int()?, b.as_int()?)),
         Func::Permute => Value::Int(permute(a.as_int()?, b.as_int()?, c.as_int()?)?),
