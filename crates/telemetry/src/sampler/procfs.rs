@@ -54,7 +54,7 @@ pub fn read_process(pid: u32, numa: bool) -> Option<ProcReading> {
 
 /// One process's reading, and the CPU of the children it has waited for (user, sys).
 fn read_one(pid: u32, numa: bool) -> Option<(ProcReading, (f64, f64))> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = proc_text(format!("/proc/{pid}/stat"))?;
     // The command name may hold spaces and parentheses: fields start after the last ')'.
     let f: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
@@ -86,7 +86,7 @@ fn children(pid: u32) -> Vec<u32> {
 
 /// Resident memory that is not shared (statm's resident less shared pages).
 fn private_bytes(pid: u32) -> Option<u64> {
-    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let statm = proc_text(format!("/proc/{pid}/statm"))?;
     let mut f = statm
         .split_whitespace()
         .skip(1)
@@ -103,7 +103,7 @@ fn context_switches(pid: u32) -> (u64, u64) {
     };
     let mut sum = (0, 0);
     for t in tasks.flatten() {
-        let Ok(status) = std::fs::read_to_string(t.path().join("status")) else {
+        let Some(status) = proc_text(t.path().join("status")) else {
             continue;
         };
         for line in status.lines() {
@@ -151,7 +151,7 @@ pub(crate) struct HostReading {
 }
 
 pub(crate) fn read_host() -> HostReading {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let stat = proc_text("/proc/stat").unwrap_or_default();
     let v: Vec<f64> = stat
         .lines()
         .next()
@@ -199,4 +199,17 @@ mod tests {
         let h = read_host();
         assert!(h.user + h.sys + h.idle > 0.0);
     }
+}
+
+/// A /proc file's text in about two reads. /proc reports its files as empty, so
+/// `fs::read_to_string` starts with 32-byte probes and grows from there: six reads and more
+/// for a thread's status, once per server thread per sample, on the client's CPU.
+fn proc_text(path: impl AsRef<std::path::Path>) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(4096);
+    std::fs::File::open(path)
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
