@@ -262,6 +262,11 @@ const COMMAND_LINES: &[&str] = &[
     "-l -T 7 --aggregate-interval=2",
     "-b list",
     "--show-script si",
+    // No server there (a socket directory, then a port on this machine); a seed is said
+    // before -i refuses it.
+    "-h /nonexistent-bakeoff-dir -t 1",
+    "-h 127.0.0.1 -p 1 -t 1",
+    "-i --random-seed=1 -h /nonexistent-bakeoff-dir",
 ];
 
 /// Scripts refused before anything runs (the kinds of the same test).

@@ -46,7 +46,9 @@ pub struct PgbenchArgs {
     pub log_prefix: Option<String>,
     pub max_tries: Option<u32>,
     pub progress_timestamp: bool,
-    pub random_seed: Option<String>,
+    /// The run's seed: PGBENCH_RANDOM_SEED's, then --random-seed's, else drawn from the
+    /// clock, set as pgbench sets it, while the command line is read.
+    pub seed: u64,
     pub sampling_rate: Option<f64>,
     pub show_script: Option<String>,
     pub verbose_errors: bool,
@@ -144,7 +146,15 @@ pub fn parse(argv: &[String]) -> Result<Parsed, Refused> {
         Some("--version" | "-V") => return Ok(Parsed::Version),
         _ => {}
     }
+    // pgbench sets the seed from the environment first, then from each --random-seed as it
+    // comes, saying each: so the line is there even when a later option is refused.
+    let from_env = std::env::var("PGBENCH_RANDOM_SEED").ok();
+    let seed = set_seed(
+        from_env.as_deref(),
+        "PGBENCH_RANDOM_SEED environment variable",
+    )?;
     let mut a = PgbenchArgs {
+        seed,
         clients: 1,
         jobs: 1,
         fillfactor: 100,
@@ -400,7 +410,7 @@ fn apply(a: &mut PgbenchArgs, key: &str, v: Option<String>) -> Result<Option<Par
         "progress-timestamp" => a.progress_timestamp = true,
         "log-prefix" => a.log_prefix = Some(v),
         "foreign-keys" => a.foreign_keys = true,
-        "random-seed" => a.random_seed = Some(v),
+        "random-seed" => a.seed = set_seed(Some(&v), "--random-seed option")?,
         "show-script" => a.show_script = Some(v),
         "partitions" => a.partitions = int_in(&v, "--partitions", 0, INT_MAX)? as u32,
         "partition-method" => {
@@ -502,4 +512,29 @@ fn check(a: &PgbenchArgs) -> Result<(), Refused> {
         return refuse("an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)".into());
     }
     Ok(())
+}
+
+/// A seed as pgbench's set_random_seed takes it: "time" (the default), "rand" or an unsigned
+/// integer; one that was given is said (pgbench's info line, with what "time" or "rand" drew).
+fn set_seed(given: Option<&str>, whence: &str) -> Result<u64, Refused> {
+    let seed = match given {
+        None | Some("time" | "rand") => drawn(),
+        Some(s) => match s.parse::<u64>() {
+            Ok(n) => n,
+            Err(_) => return refuse(format!("unrecognized random seed option \"{s}\"\npgbench: detail: Expecting an unsigned integer, \"time\" or \"rand\".\npgbench: error: error while setting random seed from {whence}")),
+        },
+    };
+    if given.is_some() {
+        eprintln!("pgbench: setting random seed to {seed}");
+    }
+    Ok(seed)
+}
+
+fn drawn() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+        ^ std::process::id() as u64
 }

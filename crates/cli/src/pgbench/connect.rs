@@ -30,18 +30,27 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
 pub fn said(e: &DriverError) -> String {
     match e {
         DriverError::Connect { endpoint, source } => {
-            let (what, tail) = match endpoint.starts_with('/') {
-                true => (
-                    format!("socket \"{endpoint}\""),
+            // The driver names a socket `unix:PATH`; libpq says `socket "PATH"`.
+            let (what, tail) = match endpoint.strip_prefix("unix:") {
+                Some(path) => (
+                    format!("on socket \"{path}\""),
                     "\tIs the server running locally and accepting connections on that socket?",
                 ),
-                false => (
-                    format!("\"{endpoint}\""),
+                // libpq: `at "HOST", port PORT` (an address it resolved a name to is not
+                // known here).
+                None => (
+                    match endpoint.rsplit_once(':') {
+                        Some((host, port)) => format!(
+                            "at \"{}\", port {port}",
+                            host.trim_start_matches('[').trim_end_matches(']')
+                        ),
+                        None => format!("\"{endpoint}\""),
+                    },
                     "\tIs the server running on that host and accepting TCP/IP connections?",
                 ),
             };
             format!(
-                "connection to server on {what} failed: {}\n{tail}",
+                "connection to server {what} failed: {}\n{tail}",
                 super::report::os_error(source)
             )
         }

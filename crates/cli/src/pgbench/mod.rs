@@ -87,7 +87,6 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         eprint!("{}", builtin::listing());
         return Ok(ExitCode::SUCCESS);
     }
-    let seed = report::seed(a.random_seed.as_deref())?;
     let endpoint = connect::options(a)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -126,7 +125,7 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         rt.block_on(vacuum(&mut conn, a.vacuum_all));
     }
     rt.block_on(conn.quit());
-    bench(a, endpoint, scripts, (scale, partitions), seed)
+    bench(a, endpoint, scripts, (scale, partitions))
 }
 
 fn init(
@@ -291,8 +290,8 @@ fn bench(
     endpoint: bakeoff_driver::ConnectOptions,
     scripts: Vec<Script>,
     (scale, partitions): Scale,
-    seed: u64,
 ) -> Result<ExitCode, String> {
+    let seed = a.seed;
     let mut vars = Vars::default();
     for (k, v) in &a.defines {
         vars.set_text(k, v.clone());

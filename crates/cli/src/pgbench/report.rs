@@ -22,41 +22,6 @@ pub fn os_error(e: &std::io::Error) -> String {
     }
 }
 
-/// The run's seed as pgbench sets it: from PGBENCH_RANDOM_SEED, then --random-seed, each
-/// "time" (the default), "rand" or an unsigned integer, and each said on stderr when given
-/// (pgbench's info line, with the seed that "time" or "rand" drew).
-pub fn seed(option: Option<&str>) -> Result<u64, String> {
-    let from_env = std::env::var("PGBENCH_RANDOM_SEED").ok();
-    let mut seed = drawn();
-    for (given, whence) in [
-        (
-            from_env.as_deref(),
-            "PGBENCH_RANDOM_SEED environment variable",
-        ),
-        (option, "--random-seed option"),
-    ] {
-        let Some(s) = given else {
-            continue;
-        };
-        seed = match s {
-            "time" | "rand" => drawn(),
-            s => s.parse::<u64>().map_err(|_| {
-                format!("unrecognized random seed option \"{s}\"\npgbench: detail: Expecting an unsigned integer, \"time\" or \"rand\".\npgbench: error: error while setting random seed from {whence}")
-            })?,
-        };
-        eprintln!("pgbench: setting random seed to {seed}");
-    }
-    Ok(seed)
-}
-
-fn drawn() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-        ^ std::process::id() as u64
-}
-
 /// The -P lines, on stderr as pgbench prints them: the tick's rate and latency from the
 /// engine, failures, skips, retries and lag from the clients' live counters.
 pub struct Progress {
