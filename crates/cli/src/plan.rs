@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Result;
+use bakeoff_server::placement;
+use bakeoff_server::variant::CpuList;
 use bakeoff_store::Store;
 use bakeoff_study::{run_study, series, text_sha256, Results, StoredStudy};
 
@@ -34,8 +36,11 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
     pilot_spec.repetitions = pilot;
     pilot_spec.auto = None;
     // The machine first, alone: how steady its CPUs are bounds what any pilot can find.
-    let cpus: Vec<usize> =
-        (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
+    // The CPUs bakeoff may use (taskset's set), not 0..N: a pinned run's may start anywhere.
+    let cpus: Vec<usize> = placement::launch_cpus()
+        .iter()
+        .map(|c| c as usize)
+        .collect();
     eprintln!(
         "study plan {}: timing a fixed loop on each of {} CPUs for 3 s",
         spec.name,
@@ -45,6 +50,7 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
         &cpus,
         std::time::Duration::from_secs(3),
         std::time::Duration::from_millis(100),
+        pin_to,
     );
     let dir = scratch_dir()?;
     let db = dir.join("pilot.db");
@@ -163,6 +169,11 @@ fn steadiness(cpus: &[bakeoff_hostbench::steadiness::CpuSteadiness]) -> String {
 
 /// A CPU whose slices vary less than this (robust standard deviation over median) is steady.
 const STEADY: f64 = 0.02;
+
+/// One steadiness thread onto its CPU, by the lab's pinning.
+fn pin_to(cpu: usize) {
+    let _ = placement::pin_this_thread(&CpuList::single(cpu as u32));
+}
 
 /// A fresh private directory for the pilot's database.
 fn scratch_dir() -> Result<std::path::PathBuf> {

@@ -1,5 +1,5 @@
 //! How steady this machine's CPUs are: the same small piece of work (the cpu probe's primes)
-//! timed in short slices on every CPU at once, each thread pinned to its CPU. On a machine
+//! timed in short slices on every CPU at once, each thread pinned to its CPU by the caller. On a machine
 //! of its own a CPU's slices agree within a percent or two. On a shared virtual machine the
 //! host may move, share or throttle a vCPU, and its slices can differ by half, with no steal
 //! time shown. A study there cannot resolve differences much smaller than that spread in a
@@ -26,11 +26,23 @@ pub struct CpuSteadiness {
     pub slices: usize,
 }
 
-/// Time `slice`-long pieces of work on each CPU in `cpus`, all at once, for `length`.
-pub fn measure(cpus: &[usize], length: Duration, slice: Duration) -> Vec<CpuSteadiness> {
+/// Time `slice`-long pieces of work on each CPU in `cpus`, all at once, for `length`. Each
+/// thread first calls `pin` with its CPU (the server lab's pinning: where it fails, the
+/// thread stays where it was, which only blurs that CPU's figure).
+pub fn measure(
+    cpus: &[usize],
+    length: Duration,
+    slice: Duration,
+    pin: fn(usize),
+) -> Vec<CpuSteadiness> {
     let handles: Vec<_> = cpus
         .iter()
-        .map(|&cpu| std::thread::spawn(move || (cpu, slices_on(cpu, length, slice))))
+        .map(|&cpu| {
+            std::thread::spawn(move || {
+                pin(cpu);
+                (cpu, slices_on(length, slice))
+            })
+        })
         .collect();
     handles
         .into_iter()
@@ -39,9 +51,8 @@ pub fn measure(cpus: &[usize], length: Duration, slice: Duration) -> Vec<CpuStea
         .collect()
 }
 
-/// The rates of work in each slice, on `cpu` (where it could be pinned).
-fn slices_on(cpu: usize, length: Duration, slice: Duration) -> Vec<f64> {
-    pin(cpu);
+/// The rates of work in each slice, on this thread.
+fn slices_on(length: Duration, slice: Duration) -> Vec<f64> {
     let end = Instant::now() + length;
     let mut rates = Vec::new();
     while Instant::now() < end {
@@ -54,19 +65,6 @@ fn slices_on(cpu: usize, length: Duration, slice: Duration) -> Vec<f64> {
         rates.push(done as f64 / start.elapsed().as_secs_f64());
     }
     rates
-}
-
-fn pin(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it (cpu below
-    // its size, checked), and sched_setaffinity reads it. A refusal leaves the thread where
-    // it was, which only blurs the figure for that CPU.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if cpu < libc::CPU_SETSIZE as usize {
-            libc::CPU_SET(cpu, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
-    }
 }
 
 fn summarise(cpu: usize, mut rates: Vec<f64>) -> Option<CpuSteadiness> {
@@ -119,7 +117,12 @@ mod tests {
 
     #[test]
     fn every_cpu_asked_for_is_measured() {
-        let got = measure(&[0], Duration::from_millis(200), Duration::from_millis(20));
+        let got = measure(
+            &[0],
+            Duration::from_millis(200),
+            Duration::from_millis(20),
+            |_| {},
+        );
         assert_eq!(got.len(), 1);
         assert!(got[0].slices >= 5 && got[0].median > 0.0, "{got:?}");
         assert!(got[0].slowest <= 1.0 && got[0].fastest >= 1.0);
