@@ -19,7 +19,7 @@ use bakeoff_workload::pgbench::eval::Vars;
 use bakeoff_workload::pgbench::init::{initialize, InitOptions};
 use bakeoff_workload::pgbench::script::{self, Script};
 use bakeoff_workload::pgbench::value::Value;
-use bakeoff_workload::pgbench::{Debug, Live, PgbenchSource, QueryMode, ScriptStats};
+use bakeoff_workload::pgbench::{Live, PgbenchSource, QueryMode, ScriptStats};
 
 use args::{Parsed, PgbenchArgs, ScriptArg};
 
@@ -311,7 +311,7 @@ fn bench(
     let logs = report::TxLogs::open(a)?;
     let debug = a.debug.then(|| {
         let say: Box<dyn Fn(&str) + Send + Sync> = Box::new(|m| eprintln!("pgbench: {m}"));
-        Debug::new(say, &scripts)
+        say
     });
     let source = Arc::new(PgbenchSource {
         endpoint,

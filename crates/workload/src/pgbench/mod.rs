@@ -18,9 +18,7 @@ mod shell;
 mod sqltext;
 mod statements;
 pub mod stats;
-mod trace;
 pub mod value;
 
 pub use session::{PgbenchSession, PgbenchSource, QueryMode};
 pub use stats::{CommandStats, Live, Logged, ScriptStats};
-pub use trace::Debug;

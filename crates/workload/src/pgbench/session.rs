@@ -70,8 +70,8 @@ pub struct PgbenchSource {
     pub streams: Streams,
     /// Counters for -P's lines; None without -P.
     pub live: Option<Live>,
-    /// -d's lines; None without -d.
-    pub debug: Option<super::trace::Debug>,
+    /// -d's trace lines, as pgbench words them (the CLI prints them); None without -d.
+    pub debug: Option<Box<dyn Fn(&str) + Send + Sync>>,
 }
 
 impl Source for PgbenchSource {
@@ -116,7 +116,6 @@ impl Source for PgbenchSource {
             pending: Vec::new(),
             values: TextParams::default(),
             intended: None,
-            announced: Vec::new(),
             in_pipeline: false,
         })
     }
@@ -142,8 +141,6 @@ pub struct PgbenchSession {
     pub(super) values: TextParams,
     /// The next transaction's scheduled start (--rate).
     pub(super) intended: Option<Instant>,
-    /// -d: the statements this connection has said it prepares, by script and command.
-    pub(super) announced: Vec<Vec<bool>>,
     /// Between a \startpipeline and its \endpipeline.
     pub(super) in_pipeline: bool,
 }
@@ -297,7 +294,7 @@ impl PgbenchSession {
                         self.tid
                     )]));
                 }
-                self.debug_pipeline(s, pc);
+                self.name_pipeline(s, pc);
                 Ok(pc + 1)
             }
             Kind::EndPipeline => {
@@ -548,7 +545,6 @@ impl Events for PgbenchSession {
         for s in &mut self.stmts {
             s.iter_mut().for_each(|x| *x = None);
         }
-        self.debug_reconnected();
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! A pgbench client's SQL commands: sent by the query mode's protocol (alone, or queued in
 //! a pipeline), their replies counted, `\\gset`/`\\aset` rows stored, errors judged.
 
-use bakeoff_driver::{PgReply, PgUntil, PgVia, TextParams};
+use bakeoff_driver::{PgReply, PgStmt, PgUntil, PgVia, TextParams};
 
 use super::eval::Vars;
 use super::script::{each_variable, Gset, Kind, Piece, Sql};
@@ -48,16 +48,8 @@ impl PgbenchSession {
                 }
                 let via = match mode {
                     QueryMode::Prepared => {
-                        first_use = self.stmts[s][pc].is_none();
-                        let stmt = match self.stmts[s][pc] {
-                            Some(st) => st,
-                            None => {
-                                let conn = self.conn.as_mut().expect(CONNECTED);
-                                let st = conn.name_untyped(&sql.numbered, sql.params.len() as u16);
-                                self.stmts[s][pc] = Some(st);
-                                st
-                            }
-                        };
+                        let (stmt, first) = self.named(s, pc, sql);
+                        first_use = first;
                         PgVia::Named(stmt)
                     }
                     _ => PgVia::Unnamed(&sql.numbered),
@@ -85,6 +77,37 @@ impl PgbenchSession {
         self.answer(s, pc, sql, text.as_deref(), reply, c)
     }
 
+    /// Statement `pc`'s name on this connection: named at its first use, which parses it
+    /// (true), as pgbench prepares it then.
+    fn named(&mut self, s: usize, pc: usize, sql: &Sql) -> (PgStmt, bool) {
+        if let Some(stmt) = self.stmts[s][pc] {
+            return (stmt, false);
+        }
+        let conn = self.conn.as_mut().expect(CONNECTED);
+        let stmt = conn.name_untyped(&sql.numbered, sql.params.len() as u16);
+        self.stmts[s][pc] = Some(stmt);
+        self.debug_preparing(s, pc);
+        (stmt, true)
+    }
+
+    /// At \startpipeline (command `pc`) in the prepared protocol pgbench prepares every
+    /// statement up to the \endpipeline at once; they are named here, parsed when sent.
+    pub(super) fn name_pipeline(&mut self, s: usize, pc: usize) {
+        if self.src.mode != QueryMode::Prepared {
+            return;
+        }
+        let src = self.src.clone();
+        for (j, c) in src.scripts[s].commands.iter().enumerate().skip(pc + 1) {
+            match &c.kind {
+                Kind::EndPipeline => break,
+                Kind::Sql(sql) => {
+                    self.named(s, j, sql);
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// The server's notices, as libpq's default processor prints them (on stderr).
     fn say_notices(&mut self) {
         if let Some(conn) = self.conn.as_mut() {
@@ -103,7 +126,7 @@ impl PgbenchSession {
         sql: &Sql,
         e: &bakeoff_driver::ServerError,
     ) -> Stop {
-        let number = super::trace::statement_number(&self.src.scripts, s, pc);
+        let number = super::debug::statement_number(&self.src.scripts, s, pc);
         Stop::Abort(vec![
             bakeoff_driver::libpq_error(&sql.numbered, e),
             format!(
