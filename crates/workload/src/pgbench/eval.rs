@@ -139,7 +139,7 @@ pub fn eval(e: &Expr, cx: &mut Ctx<'_>) -> Result<Value, EvalError> {
         Expr::Var(name) => cx.vars.value(name),
         Expr::Case(arms, other) => {
             for (cond, value) in arms {
-                if eval(cond, cx)?.truth()? {
+                if eval(cond, cx)?.truth() {
                     return eval(value, cx);
                 }
             }

@@ -273,7 +273,7 @@ impl PgbenchSession {
                 Ok(pc + 1)
             }
             Kind::If(e, next) => {
-                let v = self.eval(e, s, pc).and_then(Value::truth);
+                let v = self.eval(e, s, pc).map(Value::truth);
                 match v.map_err(|e| meta_failed(self.tid, "if", &e))? {
                     true => Ok(pc + 1),
                     false => self.branch(s, *next),
@@ -319,7 +319,7 @@ impl PgbenchSession {
                     self.debug_meta(s, at);
                     let v = self
                         .eval(e, s, at)
-                        .and_then(Value::truth)
+                        .map(Value::truth)
                         .map_err(|e| meta_failed(self.tid, s, at, "elif", &e))?;
                     if v {
                         return Ok(at + 1);
@@ -576,16 +576,24 @@ impl PgbenchSession {
 /// pgbench's two lines for a meta-command (`what`, command `pc` of script `s`) whose
 /// expression failed.
 fn meta_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Display) -> Stop {
-    Stop::Abort(vec![
-        e.to_string(),
-        format!("client {tid} aborted in command {pc} ({what}) of script {s}; evaluation of meta-command failed"),
-    ])
+    aborted(tid, s, pc, what, e, "evaluation")
 }
 
 /// The same for a \sleep, \shell or \setshell that could not be carried out.
 fn meta_run_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Display) -> Stop {
+    aborted(tid, s, pc, what, e, "execution")
+}
+
+fn aborted(
+    tid: u32,
+    s: usize,
+    pc: usize,
+    what: &str,
+    e: &dyn std::fmt::Display,
+    how: &str,
+) -> Stop {
     Stop::Abort(vec![
         e.to_string(),
-        format!("client {tid} aborted in command {pc} ({what}) of script {s}; execution of meta-command failed"),
+        format!("client {tid} aborted in command {pc} ({what}) of script {s}; {how} of meta-command failed"),
     ])
 }

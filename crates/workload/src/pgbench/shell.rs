@@ -51,11 +51,7 @@ impl PgbenchSession {
             ));
         };
         // pgbench names the command's first argument here, where it means the variable.
-        let shown = match argv.get(1) {
-            Some(Arg::Text(t)) => t.clone(),
-            Some(Arg::Var(v)) => format!(":{v}"),
-            None => "(null)".into(),
-        };
+        let shown = word(argv, 1).unwrap_or_else(|| "(null)".into());
         self.debug_line(&format!(
             "{}: shell parameter name: \"{shown}\", value: \"{first}\"",
             name(argv)
@@ -92,12 +88,17 @@ fn sh(line: &str) -> Command {
     c
 }
 
+/// The command's name as written, for its messages.
 fn name(argv: &[Arg]) -> String {
-    match argv.first() {
-        Some(Arg::Text(t)) => t.clone(),
-        Some(Arg::Var(v)) => format!(":{v}"),
-        None => String::new(),
-    }
+    word(argv, 0).unwrap_or_default()
+}
+
+/// Word `i` as written (`:var` for a variable).
+fn word(argv: &[Arg], i: usize) -> Option<String> {
+    argv.get(i).map(|a| match a {
+        Arg::Text(t) => t.clone(),
+        Arg::Var(v) => format!(":{v}"),
+    })
 }
 
 /// What one fgets() into pgbench's buffer reads: up to and with the first newline, at most

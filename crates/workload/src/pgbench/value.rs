@@ -39,8 +39,7 @@ impl Value {
                 }
                 Ok(r as i64)
             }
-            Value::Bool(_) => fail("cannot coerce boolean to int"),
-            Value::Null => fail("cannot coerce NULL to int"),
+            v => fail(format!("cannot coerce {} to int", v.type_name())),
         }
     }
 
@@ -48,17 +47,7 @@ impl Value {
         match self {
             Value::Int(i) => Ok(i as f64),
             Value::Double(d) => Ok(d),
-            Value::Bool(_) => fail("cannot coerce boolean to double"),
-            Value::Null => fail("cannot coerce NULL to double"),
-        }
-    }
-
-    pub fn as_bool(self) -> Result<bool, EvalError> {
-        match self {
-            Value::Bool(b) => Ok(b),
-            Value::Int(i) => Ok(i != 0),
-            Value::Double(d) => Ok(d != 0.0),
-            Value::Null => fail("cannot coerce NULL to boolean"),
+            v => fail(format!("cannot coerce {} to double", v.type_name())),
         }
     }
 
@@ -79,11 +68,14 @@ impl Value {
         }
     }
 
-    /// A condition's truth (`\if`, CASE): NULL is false.
-    pub fn truth(self) -> Result<bool, EvalError> {
+    /// A condition's truth (`\if`, CASE), pgbench's valueTruth: NULL is false, a number is
+    /// true when it is not zero.
+    pub fn truth(self) -> bool {
         match self {
-            Value::Null => Ok(false),
-            v => v.as_bool(),
+            Value::Null => false,
+            Value::Bool(b) => b,
+            Value::Int(i) => i != 0,
+            Value::Double(d) => d != 0.0,
         }
     }
 
