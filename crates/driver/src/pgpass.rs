@@ -59,7 +59,18 @@ pub fn pgpass_lookup(host: &str, port: u16, database: &str, user: &str) -> PgPas
 /// The password file's line for where `o` connects: its host (a socket's directory, which
 /// is `localhost` when it is libpq's default one), port, database and user.
 pub fn pgpass_for(o: &crate::ConnectOptions) -> PgPass {
-    let (host, port) = match &o.endpoint {
+    let (mut host, port) = host_and_port(&o.endpoint);
+    if matches!(o.endpoint, crate::Endpoint::Unix(_)) && host == DEFAULT_SOCKET_DIR {
+        host = "localhost".into();
+    }
+    let db = o.database.clone().unwrap_or_else(|| o.user.clone());
+    pgpass_lookup(&host, port, &db, &o.user)
+}
+
+/// Where `endpoint` is as libpq's PQhost and PQport say it: a host and port, or for a unix
+/// socket its directory and the port its name (`.s.PGSQL.PORT`) carries.
+pub fn host_and_port(endpoint: &crate::Endpoint) -> (String, u16) {
+    match endpoint {
         crate::Endpoint::Tcp { host, port } => (host.clone(), *port),
         crate::Endpoint::Unix(path) => {
             let dir = path
@@ -72,15 +83,9 @@ pub fn pgpass_for(o: &crate::ConnectOptions) -> PgPass {
                 .and_then(|n| n.strip_prefix(".s.PGSQL."))
                 .and_then(|p| p.parse().ok())
                 .unwrap_or(5432);
-            let host = match dir.as_str() {
-                DEFAULT_SOCKET_DIR => "localhost".to_string(),
-                _ => dir,
-            };
-            (host, port)
+            (dir, port)
         }
-    };
-    let db = o.database.clone().unwrap_or_else(|| o.user.clone());
-    pgpass_lookup(&host, port, &db, &o.user)
+    }
 }
 
 /// Where Debian's libpq looks for a server's socket by default.

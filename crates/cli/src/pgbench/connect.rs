@@ -4,7 +4,7 @@
 //! password file (~/.pgpass).
 
 use bakeoff_driver::libpq::{password, resolve, Given};
-use bakeoff_driver::{ConnectOptions, DriverError, Endpoint};
+use bakeoff_driver::{ConnectOptions, DriverError};
 
 use super::args::PgbenchArgs;
 
@@ -62,21 +62,7 @@ pub fn said(e: &DriverError) -> String {
 /// `-d`'s first line: where the run connects, as libpq's PQhost and PQport say it (a socket's
 /// directory for a unix socket), how many clients, and for how long.
 pub fn described(a: &PgbenchArgs, o: &ConnectOptions) -> String {
-    let (host, port) = match &o.endpoint {
-        Endpoint::Tcp { host, port } => (host.clone(), port.to_string()),
-        Endpoint::Unix(path) => {
-            let dir = path
-                .parent()
-                .map_or(String::new(), |d| d.display().to_string());
-            let port = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix(".s.PGSQL."))
-                .unwrap_or("")
-                .to_string();
-            (dir, port)
-        }
-    };
+    let (host, port) = bakeoff_driver::pgpass::host_and_port(&o.endpoint);
     let length = match a.time {
         Some(t) => format!("duration: {t}"),
         None => format!("nxacts: {}", a.transactions.unwrap_or(10)),
