@@ -52,6 +52,10 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
         std::time::Duration::from_millis(100),
         pin_to,
     );
+    if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("Interrupted before the pilot: nothing was planned.");
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
     let dir = scratch_dir()?;
     let db = dir.join("pilot.db");
     let result = (|| -> Result<Option<(Vec<bakeoff_report::Planned>, f64)>> {
