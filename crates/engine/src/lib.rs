@@ -19,6 +19,7 @@
 //! What it must not do: print or exit. Ticks go to an [`Observer`]; the CLI prints.
 
 mod connect;
+mod doorbell;
 mod fixed;
 mod pacing;
 mod run;

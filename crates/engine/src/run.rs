@@ -73,9 +73,13 @@ pub fn run_sampled<S: Source>(
             ))),
         };
         let (ready, start) = (ready_tx.clone(), start_rx.clone());
+        let bell = shared.clone();
         let h = std::thread::Builder::new()
             .name(format!("bakeoff-client-{index}"))
-            .spawn(move || worker.run(ready, start))
+            .spawn(move || {
+                let _ending = bell.doorbell.hold();
+                worker.run(ready, start)
+            })
             .map_err(|e| EngineError::Thread(e.to_string()))?;
         handles.push(h);
     }
@@ -169,6 +173,10 @@ fn recorders_for(threads: u32, tids_of: &dyn Fn(u32) -> Vec<u32>) -> Vec<Arc<Mut
         .collect()
 }
 
+/// How often the coordinator looks at the interrupt flag between its deadlines: Ctrl-C is
+/// answered within this, and an idle coordinator wakes 20 times a second, not 200.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+
 fn coordinate(
     spec: &RunSpec,
     shared: &Shared,
@@ -190,10 +198,9 @@ fn coordinate(
     let mut next_tick = started + spec.tick;
     let mut interrupted = false;
     let mut stopping_since: Option<Instant> = None;
+    let mut wake = started;
     loop {
-        std::thread::sleep(
-            Duration::from_millis(5).min(next_tick.saturating_duration_since(Instant::now())),
-        );
+        shared.doorbell.wait_until(wake);
         let now = Instant::now();
         if interrupt.load(Ordering::Relaxed) && !shared.stop.load(Ordering::Relaxed) {
             interrupted = true;
@@ -222,7 +229,7 @@ fn coordinate(
             last_tick = boundary;
             next_tick = boundary + spec.tick;
         }
-        let done = handles.iter().all(|h| h.is_finished());
+        let done = shared.doorbell.ended() as usize >= handles.len();
         // The interval that ends at --time is still reported, as sysbench does ([ 10s ] of a
         // 10 s run); an interval cut short by an interrupt or failure is not.
         let tick_due = measuring
@@ -264,6 +271,23 @@ fn coordinate(
         if done || out_of_grace {
             break;
         }
+        // The next thing due (what is already past was looked at just now, and is not due
+        // again: a tick is not closed during the warmup or after the end); an interrupt (a
+        // flag set by a signal handler, which cannot ring) is looked at every INTERRUPT_POLL.
+        let end = match shared.end.get() {
+            Some(Some(e)) if !ended => Some(*e),
+            _ => None,
+        };
+        let warmup_end = (!measuring).then(|| started + spec.warmup);
+        let checkpoint = (measuring && !ended)
+            .then(|| checkpoints.next().map(|d| started + d))
+            .flatten();
+        let grace_end = stopping_since.map(|s| s + spec.grace);
+        wake = [Some(next_tick), end, warmup_end, checkpoint, grace_end]
+            .into_iter()
+            .flatten()
+            .filter(|&d| d > now)
+            .fold(now + INTERRUPT_POLL, Instant::min);
     }
     let elapsed = started.elapsed();
     // What a checkpoint drained into a tick that never closed (the run ended first).

@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     pub idle_poll_ns: Arc<AtomicU64>,
     /// What opening the connections cost (their times, the threads' CPU).
     pub connects: crate::connect::ConnectMeter,
+    /// Rung when a client thread ends or the run stops (see `fail`).
+    pub doorbell: crate::doorbell::Doorbell,
 }
 
 impl Shared {
@@ -46,6 +48,7 @@ impl Shared {
             }
         }
         self.stop.store(true, Ordering::SeqCst);
+        self.doorbell.ring();
     }
 
     /// The run's failure: every connection's reason, one per line; None if none failed.

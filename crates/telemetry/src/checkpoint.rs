@@ -111,6 +111,11 @@ impl Checkpoints {
         due
     }
 
+    /// When the next checkpoint falls due, into the measured run.
+    pub fn next(&self) -> Option<Duration> {
+        self.due.front().copied()
+    }
+
     /// Close the stretch at `now` (everything recorded so far already added), and start the
     /// next from zero.
     pub fn take(&mut self, now: Instant, started: Instant, conns: Vec<ConnTotals>) -> Checkpoint {
