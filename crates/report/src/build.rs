@@ -64,6 +64,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     let mut problems = Vec::new();
     let mut warnings = Vec::new();
     let mut suspects = Vec::new();
+    let mut usual_steal: f64 = 0.0;
     let shared_by_variant = shared_cpus(src);
     let ticks = ticks_by_run(src);
     let designs: Vec<Design> = src.studies.iter().map(Design::of).collect();
@@ -84,6 +85,8 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     }
     for (si, s) in src.studies.iter().enumerate() {
         let health = health_by_run(s);
+        let usual = crate::suspect::usual_steal(health.values());
+        usual_steal = usual_steal.max(usual);
         for r in &s.runs {
             let variant = VariantKey {
                 study: si,
@@ -111,7 +114,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
             let run_ticks = ticks.get(&(si, id)).unwrap_or(&no_ticks);
             let h = health.get(&id).copied().unwrap_or_default();
             let mut why =
-                crate::suspect::reasons(run_ticks, &h, designs[si].cpus, designs[si].margin);
+                crate::suspect::reasons(run_ticks, &h, designs[si].cpus, designs[si].margin, usual);
             let cell = cell_tps.get(&(si, variant.index, workload.clone(), threads));
             why.extend(cell.and_then(|c| crate::suspect::outlier(num(r, "tps"), c)));
             if !why.is_empty() {
@@ -209,6 +212,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         aa: crate::decide::aa_checks(&twins, &first_variant_tps(&cells)),
         auto: None,
         suspects,
+        usual_steal: (usual_steal >= crate::suspect::STEAL).then_some(usual_steal),
         comparisons,
         problems,
         warnings,

@@ -196,6 +196,9 @@ pub fn compare_table(m: &Model) -> String {
             );
         }
     }
+    if let Some(steal) = m.usual_steal {
+        let _ = writeln!(s, "\n{}", suspect::usual_steal_sentence(steal));
+    }
     if !m.suspects.is_empty() {
         let excluded = m.suspects.iter().any(|x| x.excluded);
         let _ = writeln!(

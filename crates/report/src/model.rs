@@ -318,6 +318,10 @@ pub struct Model {
     /// Runs whose figures are suspect, with why (kept unless --exclude-suspect).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suspects: Vec<Suspect>,
+    /// The steal of a study's median run, where it reaches `suspect::STEAL` (the largest of
+    /// the studies'): the machine's own, which every variant shares; runs are judged against it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usual_steal: Option<f64>,
     pub problems: Vec<Problem>,
     pub warnings: Vec<Warning>,
     /// Empty unless a study has a price table and says which platform it ran on.

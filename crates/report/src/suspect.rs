@@ -8,7 +8,8 @@
 use crate::model::Tick;
 use crate::stats::t_quantile;
 
-/// The hypervisor took more than 2% of the machine's CPU time (steal).
+/// The hypervisor took 2 points more of the machine's CPU time (steal) than in the study's
+/// usual run (see `usual_steal`).
 pub const STEAL: f64 = 0.02;
 /// Other processes busy beyond half a CPU, or 10% of the machine if that is less.
 pub const OTHERS: f64 = 0.10;
@@ -54,9 +55,36 @@ pub fn others_limit(cpus: f64) -> f64 {
     (OTHERS_CPUS / cpus.max(1.0)).min(OTHERS)
 }
 
+/// The steal of the study's median run: a VM that always loses a few percent to its host
+/// slows every variant alike (the paired blocks cancel it), so it is the machine's, said once;
+/// only a run that lost more than that is suspect. Zero when no run measured steal.
+pub fn usual_steal<'a>(runs: impl Iterator<Item = &'a Health>) -> f64 {
+    let mut steal: Vec<f64> = runs.filter_map(|h| h.steal).collect();
+    if steal.is_empty() {
+        return 0.0;
+    }
+    steal.sort_by(f64::total_cmp);
+    steal[steal.len() / 2]
+}
+
+/// What the report says of a study whose usual run lost `steal` to the hypervisor.
+pub fn usual_steal_sentence(steal: f64) -> String {
+    format!(
+        "the hypervisor stole {:.1}% of the machine's CPU time in the study's usual run: the machine's own, shared by every variant (the paired blocks cancel it); a run is suspect for steal only beyond {:.1}%",
+        steal * 100.0,
+        (steal + STEAL) * 100.0
+    )
+}
+
 /// Why a run is suspect; empty when it is not. `threshold`: the smallest change within a
-/// run worth a flag (the study's precision).
-pub fn reasons(ticks: &[Tick], health: &Health, cpus: Option<f64>, threshold: f64) -> Vec<String> {
+/// run worth a flag (the study's precision); `usual_steal`: the study's (`usual_steal`).
+pub fn reasons(
+    ticks: &[Tick],
+    health: &Health,
+    cpus: Option<f64>,
+    threshold: f64,
+    usual_steal: f64,
+) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(t) = trend(ticks) {
         let critical = t_quantile(t.df, 0.995);
@@ -73,12 +101,21 @@ pub fn reasons(ticks: &[Tick], health: &Health, cpus: Option<f64>, threshold: f6
     if let Some(s) = stall(ticks) {
         out.push(s);
     }
-    if let Some(steal) = health.steal.filter(|s| *s > STEAL) {
-        out.push(format!(
-            "the hypervisor stole {:.1}% of the machine's CPU time (more than {:.0}%)",
-            steal * 100.0,
-            STEAL * 100.0
-        ));
+    if let Some(steal) = health.steal.filter(|s| *s > usual_steal + STEAL) {
+        out.push(if usual_steal >= STEAL / 2.0 {
+            format!(
+                "the hypervisor stole {:.1}% of the machine's CPU time (the study's usual run lost {:.1}%; flagged beyond {:.1}%)",
+                steal * 100.0,
+                usual_steal * 100.0,
+                (usual_steal + STEAL) * 100.0
+            )
+        } else {
+            format!(
+                "the hypervisor stole {:.1}% of the machine's CPU time (more than {:.0}%)",
+                steal * 100.0,
+                STEAL * 100.0
+            )
+        });
     }
     if let Some(c) = cpus {
         if let Some(others) = health.others(c).filter(|o| *o > others_limit(c)) {
@@ -196,13 +233,13 @@ mod tests {
     #[test]
     fn a_steady_run_is_not_suspect_and_a_trending_one_is() {
         let steady = ticks(&[1000.0, 1010.0, 990.0, 1005.0, 995.0, 1000.0]);
-        assert!(reasons(&steady, &Health::default(), None, 0.05).is_empty());
+        assert!(reasons(&steady, &Health::default(), None, 0.05, 0.0).is_empty());
         let falling = ticks(&[1000.0, 1000.0, 900.0, 850.0, 800.0, 780.0]);
-        let r = reasons(&falling, &Health::default(), None, 0.05);
+        let r = reasons(&falling, &Health::default(), None, 0.05, 0.0);
         assert!(r.len() == 1 && r[0].contains("throughput moved -"), "{r:?}");
         // A noisy run of the same means is not a trend: its scatter hides the slope.
         let noisy = ticks(&[1000.0, 700.0, 1200.0, 650.0, 1100.0, 780.0]);
-        assert!(reasons(&noisy, &Health::default(), None, 0.05).is_empty());
+        assert!(reasons(&noisy, &Health::default(), None, 0.05, 0.0).is_empty());
         assert_eq!(
             trend(&ticks(&[1.0, 2.0, 3.0])),
             None,
@@ -217,6 +254,7 @@ mod tests {
             &Health::default(),
             None,
             0.05,
+            0.0,
         );
         assert!(
             r.iter().any(|x| x.starts_with("stalled: 1 tick(s)")),
@@ -244,7 +282,7 @@ mod tests {
             client_idle_poll_seconds: None,
         };
         // 2 CPUs x 10 s = 20 s; busy 18 s, ours 12 s: others 30%.
-        let r = reasons(&ticks(&[1.0; 6]), &h, Some(2.0), 0.05);
+        let r = reasons(&ticks(&[1.0; 6]), &h, Some(2.0), 0.05, 0.0);
         assert!(r[0].contains("stole 5.0%"), "{r:?}");
         assert!(
             r[1].contains(
@@ -253,8 +291,35 @@ mod tests {
             "{r:?}"
         );
         assert!(
-            reasons(&[], &h, None, 0.05).len() == 1,
+            reasons(&[], &h, None, 0.05, 0.0).len() == 1,
             "no CPU count: steal only"
         );
+    }
+
+    #[test]
+    fn steal_is_judged_against_the_studys_usual_run() {
+        let run = |steal| Health {
+            steal: Some(steal),
+            ..Health::default()
+        };
+        // A VM that always loses about 4%: that is the machine's, and no run is suspect for it.
+        let runs: Vec<Health> = [0.038, 0.041, 0.040, 0.043, 0.039, 0.071]
+            .into_iter()
+            .map(run)
+            .collect();
+        let usual = usual_steal(runs.iter());
+        assert!((usual - 0.041).abs() < 1e-12, "{usual}");
+        for h in &runs[..5] {
+            assert!(reasons(&[], h, None, 0.05, usual).is_empty());
+        }
+        // The one that lost 7.1% lost 3 points more than usual.
+        let r = reasons(&[], &runs[5], None, 0.05, usual);
+        assert!(
+            r.len() == 1 && r[0].contains("stole 7.1%") && r[0].contains("usual run lost 4.1%"),
+            "{r:?}"
+        );
+        // On a machine with no steal to speak of the fixed limit reads as before.
+        assert_eq!(usual_steal([].iter()), 0.0);
+        assert!(reasons(&[], &run(0.025), None, 0.05, 0.0)[0].contains("(more than 2%)"));
     }
 }
