@@ -58,12 +58,24 @@ impl Vars {
     }
 
     pub fn set_value(&mut self, name: &str, value: Value) {
+        self.put(name, value, |_| true);
+    }
+
+    /// [`Vars::set_value`] for a name a script assigns (`\set`): false, and nothing set, when
+    /// it is not a valid name. pgbench checks the name at every assignment; a variable that
+    /// exists passed the check when it was made, so only a new one is checked here (the
+    /// answer is the same, without scanning the name in every transaction).
+    pub fn set_checked(&mut self, name: &str, value: Value) -> bool {
+        self.put(name, value, super::expr::valid_name)
+    }
+
+    fn put(&mut self, name: &str, value: Value, new_ok: impl Fn(&str) -> bool) -> bool {
         match self.map.get_mut(name) {
             Some(v) => {
                 v.value = Some(value);
                 v.text = None;
             }
-            None => {
+            None if new_ok(name) => {
                 self.map.insert(
                     name.to_string(),
                     Var {
@@ -72,7 +84,9 @@ impl Vars {
                     },
                 );
             }
+            None => return false,
         }
+        true
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -91,16 +105,22 @@ impl Vars {
     /// The variable's SQL text appended to `out`; false when it is not set. A computed
     /// value is written as it prints, with nothing kept or allocated.
     pub fn write_text(&self, name: &str, out: &mut Vec<u8>) -> bool {
-        use std::io::Write;
+        self.text_to(name, |t| out.extend_from_slice(t.as_bytes()))
+    }
+
+    /// [`Vars::write_text`], into SQL text (the simple protocol's).
+    pub fn push_text(&self, name: &str, out: &mut String) -> bool {
+        self.text_to(name, |t| out.push_str(t))
+    }
+
+    fn text_to(&self, name: &str, put: impl FnOnce(&str)) -> bool {
         let Some(v) = self.map.get(name) else {
             return false;
         };
         match (&v.text, v.value) {
-            (Some(t), _) => out.extend_from_slice(t.as_bytes()),
-            (None, Some(Value::Int(i))) => {
-                let _ = write!(out, "{i}");
-            }
-            (None, value) => out.extend_from_slice(value.unwrap_or(Value::Null).text().as_bytes()),
+            (Some(t), _) => put(t),
+            (None, Some(Value::Int(i))) => put(int_text(i, &mut [0; 20])),
+            (None, value) => put(&value.unwrap_or(Value::Null).text()),
         }
         true
     }
@@ -122,6 +142,25 @@ impl Vars {
             None => fail(format!("malformed variable \"{name}\" value: \"{text}\"")),
         }
     }
+}
+
+/// An integer's decimal text, written from the end of `buf` (20 bytes hold i64::MIN): the
+/// value a `\set` computed goes into every statement that names it, in every transaction.
+fn int_text(i: i64, buf: &mut [u8; 20]) -> &str {
+    let (mut n, mut at) = (i.unsigned_abs(), buf.len());
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    std::str::from_utf8(&buf[at..]).unwrap_or_default()
 }
 
 /// What evaluation needs besides the expression: the variables, the client's random
@@ -474,6 +513,20 @@ mod tests {
             at: (0, 0),
         };
         eval(&parse(src).unwrap(), &mut cx)
+    }
+
+    #[test]
+    fn an_integer_reads_as_rust_prints_it_and_a_new_name_is_checked() {
+        for i in [0, 7, -7, 10, 123_456_789, i64::MAX, i64::MIN] {
+            assert_eq!(int_text(i, &mut [0; 20]), i.to_string());
+        }
+        let mut v = Vars::default();
+        v.set_value("aid", Value::Int(-42));
+        let mut sql = String::new();
+        assert!(v.push_text("aid", &mut sql) && !v.push_text("bid", &mut sql));
+        assert_eq!(sql, "-42");
+        assert!(v.set_checked("aid", Value::Int(1)) && v.set_checked("b_2", Value::Int(2)));
+        assert!(!v.set_checked("2b", Value::Int(2)) && !v.contains("2b"));
     }
 
     #[test]

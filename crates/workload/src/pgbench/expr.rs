@@ -157,6 +157,11 @@ pub fn is_name_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
 }
 
+/// A name a variable may have (pgbench's valid_variable_name).
+pub fn valid_name(v: &str) -> bool {
+    !v.is_empty() && v.bytes().all(is_name_byte) && !v.as_bytes()[0].is_ascii_digit()
+}
+
 fn number(src: &str, from: usize) -> Result<(Tok, usize), SyntaxError> {
     let b = src.as_bytes();
     let mut i = from;

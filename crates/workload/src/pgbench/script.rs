@@ -5,11 +5,11 @@
 // A script error is built once, when a run is refused: its size costs nothing that matters.
 #![allow(clippy::result_large_err)]
 
-use super::expr::{self, is_name_byte, Expr};
+use super::expr::{self, Expr};
 use super::sqltext::{
-    block_comment_end, dollar_tag, meta_end, number_variables, quoted_end, word_columns,
+    block_comment_end, dollar_tag, meta_end, number_variables, parts, quoted_end, word_columns,
 };
-pub use super::sqltext::{each_variable, Piece};
+pub use super::sqltext::{each_variable, Part, Piece};
 
 /// One parsed script.
 #[derive(Debug, Clone)]
@@ -61,6 +61,7 @@ pub enum Arg {
 pub struct Sql {
     /// The text as written: the simple protocol sends it with each `:var` replaced.
     pub text: String,
+    pub parts: Vec<Part>,
     /// The text with `$1`, `$2`... for the extended protocols, and the variables they bind.
     pub numbered: String,
     pub params: Vec<String>,
@@ -274,6 +275,7 @@ impl ScriptParser<'_> {
             first_line: text.lines().next().unwrap_or("").to_string(),
             argv: String::new(),
             kind: Kind::Sql(Sql {
+                parts: parts(&text),
                 text,
                 numbered,
                 params,
@@ -516,10 +518,6 @@ impl ScriptParser<'_> {
 
 /// pgbench's rule for a variable's name: letters, digits and underscores (or non-ASCII),
 /// not starting with a digit.
-pub fn valid_name(v: &str) -> bool {
-    !v.is_empty() && v.bytes().all(is_name_byte) && !v.as_bytes()[0].is_ascii_digit()
-}
-
 fn arg(a: &str) -> Arg {
     match a.strip_prefix(':') {
         Some(v) if !v.is_empty() && !v.starts_with(':') => Arg::Var(v.to_string()),

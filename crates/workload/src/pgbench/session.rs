@@ -228,13 +228,12 @@ impl PgbenchSession {
                 let v = self
                     .eval(e, s, pc)
                     .map_err(|e| meta_failed(self.tid, "set", &e))?;
-                if !super::script::valid_name(var) {
+                if !self.vars.set_checked(var, v) {
                     return Err(Stop::Abort(vec![
                         format!("set: invalid variable name: \"{var}\""),
                         format!("client {} aborted in command {pc} (set) of script {s}; assignment of meta-command failed", self.tid),
                     ]));
                 }
-                self.vars.set_value(var, v);
                 Ok(pc + 1)
             }
             Kind::Sleep(arg, unit) => {

@@ -86,6 +86,25 @@ pub enum Piece<'a> {
     Var(&'a str),
 }
 
+/// An SQL command's text cut once, when the script is read, as [`each_variable`] cuts it:
+/// the simple protocol then puts the values in without scanning the text in every
+/// transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    Text(String),
+    Var(String),
+}
+
+pub fn parts(sql: &str) -> Vec<Part> {
+    let mut out = Vec::new();
+    each_variable(sql, |p| match p {
+        Piece::Text("") => {}
+        Piece::Text(t) => out.push(Part::Text(t.to_string())),
+        Piece::Var(v) => out.push(Part::Var(v.to_string())),
+    });
+    out
+}
+
 /// The SQL text cut into literal text and `:variable` references.
 pub fn each_variable<'a>(sql: &'a str, mut f: impl FnMut(Piece<'a>)) {
     let b = sql.as_bytes();

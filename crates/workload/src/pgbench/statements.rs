@@ -4,7 +4,7 @@
 use bakeoff_driver::{PgReply, PgStmt, PgUntil, PgVia, TextParams};
 
 use super::eval::Vars;
-use super::script::{each_variable, Gset, Kind, Piece, Sql};
+use super::script::{Gset, Kind, Part, Sql};
 use super::session::{PgbenchSession, QueryMode, Stop};
 use super::value::Value;
 use crate::scripting::StmtCounts;
@@ -31,7 +31,7 @@ impl PgbenchSession {
         let mut first_use = false;
         let (reply, text) = match self.src.mode {
             QueryMode::Simple => {
-                let text = substitute(&sql.text, &mut self.vars);
+                let text = substitute(sql, &self.vars);
                 self.debug_send(s, pc, &text);
                 self.debug_receiving(1);
                 let conn = self.conn.as_mut().expect(CONNECTED);
@@ -244,7 +244,7 @@ impl PgbenchSession {
             };
             for (name, v) in set.columns.iter().zip(row) {
                 let var = format!("{prefix}{name}");
-                if !super::script::valid_name(&var) {
+                if !super::expr::valid_name(&var) {
                     return Err(Stop::Abort(vec![
                         format!("{}: invalid variable name: \"{var}\"", if how == Gset::One { "gset" } else { "aset" }),
                         format!("client {} script {s} command {pc} query 0: error storing into variable {var}", self.tid),
@@ -262,17 +262,18 @@ impl PgbenchSession {
 
 /// The simple protocol's text: each `:var` that is set replaced by its value; one that is
 /// not stays as written, as pgbench leaves it.
-pub fn substitute(sql: &str, vars: &mut Vars) -> String {
-    let mut out = String::with_capacity(sql.len() + 16);
-    each_variable(sql, |p| match p {
-        Piece::Text(t) => out.push_str(t),
-        Piece::Var(v) => match vars.text(v) {
-            Some(val) => out.push_str(val),
-            None => {
-                out.push(':');
-                out.push_str(v);
+pub fn substitute(sql: &Sql, vars: &Vars) -> String {
+    let mut out = String::with_capacity(sql.text.len() + 16);
+    for p in &sql.parts {
+        match p {
+            Part::Text(t) => out.push_str(t),
+            Part::Var(v) => {
+                if !vars.push_text(v, &mut out) {
+                    out.push(':');
+                    out.push_str(v);
+                }
             }
-        },
-    });
+        }
+    }
     out
 }

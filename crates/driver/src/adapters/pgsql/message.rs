@@ -248,16 +248,26 @@ pub fn error_fields(body: &[u8]) -> Vec<(u8, String)> {
 /// The row count a CommandComplete tag carries ("UPDATE 3", "INSERT 0 1", "SELECT 5"), and
 /// whether the command was one that returns rows.
 pub fn command_tag(tag: &[u8]) -> (bool, u64) {
-    let text = std::str::from_utf8(tag).unwrap_or("");
-    let mut words = text.split(' ');
-    let verb = words.next().unwrap_or("");
-    let rows = text
-        .rsplit(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    let returns_rows = matches!(verb, "SELECT" | "FETCH" | "SHOW" | "EXPLAIN");
-    (returns_rows, if text.contains(' ') { rows } else { 0 })
+    // Read as bytes: a tag comes with every statement's reply.
+    let verb = tag.split(|&b| b == b' ').next().unwrap_or_default();
+    let returns_rows = matches!(verb, b"SELECT" | b"FETCH" | b"SHOW" | b"EXPLAIN");
+    let rows = match tag.iter().rposition(|&b| b == b' ') {
+        Some(at) => decimal(&tag[at + 1..]).unwrap_or(0),
+        None => 0,
+    };
+    (returns_rows, rows)
+}
+
+/// ASCII digits as a number; None for anything else (or none, or too large).
+fn decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        d.is_ascii_digit()
+            .then(|| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+            .flatten()
+    })
 }
 
 #[cfg(test)]
@@ -314,6 +324,9 @@ mod tests {
         assert_eq!(command_tag(b"SELECT 5"), (true, 5));
         assert_eq!(command_tag(b"BEGIN"), (false, 0));
         assert_eq!(command_tag(b"CREATE TABLE"), (false, 0));
+        assert_eq!(command_tag(b"COPY 18446744073709551615"), (false, u64::MAX));
+        assert_eq!(command_tag(b"SELECT 18446744073709551616"), (true, 0));
+        assert_eq!(command_tag(b"FETCH 2x"), (true, 0));
     }
 
     #[test]
