@@ -234,6 +234,8 @@ const COMMAND_LINES: &[&str] = &[
     "-N -l --aggregate-interval=5 -t 9 -T 2",
     "-P 1 --progress-timestamp -T 5 -t 9",
     "--define abc",
+    "-D 1x=5",
+    "-D a-b=2 -t 1",
     "-F 5",
     "-M fast",
     "--progress=0",

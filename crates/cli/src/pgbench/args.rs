@@ -354,6 +354,10 @@ fn apply(a: &mut PgbenchArgs, key: &str, v: Option<String>) -> Result<Option<Par
             else {
                 return refuse(format!("invalid variable definition: \"{v}\""));
             };
+            // pgbench refuses the name as it reads the option (its putVariable's check).
+            if !bakeoff_workload::pgbench::expr::valid_name(name) {
+                return refuse(format!("option: invalid variable name: \"{name}\""));
+            }
             a.defines.push((name.to_string(), value.to_string()));
         }
         "F" => a.fillfactor = int_in(&v, "-F/--fillfactor", 10, 100)? as u32,
