@@ -8,8 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Result;
-use bakeoff_server::placement;
-use bakeoff_server::variant::CpuList;
+use bakeoff_report::decide::STEADY;
 use bakeoff_store::Store;
 use bakeoff_study::{run_study, series, text_sha256, Results, StoredStudy};
 
@@ -37,21 +36,12 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
     pilot_spec.auto = None;
     // The machine first, alone: how steady its CPUs are bounds what any pilot can find.
     // The CPUs bakeoff may use (taskset's set), not 0..N: a pinned run's may start anywhere.
-    let cpus: Vec<usize> = placement::launch_cpus()
-        .iter()
-        .map(|c| c as usize)
-        .collect();
     eprintln!(
         "study plan {}: timing a fixed loop on each of {} CPUs for 3 s",
         spec.name,
-        cpus.len()
+        bakeoff_study::steady::cpus().len()
     );
-    let steady = bakeoff_hostbench::steadiness::measure(
-        &cpus,
-        std::time::Duration::from_secs(3),
-        std::time::Duration::from_millis(100),
-        pin_to,
-    );
+    let steady = bakeoff_study::steady::measure();
     if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!("Interrupted before the pilot: nothing was planned.");
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
@@ -153,7 +143,7 @@ fn report(
 /// The machine's steadiness in words: the CPU whose 100 ms slices varied most, against what
 /// a machine of its own shows.
 fn steadiness(cpus: &[bakeoff_hostbench::steadiness::CpuSteadiness]) -> String {
-    let Some(worst) = cpus.iter().max_by(|a, b| a.spread.total_cmp(&b.spread)) else {
+    let Some(worst) = bakeoff_study::steady::worst(cpus) else {
         return String::new();
     };
     let slowest = cpus.iter().map(|c| c.slowest).fold(f64::MAX, f64::min);
@@ -169,14 +159,6 @@ fn steadiness(cpus: &[bakeoff_hostbench::steadiness::CpuSteadiness]) -> String {
         slowest,
         STEADY * 100.0
     )
-}
-
-/// A CPU whose slices vary less than this (robust standard deviation over median) is steady.
-const STEADY: f64 = 0.02;
-
-/// One steadiness thread onto its CPU, by the lab's pinning.
-fn pin_to(cpu: usize) {
-    let _ = placement::pin_this_thread(&CpuList::single(cpu as u32));
 }
 
 /// A fresh private directory for the pilot's database.

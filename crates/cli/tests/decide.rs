@@ -135,6 +135,21 @@ fn identical_variants_are_not_told_apart_and_a_different_one_is() {
     // The A/A check was made and is in the model.
     assert_eq!(m["aa"][0]["threads"], 8, "{json}");
     assert!(m["auto"]["blocks"].as_u64() == Some(blocks), "{json}");
+    // The machine was timed before the pilot, once, on every CPU, and the model carries it.
+    let steady: Vec<_> = m["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["probe"] == "steadiness")
+        .collect();
+    assert_eq!(steady.len(), 1, "{json}");
+    let cpus = std::thread::available_parallelism().unwrap().get() as u64;
+    assert_eq!(steady[0]["threads"].as_u64(), Some(cpus), "{json}");
+    let spread = m["auto"]["steadiness"].as_f64().unwrap();
+    assert!(
+        (spread * 100.0 - steady[0]["figure"].as_f64().unwrap()).abs() < 1e-9 && spread >= 0.0,
+        "{json}"
+    );
 
     let o = bakeoff(&["compare", db.to_str().unwrap()], None);
     let (out, _) = text(&o);

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 const MAX_PRIME: u64 = 2_000;
 
 /// One CPU's slices, summarised robustly.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CpuSteadiness {
     pub cpu: usize,
     /// Work done per second, median over the slices.

@@ -192,9 +192,33 @@ pub fn auto_line(a: &AutoStatus) -> String {
             a.needed, a.blocks
         );
     }
-    format!(
+    let mut s = format!(
         "repetitions = \"auto\": {sized}: {} blocks needed, more than max_repetitions = {}; {} run, so intervals are wider than asked. A new study would need {} blocks for {asked} (or a larger precision, or a quieter set-up); this one's results stand as they are.",
         a.needed, a.max_repetitions, a.blocks, a.needed
+    );
+    if let Some(spread) = a.steadiness {
+        s.push(' ');
+        s.push_str(&machine_said(spread));
+    }
+    s
+}
+
+/// A CPU of a machine of its own times a fixed loop's 100 ms slices within this (robust
+/// spread over median); a shared VM's may vary by tens of percent.
+pub const STEADY: f64 = 0.02;
+
+/// Whose noise made the pilot ask for more: the machine's own (its CPUs' speed moved), or the
+/// set-up's (the machine was steady).
+fn machine_said(spread: f64) -> String {
+    let pct = spread * 100.0;
+    if spread < STEADY {
+        return format!(
+            "The machine itself was steady before the pilot (a fixed loop's 100 ms slices varied by {pct:.1}%): the spread is the set-up's (pin the server and the client apart, longer runs, a longer warmup)."
+        );
+    }
+    format!(
+        "Before the pilot a fixed loop's 100 ms slices on this machine varied by {pct:.1}% (a machine of its own: under {:.0}%): its CPUs' own speed moves, much of the runs' spread is the machine's, which no set-up removes, and a steadier machine needs far fewer blocks.",
+        STEADY * 100.0
     )
 }
 

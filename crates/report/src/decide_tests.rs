@@ -260,3 +260,40 @@ fn steins_pilot_asks_for_more_blocks_when_noisier_or_more_compared() {
     assert_eq!(quiet, 5, "the pilot is enough");
     assert!(noisy > quiet && many > noisy, "{quiet} {noisy} {many}");
 }
+
+#[test]
+fn a_pilot_that_asks_for_more_says_whose_noise_it_was() {
+    let a = AutoStatus {
+        precision: 0.05,
+        max_repetitions: 8,
+        pilot: 5,
+        needed: 330,
+        blocks: 8,
+        steadiness: Some(0.372),
+    };
+    let line = auto_line(&a);
+    assert!(
+        line.contains("330 blocks needed, more than max_repetitions = 8"),
+        "{line}"
+    );
+    assert!(
+        line.contains("varied by 37.2%") && line.contains("the machine's"),
+        "{line}"
+    );
+    let steady = auto_line(&AutoStatus {
+        steadiness: Some(0.011),
+        ..a.clone()
+    });
+    assert!(
+        steady.contains("steady before the pilot") && steady.contains("set-up's"),
+        "{steady}"
+    );
+    let unknown = auto_line(&AutoStatus {
+        steadiness: None,
+        ..a.clone()
+    });
+    assert!(!unknown.contains("fixed loop"), "{unknown}");
+    // A study that ended inside its maximum says nothing of the machine.
+    let inside = auto_line(&AutoStatus { needed: 6, ..a });
+    assert!(!inside.contains("fixed loop"), "{inside}");
+}

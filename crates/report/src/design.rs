@@ -108,5 +108,10 @@ pub(crate) fn auto_status(designs: &[Design], m: &Model) -> Option<AutoStatus> {
         pilot,
         needed,
         blocks: rows.iter().map(|c| c.blocks).max().unwrap_or(0),
+        steadiness: m
+            .probes
+            .iter()
+            .find(|p| p.probe == "steadiness" && p.status == "ok")
+            .map(|p| p.figure / 100.0),
     })
 }

@@ -415,6 +415,10 @@ pub struct AutoStatus {
     pub needed: u32,
     /// Blocks run (the most any comparison has).
     pub blocks: u32,
+    /// How much a fixed loop's 100 ms slices varied on this machine's least steady CPU before
+    /// the pilot (a fraction; the study's "steadiness" probe), where it was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steadiness: Option<f64>,
 }
 
 /// A run whose figure may not measure what it claims, with why (see `suspect.rs`).

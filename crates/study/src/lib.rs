@@ -38,6 +38,7 @@ pub mod fleet;
 pub mod lab;
 pub mod measure;
 pub mod spread;
+pub mod steady;
 pub mod tables;
 
 pub use bakeoff_server::file_sha256;

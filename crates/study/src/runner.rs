@@ -42,6 +42,7 @@ pub fn run_study(
         ..Default::default()
     };
     probe_host(spec, store, interrupt, obs)?;
+    probe_steadiness(spec, store, interrupt, obs)?;
     let started = Instant::now();
     let mut done_now = 0usize;
     let mut templates = HashMap::new();
@@ -215,6 +216,34 @@ fn probe_host(
             store.record_probe(&rec)?;
         }
     }
+    Ok(())
+}
+
+/// An auto study's machine check (`steady.rs`), once (kept across resumes), before any server
+/// starts and before the pilot it helps explain.
+fn probe_steadiness(
+    spec: &StudySpec,
+    store: &mut dyn Results,
+    interrupt: &AtomicBool,
+    obs: &mut dyn StudyObserver,
+) -> Result<(), StudyError> {
+    let n = crate::steady::cpus().len() as u32;
+    if spec.auto.is_none()
+        || interrupt.load(Ordering::Relaxed)
+        || store
+            .probes_done()?
+            .contains(&(crate::steady::PROBE.to_string(), n))
+    {
+        return Ok(());
+    }
+    obs.on_note(&format!(
+        "how steady this machine is: a fixed loop timed on each of its {n} CPUs for 3 s"
+    ));
+    let measured = crate::steady::measure();
+    if interrupt.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    store.record_probe(&crate::steady::record(&measured))?;
     Ok(())
 }
 
