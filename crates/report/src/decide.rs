@@ -217,7 +217,7 @@ fn machine_said(spread: f64) -> String {
         );
     }
     format!(
-        "Before the pilot a fixed loop's 100 ms slices on this machine varied by {pct:.1}% (a machine of its own: under {:.0}%): its CPUs' own speed moves, much of the runs' spread is the machine's, which no set-up removes, and a steadier machine needs far fewer blocks.",
+        "Before the pilot a fixed loop's 100 ms slices on this machine varied by {pct:.1}% (a machine of its own: under {:.0}%): its CPUs change speed on their own, which no set-up removes and a 3 s check sees only part of; a steadier machine needs fewer blocks.",
         STEADY * 100.0
     )
 }
