@@ -277,7 +277,7 @@ fn a_pilot_that_asks_for_more_says_whose_noise_it_was() {
         "{line}"
     );
     assert!(
-        line.contains("varied by 37.2%") && line.contains("the machine's"),
+        line.contains("varied by 37.2%") && line.contains("change speed on their own"),
         "{line}"
     );
     let steady = auto_line(&AutoStatus {
