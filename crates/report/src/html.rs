@@ -248,7 +248,7 @@ fn probes(s: &mut String, m: &Model) {
         return;
     }
     s.push_str(
-        "<h2>The machine</h2><p>Host probes run with the study, as sysbench measures them.</p>",
+        "<h2>The machine</h2><p>Host probes run with the study: cpu, memory and fileio as sysbench measures them; steadiness, how much a fixed loop's speed varied between 100 ms slices on the least steady CPU (an auto study's check before its pilot; a machine of its own stays under 2%).</p>",
     );
     table(
         s,
