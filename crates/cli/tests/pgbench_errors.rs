@@ -269,6 +269,17 @@ const COMMAND_LINES: &[&str] = &[
     "-h /nonexistent-bakeoff-dir -t 1",
     "-h 127.0.0.1 -p 1 -t 1",
     "-i --random-seed=1 -h /nonexistent-bakeoff-dir",
+    // What pgbench refuses while it reads its options comes before any connection; -i's
+    // connection failure names initialization; a seed reads as sscanf's %lu.
+    "-b tpcb-like@0 -h /nonexistent-bakeoff-dir",
+    "-f /dev/null -h /nonexistent-bakeoff-dir",
+    "-I x",
+    "-i -I d,t -h /nonexistent-bakeoff-dir",
+    "-i -h /nonexistent-bakeoff-dir",
+    "--show-script=nope",
+    "--random-seed=-1 -h /nonexistent-bakeoff-dir -t 1",
+    "--random-seed=+7 -h /nonexistent-bakeoff-dir -t 1",
+    "--random-seed=7x -t 1",
 ];
 
 /// Scripts refused before anything runs (the kinds of the same test).

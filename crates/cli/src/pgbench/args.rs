@@ -363,7 +363,10 @@ fn apply(a: &mut PgbenchArgs, key: &str, v: Option<String>) -> Result<Option<Par
         "F" => a.fillfactor = int_in(&v, "-F/--fillfactor", 10, 100)? as u32,
         "h" => a.host = Some(v),
         "i" => a.init = true,
-        "I" => a.init_steps = Some(v),
+        "I" => {
+            init_steps_valid(&v)?;
+            a.init_steps = Some(v);
+        }
         "j" => a.jobs = int_in(&v, "-j/--jobs", 1, INT_MAX)? as u32,
         "l" => a.log = true,
         "L" => {
@@ -520,12 +523,25 @@ fn check(a: &PgbenchArgs) -> Result<(), Refused> {
 
 /// A seed as pgbench's set_random_seed takes it: "time" (the default), "rand" or an unsigned
 /// integer; one that was given is said (pgbench's info line, with what "time" or "rand" drew).
+/// pgbench's checkInitSteps, as it reads -I.
+fn init_steps_valid(steps: &str) -> Result<(), Refused> {
+    if steps.is_empty() {
+        return refuse("no initialization steps specified".into());
+    }
+    match steps.chars().find(|c| !"dtgGvpf ".contains(*c)) {
+        Some(bad) => refuse(format!(
+            "unrecognized initialization step \"{bad}\"\npgbench: detail: Allowed step characters are: \"dtgGvpf\"."
+        )),
+        None => Ok(()),
+    }
+}
+
 fn set_seed(given: Option<&str>, whence: &str) -> Result<u64, Refused> {
     let seed = match given {
         None | Some("time" | "rand") => drawn(),
-        Some(s) => match s.parse::<u64>() {
-            Ok(n) => n,
-            Err(_) => return refuse(format!("unrecognized random seed option \"{s}\"\npgbench: detail: Expecting an unsigned integer, \"time\" or \"rand\".\npgbench: error: error while setting random seed from {whence}")),
+        Some(s) => match bakeoff_workload::pgbench::c_ulong(s) {
+            Some(n) => n,
+            None => return refuse(format!("unrecognized random seed option \"{s}\"\npgbench: detail: Expecting an unsigned integer, \"time\" or \"rand\".\npgbench: error: error while setting random seed from {whence}")),
         },
     };
     if given.is_some() {

@@ -76,7 +76,7 @@ pub fn main(program: &str, raw: &[String]) -> ExitCode {
 
 fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
     if let Some(name) = &a.show_script {
-        let (n, desc, text) = builtin::find(name)?;
+        let (n, desc, text) = builtin::find(name).map_err(with_listing)?;
         eprintln!("-- {n}: {desc}\n{text}");
         return Ok(ExitCode::SUCCESS);
     }
@@ -87,6 +87,12 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         eprint!("{}", builtin::listing());
         return Ok(ExitCode::SUCCESS);
     }
+    // pgbench reads its scripts with its options, so a script it refuses is refused before
+    // any connection.
+    let scripts = match a.init {
+        true => Vec::new(),
+        false => load_scripts(a)?,
+    };
     let endpoint = connect::options(a)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -94,14 +100,14 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("could not start: {e}"))?;
     let mut conn = rt.block_on(PgConn::connect(&endpoint)).map_err(|e| {
         format!(
-            "{}\npgbench: error: could not create connection for setup",
-            connect::said(&e)
+            "{}\npgbench: error: could not create connection for {}",
+            connect::said(&e),
+            if a.init { "initialization" } else { "setup" }
         )
     })?;
     if a.init {
         return init(a, conn, &rt);
     }
-    let scripts = load_scripts(a)?;
     // pgbench's first line, in its form for a client and server of different versions.
     println!(
         "pgbench (bakeoff {}, server {})",
@@ -140,11 +146,6 @@ fn init(
     if a.foreign_keys && !steps.contains('f') {
         steps.push('f');
     }
-    if let Some(bad) = steps.chars().find(|c| !"dtgGvpf ".contains(*c)) {
-        return Err(format!(
-            "unrecognized initialization step \"{bad}\"\npgbench: detail: Allowed step characters are: \"dtgGvpf\"."
-        ));
-    }
     let o = InitOptions {
         steps,
         scale: a.scale.unwrap_or(1),
@@ -162,6 +163,11 @@ fn init(
     Ok(ExitCode::SUCCESS)
 }
 
+/// A built-in script not found, and the list pgbench prints after it.
+fn with_listing(e: String) -> String {
+    format!("{e}\n{}", builtin::listing().trim_end())
+}
+
 fn load_scripts(a: &PgbenchArgs) -> Result<Vec<Script>, String> {
     let wanted = match a.scripts.is_empty() {
         true => vec![ScriptArg::Builtin("tpcb-like".into(), 1)],
@@ -171,8 +177,7 @@ fn load_scripts(a: &PgbenchArgs) -> Result<Vec<Script>, String> {
     for s in wanted {
         let parsed = match &s {
             ScriptArg::Builtin(name, w) => {
-                let (_, desc, text) = builtin::find(name)
-                    .map_err(|e| format!("{e}\n{}", builtin::listing().trim_end()))?;
+                let (_, desc, text) = builtin::find(name).map_err(with_listing)?;
                 script::parse(desc, desc, text, *w)
             }
             ScriptArg::File(path, w) => {

@@ -13,6 +13,30 @@ pub(super) fn atoi(s: &str) -> i64 {
     strtol(s).0
 }
 
+/// C's `sscanf(s, "%lu%c", ...) == 1`, pgbench's reading of `--random-seed`: blanks, a sign
+/// and decimal digits, with nothing at all after them. As strtoul has it, a value past a
+/// u64 reads as u64::MAX and a negative one wraps (`-1` is u64::MAX).
+pub fn c_ulong(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    let mut i = b.iter().position(|&c| !blank(c)).unwrap_or(b.len());
+    let negative = b.get(i) == Some(&b'-');
+    if matches!(b.get(i), Some(b'-' | b'+')) {
+        i += 1;
+    }
+    let digits = &b[i..];
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let v = digits.iter().try_fold(0u64, |v, &c| {
+        v.checked_mul(10)?.checked_add(u64::from(c - b'0'))
+    });
+    Some(match v {
+        None => u64::MAX,
+        Some(v) if negative => v.wrapping_neg(),
+        Some(v) => v,
+    })
+}
+
 fn blank(c: u8) -> bool {
     c == b' ' || (b'\t'..=b'\r').contains(&c)
 }
@@ -54,6 +78,16 @@ mod tests {
         assert_eq!(
             (atoi("12abc"), atoi(" 7"), atoi("abc"), atoi("-3")),
             (12, 7, 0, -3)
+        );
+        // --random-seed, as pgbench 15 read each of these here.
+        assert_eq!(c_ulong(" 5"), Some(5));
+        assert_eq!(c_ulong("+5"), Some(5));
+        assert_eq!(c_ulong("-1"), Some(u64::MAX));
+        assert_eq!(c_ulong("99999999999999999999"), Some(u64::MAX));
+        assert_eq!(c_ulong("-99999999999999999999"), Some(u64::MAX));
+        assert_eq!(
+            (c_ulong("5 "), c_ulong(""), c_ulong("0x10")),
+            (None, None, None)
         );
     }
 }

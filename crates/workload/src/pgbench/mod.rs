@@ -20,5 +20,6 @@ mod statements;
 pub mod stats;
 pub mod value;
 
+pub use ctext::c_ulong;
 pub use session::{PgbenchSession, PgbenchSource, QueryMode};
 pub use stats::{CommandStats, Live, Logged, ScriptStats};
