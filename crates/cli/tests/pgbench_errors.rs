@@ -280,6 +280,10 @@ const COMMAND_LINES: &[&str] = &[
     "--random-seed=-1 -h /nonexistent-bakeoff-dir -t 1",
     "--random-seed=+7 -h /nonexistent-bakeoff-dir -t 1",
     "--random-seed=7x -t 1",
+    // A port libpq refuses fails the connection (no address is looked up for these).
+    "-p 0 -t 1",
+    "-p abc -t 1",
+    "-i -p 99999",
 ];
 
 /// Scripts refused before anything runs (the kinds of the same test).

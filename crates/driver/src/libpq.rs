@@ -52,6 +52,19 @@ pub fn sslmode(word: &str) -> Option<SslMode> {
     })
 }
 
+/// A port as libpq reads it (parse_int_param, then the range): blanks around an integer,
+/// which must be 1-65535; its two messages for the two ways to be wrong.
+fn port_number(text: &str) -> Result<u16, String> {
+    let n: i32 = text
+        .trim_matches(|c: char| c.is_ascii_whitespace())
+        .parse()
+        .map_err(|_| format!("invalid integer value \"{text}\" for connection option \"port\""))?;
+    u16::try_from(n)
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("invalid port number: \"{text}\""))
+}
+
 /// Resolve `g` as libpq would; `default_db` when nothing names a database (libpq's own
 /// default, the user name, when None). Errors are libpq's words.
 pub fn resolve(g: &Given, default_db: Option<&str>) -> Result<Resolved, String> {
@@ -68,11 +81,7 @@ pub fn resolve(g: &Given, default_db: Option<&str>) -> Result<Resolved, String> 
     };
     let host = setting(&g.host, "host", "PGHOST").unwrap_or_else(|| DEFAULT_SOCKET_DIR.into());
     let port_text = setting(&g.port, "port", "PGPORT").unwrap_or_else(|| "5432".into());
-    let port: u16 = port_text
-        .parse()
-        .ok()
-        .filter(|p| *p > 0)
-        .ok_or_else(|| format!("invalid port number: \"{port_text}\""))?;
+    let port = port_number(&port_text)?;
     let user = setting(&g.user, "user", "PGUSER")
         .or_else(|| env("USER"))
         .unwrap_or_else(|| "postgres".into());
@@ -121,4 +130,24 @@ pub fn password(o: &ConnectOptions, service: Option<&Secret>) -> (Secret, Option
         Secret::new(found.password.unwrap_or_default()),
         found.warning,
     )
+}
+
+#[cfg(test)]
+mod port_tests {
+    use super::port_number;
+
+    #[test]
+    fn a_port_reads_as_libpq_reads_it() {
+        assert_eq!(port_number("5432"), Ok(5432));
+        assert_eq!(port_number(" 6432 "), Ok(6432));
+        assert_eq!(
+            port_number("abc"),
+            Err("invalid integer value \"abc\" for connection option \"port\"".into())
+        );
+        assert_eq!(port_number("0"), Err("invalid port number: \"0\"".into()));
+        assert_eq!(
+            port_number("99999"),
+            Err("invalid port number: \"99999\"".into())
+        );
+    }
 }

@@ -40,10 +40,19 @@ pub fn said(e: &DriverError) -> String {
                 // known here).
                 None => (
                     match endpoint.rsplit_once(':') {
-                        Some((host, port)) => format!(
-                            "at \"{}\", port {port}",
-                            host.trim_start_matches('[').trim_end_matches(']')
-                        ),
+                        Some((host, port)) => {
+                            let host = host.trim_start_matches('[').trim_end_matches(']');
+                            // A name that does not resolve: libpq says so, and no more.
+                            if let Some(why) = source
+                                .to_string()
+                                .strip_prefix("failed to lookup address information: ")
+                            {
+                                return format!(
+                                    "could not translate host name \"{host}\" to address: {why}"
+                                );
+                            }
+                            format!("at \"{host}\", port {port}")
+                        }
                         None => format!("\"{endpoint}\""),
                     },
                     "\tIs the server running on that host and accepting TCP/IP connections?",

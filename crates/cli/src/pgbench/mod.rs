@@ -93,18 +93,19 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         true => Vec::new(),
         false => load_scripts(a)?,
     };
-    let endpoint = connect::options(a)?;
+    // A setting libpq refuses fails the connection, as pgbench then says.
+    let cannot = |e: String| {
+        let purpose = if a.init { "initialization" } else { "setup" };
+        format!("{e}\npgbench: error: could not create connection for {purpose}")
+    };
+    let endpoint = connect::options(a).map_err(cannot)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("could not start: {e}"))?;
-    let mut conn = rt.block_on(PgConn::connect(&endpoint)).map_err(|e| {
-        format!(
-            "{}\npgbench: error: could not create connection for {}",
-            connect::said(&e),
-            if a.init { "initialization" } else { "setup" }
-        )
-    })?;
+    let mut conn = rt
+        .block_on(PgConn::connect(&endpoint))
+        .map_err(|e| cannot(connect::said(&e)))?;
     if a.init {
         return init(a, conn, &rt);
     }
