@@ -213,7 +213,7 @@ fn machine_said(spread: f64) -> String {
     let pct = spread * 100.0;
     if spread < STEADY {
         return format!(
-            "The machine itself was steady before the pilot (a fixed loop's 100 ms slices varied by {pct:.1}%): the spread is the set-up's (pin the server and the client apart, longer runs, a longer warmup)."
+            "The machine itself was steady in a 3 s check before the pilot (a fixed loop's 100 ms slices varied by {pct:.1}%): look first at the set-up (pin the server and the client apart, longer runs, a longer warmup), though so short a check can miss a slow spell."
         );
     }
     format!(

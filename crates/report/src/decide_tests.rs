@@ -285,7 +285,8 @@ fn a_pilot_that_asks_for_more_says_whose_noise_it_was() {
         ..a.clone()
     });
     assert!(
-        steady.contains("steady before the pilot") && steady.contains("set-up's"),
+        steady.contains("steady in a 3 s check before the pilot")
+            && steady.contains("look first at the set-up"),
         "{steady}"
     );
     let unknown = auto_line(&AutoStatus {

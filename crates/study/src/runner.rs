@@ -42,7 +42,6 @@ pub fn run_study(
         ..Default::default()
     };
     probe_host(spec, store, interrupt, obs)?;
-    probe_steadiness(spec, store, interrupt, obs)?;
     let started = Instant::now();
     let mut done_now = 0usize;
     let mut templates = HashMap::new();
@@ -164,7 +163,8 @@ fn connect_clients(
     Ok(hosts)
 }
 
-/// The machine's profile, once per study (kept across resumes), before any server starts.
+/// The machine's profile, once per study (kept across resumes), before any server starts: the
+/// host probes the study asks for, then an auto study's steadiness check.
 fn probe_host(
     spec: &StudySpec,
     store: &mut dyn Results,
@@ -216,13 +216,14 @@ fn probe_host(
             store.record_probe(&rec)?;
         }
     }
-    Ok(())
+    probe_steadiness(spec, &done, store, interrupt, obs)
 }
 
 /// An auto study's machine check (`steady.rs`), once (kept across resumes), before any server
 /// starts and before the pilot it helps explain.
 fn probe_steadiness(
     spec: &StudySpec,
+    done: &HashSet<(String, u32)>,
     store: &mut dyn Results,
     interrupt: &AtomicBool,
     obs: &mut dyn StudyObserver,
@@ -230,9 +231,7 @@ fn probe_steadiness(
     let n = crate::steady::cpus().len() as u32;
     if spec.auto.is_none()
         || interrupt.load(Ordering::Relaxed)
-        || store
-            .probes_done()?
-            .contains(&(crate::steady::PROBE.to_string(), n))
+        || done.contains(&(crate::steady::PROBE.to_string(), n))
     {
         return Ok(());
     }

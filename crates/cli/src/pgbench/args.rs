@@ -521,8 +521,6 @@ fn check(a: &PgbenchArgs) -> Result<(), Refused> {
     Ok(())
 }
 
-/// A seed as pgbench's set_random_seed takes it: "time" (the default), "rand" or an unsigned
-/// integer; one that was given is said (pgbench's info line, with what "time" or "rand" drew).
 /// pgbench's checkInitSteps, as it reads -I.
 fn init_steps_valid(steps: &str) -> Result<(), Refused> {
     if steps.is_empty() {
@@ -536,6 +534,9 @@ fn init_steps_valid(steps: &str) -> Result<(), Refused> {
     }
 }
 
+/// A seed as pgbench's set_random_seed takes it: "time" (the default), "rand" or an unsigned
+/// integer (as sscanf's %lu reads one); one that was given is said (pgbench's info line, with
+/// what "time" or "rand" drew).
 fn set_seed(given: Option<&str>, whence: &str) -> Result<u64, Refused> {
     let seed = match given {
         None | Some("time" | "rand") => drawn(),

@@ -17,14 +17,8 @@ pub(super) fn atoi(s: &str) -> i64 {
 /// and decimal digits, with nothing at all after them. As strtoul has it, a value past a
 /// u64 reads as u64::MAX and a negative one wraps (`-1` is u64::MAX).
 pub fn c_ulong(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    let mut i = b.iter().position(|&c| !blank(c)).unwrap_or(b.len());
-    let negative = b.get(i) == Some(&b'-');
-    if matches!(b.get(i), Some(b'-' | b'+')) {
-        i += 1;
-    }
-    let digits = &b[i..];
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+    let (negative, digits, end) = leading_number(s);
+    if digits.is_empty() || end != s.len() {
         return None;
     }
     let v = digits.iter().try_fold(0u64, |v, &c| {
@@ -45,21 +39,28 @@ fn blank(c: u8) -> bool {
 /// none, as strtol leaves `end` at the start). strtol saturates at a long's bounds; pgbench
 /// then keeps an int's low bits.
 fn strtol(s: &str) -> (i64, usize) {
+    let (negative, digits, end) = leading_number(s);
+    if digits.is_empty() {
+        return (0, 0);
+    }
+    let v = digits.iter().fold(0i64, |v, &c| {
+        v.saturating_mul(10).saturating_add((c - b'0') as i64)
+    });
+    let v = if negative { v.saturating_neg() } else { v };
+    (v as i32 as i64, end)
+}
+
+/// What C's number readers take from the start of `s`: blanks, a sign, then decimal digits.
+/// Whether it was negative, the digits (maybe none), and where they end.
+fn leading_number(s: &str) -> (bool, &[u8], usize) {
     let b = s.as_bytes();
     let mut i = b.iter().position(|&c| !blank(c)).unwrap_or(b.len());
     let negative = b.get(i) == Some(&b'-');
     if matches!(b.get(i), Some(b'-' | b'+')) {
         i += 1;
     }
-    let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 {
-        return (0, 0);
-    }
-    let v = b[i..i + digits].iter().fold(0i64, |v, &c| {
-        v.saturating_mul(10).saturating_add((c - b'0') as i64)
-    });
-    let v = if negative { v.saturating_neg() } else { v };
-    (v as i32 as i64, i + digits)
+    let n = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    (negative, &b[i..i + n], i + n)
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@
 #![allow(clippy::result_large_err)]
 
 use super::expr::{self, Expr};
+pub use super::sqltext::Part;
 use super::sqltext::{
     block_comment_end, dollar_tag, meta_end, number_variables, parts, quoted_end, word_columns,
 };
-pub use super::sqltext::{each_variable, Part, Piece};
 
 /// One parsed script.
 #[derive(Debug, Clone)]
