@@ -4,6 +4,7 @@
 //! its startup message; both hand the same [`transport::Stream`] over.
 
 pub(crate) mod der;
+pub(crate) mod habit;
 pub(crate) mod stream;
 pub(crate) mod tls;
 pub(crate) mod transport;
