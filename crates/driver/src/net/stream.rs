@@ -198,13 +198,12 @@ async fn read_async<S: AsRawFd + Read>(s: &mut AsyncFd<S>, buf: &mut [u8]) -> io
         match ready.try_io(|s| s.get_mut().read(buf)) {
             Ok(r) => {
                 READS.with(|n| n.set(n.get() + 1));
-                // A read shorter than the buffer emptied the socket: forget the readiness now,
-                // as tokio's own streams do, instead of learning it from the next read's
-                // EWOULDBLOCK (a third of all reads at 64 connections). A readiness event
-                // that came since this guard was taken is not cleared, so none is lost.
-                if matches!(r, Ok(n) if n > 0 && n < buf.len()) {
-                    ready.clear_ready();
-                }
+                // The readiness is kept after a short read, though the socket is then empty
+                // and the next read will say so (as tokio's own streams would not): clearing
+                // it here cut recvfrom from 1.86 to 1.00 per query, yet cut bakeoff
+                // pgbench's tps at 1024 clients on 2 threads by a quarter or more (19k to 14k
+                // in each of two A/B pairs), the server using more CPU per transaction. Not
+                // understood; left out.
                 return r;
             }
             Err(_would_block) => continue,
