@@ -203,6 +203,10 @@ pub fn auto_line(a: &AutoStatus) -> String {
     s
 }
 
+/// The host probe that times the machine before an auto study's pilot (the study writes it,
+/// the report reads it).
+pub const STEADINESS_PROBE: &str = "steadiness";
+
 /// A CPU of a machine of its own times a fixed loop's 100 ms slices within this (robust
 /// spread over median); a shared VM's may vary by tens of percent.
 pub const STEADY: f64 = 0.02;

@@ -111,7 +111,7 @@ pub(crate) fn auto_status(designs: &[Design], m: &Model) -> Option<AutoStatus> {
         steadiness: m
             .probes
             .iter()
-            .find(|p| p.probe == "steadiness" && p.status == "ok")
+            .find(|p| p.probe == crate::decide::STEADINESS_PROBE && p.status == "ok")
             .map(|p| p.figure / 100.0),
     })
 }

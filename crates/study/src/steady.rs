@@ -12,7 +12,7 @@ use bakeoff_server::variant::CpuList;
 use bakeoff_store::ProbeRecord;
 
 /// The probe's name in the store and the report.
-pub const PROBE: &str = "steadiness";
+pub const PROBE: &str = bakeoff_report::decide::STEADINESS_PROBE;
 
 /// Every CPU bakeoff may use, each slice 100 ms, for 3 s: long enough for tens of slices per
 /// CPU, short beside any pilot.

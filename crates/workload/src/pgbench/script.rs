@@ -516,8 +516,6 @@ impl ScriptParser<'_> {
     }
 }
 
-/// pgbench's rule for a variable's name: letters, digits and underscores (or non-ASCII),
-/// not starting with a digit.
 fn arg(a: &str) -> Arg {
     match a.strip_prefix(':') {
         Some(v) if !v.is_empty() && !v.starts_with(':') => Arg::Var(v.to_string()),
