@@ -344,7 +344,8 @@ fn apply(a: &mut PgbenchArgs, key: &str, v: Option<String>) -> Result<Option<Par
         "N" => a
             .scripts
             .push(ScriptArg::Builtin("simple-update".into(), 1)),
-        "c" => a.clients = int_in(&v, "-c/--clients", 1, INT_MAX)? as u32,
+        // pgbench 15.20 names the option so here; 15.18 and older printed "-c/--clients".
+        "c" => a.clients = int_in(&v, "-c/--client", 1, INT_MAX)? as u32,
         "C" => a.connect = true,
         "d" => a.debug = true,
         "D" => {
