@@ -361,7 +361,12 @@ pub fn prewarm(a: &LoadArgs) -> Result<ExitCode> {
         bail!("prewarm needs a server: pass --mysql-socket or --mysql-host (for the embedded server use `bakeoff run --prewarm`)");
     };
     place_for_given_server(a, &given_pids(&given_servers(a)?))?;
-    tables::prewarm(&opts, &tables_load(a, &spec, 0), &print_progress)?;
+    let load = tables_load(a, &spec, 0);
+    if !load.shared {
+        // Reading a table can run its owner's code (a rule, a view): bakeoff's own only.
+        tables::check_marked(&opts, &load)?;
+    }
+    tables::prewarm(&opts, &load, &print_progress)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -484,6 +489,7 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         connect_timeout: Duration::from_secs(a.mysql.mysql_connect_timeout),
         sampled_client_threads: run_spec.client_threads.min(cpus),
         interrupt: &INTERRUPTED,
+        sysbench_tables: crate::dialect::is_sysbench(),
     };
     let mut printer = Printer::new(a, &spec, iterations);
     let CellOutcome {

@@ -215,3 +215,106 @@ fn bulk_insert_refuses_a_table_it_did_not_create() {
     );
     assert_intact(db);
 }
+
+/// Mallory, with TRIGGER there too, plants a marker table with triggers, then an `sbtest1`
+/// with triggers, each logging into her table who wrote. Prepare, run, cleanup and a study
+/// on the given server (its own tables or the server's) refuse them, and none fires.
+#[test]
+fn tables_planted_with_triggers_are_refused_and_no_trigger_fires() {
+    use bakeoff_testkit::planted::mysql_trigger;
+    let db = "owned_triggers";
+    users_data(db);
+    let log = format!("{db}_prod.mallory_log");
+    admin(&[
+        &format!("GRANT SELECT, TRIGGER, DROP ON {db}.* TO 'mallory'@'127.0.0.1'"),
+        &format!("CREATE TABLE {log} (who TEXT, what TEXT)"),
+        &format!("GRANT INSERT ON {log} TO 'mallory'@'127.0.0.1'"),
+    ]);
+    let mallory = ConnectOptions::new(
+        Endpoint::Tcp {
+            host: "127.0.0.1".into(),
+            port: server().port(),
+        },
+        "mallory",
+        "m4llory",
+    )
+    .with_database(db);
+    let marker = "CREATE TABLE bakeoff_tables (table_name VARCHAR(64) NOT NULL PRIMARY KEY, workload VARCHAR(64) NOT NULL, token CHAR(16) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) COMMENT='bakeoff marker'";
+    let mut plant: Vec<String> = vec![marker.into()];
+    for event in ["INSERT", "UPDATE", "DELETE"] {
+        plant.push(mysql_trigger("bakeoff_tables", event, &log));
+    }
+    run_as(
+        &mallory,
+        &plant.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let url = url(db);
+    let args = |cmd: &'static str| -> Vec<String> {
+        [
+            cmd,
+            "oltp_update_index",
+            "--server",
+            &url,
+            "--tables=1",
+            "--table-size=100",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let refused = |o: Output, what: &str, words: &[&str]| {
+        let (out, err) = text(&o);
+        assert!(!o.status.success(), "{what} went on: {out}\n{err}");
+        for w in words {
+            assert!(err.contains(w), "{what}: {w:?} not in {err}");
+        }
+    };
+    let run = |cmd| bakeoff(&args(cmd).iter().map(String::as_str).collect::<Vec<_>>());
+    let triggers = ["bakeoff_tables", "triggers or rules", "mallory_INSERT"];
+    refused(run("prepare"), "prepare", &triggers);
+    refused(run("cleanup"), "cleanup", &triggers);
+    refused(run("run"), "run", &["bakeoff_tables"]);
+    // Then sbtest1, planted with triggers, and no marker.
+    admin(&[&format!("DROP TABLE {db}.bakeoff_tables")]);
+    let mut plant: Vec<String> = vec![
+        "CREATE TABLE sbtest1 (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k))".into(),
+        "INSERT INTO sbtest1 (k) VALUES (1), (2), (3)".into(),
+    ];
+    for event in ["INSERT", "UPDATE", "DELETE"] {
+        plant.push(mysql_trigger("sbtest1", event, &log));
+    }
+    admin(&[&format!("TRUNCATE {log}")]);
+    run_as(
+        &mallory,
+        &plant.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    admin(&[&format!(
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON {db}.sbtest1 TO 'mallory'@'127.0.0.1'"
+    )]);
+    let mut timed = args("run");
+    timed.push("--time=1".into());
+    refused(
+        bakeoff(&timed.iter().map(String::as_str).collect::<Vec<_>>()),
+        "run",
+        &["sbtest1", "bakeoff prepare"],
+    );
+    let dir = bakeoff_testkit::scratch::dir("owned-triggers");
+    let file: PathBuf = dir.join("use.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "duration = 1\nwarmup = 0\nthreads = [1]\n[dataset]\ntables = 1\ntable_size = 100\n[[workload]]\nname = \"oltp_update_index\"\n[[variant]]\nname = \"given\"\nserver = \"{url}\"\nexisting_tables = \"use\"\n"
+        ),
+    )
+    .unwrap();
+    let o = bakeoff(&["study", "run", file.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(format!("{out}{err}").contains("triggers"), "{out}\n{err}");
+    assert_eq!(
+        admin(&[&format!("SELECT who, what FROM {log}")]),
+        Vec::<Vec<Option<String>>>::new(),
+        "a trigger of mallory's fired"
+    );
+    assert_intact(db);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -14,7 +14,7 @@ use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{Quiet, RunSpec};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::{preflight, ServerError, ServerSpec};
-use bakeoff_workload::dataset::{self, DatasetError, Prepared, Progress};
+use bakeoff_workload::dataset::{self, Adopt, DatasetError, Prepared, Progress};
 use bakeoff_workload::{SessionContext, Unique, WorkloadSpec};
 
 use crate::lab::{self, GivenServers, Running, Servers, StartError};
@@ -51,6 +51,9 @@ pub struct Cell<'a> {
     /// The threads over which this machine's CPU counts as the client's.
     pub sampled_client_threads: u32,
     pub interrupt: &'a AtomicBool,
+    /// The tables are sysbench's (its grammar): a given server's are used as sysbench uses
+    /// them, unchecked; false: only tables `bakeoff prepare` made and marked.
+    pub sysbench_tables: bool,
 }
 
 /// What a cell tells as it goes, beyond the run's own ticks.
@@ -131,6 +134,10 @@ pub fn run_cell<O: CellObserver + Sync>(
         },
         // `bakeoff run` against a server you give runs on the tables `bakeoff prepare` made.
         load: matches!(cell.servers, ServerPlan::Launch { .. }),
+        check: match cell.servers {
+            ServerPlan::Given(_) if !cell.sysbench_tables => Some(Adopt::Marked),
+            _ => None,
+        },
         prewarm: cell.prewarm,
         connections: Some(cell.run.connections),
     };
@@ -184,6 +191,8 @@ pub struct SetUp<'a> {
     /// Load the tables (false: a copied datadir holds them, or a given server's tables are
     /// the user's, loaded by `bakeoff prepare`).
     pub load: bool,
+    /// Before using tables it did not load: whose they must be (`dataset::check_tables`).
+    pub check: Option<Adopt>,
     /// Read every table into the buffer pool.
     pub prewarm: bool,
     /// Check that the servers take this many connections (raising what can be raised).
@@ -239,6 +248,13 @@ fn ready<O: CellObserver + Sync>(
         .enable_all()
         .build()
         .map_err(|e| Stop::Failed(e.into()))?;
+    if let Some(adopt) = setup.check {
+        let t = &setup.tables;
+        for opts in servers.endpoints() {
+            let check = dataset::check_tables(&opts, t.workload, t.threads, adopt);
+            rt.block_on(check).map_err(|e| Stop::Failed(e.into()))?;
+        }
+    }
     if setup.load {
         match load_tables(&rt, &servers.endpoints(), &setup.tables, &|p| {
             obs.on_load(p)

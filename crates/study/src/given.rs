@@ -75,6 +75,9 @@ impl SeriesCtx<'_> {
             servers: &plan,
             tables: self.tables(),
             load: !given.use_existing_tables,
+            check: given
+                .use_existing_tables
+                .then_some(dataset::Adopt::Existing),
             prewarm: false,
             connections: None,
         };
@@ -188,7 +191,7 @@ fn describe(opts: &ConnectOptions, url: &str) -> GivenInfo {
         if opts.protocol == bakeoff_driver::Protocol::Postgres {
             // PostgreSQL has no host name to ask for: the address it answered on.
             const ASK: &str = "SELECT current_setting('server_version'), coalesce(host(inet_server_addr()), 'its unix socket')";
-            let mut c = bakeoff_driver::PgConn::connect(opts).await.ok()?;
+            let mut c = bakeoff_driver::PgConn::connect_pinned(opts).await.ok()?;
             let tls = c.tls();
             let rows = c.query_rows(ASK).await;
             c.quit().await;

@@ -532,7 +532,7 @@ pub fn given_cpus(pids: &[Option<u32>]) -> Vec<Option<CpuList>> {
 /// PostgreSQL's room for the load's connections: max_connections less the slots it keeps
 /// for superusers (it has no back_log: its listen queue is the kernel's somaxconn).
 async fn pg_connection_room(opts: &ConnectOptions) -> Option<(Option<u32>, Option<u32>)> {
-    let mut c = bakeoff_driver::PgConn::connect(opts).await.ok()?;
+    let mut c = bakeoff_driver::PgConn::connect_pinned(opts).await.ok()?;
     let rows = c
         .query_rows("SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int")
         .await

@@ -177,6 +177,7 @@ impl SeriesCtx<'_> {
             servers: &plan,
             tables: self.tables(),
             load: !copy,
+            check: None,
             prewarm: false,
             connections: None,
         };

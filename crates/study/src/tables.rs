@@ -45,6 +45,12 @@ pub fn prewarm(
     runtime()?.block_on(p)
 }
 
+/// Refuse unless the load's tables are the ones `bakeoff prepare` made (`dataset::check_tables`).
+pub fn check_marked(opts: &ConnectOptions, load: &Load<'_>) -> Result<(), DatasetError> {
+    let check = dataset::check_tables(opts, load.workload, load.threads, dataset::Adopt::Marked);
+    runtime()?.block_on(check)
+}
+
 /// Drop the tables bakeoff made in the server at `opts`, and only those; or, given the tables
 /// `shared` with sysbench, those tables, as sysbench's cleanup does. The tables dropped.
 pub fn cleanup(

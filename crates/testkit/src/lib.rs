@@ -6,6 +6,7 @@
 
 pub mod hosts;
 pub mod pg;
+pub mod planted;
 pub mod scratch;
 pub mod scripted;
 pub mod tls;

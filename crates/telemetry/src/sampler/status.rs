@@ -119,7 +119,7 @@ impl StatusReader {
         let result = self.rt.block_on(async {
             tokio::time::timeout(TIMEOUT, async {
                 if conn.is_none() {
-                    conn = Some(PgConn::connect(opts).await.ok()?);
+                    conn = Some(PgConn::connect_pinned(opts).await.ok()?);
                 }
                 conn.as_mut()?.query_rows(PG_STATUS).await.ok()
             })

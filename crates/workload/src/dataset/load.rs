@@ -60,6 +60,32 @@ pub(super) fn load_on_threads(
     Ok((rows, local.load(Ordering::Relaxed)))
 }
 
+/// sysbench's prepare threads: `workers` threads, worker w given the indexes w, w+workers,
+/// ... of `count` tables, each on a thread of its own; the first error.
+pub(super) fn in_sysbench_order<F>(count: usize, workers: u32, each: F) -> Result<(), DatasetError>
+where
+    F: Fn(Vec<usize>) -> Result<(), DatasetError> + Sync,
+{
+    let each = &each;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers as usize)
+            .map(|w| {
+                let mine = (w..count).step_by(workers.max(1) as usize).collect();
+                scope.spawn(move || each(mine))
+            })
+            .collect();
+        let joined: Vec<Result<(), DatasetError>> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(panicked("prepare"))))
+            .collect();
+        joined.into_iter().collect()
+    })
+}
+
+fn panicked(what: &str) -> DatasetError {
+    DatasetError::Thread(format!("a {what} thread panicked"))
+}
+
 /// Run `parallel` loaders, each the future `worker` makes, over one OS thread per CPU this
 /// process may use (at most one per loader; loaders dealt round-robin, each thread with a
 /// current-thread runtime of its own). Blocks until all are done; their rows summed, the
@@ -90,11 +116,7 @@ where
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(DatasetError::Thread("a loader thread panicked".into()))
-                })
-            })
+            .map(|h| h.join().unwrap_or_else(|_| Err(panicked("loader"))))
             .collect()
     });
     results.into_iter().sum()

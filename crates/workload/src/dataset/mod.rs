@@ -23,16 +23,21 @@
 //! `Prepared` carries the phases so every prepare can say this about its own machine.
 //!
 //! Safety: every table bakeoff creates is first recorded in the marker table
-//! `bakeoff_tables` and carries its prepare's token; `cleanup` drops only recorded tables
-//! that prove it (`owned.rs`), never anything else.
+//! `bakeoff_tables` and carries its prepare's token; `cleanup` drops, and `run` on a given
+//! server writes to, only recorded tables that prove it and carry no one else's code, by
+//! the rules of `owned.rs`, once for every engine (each engine's statements are in
+//! `adapters/`).
 
+mod adapters;
 mod load;
 mod owned;
+mod owner;
 pub mod pgsql;
 mod pgsql_shared;
 mod progress;
 mod shared;
 mod tables;
+mod token;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -42,14 +47,16 @@ use std::time::Instant;
 use bakeoff_driver::{Conn, ConnectOptions, DriverError, Protocol};
 
 use crate::{WorkloadKind, WorkloadSpec};
+use adapters::mysql::MyOwner;
+use adapters::pgsql::PgOwner;
 use load::{chunks, load_on_threads, Meter};
-use owned::table_exists;
-pub use owned::{workload_table, Token, MARKER_TABLE};
+use owner::Owner;
 use progress::join_all;
 pub use progress::{DatasetError, Progress};
 pub use shared::{cleanup_shared, prepare_shared};
 use tables::initial_rows;
 pub use tables::{tables, Prepared};
+pub use token::{workload_table, Token, MARKER_TABLE};
 
 /// How many connections `prepare` should use here: loading waits on the server's log writes as
 /// well as its CPUs, so two per CPU, at least 4 (4x100k rows on 2 CPUs: 1.0-1.1 s against
@@ -74,26 +81,21 @@ pub async fn prepare(
         return pgsql::prepare(opts, spec, threads, parallel, seed, interrupt, progress).await;
     }
     let started = Instant::now();
-    let mut admin = Conn::connect(opts).await?;
-    let redo_before = redo_written(&mut admin).await?;
+    let mut admin = MyOwner::connect(opts).await?;
+    let redo_before = redo_written(&mut admin.conn).await?;
     let token = Token::new()?;
-    let tables = tables(spec, threads, Some(&token));
+    let tables = tables(spec, threads, true);
     let bulk = spec.kind == WorkloadKind::BulkInsert;
     // Refused before anything is made: a prepare that finds a table leaves nothing behind,
     // not even the marker table. bulk_insert's too: a table it did not make is not adopted.
-    for (name, _) in &tables {
-        if table_exists(&mut admin, name).await? {
-            return Err(DatasetError::Exists(name.clone()));
-        }
-    }
-    owned::ensure_marker(&mut admin).await?;
-    admin.for_ddl();
+    owned::make_room(&mut admin, &names(&tables)).await?;
+    admin.conn.for_ddl();
     for (name, create) in &tables {
         progress(Progress::Creating(name.clone()));
-        owned::record(&mut admin, name, &spec.kind.to_string(), &token).await?;
-        admin.exec(create).await?;
+        let workload = spec.kind.to_string();
+        admin.create_marked(name, create, &workload, &token).await?;
     }
-    admin.for_statements();
+    admin.conn.for_statements();
     let size = initial_rows(spec);
     for t in 1..=tables.len() as u32 {
         if size > 0 {
@@ -127,7 +129,7 @@ pub async fn prepare(
         }
     }
     let index = started.elapsed() - load;
-    let redo_after = redo_written(&mut admin).await?;
+    let redo_after = redo_written(&mut admin.conn).await?;
     admin.quit().await;
     Ok(Prepared {
         tables: tables.len() as u32,
@@ -171,7 +173,7 @@ pub async fn prewarm(
     if opts.protocol == Protocol::Postgres {
         return pgsql::prewarm(opts, spec, threads, progress).await;
     }
-    let count = tables(spec, threads, None).len() as u32;
+    let count = tables(spec, threads, false).len() as u32;
     let names: Mutex<VecDeque<u32>> = Mutex::new((1..=count).collect());
     let size = spec.options.table_size;
     let workers =
@@ -240,9 +242,10 @@ pub async fn cleanup(
     if opts.protocol == Protocol::Postgres {
         return pgsql::cleanup(opts, progress).await;
     }
-    let mut conn = Conn::connect(opts).await?;
-    let dropped = owned::drop_marked(&mut conn, progress).await?;
-    let rest = conn
+    let mut o = MyOwner::connect(opts).await?;
+    let dropped = owned::drop_marked(&mut o, progress).await?;
+    let rest = o
+        .conn
         .query_rows("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'sbtest%' ORDER BY table_name")
         .await?;
     for name in rest
@@ -251,9 +254,54 @@ pub async fn cleanup(
     {
         progress(Progress::LeftAlone {
             table: name,
-            why: "bakeoff did not create it",
+            why: "bakeoff did not create it".into(),
         });
     }
-    conn.quit().await;
+    o.quit().await;
     Ok(dropped)
+}
+
+/// Whose tables a run on a given server writes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Adopt {
+    /// Tables `bakeoff prepare` made: each carries its marker row's token.
+    Marked,
+    /// The user's own (`existing_tables = "use"`): owned by the role, no one's code on them.
+    Existing,
+}
+
+/// Before a run on a server bakeoff did not start: refuse (with what to do) unless every
+/// table the workload uses passes the ownership rules for `adopt` (`owned.rs`).
+pub async fn check_tables(
+    opts: &ConnectOptions,
+    spec: &WorkloadSpec,
+    threads: u32,
+    adopt: Adopt,
+) -> Result<(), DatasetError> {
+    let names = names(&tables(spec, threads, true));
+    if opts.protocol == Protocol::Postgres {
+        let mut o = PgOwner::connect(opts).await?;
+        let checked = check_with(&mut o, &names, adopt).await;
+        o.quit().await;
+        return checked;
+    }
+    let mut o = MyOwner::connect(opts).await?;
+    let checked = check_with(&mut o, &names, adopt).await;
+    o.quit().await;
+    checked
+}
+
+async fn check_with<O: Owner>(
+    o: &mut O,
+    names: &[String],
+    adopt: Adopt,
+) -> Result<(), DatasetError> {
+    match adopt {
+        Adopt::Marked => owned::check_marked(o, names).await,
+        Adopt::Existing => owned::check_existing(o, names).await,
+    }
+}
+
+fn names(tables: &[(String, String)]) -> Vec<String> {
+    tables.iter().map(|(n, _)| n.clone()).collect()
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use bakeoff_driver::{ConnectOptions, DriverError, Outcome, PgConn};
 
-use super::load::{chunks, rows, Chunk, Meter};
+use super::load::{chunks, in_sysbench_order, rows, Chunk, Meter};
 use super::pgsql::{exec, pg_tables};
 use super::progress::{runtime, DatasetError, Progress};
 use super::tables::{initial_rows, Prepared};
@@ -25,7 +25,7 @@ pub fn prepare_shared(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Prepared, DatasetError> {
     let started = Instant::now();
-    let mut all = pg_tables(spec, threads);
+    let mut all = pg_tables(spec, threads, "");
     if spec.kind == WorkloadKind::BulkInsert {
         // bulk_insert.lua creates its tables IF NOT EXISTS.
         for (_, create) in &mut all {
@@ -45,27 +45,10 @@ pub fn prepare_shared(
         0 => 1,
         _ => threads.clamp(1, all.len().max(1) as u32),
     };
-    let results: Vec<Result<(), DatasetError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|w| {
-                let (all, meter) = (&all, &meter);
-                scope.spawn(move || {
-                    let mine: Vec<usize> =
-                        (w as usize..all.len()).step_by(workers as usize).collect();
-                    runtime()?.block_on(worker(opts, spec, all, &mine, seed, meter))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(DatasetError::Thread("a prepare thread panicked".into()))
-                })
-            })
-            .collect()
-    });
-    results.into_iter().collect::<Result<(), _>>()?;
+    let (all, meter) = (&all, &meter);
+    in_sysbench_order(all.len(), workers, |mine| {
+        runtime()?.block_on(worker(opts, spec, all, &mine, seed, meter))
+    })?;
     let rows = meter.done.load(Ordering::Relaxed);
     if interrupt.load(Ordering::Relaxed) {
         return Err(DatasetError::Interrupted {
@@ -163,7 +146,7 @@ pub async fn cleanup_shared(
 ) -> Result<Vec<String>, DatasetError> {
     let mut conn = PgConn::connect(opts).await?;
     let mut dropped = Vec::new();
-    for (name, _) in pg_tables(spec, threads) {
+    for (name, _) in pg_tables(spec, threads, "") {
         progress(Progress::Dropping(name.clone()));
         exec(&mut conn, &format!("DROP TABLE IF EXISTS {name}")).await?;
         dropped.push(name);

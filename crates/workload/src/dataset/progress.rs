@@ -11,6 +11,17 @@ pub enum DatasetError {
     Driver(#[from] DriverError),
     #[error("{0}")]
     Thread(String),
+    #[error("table '{table}' in {place} {why}, so bakeoff will not write to it, read a token from it or drop it: {fix}")]
+    NotOurs {
+        table: String,
+        place: String,
+        why: String,
+        fix: &'static str,
+    },
+    #[error("table '{0}' was not made by `bakeoff prepare` (no marker row in bakeoff_tables carries its token), so `bakeoff run` on this server will not write to it: run `bakeoff prepare` with the same options first, or set existing_tables = \"use\" in a study's [[variant]] to run on tables of your own")]
+    NotPrepared(String),
+    #[error("table '{0}' is not there: existing_tables = \"use\" runs on tables the server already has; load them first (`bakeoff prepare`)")]
+    Missing(String),
     #[error("bakeoff_tables was written by a bakeoff older than drop tokens: its tables carry no proof that bakeoff made them, so bakeoff drops none and adds none. Check the tables it lists (SELECT table_name FROM bakeoff_tables), drop those that are yours by hand, then DROP TABLE bakeoff_tables")]
     OldMarker,
     #[error("prepare was interrupted with {rows} of {total} rows loaded and the secondary indexes not all built; drop the partial tables with `bakeoff cleanup` before preparing again")]
@@ -39,7 +50,7 @@ pub enum Progress {
     /// A table cleanup did not drop, and why.
     LeftAlone {
         table: String,
-        why: &'static str,
+        why: String,
     },
     /// The server refused LOAD DATA LOCAL (MySQL 8's default, `local_infile=OFF`): the rows
     /// go as multi-row INSERTs instead, slower for the server. Told once per prepare.

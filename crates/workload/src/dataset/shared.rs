@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use bakeoff_driver::{Conn, ConnectOptions};
 
-use super::load::{chunks, load_on_threads, Meter};
-use super::owned::table_exists;
+use super::adapters::mysql::MyOwner;
+use super::load::{chunks, in_sysbench_order, load_on_threads, Meter};
+use super::owner::Owner;
 use super::progress::{runtime, DatasetError, Progress};
 use super::tables::{initial_rows, tables, Prepared};
 use crate::{WorkloadKind, WorkloadSpec};
@@ -29,7 +30,7 @@ pub fn prepare_shared(
         return super::pgsql_shared::prepare_shared(opts, spec, threads, seed, interrupt, progress);
     }
     let started = Instant::now();
-    let all = tables(spec, threads, None);
+    let all = tables(spec, threads, false);
     let rt = runtime()?;
     rt.block_on(refuse_existing(opts, spec, &all))?;
     let size = initial_rows(spec);
@@ -46,55 +47,38 @@ pub fn prepare_shared(
         0 => 1,
         _ => threads.clamp(1, all.len().max(1) as u32),
     };
-    let results: Vec<Result<(), DatasetError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|w| {
-                let (all, meter) = (&all, &meter);
-                scope.spawn(move || {
-                    let mine = (w as usize..all.len()).step_by(workers as usize);
-                    let rt = runtime()?;
-                    // One connection per worker for its DDL, as each sysbench thread has one.
-                    let mut conn = rt.block_on(Conn::connect(opts))?;
-                    conn.for_ddl();
-                    for i in mine {
-                        if interrupt.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let (name, create) = &all[i];
-                        progress(Progress::Creating(name.clone()));
-                        rt.block_on(conn.exec(create))?;
-                        let t = i as u32 + 1;
-                        if size > 0 {
-                            progress(Progress::Inserting {
-                                table: name.clone(),
-                                rows: size,
-                            });
-                            let jobs = chunks(1, size).into_iter().map(|(_, a, b)| (t, a, b));
-                            load_on_threads(opts, spec, jobs.collect(), seed, 1, meter)?;
-                        }
-                        let index =
-                            spec.options.create_secondary && spec.kind != WorkloadKind::BulkInsert;
-                        if index && !interrupt.load(Ordering::Relaxed) {
-                            progress(Progress::Indexing(name.clone()));
-                            let index = format!("CREATE INDEX k_{t} ON {name}(k)");
-                            rt.block_on(conn.exec(&index))?;
-                        }
-                    }
-                    rt.block_on(conn.quit());
-                    Ok(())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(DatasetError::Thread("a prepare thread panicked".into()))
-                })
-            })
-            .collect()
-    });
-    results.into_iter().collect::<Result<(), _>>()?;
+    let (all, meter) = (&all, &meter);
+    in_sysbench_order(all.len(), workers, |mine| {
+        let rt = runtime()?;
+        // One connection per worker for its DDL, as each sysbench thread has one.
+        let mut conn = rt.block_on(Conn::connect(opts))?;
+        conn.for_ddl();
+        for i in mine {
+            if interrupt.load(Ordering::Relaxed) {
+                break;
+            }
+            let (name, create) = &all[i];
+            progress(Progress::Creating(name.clone()));
+            rt.block_on(conn.exec(create))?;
+            let t = i as u32 + 1;
+            if size > 0 {
+                progress(Progress::Inserting {
+                    table: name.clone(),
+                    rows: size,
+                });
+                let jobs = chunks(1, size).into_iter().map(|(_, a, b)| (t, a, b));
+                load_on_threads(opts, spec, jobs.collect(), seed, 1, meter)?;
+            }
+            let index = spec.options.create_secondary && spec.kind != WorkloadKind::BulkInsert;
+            if index && !interrupt.load(Ordering::Relaxed) {
+                progress(Progress::Indexing(name.clone()));
+                let index = format!("CREATE INDEX k_{t} ON {name}(k)");
+                rt.block_on(conn.exec(&index))?;
+            }
+        }
+        rt.block_on(conn.quit());
+        Ok(())
+    })?;
     let rows = meter.done.load(Ordering::Relaxed);
     if interrupt.load(Ordering::Relaxed) {
         return Err(DatasetError::Interrupted { rows, total });
@@ -124,7 +108,7 @@ pub async fn cleanup_shared(
     }
     let mut conn = Conn::connect(opts).await?;
     let mut dropped = Vec::new();
-    for (name, _) in tables(spec, threads, None) {
+    for (name, _) in tables(spec, threads, false) {
         progress(Progress::Dropping(name.clone()));
         conn.exec(&format!("DROP TABLE IF EXISTS {name}")).await?;
         dropped.push(name);
@@ -143,15 +127,15 @@ async fn refuse_existing(
     if spec.kind == WorkloadKind::BulkInsert {
         return Ok(()); // bulk_insert creates its tables IF NOT EXISTS, as sysbench's does
     }
-    let mut conn = Conn::connect(opts).await?;
+    let mut o = MyOwner::connect(opts).await?;
     for (name, _) in all {
-        if table_exists(&mut conn, name).await? {
-            conn.quit().await;
+        if o.facts(name).await?.is_some() {
+            o.quit().await;
             return Err(DatasetError::Thread(format!(
                 "Table '{name}' already exists: run cleanup first, or prepare another --mysql-db"
             )));
         }
     }
-    conn.quit().await;
+    o.quit().await;
     Ok(())
 }

@@ -3,24 +3,22 @@
 
 use std::time::Duration;
 
-use super::owned::Token;
 use crate::{WorkloadKind, WorkloadSpec};
 
-/// The tables a workload uses and their CREATE TABLE text: sysbench's, or with `token`,
-/// bakeoff's own (the token written onto each, and bulk_insert's not IF NOT EXISTS: a table
-/// already there is refused, never adopted).
-pub fn tables(spec: &WorkloadSpec, threads: u32, token: Option<&Token>) -> Vec<(String, String)> {
+/// The tables a workload uses and their MySQL CREATE TABLE text: sysbench's, or when
+/// `ours`, bakeoff's own (its adapter writes the token onto each; bulk_insert's is not IF NOT
+/// EXISTS: a table already there is refused, never adopted).
+pub fn tables(spec: &WorkloadSpec, threads: u32, ours: bool) -> Vec<(String, String)> {
     let o = &spec.options;
-    let owned = token.map(Token::table_option).unwrap_or_default();
     if spec.kind == WorkloadKind::BulkInsert {
-        let create = match token {
-            Some(_) => "CREATE TABLE",
-            None => "CREATE TABLE IF NOT EXISTS",
+        let create = match ours {
+            true => "CREATE TABLE",
+            false => "CREATE TABLE IF NOT EXISTS",
         };
         return (1..=threads.max(1))
             .map(|i| {
                 let sql = format!(
-                    "{create} sbtest{i} (\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id)){owned}"
+                    "{create} sbtest{i} (\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id))"
                 );
                 (format!("sbtest{i}"), sql)
             })
@@ -31,7 +29,7 @@ pub fn tables(spec: &WorkloadSpec, threads: u32, token: Option<&Token>) -> Vec<(
             let id = if o.auto_inc { "INTEGER NOT NULL AUTO_INCREMENT" } else { "INTEGER NOT NULL" };
             let key = if o.secondary { "KEY xid (id)" } else { "PRIMARY KEY (id)" };
             let sql = format!(
-                "CREATE TABLE sbtest{i}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) /*! ENGINE = {} */ {}{owned}",
+                "CREATE TABLE sbtest{i}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) /*! ENGINE = {} */ {}",
                 o.storage_engine, o.table_options
             );
             (format!("sbtest{i}"), sql)

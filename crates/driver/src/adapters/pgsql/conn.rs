@@ -145,6 +145,25 @@ impl PgConn {
         }
     }
 
+    /// For bakeoff's own statements (not a workload's): functions, operators and types
+    /// resolve in pg_catalog alone, and tables only when named with their schema. A search
+    /// path that held a schema other roles can create in would let them plant a better
+    /// matching function or operator there and have it run as this connection's role
+    /// (CVE-2018-1058); putting pg_catalog first does not stop that. pg_temp named last:
+    /// this session's own temporary tables never come before pg_catalog's.
+    pub async fn pin_search_path(&mut self) -> Result<(), DriverError> {
+        self.exec("SET search_path = pg_catalog, pg_temp")
+            .await
+            .map(drop)
+    }
+
+    /// Connect for bakeoff's own statements: [`PgConn::pin_search_path`] first.
+    pub async fn connect_pinned(opts: &ConnectOptions) -> Result<PgConn, DriverError> {
+        let mut c = PgConn::connect(opts).await?;
+        c.pin_search_path().await?;
+        Ok(c)
+    }
+
     /// A named statement. One without parameters is parsed now (an error is the caller's);
     /// one with parameters at its first execution, typed as its values are (sysbench's
     /// pgsql driver's way: it knows the types only when they are bound).

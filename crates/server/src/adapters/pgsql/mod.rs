@@ -184,7 +184,7 @@ impl Family for Postgres {
         lib: Option<&crate::variant::Library>,
     ) -> Vec<Check> {
         let checked = runtime().block_on(async {
-            let mut c = bakeoff_driver::PgConn::connect(opts).await.ok()?;
+            let mut c = bakeoff_driver::PgConn::connect_pinned(opts).await.ok()?;
             let said = c.query_value("SELECT pg_backend_pid()").await.ok()??;
             let backend: u32 = said.parse().ok()?;
             // A pid in the server's own word: checked to be the postmaster's child.

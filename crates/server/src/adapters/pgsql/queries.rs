@@ -22,7 +22,7 @@ pub(crate) fn admin(opts: &ConnectOptions) -> ConnectOptions {
 /// Returns the server's version.
 pub(crate) async fn probe(opts: &ConnectOptions) -> Result<String, String> {
     let e = |e: bakeoff_driver::DriverError| e.to_string();
-    let mut c = PgConn::connect(&admin(opts)).await.map_err(e)?;
+    let mut c = PgConn::connect_pinned(&admin(opts)).await.map_err(e)?;
     let version = c
         .query_value("SHOW server_version")
         .await
@@ -71,7 +71,7 @@ pub(crate) async fn probe(opts: &ConnectOptions) -> Result<String, String> {
 /// Every setting and its running value (pg_settings, units as SHOW prints them): the
 /// effective settings recorded with a run. Empty when the server does not answer.
 pub async fn settings(opts: &ConnectOptions) -> std::collections::BTreeMap<String, String> {
-    let Ok(mut c) = PgConn::connect(opts).await else {
+    let Ok(mut c) = PgConn::connect_pinned(opts).await else {
         return Default::default();
     };
     let rows = c
@@ -102,7 +102,7 @@ pub(crate) async fn check_settings(
     opts: &ConnectOptions,
     settings: &[variant::Setting],
 ) -> Vec<Check> {
-    let mut conn = PgConn::connect(opts).await;
+    let mut conn = PgConn::connect_pinned(opts).await;
     let mut checks = Vec::new();
     for s in settings {
         let sql = format!(
