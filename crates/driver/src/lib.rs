@@ -19,6 +19,7 @@ pub mod libpq;
 mod net;
 mod options;
 mod password;
+pub mod pgauth;
 pub mod pgpass;
 pub mod pgservice;
 mod random;
@@ -39,6 +40,7 @@ pub use options::{
     endpoints, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa, Protocol, SslMode, Tls,
 };
 pub use password::{Found, PasswordCommand, PasswordSource};
+pub use pgauth::{AuthMethod, ChannelBinding, RequireAuth};
 pub use random::random_hex;
 pub use secret::{no_core_dumps, Secret};
 pub use url::ServerUrl;

@@ -2,7 +2,7 @@
 //! what the caller gives (a URL's parts, pgbench's -h/-p/-U and database name) wins; what it
 //! leaves out comes from its service (`service=`, else PGSERVICE, a section of
 //! pg_service.conf), then the PG* variables (PGHOST, PGPORT, PGUSER, PGDATABASE, PGSSLMODE,
-//! PGSSLROOTCERT), then libpq's defaults (the socket directory, 5432, the login name). The
+//! PGSSLROOTCERT, PGCHANNELBINDING, PGREQUIREAUTH), then libpq's defaults (the socket directory, 5432, the login name). The
 //! password: the service's, else PGPASSWORD, else the password file (`crate::pgpass`).
 
 use std::path::PathBuf;
@@ -21,6 +21,8 @@ pub struct Given {
     pub sslrootcert: Option<String>,
     pub sslcert: Option<String>,
     pub sslkey: Option<String>,
+    pub channel_binding: Option<String>,
+    pub require_auth: Option<String>,
     /// A service of pg_service.conf (PGSERVICE when None).
     pub service: Option<String>,
 }
@@ -107,6 +109,12 @@ pub fn resolve(g: &Given, default_db: Option<&str>) -> Result<Resolved, String> 
         o.tls.ca = setting(&g.sslrootcert, "sslrootcert", "PGSSLROOTCERT").map(PathBuf::from);
         o.tls.cert = setting(&g.sslcert, "sslcert", "PGSSLCERT").map(PathBuf::from);
         o.tls.key = setting(&g.sslkey, "sslkey", "PGSSLKEY").map(PathBuf::from);
+    }
+    if let Some(w) = setting(&g.channel_binding, "channel_binding", "PGCHANNELBINDING") {
+        o.auth.channel_binding = crate::ChannelBinding::parse(&w)?;
+    }
+    if let Some(w) = setting(&g.require_auth, "require_auth", "PGREQUIREAUTH") {
+        o.auth.require_auth = Some(crate::RequireAuth::parse(&w)?);
     }
     Ok(Resolved {
         options: o,

@@ -129,6 +129,10 @@ pub struct AuthOptions {
     /// `--enable-cleartext-plugin`: answer mysql_clear_password (the password as is; only over
     /// TLS or a unix socket even then).
     pub cleartext: bool,
+    /// PostgreSQL: libpq's `channel_binding` (prefer).
+    pub channel_binding: crate::ChannelBinding,
+    /// PostgreSQL: libpq 16's `require_auth`; None: any method the server asks for.
+    pub require_auth: Option<crate::RequireAuth>,
 }
 
 /// The MySQL client's `--ssl-mode`s.
@@ -254,8 +258,14 @@ impl ConnectOptions {
                 .parse::<std::net::IpAddr>()
                 .is_ok_and(|a| a.is_loopback());
         let password = !self.password.expose().is_empty() || self.password_command.is_some();
+        let give = match self.protocol {
+            Protocol::MySql => "--mysql-ssl-ca, or ssl-ca= in a server URL",
+            Protocol::Postgres => {
+                "sslrootcert= in the URL or PGSSLROOTCERT, with sslmode=verify-full"
+            }
+        };
         (!loopback && password && !self.tls.verifies()).then(|| format!(
-            "warning: the password for '{}' goes to {host}:{port}, whose identity nothing checks: give the server's CA (--mysql-ssl-ca, or ssl-ca= in a server URL) so that only that server gets it",
+            "warning: the password for '{}' goes to {host}:{port}, whose identity nothing checks: give the server's CA ({give}) so that only that server gets it",
             self.user
         ))
     }

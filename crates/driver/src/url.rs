@@ -242,6 +242,8 @@ fn pg_url(
             "sslrootcert" => &mut g.sslrootcert,
             "sslcert" => &mut g.sslcert,
             "sslkey" => &mut g.sslkey,
+            "channel_binding" => &mut g.channel_binding,
+            "require_auth" => &mut g.require_auth,
             "service" => &mut g.service,
             "connect_timeout" => {
                 let s: u64 = v.parse().ok().filter(|s| (1..=3600).contains(s)).ok_or_else(|| format!("connect_timeout={v}: seconds, 1 to 3600"))?;
@@ -249,7 +251,7 @@ fn pg_url(
                 continue;
             }
             "password" => return Err("a password in the URL would be kept in the study file, the results and every report: give it in PGPASSWORD, ~/.pgpass or a password_command".into()),
-            _ => return Err(format!("unknown option '{k}': a postgresql:// URL takes sslmode, sslrootcert, sslcert, sslkey, host (a name or a socket directory), port, user, dbname, service and connect_timeout")),
+            _ => return Err(format!("unknown option '{k}': a postgresql:// URL takes sslmode, sslrootcert, sslcert, sslkey, channel_binding, require_auth, host (a name or a socket directory), port, user, dbname, service and connect_timeout")),
         };
         *slot = Some(v);
     }
@@ -262,7 +264,7 @@ fn pg_url(
         user: Some(o.user),
         database: o.database,
         tls: o.tls,
-        auth: crate::AuthOptions::default(),
+        auth: o.auth,
         connect_timeout,
         compress: false,
         protocol: crate::Protocol::Postgres,

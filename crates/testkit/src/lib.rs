@@ -4,6 +4,7 @@
 //!
 //! A machine without `mariadbd` fails the tests with the install command; nothing is skipped.
 
+pub mod hostile_pg;
 pub mod hosts;
 pub mod pg;
 pub mod planted;

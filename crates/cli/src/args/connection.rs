@@ -150,6 +150,7 @@ impl MysqlArgs {
             get_server_public_key: self.mysql_get_server_public_key,
             server_public_key: self.mysql_server_public_key_path.clone(),
             cleartext: self.mysql_enable_cleartext_plugin,
+            ..Default::default()
         }
     }
 }

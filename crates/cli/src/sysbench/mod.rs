@@ -283,6 +283,7 @@ fn endpoints(line: &Line) -> Result<Vec<bakeoff_driver::ConnectOptions>, Stop> {
                 get_server_public_key: line.on("mysql-get-server-public-key"),
                 server_public_key: path("mysql-server-public-key-path").map(Into::into),
                 cleartext: line.on("mysql-enable-cleartext-plugin"),
+                ..Default::default()
             };
             o.compress = line.on("mysql-compression");
             // sysbench's driver asks for CLIENT_MULTI_STATEMENTS; a line in its grammar keeps it.

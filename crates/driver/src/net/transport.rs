@@ -145,6 +145,14 @@ impl Stream {
         self.plain().and_then(Plain::peer_pid)
     }
 
+    /// The server's own certificate (DER), over TLS: what `tls-server-end-point` hashes.
+    pub fn peer_certificate(&self) -> Option<Vec<u8>> {
+        let Stream::Tls(t) = self else {
+            return None;
+        };
+        Some(t.tls.peer_certificates()?.first()?.to_vec())
+    }
+
     /// The TLS version and cipher agreed on, over TLS.
     pub fn tls_session(&self) -> Option<TlsSession> {
         let Stream::Tls(t) = self else {

@@ -1,7 +1,9 @@
 //! PostgreSQL's password exchanges: md5 (`"md5" + md5(md5(password + user) + salt)`) and
-//! SCRAM-SHA-256 (RFC 5802 and 7677, without channel binding: `n,,`), whose last step checks
-//! the server's signature, so a server that does not know the password cannot pass as one
-//! that does.
+//! SCRAM-SHA-256 (RFC 5802 and 7677), whose last step checks the server's signature, so a
+//! server that does not know the password cannot pass as one that does. Over TLS the exchange
+//! is bound to the server's certificate when the server offers SCRAM-SHA-256-PLUS
+//! (`tls-server-end-point`, RFC 5929), and says `y` when it does not, as libpq does: a relay
+//! that terminates TLS with a certificate of its own then cannot pass the login on.
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
@@ -49,13 +51,63 @@ fn hi(password: &[u8], salt: &[u8], iterations: u32) -> [u8; 32] {
     out
 }
 
+/// What binds an exchange to its TLS channel (RFC 5802's gs2 header).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Binding {
+    /// `n`: no TLS, or channel_binding=disable.
+    Unsupported,
+    /// `y`: this client binds, but the server offered no -PLUS mechanism over TLS.
+    NotOffered,
+    /// `p=tls-server-end-point`: the hash of the server's certificate.
+    EndPoint(Vec<u8>),
+}
+
+impl Binding {
+    fn header(&self) -> &'static str {
+        match self {
+            Binding::Unsupported => "n,,",
+            Binding::NotOffered => "y,,",
+            Binding::EndPoint(_) => "p=tls-server-end-point,,",
+        }
+    }
+
+    /// The mechanism name SASLInitialResponse names.
+    pub fn mechanism(&self) -> &'static str {
+        match self {
+            Binding::EndPoint(_) => "SCRAM-SHA-256-PLUS",
+            _ => "SCRAM-SHA-256",
+        }
+    }
+}
+
+/// `tls-server-end-point`'s data for a certificate (DER): its hash by the hash of its
+/// signature algorithm, SHA-256 where that is MD5, SHA-1 or SHA-256 (RFC 5929 section 4.1),
+/// and where it names none (RSASSA-PSS, Ed25519), as PostgreSQL's server falls back.
+pub fn end_point_hash(cert: &[u8]) -> Vec<u8> {
+    use sha2::{Sha384, Sha512};
+    use x509_parser::prelude::FromDer;
+    let oid = x509_parser::certificate::X509Certificate::from_der(cert)
+        .ok()
+        .map(|(_, c)| c.signature_algorithm.algorithm.to_id_string());
+    match oid.as_deref() {
+        // sha384WithRSAEncryption, ecdsa-with-SHA384
+        Some("1.2.840.113549.1.1.12" | "1.2.840.10045.4.3.3") => Sha384::digest(cert).to_vec(),
+        // sha512WithRSAEncryption, ecdsa-with-SHA512
+        Some("1.2.840.113549.1.1.13" | "1.2.840.10045.4.3.4") => Sha512::digest(cert).to_vec(),
+        _ => Sha256::digest(cert).to_vec(),
+    }
+}
+
 /// One SCRAM-SHA-256 exchange, client side.
 pub struct Scram {
     password: String,
     nonce: String,
     first_bare: String,
+    binding: Binding,
     /// The server's signature to expect, once the proof is sent.
     server_signature: Option<[u8; 32]>,
+    /// The server's final message carried that signature.
+    verified: bool,
 }
 
 /// The most PBKDF2 iterations a server may ask for: PostgreSQL's default is 4096, and a
@@ -64,20 +116,41 @@ const MAX_ITERATIONS: u32 = 1 << 20;
 
 impl Scram {
     /// `nonce`: printable random characters, no comma.
-    pub fn new(password: &str, nonce: String) -> Scram {
+    pub fn new(password: &str, nonce: String, binding: Binding) -> Scram {
         // The user name goes in the startup message; SCRAM's is left empty, as libpq does.
         let first_bare = format!("n=,r={nonce}");
         Scram {
             password: password.to_string(),
             nonce,
             first_bare,
+            binding,
             server_signature: None,
+            verified: false,
         }
     }
 
     /// SASLInitialResponse's data.
     pub fn client_first(&self) -> Vec<u8> {
-        format!("n,,{}", self.first_bare).into_bytes()
+        format!("{}{}", self.binding.header(), self.first_bare).into_bytes()
+    }
+
+    /// The binding this exchange uses.
+    pub fn binding(&self) -> &Binding {
+        &self.binding
+    }
+
+    /// Whether the server's final message proved it knows the password.
+    pub fn verified(&self) -> bool {
+        self.verified
+    }
+
+    /// `c=`: the gs2 header, and the channel's data when bound.
+    fn channel(&self) -> String {
+        let mut c = self.binding.header().as_bytes().to_vec();
+        if let Binding::EndPoint(hash) = &self.binding {
+            c.extend_from_slice(hash);
+        }
+        B64.encode(c)
     }
 
     /// The proof for the server's first message (`r=...,s=...,i=...`).
@@ -111,7 +184,7 @@ impl Scram {
         let salted = hi(self.password.as_bytes(), &salt, iterations);
         let client_key = hmac(&salted, b"Client Key");
         let stored_key: [u8; 32] = Sha256::digest(client_key).into();
-        let without_proof = format!("c=biws,r={nonce}");
+        let without_proof = format!("c={},r={nonce}", self.channel());
         let auth_message = format!("{},{},{}", self.first_bare, text, without_proof);
         let signature = hmac(&stored_key, auth_message.as_bytes());
         let proof: Vec<u8> = client_key
@@ -125,14 +198,17 @@ impl Scram {
     }
 
     /// The server's final message must carry the signature only the password's holder makes.
-    pub fn check_server_final(&self, server_final: &[u8]) -> Result<(), String> {
+    pub fn check_server_final(&mut self, server_final: &[u8]) -> Result<(), String> {
         let text = std::str::from_utf8(server_final).unwrap_or("");
         if let Some(e) = text.strip_prefix("e=") {
             return Err(format!("SCRAM: the server refused the proof: {e}"));
         }
         let given = text.strip_prefix("v=").and_then(|v| B64.decode(v).ok());
         match (given, self.server_signature) {
-            (Some(g), Some(want)) if g == want => Ok(()),
+            (Some(g), Some(want)) if g == want => {
+                self.verified = true;
+                Ok(())
+            }
             _ => Err("SCRAM: the server's signature is wrong: it does not know the password (or someone answers in its place)".into()),
         }
     }
@@ -157,7 +233,11 @@ mod tests {
     /// RFC 7677's example exchange (user "user", password "pencil").
     #[test]
     fn scram_matches_rfc_7677() {
-        let mut s = Scram::new("pencil", "rOprNGfwEbeRWgbNEkqO".into());
+        let mut s = Scram::new(
+            "pencil",
+            "rOprNGfwEbeRWgbNEkqO".into(),
+            Binding::Unsupported,
+        );
         // The RFC's client-first-bare names the user; ours leaves it empty, as libpq's.
         s.first_bare = "n=user,r=rOprNGfwEbeRWgbNEkqO".into();
         let server_first = b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096";
@@ -169,14 +249,37 @@ mod tests {
         assert!(s
             .check_server_final(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")
             .is_ok());
+        assert!(s.verified());
         assert!(s
             .check_server_final(b"v=AAAATRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")
             .is_err());
     }
 
     #[test]
+    fn a_bound_exchange_carries_its_header_and_the_certificates_hash() {
+        let hash = vec![1u8; 32];
+        let mut s = Scram::new("pw", "abc".into(), Binding::EndPoint(hash.clone()));
+        assert!(String::from_utf8(s.client_first())
+            .unwrap()
+            .starts_with("p=tls-server-end-point,,n=,r=abc"));
+        let fin = String::from_utf8(s.client_final(b"r=abcdef,s=AAAA,i=4096").unwrap()).unwrap();
+        let mut want = b"p=tls-server-end-point,,".to_vec();
+        want.extend_from_slice(&hash);
+        assert!(
+            fin.starts_with(&format!("c={},r=abcdef,p=", B64.encode(want))),
+            "{fin}"
+        );
+        let mut y = Scram::new("pw", "abc".into(), Binding::NotOffered);
+        assert!(String::from_utf8(y.client_first())
+            .unwrap()
+            .starts_with("y,,"));
+        let fin = String::from_utf8(y.client_final(b"r=abcdef,s=AAAA,i=4096").unwrap()).unwrap();
+        assert!(fin.starts_with("c=eSws,"), "{fin}");
+    }
+
+    #[test]
     fn a_server_nonce_that_does_not_extend_ours_is_refused() {
-        let mut s = Scram::new("pw", "abc".into());
+        let mut s = Scram::new("pw", "abc".into(), Binding::Unsupported);
         assert!(s.client_final(b"r=xyz123,s=AAAA,i=4096").is_err());
         assert!(s.client_final(b"r=abc,s=AAAA,i=4096").is_err());
         assert!(s.client_final(b"r=abcd,s=AAAA,i=99999999").is_err());

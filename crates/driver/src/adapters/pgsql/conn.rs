@@ -51,6 +51,10 @@ pub struct PgConn {
     parse_took: bool,
     /// Whether a drop says goodbye (Terminate): only between statements.
     pub(super) farewell: bool,
+    /// Reading the login's messages (shorter limits: `io.rs`).
+    pub(super) in_login: bool,
+    /// The password exchange the login took, where it was cleartext or md5.
+    pub(super) auth_method: Option<crate::AuthMethod>,
     /// The server's notices since the last [`PgConn::take_notices`], as libpq prints them
     /// (`NOTICE:  ...`); at most [`MAX_NOTICES`] kept.
     notices: Vec<String>,
@@ -77,6 +81,8 @@ impl PgConn {
             stmts: Vec::new(),
             parse_took: false,
             farewell: false,
+            in_login: true,
+            auth_method: None,
             notices: Vec::new(),
         }
     }

@@ -1,6 +1,9 @@
 //! Reading backend messages off a connection within the bounds a server cannot push it past:
-//! a message's length against `--max-packet` (refused before any of it is read), and outside
-//! the timed run each read against the read timeout.
+//! a message's length against what its type may carry (libpq's limits: an authentication
+//! request at most 2,000 bytes, a short type 30,000, a row, error, notice or COPY data up to
+//! `--max-packet`), refused before any of it is read; the read buffer grown by what arrives,
+//! never by what a length field announces; and outside the timed run each read against the
+//! read timeout.
 
 use std::io;
 use std::time::Duration;
@@ -10,6 +13,22 @@ use crate::DriverError;
 
 /// Type byte and length.
 const HEADER: usize = 5;
+/// libpq's cap on a message of a type that is never long (pqParseInput3's 30000).
+const SHORT: usize = 30_000;
+/// libpq's cap on an authentication request during the login (2000).
+const AUTH_REQUEST: usize = 2_000;
+
+/// The longest a message of `kind` may be: libpq's rule, `--max-packet` for the types that
+/// carry data (RowDescription, DataRow, CopyData, FunctionCallResponse, ErrorResponse,
+/// NoticeResponse, NotificationResponse); during the login an error at most 30,000 bytes.
+fn longest(kind: u8, login: bool, max_packet: usize) -> usize {
+    match (kind, login) {
+        (b'R', true) => AUTH_REQUEST,
+        (b'E' | b'N', true) => SHORT,
+        (b'T' | b'D' | b'd' | b'V' | b'E' | b'N' | b'A', false) => max_packet,
+        _ => SHORT.min(max_packet),
+    }
+}
 
 /// One backend message: its type and where its body lies in the read buffer.
 #[derive(Debug, Clone, Copy)]
@@ -66,12 +85,24 @@ impl PgConn {
                     )),
                 ));
             }
-            if len > self.limits.max_packet {
+            let most = longest(h[0], self.in_login, self.limits.max_packet);
+            if len > most {
+                let why = match most == self.limits.max_packet {
+                    true => format!("over the {most}-byte cap (--max-packet sets it)"),
+                    false => format!(
+                        "over the {most} bytes a message of its type may have{}",
+                        if self.in_login {
+                            " during the login"
+                        } else {
+                            ""
+                        }
+                    ),
+                };
                 return Err(self.io(
                     op,
                     invalid(format!(
-                        "the server sent a message of {len} bytes, over the {}-byte cap (--max-packet sets it)",
-                        self.limits.max_packet
+                        "the server sent a message of type {:?} of {len} bytes, {why}",
+                        crate::printable(&(h[0] as char).to_string())
                     )),
                 ));
             }
@@ -90,8 +121,11 @@ impl PgConn {
             self.start = 0;
         }
         self.next = self.start;
-        if want > self.rbuf.len() {
-            self.rbuf.resize(want.next_power_of_two(), 0);
+        // Grown only when full, to twice what it holds: what a server announces costs
+        // nothing until its bytes arrive.
+        if want > self.rbuf.len() && self.end == self.rbuf.len() {
+            let grown = (self.rbuf.len() * 2).min(want.max(self.rbuf.len() + 1));
+            self.rbuf.resize(grown, 0);
         }
         let limit = self.read_timeout.filter(|_| !self.stream.is_blocking());
         let into = &mut self.rbuf[self.end..];

@@ -4,6 +4,7 @@
 use bakeoff_proto::{OkPacket, Outcome};
 
 use super::conn::{server_error, PgConn};
+use super::io::{invalid, Msg};
 use super::message::{self as m, command_tag, Fields};
 use crate::{Answer, DriverError};
 
@@ -27,7 +28,7 @@ impl PgConn {
                         });
                         continue;
                     }
-                    rows.push(data_row(self.body(msg)));
+                    rows.push(self.row(msg, "query")?);
                 }
                 b'E' if error.is_none() => {
                     error = Some(DriverError::Server(server_error(self.body(msg))))
@@ -70,7 +71,7 @@ impl PgConn {
                     rows.clear();
                 }
                 b'D' if rows.len() >= self.limits.max_rows => too_many = true,
-                b'D' => rows.push(data_row(self.body(msg))),
+                b'D' => rows.push(self.row(msg, "query")?),
                 b'C' => {
                     let body = self.body(msg);
                     let (set, n) = command_tag(body.strip_suffix(&[0]).unwrap_or(body));
@@ -107,20 +108,38 @@ impl PgConn {
     }
 }
 
-pub(super) fn data_row(body: &[u8]) -> Vec<Option<String>> {
+impl PgConn {
+    /// A DataRow's values as text; a row whose column count its bytes cannot hold (each
+    /// column takes at least its 4-byte length) ends the call, before anything is allocated
+    /// from the count.
+    pub(super) fn row(
+        &self,
+        msg: Msg,
+        op: &'static str,
+    ) -> Result<Vec<Option<String>>, DriverError> {
+        data_row(self.body(msg)).map_err(|e| self.io(op, invalid(e)))
+    }
+}
+
+fn data_row(body: &[u8]) -> Result<Vec<Option<String>>, String> {
     let mut f = Fields(body);
     let n = f.i16().unwrap_or(0).max(0) as usize;
+    if n > body.len().saturating_sub(2) / 4 {
+        return Err(format!(
+            "a DataRow says it has {n} columns in {} bytes, which cannot hold them",
+            body.len()
+        ));
+    }
     let mut row = Vec::with_capacity(n);
     for _ in 0..n {
-        let Some(len) = f.i32() else { break };
+        let cut = || format!("a DataRow of {} bytes ends inside its values", body.len());
+        let len = f.i32().ok_or_else(cut)?;
         if len < 0 {
             row.push(None);
             continue;
         }
-        let Some(v) = f.bytes(len as usize) else {
-            break;
-        };
+        let v = f.bytes(len as usize).ok_or_else(cut)?;
         row.push(Some(String::from_utf8_lossy(v).into_owned()));
     }
-    row
+    Ok(row)
 }

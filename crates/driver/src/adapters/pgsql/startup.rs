@@ -2,12 +2,12 @@
 //! message and the login the server asks for: trust and peer (nothing to send), cleartext,
 //! md5, SCRAM-SHA-256. Kerberos, GSS and SSPI are refused by name.
 
-use super::auth::{md5_answer, Scram};
+use super::auth::{end_point_hash, md5_answer, Binding, Scram};
 use super::conn::{server_error, PgConn};
 use super::io::invalid;
 use super::message as m;
 use crate::net::transport::Stream;
-use crate::{ConnectOptions, DriverError, Endpoint, SslMode};
+use crate::{AuthMethod, ChannelBinding, ConnectOptions, DriverError, Endpoint, SslMode};
 
 impl PgConn {
     /// Connect and log in, bounded by `opts.connect_timeout`.
@@ -56,6 +56,7 @@ impl PgConn {
         let mut conn = PgConn::new(stream, opts, endpoint);
         conn.maybe_tls(opts).await?;
         conn.login(opts).await?;
+        conn.in_login = false;
         conn.farewell = true;
         Ok(conn)
     }
@@ -156,7 +157,9 @@ impl PgConn {
         }
     }
 
-    /// One Authentication message: answer it, or refuse what bakeoff does not do.
+    /// One Authentication message: answer it, or refuse what bakeoff does not do, what the
+    /// options forbid (`require_auth`, `channel_binding`), and a password where someone other
+    /// than the server could read it (`password_policy`).
     async fn authenticate(
         &mut self,
         opts: &ConnectOptions,
@@ -168,35 +171,46 @@ impl PgConn {
             user: opts.user.clone(),
             reason,
         };
+        let asked = match code {
+            0 => None,
+            3 => Some(AuthMethod::Password),
+            5 => Some(AuthMethod::Md5),
+            10..=12 => Some(AuthMethod::ScramSha256),
+            7 | 8 => Some(AuthMethod::Gss),
+            9 => Some(AuthMethod::Sspi),
+            _ => None,
+        };
+        if let (Some(m), Some(r)) = (asked, &opts.auth.require_auth) {
+            r.refusal(m).map_or(Ok(()), |e| Err(auth_err(e)))?;
+        }
+        let require_binding = opts.auth.channel_binding == ChannelBinding::Require;
+        if require_binding && matches!(code, 3 | 5 | 7 | 8 | 9) {
+            return Err(auth_err(
+                "channel binding required but not supported by server's authentication request"
+                    .into(),
+            ));
+        }
         self.wbuf.clear();
         match code {
-            0 => return Ok(()), // trust, peer, or the end of an exchange below
+            0 => return self.logged_in(opts, scram.as_ref()).map_err(auth_err),
             3 => {
-                // The password as it is: only where nobody else can read it.
-                if !self.private_channel(opts) {
-                    return Err(auth_err("the server asks for the password in clear over a plain TCP connection to another machine; use sslmode=require (or better, verify-full) or a unix socket".into()));
-                }
+                self.password_policy(opts, AuthMethod::Password).map_err(auth_err)?;
                 let pw = opts.password_now().map_err(auth_err)?;
                 m::password(&mut self.wbuf, pw.expose().as_bytes());
             }
             5 => {
+                self.password_policy(opts, AuthMethod::Md5).map_err(auth_err)?;
                 let salt = data.get(..4).ok_or_else(|| auth_err("md5 request without its salt".into()))?;
                 let pw = opts.password_now().map_err(auth_err)?;
                 let answer = md5_answer(&opts.user, pw.expose(), salt);
                 m::password(&mut self.wbuf, answer.as_bytes());
             }
             10 => {
-                let offered: Vec<&[u8]> = data.split(|&b| b == 0).filter(|s| !s.is_empty()).collect();
-                if !offered.iter().any(|s| *s == b"SCRAM-SHA-256") {
-                    return Err(auth_err(format!(
-                        "the server offers SASL mechanisms bakeoff does not speak: {}",
-                        offered.iter().map(|s| String::from_utf8_lossy(s)).collect::<Vec<_>>().join(", ")
-                    )));
-                }
+                let binding = self.binding(opts, data).map_err(auth_err)?;
                 let pw = opts.password_now().map_err(auth_err)?;
                 let nonce = crate::random_hex(18).map_err(|e| auth_err(format!("no randomness for SCRAM's nonce: {e}")))?;
-                let s = Scram::new(pw.expose(), nonce);
-                m::sasl_initial(&mut self.wbuf, "SCRAM-SHA-256", &s.client_first());
+                let s = Scram::new(pw.expose(), nonce, binding);
+                m::sasl_initial(&mut self.wbuf, s.binding().mechanism(), &s.client_first());
                 *scram = Some(s);
             }
             11 => {
@@ -205,7 +219,7 @@ impl PgConn {
                 m::sasl_response(&mut self.wbuf, &answer);
             }
             12 => {
-                let s = scram.as_ref().ok_or_else(|| auth_err("SASL final before SASL began".into()))?;
+                let s = scram.as_mut().ok_or_else(|| auth_err("SASL final before SASL began".into()))?;
                 return s.check_server_final(data).map_err(auth_err);
             }
             2 | 7 | 8 | 9 => {
@@ -219,13 +233,98 @@ impl PgConn {
         self.send("login").await
     }
 
-    /// A unix socket, TLS, or loopback: where a password in clear reaches only the server.
-    fn private_channel(&self, opts: &ConnectOptions) -> bool {
+    /// AuthenticationOk: the login is over. Refused when a SCRAM exchange began and the
+    /// server has not proved it knows the password (stricter than libpq, which accepts it
+    /// unless require_auth forbids it), when no exchange took place and require_auth wants
+    /// one, and when channel_binding=require and the login was not bound.
+    fn logged_in(&self, opts: &ConnectOptions, scram: Option<&Scram>) -> Result<(), String> {
+        if let Some(s) = scram {
+            if !s.verified() {
+                return Err("the server says the login succeeded before proving it knows the password (SCRAM's last step skipped): a server that does not have the password, or a relay, would do that".into());
+            }
+        }
+        if let (None, Some(r)) = (scram, &opts.auth.require_auth) {
+            // Only trust and peer end without any exchange; cleartext and md5 were checked
+            // when asked for.
+            if self.auth_method.is_none() {
+                r.refusal(AuthMethod::None).map_or(Ok(()), Err)?;
+            }
+        }
+        let bound = scram.is_some_and(|s| matches!(s.binding(), Binding::EndPoint(_)));
+        if opts.auth.channel_binding == ChannelBinding::Require && !bound {
+            return Err(
+                "channel binding required, but server authenticated client without channel binding"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Which SCRAM to speak and how to bind it: -PLUS over TLS when the server offers it
+    /// (never plain SCRAM beside it), `y` over TLS when it offers only plain SCRAM, `n`
+    /// without TLS or with channel_binding=disable, as libpq does.
+    fn binding(&self, opts: &ConnectOptions, data: &[u8]) -> Result<Binding, String> {
+        let offered: Vec<&[u8]> = data.split(|&b| b == 0).filter(|s| !s.is_empty()).collect();
+        let plus = offered.contains(&&b"SCRAM-SHA-256-PLUS"[..]);
+        let plain = offered.contains(&&b"SCRAM-SHA-256"[..]);
+        let cert = self.stream.peer_certificate();
+        let mode = opts.auth.channel_binding;
+        if mode == ChannelBinding::Require {
+            if cert.is_none() {
+                return Err("channel binding required, but SSL not in use".into());
+            }
+            if !plus {
+                return Err("channel binding is required, but server did not offer an authentication method that supports channel binding".into());
+            }
+        }
+        match (cert, mode) {
+            (Some(c), ChannelBinding::Prefer | ChannelBinding::Require) if plus => {
+                Ok(Binding::EndPoint(end_point_hash(&c)))
+            }
+            _ if !plain => Err(format!(
+                "the server offers SASL mechanisms bakeoff does not speak here: {}",
+                offered
+                    .iter()
+                    .map(|s| String::from_utf8_lossy(s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            (Some(_), ChannelBinding::Prefer) => Ok(Binding::NotOffered),
+            _ => Ok(Binding::Unsupported),
+        }
+    }
+
+    /// A password (in clear, or md5's answer a relay could replay) goes only where no one else
+    /// can take it: a unix socket, a loopback address, or TLS whose certificate was verified;
+    /// or where the user allowed it in so many words (require_auth naming the method, or
+    /// sslmode=disable). Stricter than libpq, which sends either to any server.
+    fn password_policy(&mut self, opts: &ConnectOptions, m: AuthMethod) -> Result<(), String> {
+        self.auth_method = Some(m);
+        let verified = opts.tls.mode >= SslMode::VerifyCa && self.stream.tls_session().is_some();
+        let allowed = opts.auth.require_auth.as_ref().is_some_and(|r| r.names(m))
+            || opts.tls.mode == SslMode::Disabled;
+        if self.local(opts) || verified || allowed {
+            return Ok(());
+        }
+        let (what, key) = match m {
+            AuthMethod::Md5 => (
+                "an md5 answer to its salt, which a relay in the middle can pass on",
+                "md5",
+            ),
+            _ => ("the password in clear", "password"),
+        };
+        Err(format!(
+            "the server asks for {what}, over TCP to a server whose certificate was not verified (sslmode={}): use sslmode=verify-full with the server's CA (sslrootcert=FILE or PGSSLROOTCERT), or a unix socket; or allow it with require_auth={key} (or sslmode=disable)",
+            libpq_name(opts.tls.mode)
+        ))
+    }
+
+    /// A unix socket or a loopback address: no one between this process and the server.
+    fn local(&self, opts: &ConnectOptions) -> bool {
         match &opts.endpoint {
             Endpoint::Unix(_) => true,
             Endpoint::Tcp { host, .. } => {
-                self.stream.tls_session().is_some()
-                    || host == "localhost"
+                host == "localhost"
                     || host
                         .trim_matches(['[', ']'])
                         .parse::<std::net::IpAddr>()

@@ -183,7 +183,7 @@ impl PgConn {
                                 max: self.limits.max_rows,
                             });
                         }
-                        let row = super::rows::data_row(self.body(msg));
+                        let row = self.row(msg, "query")?;
                         if let Some(set) = reply.sets.last_mut() {
                             set.rows.push(row);
                         }

@@ -33,7 +33,7 @@ impl PgOwner {
         let Some(schema) = schema else {
             conn.quit().await;
             return Err(DatasetError::Thread(
-                "no schema on the connection's search path exists, so there is nowhere to make the tables: create one (CREATE SCHEMA), or name one with ?options=-csearch_path%3DSCHEMA in the server URL".into(),
+                "no schema on the connection's search path exists, so there is nowhere to make the tables: create one (CREATE SCHEMA AUTHORIZATION you), or set your role's search_path to one (ALTER ROLE you SET search_path = ...)".into(),
             ));
         };
         Ok(PgOwner { conn, schema })
@@ -51,7 +51,7 @@ impl Owner for PgOwner {
     }
 
     fn elsewhere(&self) -> &'static str {
-        "drop it as its owner, or point bakeoff at a schema only your role can create in (?options=-csearch_path%3DSCHEMA in the server URL, or another database)"
+        "drop it as its owner, or point bakeoff at a database only your role can create in (postgresql://HOST/OTHER_DB), or give your role a schema of its own first on its search path (CREATE SCHEMA AUTHORIZATION you; ALTER ROLE you SET search_path = you)"
     }
 
     async fn facts(&mut self, table: &str) -> Result<Option<Facts>, DatasetError> {

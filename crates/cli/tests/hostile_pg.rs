@@ -1,0 +1,303 @@
+//! A hostile PostgreSQL (the test kit's `hostile_pg`) and a relay in the middle of the
+//! suite's real one: bakeoff gives them no session, no password and no memory. SCRAM whose
+//! steps a server skips is refused; over TLS the login is bound to the channel
+//! (SCRAM-SHA-256-PLUS against a real PostgreSQL 15, and a relay that strikes -PLUS gets a
+//! `y` the real server refuses); a password in clear or as md5 goes only to a verified or
+//! local peer; a message's length is checked by its type before anything is allocated.
+
+mod common;
+
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+
+use bakeoff_server::{find_postgres_binary, lab_ca, Server, ServerSpec};
+use bakeoff_testkit::hostile_pg::{in_private_net, Answer, Hostile, Login, Script, Skip};
+use common::text;
+
+const MIB: u64 = 1 << 20;
+
+fn script(login: Login, tls: bool) -> Script {
+    Script {
+        login,
+        tls,
+        answers: Vec::new(),
+    }
+}
+
+/// `bakeoff cleanup` (a login, then bakeoff's own questions) against `url`, PGPASSWORD set.
+fn cleanup(url: &str, more: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["cleanup", "oltp_read_only", "--server", url])
+        .args(more)
+        .env("PGPASSWORD", "secret-pw")
+        .env("HOME", "/nonexistent")
+        .env_remove("PGSSLROOTCERT")
+        .output()
+        .expect("run bakeoff")
+}
+
+fn refused(o: &Output, says: &str) -> String {
+    let (out, err) = text(o);
+    assert!(!o.status.success(), "not refused:\n{out}\n{err}");
+    assert!(err.contains(says), "{says:?} not in:\n{err}");
+    err
+}
+
+#[test]
+fn scram_that_a_server_cuts_short_or_signs_wrong_is_refused() {
+    for skip in [Skip::OkAfterFirst, Skip::OkAfterProof, Skip::WrongSignature] {
+        let h = Hostile::start(script(Login::Scram(vec!["SCRAM-SHA-256"], skip), false));
+        let url = format!("postgresql://u@127.0.0.1:{}/db?sslmode=disable", h.port);
+        let why = match skip {
+            Skip::WrongSignature => "signature is wrong",
+            _ => "before proving it knows the password",
+        };
+        refused(&cleanup(&url, &[]), why);
+        let seen = h.seen();
+        assert!(
+            !seen.iter().any(|s| s.starts_with("query")),
+            "{skip:?}: a session: {seen:?}"
+        );
+    }
+}
+
+#[test]
+fn require_auth_refuses_a_server_that_asks_for_nothing_or_less() {
+    let h = Hostile::start(script(Login::Trust, false));
+    let url = format!("postgresql://u@127.0.0.1:{}/db?sslmode=disable", h.port);
+    let err = refused(
+        &cleanup(&format!("{url}&require_auth=scram-sha-256"), &[]),
+        "authentication method requirement \"scram-sha-256\" failed: server did not complete authentication",
+    );
+    assert!(!err.contains("secret-pw"));
+    let h = Hostile::start(script(Login::Cleartext, false));
+    let url = format!("postgresql://u@127.0.0.1:{}/db?sslmode=disable", h.port);
+    refused(
+        &cleanup(&format!("{url}&require_auth=scram-sha-256"), &[]),
+        "server requested a cleartext password",
+    );
+    assert!(!h.seen().iter().any(|s| s.starts_with("password")));
+    // channel_binding=require wants TLS and -PLUS.
+    let h = Hostile::start(script(
+        Login::Scram(vec!["SCRAM-SHA-256"], Skip::OkAfterProof),
+        false,
+    ));
+    let url = format!(
+        "postgresql://u@127.0.0.1:{}/db?sslmode=disable&channel_binding=require",
+        h.port
+    );
+    refused(
+        &cleanup(&url, &[]),
+        "channel binding required, but SSL not in use",
+    );
+}
+
+#[test]
+fn over_tls_scram_says_y_when_no_plus_is_offered_and_binds_when_it_is() {
+    let h = Hostile::start(script(
+        Login::Scram(vec!["SCRAM-SHA-256"], Skip::OkAfterProof),
+        true,
+    ));
+    let url = format!("postgresql://u@127.0.0.1:{}/db?sslmode=require", h.port);
+    refused(&cleanup(&url, &[]), "before proving");
+    let first = h
+        .seen()
+        .into_iter()
+        .find(|s| s.starts_with("sasl"))
+        .unwrap();
+    assert!(first.starts_with("sasl SCRAM-SHA-256 y,,"), "{first}");
+    let h = Hostile::start(script(
+        Login::Scram(
+            vec!["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"],
+            Skip::OkAfterProof,
+        ),
+        true,
+    ));
+    let url = format!("postgresql://u@127.0.0.1:{}/db?sslmode=require", h.port);
+    refused(&cleanup(&url, &[]), "before proving");
+    let first = h
+        .seen()
+        .into_iter()
+        .find(|s| s.starts_with("sasl"))
+        .unwrap();
+    assert!(
+        first.starts_with("sasl SCRAM-SHA-256-PLUS p=tls-server-end-point,,"),
+        "{first}"
+    );
+    let url = format!(
+        "postgresql://u@127.0.0.1:{}/db?sslmode=require&channel_binding=disable",
+        h.port
+    );
+    refused(&cleanup(&url, &[]), "before proving");
+    let last = h
+        .seen()
+        .into_iter()
+        .rfind(|s| s.starts_with("sasl"))
+        .unwrap();
+    assert!(last.starts_with("sasl SCRAM-SHA-256 n,,"), "{last}");
+}
+
+/// A real PostgreSQL 15 with TLS (a certificate from the lab's CA for 127.0.0.1).
+fn tls_postgres() -> Server {
+    let binary = find_postgres_binary().expect("PostgreSQL 15");
+    let tls = lab_ca().unwrap().server_tls([127, 0, 0, 1].into()).unwrap();
+    Server::start(&ServerSpec {
+        binary: Some(binary),
+        tls: Some(tls),
+        options: vec!["fsync=off".into()],
+        ..ServerSpec::default()
+    })
+    .expect("start PostgreSQL with TLS")
+}
+
+#[test]
+fn a_real_server_binds_the_channel_and_refuses_a_relay_in_the_middle() {
+    let pg = tls_postgres();
+    let ca = bakeoff_testkit::scratch::dir("hostile-pg-ca").join("ca.pem");
+    std::fs::write(&ca, lab_ca().unwrap().pem()).unwrap();
+    let run = |port: u16, query: &str| {
+        // The CA only where the mode verifies: with one, libpq's require verifies too.
+        let root = match query.contains("verify") {
+            true => format!("&sslrootcert={}", ca.display()),
+            false => String::new(),
+        };
+        let url = format!(
+            "postgresql://{}@127.0.0.1:{port}/sbtest?{query}{root}",
+            pg.user()
+        );
+        Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args(["cleanup", "oltp_read_only", "--server", &url])
+            .env("PGPASSWORD", pg.password().expose())
+            .output()
+            .expect("run bakeoff")
+    };
+    // Straight to the server: bound, even when required.
+    for q in [
+        "sslmode=verify-full",
+        "sslmode=verify-full&channel_binding=require",
+    ] {
+        let o = run(pg.port(), q);
+        assert!(o.status.success(), "{q}: {:?}", text(&o));
+    }
+    // A relay with a certificate of its own, TLS to the server too: it strikes -PLUS, the
+    // client says `y`, the server sees the downgrade.
+    let to = format!("127.0.0.1:{}", pg.port()).parse().unwrap();
+    let relay = Hostile::relay(to, true, "CREATE TABLE relay_was_here (x int)");
+    let o = run(relay.port, "sslmode=require");
+    let (_, err) = text(&o);
+    assert!(
+        !o.status.success(),
+        "the relay logged in: {:?}",
+        relay.seen()
+    );
+    assert!(err.contains("channel binding"), "{err}");
+    assert!(
+        !relay.seen().iter().any(|s| s == "logged in"),
+        "{:?}",
+        relay.seen()
+    );
+    // verify-full: the relay's certificate is refused before any password exchange.
+    let before = relay.seen().len();
+    let o = run(relay.port, "sslmode=verify-full");
+    assert!(!o.status.success());
+    let after = relay.seen();
+    assert!(
+        !after[before..].iter().any(|s| s.starts_with("passed on")),
+        "{after:?}"
+    );
+    // A relay whose own leg to the server is plain: the server offers no -PLUS there and
+    // accepts `y`; channel_binding=require is what refuses it (prefer lets it in, as libpq).
+    let plain = Hostile::relay(to, false, "CREATE TABLE relay_was_here (x int)");
+    let o = run(plain.port, "sslmode=require&channel_binding=require");
+    assert!(!o.status.success());
+    assert!(
+        !plain.seen().iter().any(|s| s == "logged in"),
+        "{:?}",
+        plain.seen()
+    );
+}
+
+#[test]
+fn a_password_goes_only_to_a_verified_or_local_peer() {
+    in_private_net(|address| {
+        for (login, key) in [(Login::Cleartext, "password"), (Login::Md5, "md5")] {
+            let h = Hostile::start_at(address, script(login.clone(), true));
+            let ca = bakeoff_testkit::scratch::dir("hostile-pg-pw").join("ca.pem");
+            std::fs::write(&ca, h.ca_pem.clone().unwrap()).unwrap();
+            let url = |q: &str| format!("postgresql://u@{address}:{}/db?{q}", h.port);
+            // TLS that nobody checked, and plain TCP: refused, naming what to set.
+            for q in ["sslmode=require", "sslmode=prefer"] {
+                let err = refused(&cleanup(&url(q), &[]), "verify-full");
+                assert!(err.contains(&format!("require_auth={key}")), "{err}");
+            }
+            assert!(
+                !h.seen().iter().any(|s| s.starts_with("password")),
+                "{:?}",
+                h.seen()
+            );
+            // Verified TLS, or allowed in so many words: sent.
+            let verified = format!("sslmode=verify-ca&sslrootcert={}", ca.display());
+            for q in [
+                verified.as_str(),
+                &format!("sslmode=require&require_auth={key}"),
+                "sslmode=disable",
+            ] {
+                let _ = cleanup(&url(q), &[]);
+            }
+            let sent = h
+                .seen()
+                .iter()
+                .filter(|s| s.starts_with("password"))
+                .count();
+            assert_eq!(sent, 3, "{:?}", h.seen());
+        }
+    });
+}
+
+/// `bakeoff cleanup` against a hostile server: exit code, stderr, peak resident bytes.
+fn peak(url: &str) -> (i32, String, u64) {
+    let child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["cleanup", "oltp_read_only", "--server", url])
+        .env("PGPASSWORD", "pw")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bakeoff");
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(r, child.id() as i32);
+    let mut err = String::new();
+    child.stderr.unwrap().read_to_string(&mut err).unwrap();
+    (
+        libc::WEXITSTATUS(status),
+        err,
+        usage.ru_maxrss as u64 * 1024,
+    )
+}
+
+#[test]
+fn what_a_server_announces_costs_no_memory_until_it_arrives() {
+    // A 1 GiB header where the login's first request belongs (the default --max-packet).
+    let h = Hostile::start(script(Login::HugeHeader(1 << 30), false));
+    let (code, err, bytes) = peak(&format!(
+        "postgresql://u@127.0.0.1:{}/db?sslmode=disable",
+        h.port
+    ));
+    assert_ne!(code, 0);
+    assert!(err.contains("over the 2000 bytes"), "{err}");
+    assert!(bytes < 100 * MIB, "{} MiB", bytes / MIB);
+    // 500,000 DataRows of 7 bytes, each claiming 32,767 columns.
+    let mut s = script(Login::Trust, false);
+    s.answers
+        .push(("current_schema", Answer::WideRows(500_000)));
+    let h = Hostile::start(s);
+    let (code, err, bytes) = peak(&format!(
+        "postgresql://u@127.0.0.1:{}/db?sslmode=disable",
+        h.port
+    ));
+    assert_ne!(code, 0);
+    assert!(err.contains("32767 columns in 2 bytes"), "{err}");
+    assert!(bytes < 100 * MIB, "{} MiB", bytes / MIB);
+}

@@ -1,0 +1,577 @@
+//! A hostile PostgreSQL (protocol v3) for the seams no real server shows: a login of its own
+//! choosing (trust, cleartext, md5, SCRAM offered with or without -PLUS and then skipped or
+//! broken), TLS with a certificate the test makes, chosen answers to statements (a huge
+//! header, rows claiming more columns than they hold, endless notices, COPY OUT, escape
+//! sequences, a stall), and a relay mode that terminates TLS itself and passes the login
+//! on to a real server. What it received is kept in [`Hostile::seen`].
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How the server logs the client in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Login {
+    /// AuthenticationOk at once.
+    Trust,
+    /// Asks for the password in clear, then says Ok.
+    Cleartext,
+    /// Asks for md5's answer, then says Ok.
+    Md5,
+    /// Offers these SASL mechanisms, then deviates as `Skip` says (it does not know the
+    /// password, so it never completes SCRAM properly).
+    Scram(Vec<&'static str>, Skip),
+    /// A message header claiming this many bytes, and nothing after it.
+    HugeHeader(u32),
+}
+
+/// Where a hostile SCRAM exchange leaves the script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// AuthenticationOk right after the client's first message.
+    OkAfterFirst,
+    /// Its first message, then AuthenticationOk after the client's proof (no server final).
+    OkAfterProof,
+    /// Its first message, then a server final with a wrong signature.
+    WrongSignature,
+}
+
+/// What the server answers a statement that contains a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// A header claiming this many bytes, then a stall.
+    HugeHeader(u32),
+    /// This many DataRows of 7 bytes each, each claiming 32,767 columns.
+    WideRows(u32),
+    /// This many NoticeResponses, then the statement's end.
+    Notices(u32),
+    /// CopyOutResponse and endless CopyData.
+    CopyOut,
+    /// An error whose message holds terminal escape sequences.
+    Escapes,
+    /// Nothing, ever.
+    Stall,
+}
+
+/// The script.
+#[derive(Debug, Clone)]
+pub struct Script {
+    pub login: Login,
+    /// Answer an SSLRequest with TLS (a certificate from the lab's CA for 127.0.0.1).
+    pub tls: bool,
+    pub answers: Vec<(&'static str, Answer)>,
+}
+
+/// A running hostile server.
+pub struct Hostile {
+    pub port: u16,
+    seen: Arc<Mutex<Vec<String>>>,
+    /// The CA that signed its certificate (PEM), when it speaks TLS.
+    pub ca_pem: Option<String>,
+}
+
+impl Hostile {
+    /// What it received: `ssl`, `startup USER`, `password TEXT`, `sasl MECHANISM FIRST`,
+    /// `proof TEXT`, `query TEXT`, in order.
+    pub fn seen(&self) -> Vec<String> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Start a scripted server on 127.0.0.1 (any port), serving every connection.
+    pub fn start(script: Script) -> Hostile {
+        Hostile::start_at("127.0.0.1", script)
+    }
+
+    /// The same on `address` (one that [`in_private_net`] made, say).
+    pub fn start_at(address: &str, script: Script) -> Hostile {
+        let (tls, ca_pem) = server_tls(script.tls);
+        let (listener, port, seen) = listen(address);
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for s in listener.incoming().flatten() {
+                let (script, log, tls) = (script.clone(), log.clone(), tls.clone());
+                std::thread::spawn(move || {
+                    let _ = serve(s, &script, &log, tls);
+                });
+            }
+        });
+        Hostile { port, seen, ca_pem }
+    }
+
+    /// A relay to the real server at `to`: it answers TLS with a certificate of its own
+    /// (from its own CA), passes the startup and the login on (over TLS to the server when
+    /// `tls_upstream`), with `-PLUS` struck from the mechanisms the server offers, and once
+    /// logged in sends `then` as its own statement before it hangs up.
+    pub fn relay(to: SocketAddr, tls_upstream: bool, then: &'static str) -> Hostile {
+        let (tls, ca_pem) = server_tls(true);
+        let (listener, port, seen) = listen("127.0.0.1");
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for s in listener.incoming().flatten() {
+                let (log, tls) = (log.clone(), tls.clone());
+                std::thread::spawn(move || {
+                    let _ = relay(s, to, tls_upstream, then, &log, tls);
+                });
+            }
+        });
+        Hostile { port, seen, ca_pem }
+    }
+}
+
+fn listen(address: &str) -> (TcpListener, u16, Arc<Mutex<Vec<String>>>) {
+    let l = TcpListener::bind((address, 0)).expect("bind a hostile server");
+    let port = l.local_addr().expect("its port").port();
+    (l, port, Arc::new(Mutex::new(Vec::new())))
+}
+
+type ServerTls = Option<Arc<rustls::ServerConfig>>;
+
+/// A certificate for 127.0.0.1 from a CA made here, and the CA's PEM.
+fn server_tls(on: bool) -> (ServerTls, Option<String>) {
+    if !on {
+        return (None, None);
+    }
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair, SanType};
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
+    let mut leaf = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    leaf.subject_alt_names
+        .push(SanType::IpAddress([127, 0, 0, 1].into()));
+    let key = KeyPair::generate().unwrap();
+    let cert = leaf.signed_by(&key, &ca).unwrap();
+    let der = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], der)
+        .unwrap();
+    (Some(Arc::new(config)), Some(ca.pem()))
+}
+
+/// The address of a network of its own (a namespace, with a link-local address on its
+/// loopback device that exists nowhere else): `f` runs on a thread inside it, and what it
+/// binds, connects and spawns stays inside. An address that is not a loopback one, for what
+/// bakeoff treats otherwise (a password to a remote host). Needs root, as CI has.
+pub fn in_private_net<T: Send>(f: impl FnOnce(&str) -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                // SAFETY: unshare has no memory effects; it moves this thread alone.
+                let r = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+                assert_eq!(
+                    r,
+                    0,
+                    "unshare(CLONE_NEWNET) needs root: {}",
+                    std::io::Error::last_os_error()
+                );
+                let address = "169.254.99.1";
+                for args in [
+                    &["link", "set", "lo", "up"][..],
+                    &["addr", "add", &format!("{address}/32"), "dev", "lo"],
+                ] {
+                    let ok = std::process::Command::new("ip").args(args).status();
+                    assert!(
+                        ok.is_ok_and(|s| s.success()),
+                        "ip {args:?} (apt-get install iproute2)"
+                    );
+                }
+                f(address)
+            })
+            .join()
+            .expect("the private network's thread")
+    })
+}
+
+/// A connection, plain or TLS.
+enum Conn {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>),
+    Up(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Read for Conn {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.read(b),
+            Conn::Tls(s) => s.read(b),
+            Conn::Up(s) => s.read(b),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.write(b),
+            Conn::Tls(s) => s.write(b),
+            Conn::Up(s) => s.write(b),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Conn::Plain(s) => s.flush(),
+            Conn::Tls(s) => s.flush(),
+            Conn::Up(s) => s.flush(),
+        }
+    }
+}
+
+/// A message: type byte, length, body.
+pub fn msg(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = vec![kind];
+    m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
+fn auth(code: i32, rest: &[u8]) -> Vec<u8> {
+    let mut b = code.to_be_bytes().to_vec();
+    b.extend_from_slice(rest);
+    msg(b'R', &b)
+}
+
+/// A frontend message after the startup: (type, body).
+fn read_msg(c: &mut impl Read) -> std::io::Result<(u8, Vec<u8>)> {
+    let mut head = [0u8; 5];
+    c.read_exact(&mut head)?;
+    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut body = vec![0; len.saturating_sub(4).min(1 << 20)];
+    c.read_exact(&mut body)?;
+    Ok((head[0], body))
+}
+
+/// The startup packet (or an SSLRequest): its body after the length.
+fn read_startup(c: &mut impl Read) -> std::io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    c.read_exact(&mut len)?;
+    let mut body = vec![
+        0;
+        (u32::from_be_bytes(len) as usize)
+            .saturating_sub(4)
+            .min(1 << 16)
+    ];
+    c.read_exact(&mut body)?;
+    Ok(body)
+}
+
+const SSL_REQUEST: [u8; 4] = [0x04, 0xd2, 0x16, 0x2f];
+
+/// The client's opening: an SSLRequest answered (TLS, or N), then its startup packet.
+fn open(
+    s: TcpStream,
+    tls: &ServerTls,
+    log: &Mutex<Vec<String>>,
+) -> std::io::Result<(Conn, Vec<u8>)> {
+    let mut plain = s;
+    let mut first = read_startup(&mut plain)?;
+    let mut conn = Conn::Plain(plain.try_clone()?);
+    if first.starts_with(&SSL_REQUEST) {
+        note(log, "ssl".into());
+        match tls {
+            Some(cfg) => {
+                plain.write_all(b"S")?;
+                let server =
+                    rustls::ServerConnection::new(cfg.clone()).map_err(std::io::Error::other)?;
+                conn = Conn::Tls(Box::new(rustls::StreamOwned::new(server, plain)));
+            }
+            None => plain.write_all(b"N")?,
+        }
+        first = read_startup(&mut conn)?;
+    }
+    let user = startup_value(&first, "user").unwrap_or_default();
+    note(log, format!("startup {user}"));
+    Ok((conn, first))
+}
+
+fn startup_value(body: &[u8], key: &str) -> Option<String> {
+    let mut parts = body.get(4..)?.split(|&b| b == 0);
+    while let Some(k) = parts.next() {
+        let v = parts.next()?;
+        if k == key.as_bytes() {
+            return Some(String::from_utf8_lossy(v).into_owned());
+        }
+    }
+    None
+}
+
+fn note(log: &Mutex<Vec<String>>, what: String) {
+    if let Ok(mut l) = log.lock() {
+        l.push(what);
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b.strip_suffix(&[0]).unwrap_or(b)).into_owned()
+}
+
+fn serve(
+    s: TcpStream,
+    script: &Script,
+    log: &Mutex<Vec<String>>,
+    tls: ServerTls,
+) -> std::io::Result<()> {
+    let (mut c, _) = open(s, &tls, log)?;
+    if !login(&mut c, &script.login, log)? {
+        return Ok(());
+    }
+    let mut ready = msg(b'S', b"server_version\x0015.0\x00");
+    ready.extend(msg(b'K', &[0, 0, 0, 7, 0, 0, 0, 9]));
+    ready.extend(msg(b'Z', b"I"));
+    c.write_all(&ready)?;
+    loop {
+        let (kind, body) = read_msg(&mut c)?;
+        match kind {
+            b'X' => return Ok(()),
+            b'Q' => {
+                let sql = text(&body);
+                note(log, format!("query {sql}"));
+                let answer = script.answers.iter().find(|(k, _)| sql.contains(k));
+                match answer {
+                    Some((_, a)) => answer_with(&mut c, a)?,
+                    None => {
+                        let mut out = msg(b'C', b"SELECT 0\x00");
+                        out.extend(msg(b'Z', b"I"));
+                        c.write_all(&out)?;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The script's login; whether the client is in.
+fn login(c: &mut Conn, how: &Login, log: &Mutex<Vec<String>>) -> std::io::Result<bool> {
+    match how {
+        Login::Trust => c.write_all(&auth(0, &[]))?,
+        Login::Cleartext | Login::Md5 => {
+            let (code, rest): (i32, &[u8]) = match how {
+                Login::Md5 => (5, b"salt"),
+                _ => (3, b""),
+            };
+            c.write_all(&auth(code, rest))?;
+            let (_, body) = read_msg(c)?;
+            note(log, format!("password {}", text(&body)));
+            c.write_all(&auth(0, &[]))?;
+        }
+        Login::Scram(mechanisms, skip) => {
+            let mut list = Vec::new();
+            for m in mechanisms {
+                list.extend_from_slice(m.as_bytes());
+                list.push(0);
+            }
+            list.push(0);
+            c.write_all(&auth(10, &list))?;
+            let (_, body) = read_msg(c)?;
+            let mut f = body.split(|&b| b == 0);
+            let mechanism = text(f.next().unwrap_or_default());
+            let first =
+                String::from_utf8_lossy(body.get(mechanism.len() + 5..).unwrap_or_default())
+                    .into_owned();
+            note(log, format!("sasl {mechanism} {first}"));
+            if *skip == Skip::OkAfterFirst {
+                c.write_all(&auth(0, &[]))?;
+                return Ok(true);
+            }
+            let nonce = first.split("r=").nth(1).unwrap_or("").to_string();
+            let server_first = format!("r={nonce}hostile,s=c2FsdHNhbHQ=,i=4096");
+            c.write_all(&auth(11, server_first.as_bytes()))?;
+            let (_, proof) = read_msg(c)?;
+            note(log, format!("proof {}", text(&proof)));
+            match skip {
+                Skip::WrongSignature => {
+                    let fin = "v=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+                    let mut out = auth(12, fin.as_bytes());
+                    out.extend(auth(0, &[]));
+                    c.write_all(&out)?;
+                }
+                _ => c.write_all(&auth(0, &[]))?,
+            }
+        }
+        Login::HugeHeader(len) => {
+            let mut m = vec![b'R'];
+            m.extend_from_slice(&len.to_be_bytes());
+            c.write_all(&m)?;
+            std::thread::sleep(Duration::from_secs(30));
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn answer_with(c: &mut Conn, a: &Answer) -> std::io::Result<()> {
+    match a {
+        Answer::HugeHeader(len) => {
+            let mut m = vec![b'D'];
+            m.extend_from_slice(&len.to_be_bytes());
+            c.write_all(&m)?;
+            std::thread::sleep(Duration::from_secs(30));
+        }
+        Answer::WideRows(n) => {
+            let mut head = 1i16.to_be_bytes().to_vec();
+            head.extend_from_slice(b"x\x00");
+            head.extend_from_slice(&[0; 4 + 2 + 4 + 2 + 4 + 2]);
+            c.write_all(&msg(b'T', &head))?;
+            let row = msg(b'D', &32767i16.to_be_bytes());
+            let batch: Vec<u8> = (0..1000).flat_map(|_| row.clone()).collect();
+            for _ in 0..n / 1000 {
+                c.write_all(&batch)?;
+            }
+            let mut end = msg(b'C', b"SELECT 1\x00");
+            end.extend(msg(b'Z', b"I"));
+            c.write_all(&end)?;
+        }
+        Answer::Notices(n) => {
+            let notice = msg(b'N', b"SNOTICE\x00C00000\x00Mnotice\x00\x00");
+            for _ in 0..*n {
+                c.write_all(&notice)?;
+            }
+            let mut end = msg(b'C', b"SELECT 0\x00");
+            end.extend(msg(b'Z', b"I"));
+            c.write_all(&end)?;
+        }
+        Answer::CopyOut => {
+            c.write_all(&msg(b'H', &[0, 0, 0]))?;
+            let data = msg(b'd', &[b'x'; 1000]);
+            loop {
+                c.write_all(&data)?;
+            }
+        }
+        Answer::Escapes => {
+            let mut out = msg(
+                b'E',
+                b"SERROR\x00C42000\x00M\x1b]0;owned\x07\x1b[2J\x00\x00",
+            );
+            out.extend(msg(b'Z', b"I"));
+            c.write_all(&out)?;
+        }
+        Answer::Stall => std::thread::sleep(Duration::from_secs(60)),
+    }
+    Ok(())
+}
+
+/// Pass one client on to the real server at `to`, as a relay in the middle would.
+fn relay(
+    s: TcpStream,
+    to: SocketAddr,
+    tls_upstream: bool,
+    then: &str,
+    log: &Mutex<Vec<String>>,
+    tls: ServerTls,
+) -> std::io::Result<()> {
+    let (mut client, startup) = open(s, &tls, log)?;
+    let mut up_plain = TcpStream::connect(to)?;
+    let mut up = match tls_upstream {
+        false => Conn::Plain(up_plain),
+        true => {
+            let mut req = 8u32.to_be_bytes().to_vec();
+            req.extend_from_slice(&SSL_REQUEST);
+            up_plain.write_all(&req)?;
+            let mut a = [0u8; 1];
+            up_plain.read_exact(&mut a)?;
+            let cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .map_err(std::io::Error::other)?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCert))
+            .with_no_client_auth();
+            let name = rustls::pki_types::ServerName::try_from("localhost")
+                .map_err(std::io::Error::other)?;
+            let conn = rustls::ClientConnection::new(Arc::new(cfg), name)
+                .map_err(std::io::Error::other)?;
+            Conn::Up(Box::new(rustls::StreamOwned::new(conn, up_plain)))
+        }
+    };
+    let mut packet = ((startup.len() + 4) as u32).to_be_bytes().to_vec();
+    packet.extend_from_slice(&startup);
+    up.write_all(&packet)?;
+    loop {
+        let (kind, mut body) = read_msg(&mut up)?;
+        if kind == b'R' && body.starts_with(&10i32.to_be_bytes()) {
+            // Strike -PLUS: a relay cannot bind the client's channel to the server's.
+            let kept: Vec<u8> = body[4..]
+                .split(|&b| b == 0)
+                .filter(|m| !m.is_empty() && !m.ends_with(b"-PLUS"))
+                .flat_map(|m| m.iter().copied().chain([0]))
+                .chain([0])
+                .collect();
+            body = 10i32.to_be_bytes().iter().copied().chain(kept).collect();
+        }
+        let done = kind == b'Z';
+        if kind == b'R' && body.starts_with(&0i32.to_be_bytes()) {
+            note(log, "logged in".into());
+        }
+        if done {
+            // In: the session is the relay's now.
+            up.write_all(&msg(b'Q', format!("{then}\0").as_bytes()))?;
+            loop {
+                let (k, b) = read_msg(&mut up)?;
+                if k == b'E' {
+                    note(log, format!("its statement failed: {}", text(&b)));
+                }
+                if k == b'Z' {
+                    note(log, format!("ran {then}"));
+                    return Ok(());
+                }
+            }
+        }
+        client.write_all(&msg(kind, &body))?;
+        if kind == b'E' {
+            return Ok(());
+        }
+        if kind == b'R'
+            && !body.starts_with(&0i32.to_be_bytes())
+            && !body.starts_with(&12i32.to_be_bytes())
+        {
+            let (k, b) = read_msg(&mut client)?;
+            if k == b'p' {
+                note(log, format!("passed on {}", text(&b)));
+            }
+            up.write_all(&msg(k, &b))?;
+        }
+    }
+}
+
+/// Accepts any certificate: the relay's own upstream leg.
+#[derive(Debug)]
+struct AnyCert;
+
+impl rustls::client::danger::ServerCertVerifier for AnyCert {
+    fn verify_server_cert(
+        &self,
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &[rustls::pki_types::CertificateDer<'_>],
+        _: &rustls::pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        _: &[u8],
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+    }
+    fn verify_tls13_signature(
+        &self,
+        _: &[u8],
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        rustls::crypto::ring::default_provider()
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
