@@ -106,9 +106,13 @@ pub fn resolve(g: &Given, default_db: Option<&str>) -> Result<Resolved, String> 
             None => SslMode::Preferred,
             Some(w) => sslmode(&w).ok_or_else(|| format!("invalid sslmode value: \"{w}\""))?,
         };
-        o.tls.ca = setting(&g.sslrootcert, "sslrootcert", "PGSSLROOTCERT").map(PathBuf::from);
-        o.tls.cert = setting(&g.sslcert, "sslcert", "PGSSLCERT").map(PathBuf::from);
-        o.tls.key = setting(&g.sslkey, "sslkey", "PGSSLKEY").map(PathBuf::from);
+        let files = TlsFiles {
+            root: setting(&g.sslrootcert, "sslrootcert", "PGSSLROOTCERT"),
+            cert: setting(&g.sslcert, "sslcert", "PGSSLCERT"),
+            key: setting(&g.sslkey, "sslkey", "PGSSLKEY"),
+        };
+        let home = env("HOME").map(|h| PathBuf::from(h).join(".postgresql"));
+        files.apply(&mut o.tls, home.as_deref())?;
     }
     if let Some(w) = setting(&g.channel_binding, "channel_binding", "PGCHANNELBINDING") {
         o.auth.channel_binding = crate::ChannelBinding::parse(&w)?;
@@ -121,6 +125,64 @@ pub fn resolve(g: &Given, default_db: Option<&str>) -> Result<Resolved, String> 
         host,
         service_password: service.get("password").map(Secret::new),
     })
+}
+
+/// Where the system's trusted roots are (Debian's ca-certificates): `sslrootcert=system`.
+const SYSTEM_ROOTS: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+/// The certificate files as given (None: not given), before libpq's defaults.
+struct TlsFiles {
+    root: Option<String>,
+    cert: Option<String>,
+    key: Option<String>,
+}
+
+impl TlsFiles {
+    /// libpq's defaults and rules onto `tls`, with `home` its `~/.postgresql`: the root
+    /// certificate defaults to `root.crt` there, which makes `require` verify as `verify-ca`
+    /// (and a verifying mode without one an error in libpq's words); `system` is the system's
+    /// trusted roots, with `verify-full` only; the client's certificate and key default to
+    /// `postgresql.crt` and `postgresql.key` there when both exist.
+    fn apply(self, tls: &mut crate::Tls, home: Option<&std::path::Path>) -> Result<(), String> {
+        let in_home = |name: &str| home.map(|h| h.join(name)).filter(|p| p.is_file());
+        match self.root.as_deref() {
+            Some("system") => {
+                if tls.mode != SslMode::VerifyIdentity {
+                    return Err(format!(
+                        "weak sslmode \"{}\" may not be used with sslrootcert=system (use \"verify-full\")",
+                        crate::adapters::pgsql::libpq_name(tls.mode)
+                    ));
+                }
+                tls.ca = Some(PathBuf::from(SYSTEM_ROOTS));
+            }
+            Some(path) => tls.ca = Some(PathBuf::from(path)),
+            None if tls.mode >= SslMode::Required => {
+                tls.ca = in_home("root.crt");
+                if tls.ca.is_none() && tls.mode >= SslMode::VerifyCa {
+                    let file = home.map_or("~/.postgresql/root.crt".into(), |h| {
+                        h.join("root.crt").display().to_string()
+                    });
+                    return Err(format!(
+                        "root certificate file \"{file}\" does not exist\nEither provide the file, use the system's trusted roots with sslrootcert=system, or change sslmode to disable server certificate verification."
+                    ));
+                }
+                // require with a root certificate checks it, as verify-ca.
+                if tls.ca.is_some() && tls.mode == SslMode::Required {
+                    tls.mode = SslMode::VerifyCa;
+                }
+            }
+            None => {}
+        }
+        let (cert, key) = match (self.cert, self.key) {
+            (None, None) => (in_home("postgresql.crt"), in_home("postgresql.key")),
+            (c, k) => (c.map(PathBuf::from), k.map(PathBuf::from)),
+        };
+        if cert.is_some() && key.is_some() {
+            tls.cert = cert;
+            tls.key = key;
+        }
+        Ok(())
+    }
 }
 
 /// The password for `o` when nothing else gave one: the service's, else PGPASSWORD, else
@@ -142,7 +204,60 @@ pub fn password(o: &ConnectOptions, service: Option<&Secret>) -> (Secret, Option
 
 #[cfg(test)]
 mod port_tests {
-    use super::port_number;
+    use super::{port_number, TlsFiles, SYSTEM_ROOTS};
+    use crate::SslMode;
+    use std::path::PathBuf;
+
+    #[test]
+    fn certificate_files_default_as_libpqs() {
+        let home = std::env::temp_dir().join(format!("bakeoff-libpq-{}", std::process::id()));
+        std::fs::create_dir_all(&home).unwrap();
+        let files = |root: Option<&str>| TlsFiles {
+            root: root.map(str::to_string),
+            cert: None,
+            key: None,
+        };
+        let tls = |mode| crate::Tls::new(mode);
+        // No root.crt: require checks nothing, verify-ca is refused in libpq's words.
+        let mut t = tls(SslMode::Required);
+        files(None).apply(&mut t, Some(&home)).unwrap();
+        assert_eq!((t.mode, t.ca.clone()), (SslMode::Required, None));
+        let e = files(None)
+            .apply(&mut tls(SslMode::VerifyCa), Some(&home))
+            .unwrap_err();
+        assert!(
+            e.contains("root.crt\" does not exist") && e.contains("sslrootcert=system"),
+            "{e}"
+        );
+        // With one: require becomes verify-ca, prefer stays as it was.
+        std::fs::write(home.join("root.crt"), "x").unwrap();
+        let mut t = tls(SslMode::Required);
+        files(None).apply(&mut t, Some(&home)).unwrap();
+        assert_eq!(
+            (t.mode, t.ca.clone()),
+            (SslMode::VerifyCa, Some(home.join("root.crt")))
+        );
+        let mut t = tls(SslMode::Preferred);
+        files(None).apply(&mut t, Some(&home)).unwrap();
+        assert_eq!(t.ca, None);
+        // system: the system's roots, verify-full only.
+        let mut t = tls(SslMode::VerifyIdentity);
+        files(Some("system")).apply(&mut t, Some(&home)).unwrap();
+        assert_eq!(t.ca, Some(PathBuf::from(SYSTEM_ROOTS)));
+        let e = files(Some("system"))
+            .apply(&mut tls(SslMode::Required), Some(&home))
+            .unwrap_err();
+        assert_eq!(e, "weak sslmode \"require\" may not be used with sslrootcert=system (use \"verify-full\")");
+        // The client's pair, when both are there.
+        std::fs::write(home.join("postgresql.crt"), "x").unwrap();
+        let mut t = tls(SslMode::Preferred);
+        files(None).apply(&mut t, Some(&home)).unwrap();
+        assert_eq!(t.cert, None, "a certificate without its key is not used");
+        std::fs::write(home.join("postgresql.key"), "x").unwrap();
+        files(None).apply(&mut t, Some(&home)).unwrap();
+        assert_eq!(t.key, Some(home.join("postgresql.key")));
+        std::fs::remove_dir_all(&home).unwrap();
+    }
 
     #[test]
     fn a_port_reads_as_libpq_reads_it() {
