@@ -301,3 +301,76 @@ fn what_a_server_announces_costs_no_memory_until_it_arrives() {
     assert!(err.contains("32767 columns in 2 bytes"), "{err}");
     assert!(bytes < 100 * MIB, "{} MiB", bytes / MIB);
 }
+
+/// `-i` against a server that answers its COPY FROM STDIN with an endless COPY OUT: pgbench
+/// stops at once, and so does bakeoff, in pgbench's words.
+#[test]
+fn a_copy_out_where_init_copies_in_ends_init_at_once() {
+    let mut s = script(Login::Trust, false);
+    s.answers.push(("copy pgbench_accounts", Answer::CopyOut));
+    let h = Hostile::start(s);
+    let port = h.port.to_string();
+    for program in [
+        env!("CARGO_BIN_EXE_bakeoff"),
+        "/usr/lib/postgresql/15/bin/pgbench",
+    ] {
+        let mut c = Command::new(program);
+        if program.ends_with("bakeoff") {
+            c.arg("pgbench");
+        }
+        let started = std::time::Instant::now();
+        let o = c
+            .args([
+                "-i",
+                "-s",
+                "1",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "u",
+                "db",
+            ])
+            .env("PGSSLMODE", "disable")
+            .output()
+            .expect("run");
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{program}: {err}");
+        assert!(
+            err.contains("unexpected copy in result"),
+            "{program}: {err}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{program}"
+        );
+    }
+}
+
+/// A script's `connect()` to a server silent at login ends within the connect timeout, as
+/// bakeoff's own connects do, instead of waiting for ever.
+#[test]
+fn a_scripts_connect_to_a_silent_server_times_out() {
+    let h = Hostile::start(script(Login::Silent, false));
+    let dir = bakeoff_testkit::scratch::dir("hostile-pg-lua");
+    let lua = dir.join("connect.lua");
+    std::fs::write(
+        &lua,
+        "function thread_init()\n  con = sysbench.sql.driver():connect()\nend\nfunction event() end\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg(&lua)
+        .args(["--db-driver=pgsql", "--pgsql-host=127.0.0.1"])
+        .arg(format!("--pgsql-port={}", h.port))
+        .args(["--pgsql-user=u", "--pgsql-db=db", "--time=1", "run"])
+        .env("PGSSLMODE", "disable")
+        .output()
+        .expect("run bakeoff");
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "{out}\n{err}");
+    assert!(format!("{out}{err}").contains("timed out"), "{out}\n{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}

@@ -117,6 +117,8 @@ SELECT 1/0;
 \sleep 1 ms
 \setshell sh echo 41
 \set jj debug(:sh + 1)
+\setshell endless yes 6
+\set kk debug(:endless)
 SELECT 'done' AS word \gset
 "#;
 

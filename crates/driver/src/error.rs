@@ -44,6 +44,10 @@ pub enum DriverError {
     /// A result set with more rows than a caller keeps.
     #[error("{endpoint} sent more than {max} rows for one result set, the most bakeoff keeps (--max-rows)")]
     TooManyRows { endpoint: String, max: usize },
+    /// COPY FROM STDIN answered with a COPY OUT (or COPY BOTH): the connection is the
+    /// server's stream now, and is given up (libpq's "unexpected copy in result").
+    #[error("{endpoint} answered COPY FROM STDIN with a COPY OUT")]
+    NotCopyIn { endpoint: String },
     /// An error answer to an admin call (connect, prepare, query_rows).
     #[error("server {0}")]
     Server(ServerError),
@@ -57,6 +61,7 @@ impl DriverError {
             DriverError::Io { .. }
                 | DriverError::ReadTimeout { .. }
                 | DriverError::TooManyRows { .. }
+                | DriverError::NotCopyIn { .. }
         ) || matches!(self, DriverError::Server(e) if is_lost_code(e.code))
     }
 

@@ -24,6 +24,8 @@ pub enum Login {
     Scram(Vec<&'static str>, Skip),
     /// A message header claiming this many bytes, and nothing after it.
     HugeHeader(u32),
+    /// Nothing at all after the startup message, for a minute.
+    Silent,
 }
 
 /// Where a hostile SCRAM exchange leaves the script.
@@ -391,6 +393,10 @@ fn login(c: &mut Conn, how: &Login, log: &Mutex<Vec<String>>) -> std::io::Result
                 }
                 _ => c.write_all(&auth(0, &[]))?,
             }
+        }
+        Login::Silent => {
+            std::thread::sleep(Duration::from_secs(60));
+            return Ok(false);
         }
         Login::HugeHeader(len) => {
             let mut m = vec![b'R'];

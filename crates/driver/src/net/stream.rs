@@ -277,14 +277,45 @@ fn write_or_poll<S: Write + AsRawFd>(s: &mut S, mut buf: &[u8]) -> io::Result<()
     Ok(())
 }
 
+thread_local! {
+    /// When a blocking connection's waits on this thread give up: set for a login (a
+    /// script's `connect()` has no runtime timer around it), None otherwise.
+    static DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Bound every blocking wait on this thread by `limit` from now, until the guard drops.
+pub fn deadline_on_this_thread(limit: std::time::Duration) -> impl Drop {
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            DEADLINE.with(|d| d.set(None));
+        }
+    }
+    DEADLINE.with(|d| d.set(Some(std::time::Instant::now() + limit)));
+    Clear
+}
+
 fn wait(fd: RawFd, events: libc::c_short) -> io::Result<()> {
     let mut p = libc::pollfd {
         fd,
         events,
         revents: 0,
     };
-    // SAFETY: one valid pollfd, count 1, no timeout; fd is owned by the stream we borrow.
-    let r = unsafe { libc::poll(&mut p, 1, -1) };
+    let timeout = match DEADLINE.with(|d| d.get()) {
+        None => -1,
+        Some(at) => {
+            let left = at.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            left.as_millis().clamp(1, i32::MAX as u128) as i32
+        }
+    };
+    // SAFETY: one valid pollfd, count 1; fd is owned by the stream we borrow.
+    let r = unsafe { libc::poll(&mut p, 1, timeout) };
+    if r == 0 {
+        return Err(io::ErrorKind::TimedOut.into());
+    }
     if r < 0 {
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {

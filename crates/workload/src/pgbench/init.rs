@@ -280,7 +280,12 @@ async fn client_side(
 }
 
 async fn copy(conn: &mut PgConn, sql: &str, data: &[u8]) -> Result<(), InitError> {
-    match conn.copy_in(sql, data).await? {
+    let answer = conn.copy_in(sql, data).await;
+    // pgbench's words, its PQerrorMessage empty: a COPY OUT is no error of the server's.
+    if let Err(bakeoff_driver::DriverError::NotCopyIn { .. }) = answer {
+        return Err(InitError::Query("unexpected copy in result: ".into()));
+    }
+    match answer? {
         Outcome::Err(e) => Err(InitError::Query(format!(
             "PQendcopy failed: ERROR:  {}",
             e.message

@@ -33,11 +33,13 @@ impl PgbenchSession {
     /// at, as pgbench's pclose() is not.
     pub(super) fn set_shell(&mut self, argv: &[Arg]) -> Result<i64, String> {
         let line = self.command_line(argv)?;
-        let out = sh(&line)
-            .stdout(Stdio::piped())
-            .output()
-            .map_err(|_| format!("{}: could not launch shell command", name(argv)))?;
-        let first = first_line(&out.stdout);
+        let launch = |_| format!("{}: could not launch shell command", name(argv));
+        let mut child = sh(&line).stdout(Stdio::piped()).spawn().map_err(launch)?;
+        // One fgets(), as pgbench's: no more than its buffer, whatever the command goes on
+        // to print (`yes` would fill memory). Closing the pipe ends a writer that goes on.
+        let head = child.stdout.take().map(read_head).unwrap_or_default();
+        let _ = child.wait();
+        let first = first_line(&head);
         if first.is_empty() {
             return Err(format!(
                 "{}: could not read result of shell command",
@@ -101,6 +103,19 @@ fn word(argv: &[Arg], i: usize) -> Option<String> {
     })
 }
 
+/// The command's output up to its first newline or pgbench's buffer, whichever comes first.
+fn read_head(mut out: impl std::io::Read) -> Vec<u8> {
+    let mut head = Vec::with_capacity(RESULT_SIZE);
+    let mut chunk = [0u8; RESULT_SIZE];
+    while head.len() < RESULT_SIZE - 1 && !head.contains(&b'\n') {
+        match out.read(&mut chunk[..RESULT_SIZE - 1 - head.len()]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => head.extend_from_slice(&chunk[..n]),
+        }
+    }
+    head
+}
+
 /// What one fgets() into pgbench's buffer reads: up to and with the first newline, at most
 /// RESULT_SIZE - 1 bytes.
 fn first_line(out: &[u8]) -> String {
@@ -115,6 +130,14 @@ fn first_line(out: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_head_of_an_endless_output_is_read() {
+        let endless = std::io::repeat(b'7');
+        assert_eq!(read_head(endless).len(), RESULT_SIZE - 1);
+        assert_eq!(read_head(&b"12\n34\n"[..]), b"12\n34\n");
+        assert_eq!(first_line(&read_head(&b"12\n34\n"[..])), "12\n");
+    }
 
     #[test]
     fn a_result_is_its_first_line_within_pgbenchs_buffer() {

@@ -114,7 +114,11 @@ impl Conn {
                     source,
                 }
             })?;
-        crate::complete(Conn::greet(stream, opts, &endpoint))
+        // The login within the connect timeout, as the runtime's connect has it.
+        let bound = crate::net::stream::deadline_on_this_thread(opts.connect_timeout);
+        let r = crate::complete(Conn::greet(stream, opts, &endpoint));
+        drop(bound);
+        r.map_err(|e| crate::adapters::pgsql::login_timed_out(e, &endpoint, opts))
     }
 
     /// The handshake on a connected stream.

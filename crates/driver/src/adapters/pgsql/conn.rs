@@ -369,6 +369,12 @@ impl PgConn {
                     return Ok(Outcome::Err(e));
                 }
                 b'Z' => return Ok(Outcome::Ok(OkPacket::default())),
+                // Rows the other way, for as long as the server likes: not read.
+                b'H' | b'W' => {
+                    return Err(DriverError::NotCopyIn {
+                        endpoint: self.endpoint.clone(),
+                    })
+                }
                 _ => {}
             }
         }

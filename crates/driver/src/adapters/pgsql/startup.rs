@@ -45,7 +45,11 @@ impl PgConn {
                     source,
                 }
             })?;
-        crate::complete(PgConn::greet(stream, opts, endpoint))
+        // The login within the connect timeout, as the runtime's connect has it.
+        let bound = crate::net::stream::deadline_on_this_thread(opts.connect_timeout);
+        let r = crate::complete(PgConn::greet(stream, opts, endpoint.clone()));
+        drop(bound);
+        r.map_err(|e| login_timed_out(e, &endpoint, opts))
     }
 
     async fn greet(
@@ -343,6 +347,21 @@ impl PgConn {
     /// The TLS version and cipher this connection agreed on; None when it is plain.
     pub fn tls(&self) -> Option<crate::TlsSession> {
         self.stream.tls_session()
+    }
+}
+
+/// A blocking login's wait that ran out: said as the connect timeout it is.
+pub fn login_timed_out(e: DriverError, endpoint: &str, opts: &ConnectOptions) -> DriverError {
+    match e {
+        DriverError::Io { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => {
+            DriverError::ConnectTimeout {
+                endpoint: endpoint.to_string(),
+                secs: opts.connect_timeout.as_secs_f64(),
+                attempts: 1,
+                last: "no answer to the login".into(),
+            }
+        }
+        other => other,
     }
 }
 
