@@ -93,6 +93,27 @@ fn require_auth_refuses_a_server_that_asks_for_nothing_or_less() {
 }
 
 #[test]
+fn plus_offered_without_tls_is_someone_who_stripped_it() {
+    let h = Hostile::start(script(
+        Login::Scram(
+            vec!["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"],
+            Skip::OkAfterProof,
+        ),
+        false,
+    ));
+    let url = format!("postgresql://u@127.0.0.1:{}/db?sslmode=prefer", h.port);
+    refused(
+        &cleanup(&url, &[]),
+        "server offered SCRAM-SHA-256-PLUS authentication over a non-SSL connection",
+    );
+    assert!(
+        !h.seen().iter().any(|s| s.starts_with("sasl")),
+        "{:?}",
+        h.seen()
+    );
+}
+
+#[test]
 fn over_tls_scram_says_y_when_no_plus_is_offered_and_binds_when_it_is() {
     let h = Hostile::start(script(
         Login::Scram(vec!["SCRAM-SHA-256"], Skip::OkAfterProof),

@@ -318,3 +318,48 @@ fn tables_planted_with_triggers_are_refused_and_no_trigger_fires() {
     assert_intact(db);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An account without the TRIGGER privilege still sees a trigger's name on MariaDB (checked
+/// here against this MariaDB), so a table with one is refused to it as to any account.
+#[test]
+fn an_account_without_trigger_privilege_sees_the_trigger_and_refuses_the_table() {
+    use bakeoff_testkit::planted::mysql_trigger;
+    let db = "owned_low";
+    users_data(db);
+    let log = format!("{db}_prod.low_log");
+    admin(&[
+        "CREATE USER IF NOT EXISTS 'low'@'127.0.0.1' IDENTIFIED BY 'l0w'",
+        &format!("GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDEX ON {db}.* TO 'low'@'127.0.0.1'"),
+        &format!("CREATE TABLE {log} (who TEXT, what TEXT)"),
+        &format!("CREATE TABLE {db}.sbtest1 (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k))"),
+        &format!("INSERT INTO {db}.sbtest1 (k) VALUES (1), (2)"),
+        &format!("USE {db}"),
+        &mysql_trigger("sbtest1", "UPDATE", &log),
+    ]);
+    let dir = bakeoff_testkit::scratch::dir("owned-low");
+    let file: PathBuf = dir.join("use.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "duration = 1\nwarmup = 0\nthreads = [1]\n[dataset]\ntables = 1\ntable_size = 2\n[[workload]]\nname = \"oltp_update_index\"\n[[variant]]\nname = \"given\"\nserver = \"mysql://low@127.0.0.1:{}/{db}\"\nexisting_tables = \"use\"\n",
+            server().port()
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["study", "run", file.to_str().unwrap()])
+        .env("MYSQL_PWD", "l0w")
+        .output()
+        .expect("run bakeoff");
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        format!("{out}{err}").contains("mallory_UPDATE"),
+        "{out}\n{err}"
+    );
+    assert_eq!(
+        admin(&[&format!("SELECT who FROM {log}")]),
+        Vec::<Vec<Option<String>>>::new()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -145,6 +145,32 @@ fn functions_that_shadow_pg_catalogs_are_never_called() {
         ["keep_me:sbtest", "mallory_log:mallory"],
         "bakeoff's tables dropped, the others left"
     );
+    // sysbench's grammar: sysbench's statements as sysbench sends them, and bakeoff's own
+    // one (the sequence set after COPY) calling pg_catalog's setval by name.
+    let s = pg_server();
+    let sysbench = |command: &str| {
+        Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args([
+                "oltp_read_write",
+                "--db-driver=pgsql",
+                "--pgsql-host=127.0.0.1",
+            ])
+            .arg(format!("--pgsql-port={}", s.port()))
+            .arg(format!("--pgsql-user={}", s.user()))
+            .arg(format!("--pgsql-password={}", s.password().expose()))
+            .arg(format!(
+                "--pgsql-db={}",
+                shared.user.database.as_deref().unwrap_or_default()
+            ))
+            .args(["--tables=1", "--table-size=100", command])
+            .output()
+            .expect("run bakeoff")
+    };
+    for command in ["prepare", "cleanup"] {
+        let o = sysbench(command);
+        assert!(o.status.success(), "{command}: {:?}", text(&o));
+    }
+    untouched(&shared);
 }
 
 #[test]
@@ -209,4 +235,47 @@ fn a_table_the_user_owns_but_with_a_trigger_of_another_role_is_refused() {
         text(&o)
     );
     untouched(&shared);
+}
+
+#[test]
+fn a_schema_another_role_owns_is_refused_before_anything_is_made() {
+    // PostgreSQL 15's public belongs to the database's owner: here mallory's database, the
+    // user allowed to create in it. Mallory could drop and replace anything bakeoff made.
+    let shared = pg_shared("planted_schema");
+    let db = "t_planted_schema_hers";
+    let admin = bakeoff_testkit::pg::pg_admin();
+    bakeoff_testkit::rt().block_on(async {
+        let mut c = bakeoff_driver::PgConn::connect(&admin).await.unwrap();
+        c.exec(&format!("DROP DATABASE IF EXISTS {db}"))
+            .await
+            .unwrap();
+        c.exec(&format!("CREATE DATABASE {db} OWNER mallory"))
+            .await
+            .unwrap();
+        c.quit().await;
+        let mut c = bakeoff_driver::PgConn::connect(&admin.with_database(db))
+            .await
+            .unwrap();
+        c.exec("GRANT CREATE, USAGE ON SCHEMA public TO sbtest")
+            .await
+            .unwrap();
+        c.quit().await;
+    });
+    let s = pg_server();
+    let url = format!(
+        "postgresql://{}@127.0.0.1:{}/{db}?sslmode=disable",
+        s.user(),
+        s.port()
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["prepare", "oltp_read_only", "--tables=1", "--server", &url])
+        .env("PGPASSWORD", s.password().expose())
+        .output()
+        .unwrap();
+    refused(
+        &o,
+        "prepare",
+        &["schema \"public\"", "database's owner, role \"mallory\""],
+    );
+    drop(shared);
 }

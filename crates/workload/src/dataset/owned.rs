@@ -81,6 +81,18 @@ fn not_ours<O: Owner>(o: &O, table: &str, why: String) -> DatasetError {
     }
 }
 
+/// The place, refused when another role owns it (`Owner::place_refusal`).
+async fn place_is_ours<O: Owner>(o: &mut O) -> Result<(), DatasetError> {
+    match o.place_refusal().await? {
+        None => Ok(()),
+        Some(why) => Err(DatasetError::NotOurPlace {
+            place: o.place(),
+            why,
+            fix: o.elsewhere(),
+        }),
+    }
+}
+
 /// Whether the marker table is there (and bakeoff's); one that is not bakeoff's, or
 /// predates tokens, is refused with what to do, and never read.
 async fn marker_is_ours<O: Owner>(o: &mut O) -> Result<bool, DatasetError> {
@@ -100,6 +112,7 @@ async fn marker_is_ours<O: Owner>(o: &mut O) -> Result<bool, DatasetError> {
 /// refused, not adopted, so a refused prepare leaves nothing behind), and the marker table
 /// bakeoff's, or made now.
 pub(super) async fn make_room<O: Owner>(o: &mut O, tables: &[String]) -> Result<(), DatasetError> {
+    place_is_ours(o).await?;
     for name in tables {
         if o.facts(name).await?.is_some() {
             return Err(DatasetError::Exists(name.clone()));
@@ -118,6 +131,7 @@ pub(super) async fn check_marked<O: Owner>(
     tables: &[String],
 ) -> Result<(), DatasetError> {
     let first = tables.first().cloned().unwrap_or_default();
+    place_is_ours(o).await?;
     if !marker_is_ours(o).await? {
         return Err(DatasetError::NotPrepared(first));
     }
@@ -143,6 +157,7 @@ pub(super) async fn check_existing<O: Owner>(
     o: &mut O,
     tables: &[String],
 ) -> Result<(), DatasetError> {
+    place_is_ours(o).await?;
     for name in tables {
         let Some(f) = o.facts(name).await? else {
             return Err(DatasetError::Missing(name.clone()));

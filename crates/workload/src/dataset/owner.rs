@@ -30,6 +30,9 @@ pub trait Owner {
     fn place(&self) -> String;
     /// What to do instead, for a refusal: how to point bakeoff elsewhere on this engine.
     fn elsewhere(&self) -> &'static str;
+    /// Why the place itself will not do, or None: another role that owns it (PostgreSQL: a
+    /// schema's owner may drop any table in it and put another under its name).
+    async fn place_refusal(&mut self) -> Result<Option<String>, DatasetError>;
     /// The table's facts; None when there is no table of that name here.
     async fn facts(&mut self, table: &str) -> Result<Option<Facts>, DatasetError>;
     /// Make the marker table (none is there).

@@ -119,12 +119,14 @@ async fn worker(
                 meter.add(u64::from(end - start + 1));
             }
             if spec.options.auto_inc {
-                // As after sysbench's INSERTs that leave the id to the SERIAL.
-                exec(
-                    &mut conn,
-                    &format!("SELECT setval(pg_get_serial_sequence('{name}', 'id'), {size})"),
-                )
-                .await?;
+                // As after sysbench's INSERTs that leave the id to the SERIAL. bakeoff's own
+                // statement (sysbench sends none), on the user's search path: every name in
+                // it pg_catalog's, every argument its exact type, so no function another role
+                // planted on the path matches better.
+                let sql = format!(
+                    "SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence('{name}', 'id')::pg_catalog.regclass, {size}::pg_catalog.int8)"
+                );
+                exec(&mut conn, &sql).await?;
             }
         }
         if spec.options.create_secondary && spec.kind != WorkloadKind::BulkInsert {
@@ -162,7 +164,9 @@ async fn refuse_existing(
     let mut conn = PgConn::connect(opts).await?;
     for (name, _) in all {
         let found = conn
-            .query_value(&format!("SELECT to_regclass('{name}') IS NOT NULL"))
+            .query_value(&format!(
+                "SELECT pg_catalog.to_regclass('{name}'::pg_catalog.text) IS NOT NULL"
+            ))
             .await?;
         if found.as_deref() == Some("t") {
             conn.quit().await;

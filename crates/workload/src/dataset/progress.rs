@@ -18,6 +18,12 @@ pub enum DatasetError {
         why: String,
         fix: &'static str,
     },
+    #[error("{place} {why}, so bakeoff will not make, write to or use tables there: {fix}")]
+    NotOurPlace {
+        place: String,
+        why: String,
+        fix: &'static str,
+    },
     #[error("table '{0}' was not made by `bakeoff prepare` (no marker row in bakeoff_tables carries its token), so `bakeoff run` on this server will not write to it: run `bakeoff prepare` with the same options first, or set existing_tables = \"use\" in a study's [[variant]] to run on tables of your own")]
     NotPrepared(String),
     #[error("table '{0}' is not there: existing_tables = \"use\" runs on tables the server already has; load them first (`bakeoff prepare`)")]

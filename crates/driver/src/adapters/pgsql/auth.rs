@@ -81,15 +81,18 @@ impl Binding {
 }
 
 /// `tls-server-end-point`'s data for a certificate (DER): its hash by the hash of its
-/// signature algorithm, SHA-256 where that is MD5, SHA-1 or SHA-256 (RFC 5929 section 4.1),
-/// and where it names none (RSASSA-PSS, Ed25519), as PostgreSQL's server falls back.
+/// signature algorithm, SHA-256 where that is MD5 or SHA-1 (RFC 5929 section 4.1). For a
+/// certificate whose algorithm names no hash (RSASSA-PSS, Ed25519) PostgreSQL's server
+/// cannot bind at all; SHA-256 here then fails the login rather than passing it.
 pub fn end_point_hash(cert: &[u8]) -> Vec<u8> {
-    use sha2::{Sha384, Sha512};
+    use sha2::{Sha224, Sha384, Sha512};
     use x509_parser::prelude::FromDer;
     let oid = x509_parser::certificate::X509Certificate::from_der(cert)
         .ok()
         .map(|(_, c)| c.signature_algorithm.algorithm.to_id_string());
     match oid.as_deref() {
+        // sha224WithRSAEncryption, ecdsa-with-SHA224
+        Some("1.2.840.113549.1.1.14" | "1.2.840.10045.4.3.1") => Sha224::digest(cert).to_vec(),
         // sha384WithRSAEncryption, ecdsa-with-SHA384
         Some("1.2.840.113549.1.1.12" | "1.2.840.10045.4.3.3") => Sha384::digest(cert).to_vec(),
         // sha512WithRSAEncryption, ecdsa-with-SHA512
@@ -201,7 +204,10 @@ impl Scram {
     pub fn check_server_final(&mut self, server_final: &[u8]) -> Result<(), String> {
         let text = std::str::from_utf8(server_final).unwrap_or("");
         if let Some(e) = text.strip_prefix("e=") {
-            return Err(format!("SCRAM: the server refused the proof: {e}"));
+            return Err(format!(
+                "SCRAM: the server refused the proof: {}",
+                crate::printable(e)
+            ));
         }
         let given = text.strip_prefix("v=").and_then(|v| B64.decode(v).ok());
         match (given, self.server_signature) {

@@ -43,12 +43,14 @@ impl PgConn {
         &self.rbuf[m.start..m.end]
     }
 
-    /// The next message when the buffer holds it whole; the previous one is consumed.
+    /// The next message when the buffer holds it whole and its length is one its type may
+    /// have (else `read_msg` says why); the previous one is consumed.
     pub(super) fn buffered(&mut self) -> Option<Msg> {
         self.start = self.next;
         let head = self.rbuf.get(self.start..self.start + HEADER)?;
         let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-        if len < 4 || self.end - self.start < 1 + len {
+        let most = longest(head[0], self.in_login, self.limits.max_packet);
+        if len < 4 || len > most || self.end - self.start < 1 + len {
             return None;
         }
         let m = Msg {

@@ -273,6 +273,13 @@ impl PgConn {
         let plain = offered.contains(&&b"SCRAM-SHA-256"[..]);
         let cert = self.stream.peer_certificate();
         let mode = opts.auth.channel_binding;
+        // libpq's safeguard: -PLUS offered where there is no TLS to bind to is someone in the
+        // middle who stripped TLS and passed the offer on.
+        if plus && cert.is_none() {
+            return Err(
+                "server offered SCRAM-SHA-256-PLUS authentication over a non-SSL connection".into(),
+            );
+        }
         if mode == ChannelBinding::Require {
             if cert.is_none() {
                 return Err("channel binding required, but SSL not in use".into());
@@ -289,7 +296,7 @@ impl PgConn {
                 "the server offers SASL mechanisms bakeoff does not speak here: {}",
                 offered
                     .iter()
-                    .map(|s| String::from_utf8_lossy(s))
+                    .map(|s| crate::printable(&String::from_utf8_lossy(s)))
                     .collect::<Vec<_>>()
                     .join(", ")
             )),

@@ -157,31 +157,37 @@ impl PgConn {
         self.read_reply(keep, Until::Ready).await
     }
 
-    /// Read a reply; result sets kept when `keep`.
+    /// Read a reply; result sets kept when `keep`, at most `--max-rows` rows and sets in all
+    /// (a server may send any number of either).
     pub async fn read_reply(&mut self, keep: bool, until: Until) -> Result<Reply, DriverError> {
         let mut reply = Reply::default();
+        let mut kept = 0usize;
         loop {
             let msg = match self.buffered() {
                 Some(msg) => msg,
                 None => self.read_msg("statement").await?,
             };
+            let full = || DriverError::TooManyRows {
+                endpoint: self.endpoint.clone(),
+                max: self.limits.max_rows,
+            };
             match msg.kind {
-                b'T' if keep => reply.sets.push(RowSet {
-                    columns: column_names(self.body(msg)),
-                    rows: Vec::new(),
-                }),
+                b'T' if keep => {
+                    kept += 1;
+                    if kept > self.limits.max_rows {
+                        return Err(full());
+                    }
+                    reply.sets.push(RowSet {
+                        columns: column_names(self.body(msg)),
+                        rows: Vec::new(),
+                    })
+                }
                 b'D' => {
                     reply.rows += 1;
                     if keep {
-                        if reply
-                            .sets
-                            .last()
-                            .is_some_and(|s| s.rows.len() >= self.limits.max_rows)
-                        {
-                            return Err(DriverError::TooManyRows {
-                                endpoint: self.endpoint.clone(),
-                                max: self.limits.max_rows,
-                            });
+                        kept += 1;
+                        if kept > self.limits.max_rows {
+                            return Err(full());
                         }
                         let row = self.row(msg, "query")?;
                         if let Some(set) = reply.sets.last_mut() {
@@ -246,7 +252,9 @@ impl PgConn {
 fn column_names(body: &[u8]) -> Vec<String> {
     let mut f = Fields(body);
     let n = f.i16().unwrap_or(0).max(0) as usize;
-    let mut names = Vec::with_capacity(n);
+    // Each column takes at least 19 bytes (an empty name and its 18 bytes of facts): room
+    // for no more than the message holds, whatever its count says.
+    let mut names = Vec::with_capacity(n.min(body.len() / 19));
     for _ in 0..n {
         let Some(name) = f.cstr() else { break };
         names.push(String::from_utf8_lossy(name).into_owned());

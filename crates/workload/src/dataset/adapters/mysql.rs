@@ -1,8 +1,9 @@
 //! MySQL's and MariaDB's statements for the ownership rules. Tables have no owners here:
 //! what proves a table bakeoff's is its comment and its marker row, and what makes it safe
 //! to write is that no trigger is on it. MariaDB shows any account that can use a table
-//! its triggers' names; MySQL shows them only to an account with the TRIGGER privilege, so
-//! there a table is refused when the account lacks it.
+//! its triggers' names (10.11, checked by `owned.rs`'s test with an account without
+//! TRIGGER); MySQL shows them only to an account with the TRIGGER privilege, so there a
+//! table is refused when the account lacks it.
 //!
 //! Every function these statements call is a built-in (`BUILTINS`, checked by a test): on
 //! MySQL a stored function cannot take a built-in's name when called unqualified, so
@@ -84,11 +85,17 @@ impl MyOwner {
 
 impl Owner for MyOwner {
     fn place(&self) -> String {
-        format!("database {}", self.database)
+        format!("database {}", bakeoff_driver::printable(&self.database))
     }
 
     fn elsewhere(&self) -> &'static str {
         "drop or rename it yourself, or point bakeoff at a database no other account can write to (--mysql-db, or mysql://HOST/OTHER_DB)"
+    }
+
+    /// No owners here: an account with DROP on the database can drop any table in it, as it
+    /// always could.
+    async fn place_refusal(&mut self) -> Result<Option<String>, DatasetError> {
+        Ok(None)
     }
 
     async fn facts(&mut self, table: &str) -> Result<Option<Facts>, DatasetError> {
@@ -109,7 +116,7 @@ impl Owner for MyOwner {
             code: triggers
                 .map(|t| t.split(", ").map(bakeoff_driver::printable).collect())
                 .unwrap_or_default(),
-            kind: (kind != "BASE TABLE").then(|| kind.to_lowercase()),
+            kind: (kind != "BASE TABLE").then(|| bakeoff_driver::printable(&kind.to_lowercase())),
             triggers_hidden: !self.sees_triggers(table).await?,
         }))
     }

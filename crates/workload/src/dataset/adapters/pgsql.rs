@@ -47,11 +47,39 @@ impl PgOwner {
 
 impl Owner for PgOwner {
     fn place(&self) -> String {
-        format!("schema {}", ident(&self.schema))
+        format!("schema {}", bakeoff_driver::printable(&ident(&self.schema)))
     }
 
     fn elsewhere(&self) -> &'static str {
         "drop it as its owner, or point bakeoff at a database only your role can create in (postgresql://HOST/OTHER_DB), or give your role a schema of its own first on its search path (CREATE SCHEMA AUTHORIZATION you; ALTER ROLE you SET search_path = you)"
+    }
+
+    /// The schema's owner must be the session's role, a superuser, or pg_database_owner in a
+    /// database the role owns (PostgreSQL 15's `public`).
+    async fn place_refusal(&mut self) -> Result<Option<String>, DatasetError> {
+        let sql = format!(
+            "SELECT o.rolname, o.rolname = current_user OR o.rolsuper \
+             OR (o.rolname = 'pg_database_owner' AND d.datdba = (SELECT oid FROM pg_roles WHERE rolname = current_user)), \
+             (SELECT rolname FROM pg_roles WHERE oid = d.datdba) \
+             FROM pg_namespace n JOIN pg_roles o ON o.oid = n.nspowner, pg_database d \
+             WHERE n.nspname = {} AND d.datname = current_database()",
+            lit(&self.schema)
+        );
+        let rows = self.conn.query_rows(&sql).await?;
+        let mut row = rows.into_iter().next().unwrap_or_default().into_iter();
+        let mut next = || row.next().flatten().map(|v| bakeoff_driver::printable(&v));
+        let (owner, fine, database_owner) = (next(), next(), next());
+        Ok(match (fine.as_deref(), owner) {
+            (Some("t"), _) => None,
+            (_, Some(o)) if o == "pg_database_owner" => Some(format!(
+                "is owned by the database's owner, role \"{}\", who may drop any table in it and put another under its name",
+                database_owner.unwrap_or_default()
+            )),
+            (_, o) => Some(format!(
+                "is owned by role \"{}\", who may drop any table in it and put another under its name",
+                o.unwrap_or_default()
+            )),
+        })
     }
 
     async fn facts(&mut self, table: &str) -> Result<Option<Facts>, DatasetError> {
@@ -199,7 +227,10 @@ fn relkind(kind: Option<&str>) -> Option<String> {
         "p" => "a partitioned table",
         "f" => "a foreign table",
         "S" => "a sequence",
-        other => return Some(format!("a relation of kind '{other}'")),
+        other => {
+            let other = bakeoff_driver::printable(other);
+            return Some(format!("a relation of kind '{other}'"));
+        }
     };
     Some(words.to_string())
 }
@@ -212,8 +243,10 @@ pub fn ident(s: &str) -> String {
 /// A string literal that means `s` whatever `standard_conforming_strings` says: dollar
 /// quoted, with a tag `s` does not contain.
 pub fn lit(s: &str) -> String {
+    // The closing tag must be the first place the tag stands: not inside `s`, nor begun by
+    // its end (`x$b` then `$b$` would close at `$b$b$`).
     let mut tag = String::from("b");
-    while s.contains(&format!("${tag}$")) {
+    while format!("{s}${tag}$").find(&format!("${tag}$")) != Some(s.len()) {
         tag.push('o');
     }
     format!("${tag}${s}${tag}$")
@@ -239,6 +272,7 @@ mod tests {
     fn literals_and_names_hold_whatever_they_quote() {
         assert_eq!(ident("a\"b"), "\"a\"\"b\"");
         assert_eq!(lit("sbtest1"), "$b$sbtest1$b$");
+        assert_eq!(lit("x$b"), "$bo$x$b$bo$");
         let odd = "x$b$y";
         let quoted = lit(odd);
         let tag = &quoted[..quoted[1..].find('$').unwrap() + 2];
