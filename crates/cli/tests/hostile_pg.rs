@@ -113,49 +113,38 @@ fn plus_offered_without_tls_is_someone_who_stripped_it() {
     );
 }
 
+/// The first SASL message a hostile server over TLS offering `mechanisms` gets, with `query`.
+fn first_sasl(mechanisms: Vec<&'static str>, query: &str) -> String {
+    let h = Hostile::start(script(Login::Scram(mechanisms, Skip::OkAfterProof), true));
+    let url = format!("postgresql://u@127.0.0.1:{}/db?{query}", h.port);
+    refused(&cleanup(&url, &[]), "before proving");
+    let seen = h.seen();
+    seen.into_iter().find(|s| s.starts_with("sasl")).unwrap()
+}
+
 #[test]
 fn over_tls_scram_says_y_when_no_plus_is_offered_and_binds_when_it_is() {
-    let h = Hostile::start(script(
-        Login::Scram(vec!["SCRAM-SHA-256"], Skip::OkAfterProof),
-        true,
-    ));
-    let url = format!("postgresql://u@127.0.0.1:{}/db?sslmode=require", h.port);
-    refused(&cleanup(&url, &[]), "before proving");
-    let first = h
-        .seen()
-        .into_iter()
-        .find(|s| s.starts_with("sasl"))
-        .unwrap();
-    assert!(first.starts_with("sasl SCRAM-SHA-256 y,,"), "{first}");
-    let h = Hostile::start(script(
-        Login::Scram(
-            vec!["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"],
-            Skip::OkAfterProof,
+    let both = || vec!["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"];
+    for (mechanisms, query, starts) in [
+        (
+            vec!["SCRAM-SHA-256"],
+            "sslmode=require",
+            "sasl SCRAM-SHA-256 y,,",
         ),
-        true,
-    ));
-    let url = format!("postgresql://u@127.0.0.1:{}/db?sslmode=require", h.port);
-    refused(&cleanup(&url, &[]), "before proving");
-    let first = h
-        .seen()
-        .into_iter()
-        .find(|s| s.starts_with("sasl"))
-        .unwrap();
-    assert!(
-        first.starts_with("sasl SCRAM-SHA-256-PLUS p=tls-server-end-point,,"),
-        "{first}"
-    );
-    let url = format!(
-        "postgresql://u@127.0.0.1:{}/db?sslmode=require&channel_binding=disable",
-        h.port
-    );
-    refused(&cleanup(&url, &[]), "before proving");
-    let last = h
-        .seen()
-        .into_iter()
-        .rfind(|s| s.starts_with("sasl"))
-        .unwrap();
-    assert!(last.starts_with("sasl SCRAM-SHA-256 n,,"), "{last}");
+        (
+            both(),
+            "sslmode=require",
+            "sasl SCRAM-SHA-256-PLUS p=tls-server-end-point,,",
+        ),
+        (
+            both(),
+            "sslmode=require&channel_binding=disable",
+            "sasl SCRAM-SHA-256 n,,",
+        ),
+    ] {
+        let first = first_sasl(mechanisms, query);
+        assert!(first.starts_with(starts), "{query}: {first}");
+    }
 }
 
 /// A real PostgreSQL 15 with TLS (a certificate from the lab's CA for 127.0.0.1).

@@ -67,19 +67,20 @@ fn users_data(db: &str) {
     ]);
 }
 
+/// Mallory's account, into `db`.
+fn mallory(db: &str) -> ConnectOptions {
+    let at = Endpoint::Tcp {
+        host: "127.0.0.1".into(),
+        port: server().port(),
+    };
+    ConnectOptions::new(at, "mallory", "m4llory").with_database(db)
+}
+
 /// Mallory's rows in the marker table (made by her when bakeoff has not made it yet, as
 /// bakeoff makes it): names that are not bakeoff's, the user's sbtest2 with a token of her
 /// choosing, and a value built to escape a quoted string.
 fn plant(db: &str) {
-    let mallory = ConnectOptions::new(
-        Endpoint::Tcp {
-            host: "127.0.0.1".into(),
-            port: server().port(),
-        },
-        "mallory",
-        "m4llory",
-    )
-    .with_database(db);
+    let mallory = mallory(db);
     let token = "0123456789abcdef";
     let escape = format!("\\\\''; DROP DATABASE {db}_prod; #");
     run_as(
@@ -230,15 +231,7 @@ fn tables_planted_with_triggers_are_refused_and_no_trigger_fires() {
         &format!("CREATE TABLE {log} (who TEXT, what TEXT)"),
         &format!("GRANT INSERT ON {log} TO 'mallory'@'127.0.0.1'"),
     ]);
-    let mallory = ConnectOptions::new(
-        Endpoint::Tcp {
-            host: "127.0.0.1".into(),
-            port: server().port(),
-        },
-        "mallory",
-        "m4llory",
-    )
-    .with_database(db);
+    let mallory = mallory(db);
     let marker = "CREATE TABLE bakeoff_tables (table_name VARCHAR(64) NOT NULL PRIMARY KEY, workload VARCHAR(64) NOT NULL, token CHAR(16) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) COMMENT='bakeoff marker'";
     let mut plant: Vec<String> = vec![marker.into()];
     for event in ["INSERT", "UPDATE", "DELETE"] {
