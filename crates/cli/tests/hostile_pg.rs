@@ -210,6 +210,11 @@ fn a_real_server_binds_the_channel_and_refuses_a_relay_in_the_middle() {
     let before = relay.seen().len();
     let o = run(relay.port, "sslmode=verify-full");
     assert!(!o.status.success());
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("sslrootcert") && !err.contains("--mysql"),
+        "{err}"
+    );
     let after = relay.seen();
     assert!(
         !after[before..].iter().any(|s| s.starts_with("passed on")),

@@ -347,7 +347,7 @@ impl PgConn {
     fn tls_failed(&self, reason: String) -> DriverError {
         DriverError::Tls {
             endpoint: self.endpoint.clone(),
-            reason,
+            reason: libpq_words(&reason),
         }
     }
 
@@ -355,6 +355,26 @@ impl PgConn {
     pub fn tls(&self) -> Option<crate::TlsSession> {
         self.stream.tls_session()
     }
+}
+
+/// The TLS layer is MySQL's and PostgreSQL's alike and names MySQL's options in what it
+/// says; on a PostgreSQL connection the same advice names libpq's.
+fn libpq_words(reason: &str) -> String {
+    const NAMES: [(&str, &str); 8] = [
+        ("--mysql-ssl-ca=FILE", "sslrootcert=FILE"),
+        ("--mysql-ssl-ca", "sslrootcert=FILE"),
+        ("--mysql-ssl-cert=FILE", "sslcert=FILE"),
+        ("--mysql-ssl-cert", "sslcert"),
+        ("--mysql-ssl-key=FILE", "sslkey=FILE"),
+        ("--mysql-ssl-key", "sslkey"),
+        ("--mysql-ssl=VERIFY_CA", "sslmode=verify-ca"),
+        ("--mysql-ssl=VERIFY_IDENTITY", "sslmode=verify-full"),
+    ];
+    NAMES
+        .iter()
+        .fold(reason.to_string(), |text, (mysql, libpq)| {
+            text.replace(mysql, libpq)
+        })
 }
 
 /// A blocking login's wait that ran out: said as the connect timeout it is.
@@ -380,5 +400,18 @@ pub fn libpq_name(mode: SslMode) -> &'static str {
         SslMode::Required => "require",
         SslMode::VerifyCa => "verify-ca",
         SslMode::VerifyIdentity => "verify-full",
+    }
+}
+
+#[cfg(test)]
+mod words_tests {
+    #[test]
+    fn tls_advice_names_libpqs_options() {
+        let said = super::libpq_words("is not signed by the CA in x (unknown CA): give the CA that signed it with --mysql-ssl-ca; or check the CA only with --mysql-ssl=VERIFY_CA");
+        assert!(!said.contains("--mysql"), "{said}");
+        assert!(
+            said.contains("sslrootcert=FILE") && said.contains("sslmode=verify-ca"),
+            "{said}"
+        );
     }
 }
