@@ -147,6 +147,67 @@ pub fn make_manual_pki(name: &str) -> Pki {
     Pki { dir }
 }
 
+/// Chains whose server certificate is version 1 (signed by `x509 -req` without extensions,
+/// CN=db.example.test) under version 3 CAs that break one of OpenSSL's chain rules each, and
+/// one that breaks none. `ca.pem` is the root; `root0.pem` a root with pathlen:0. Each
+/// `sub-NAME.pem` signed `leaf-NAME.pem`: `good` (CA:TRUE, keyCertSign), `nc` (name-constrained
+/// to other.test), `ku` (keyUsage without keyCertSign), `eku` (extendedKeyUsage clientAuth
+/// only), `deep` (a good sub-CA, but under root0, which allows no CA below it).
+pub fn make_chain_pki(name: &str) -> Pki {
+    let dir = crate::scratch::dir(&format!("chain-pki-{name}"));
+    let run = |args: &str| openssl(&dir, &args.split(' ').collect::<Vec<_>>());
+    let ca_ext = "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n";
+    std::fs::write(dir.join("root0.ext"), "basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n").expect("write");
+    run("req -x509 -newkey rsa:2048 -nodes -days 30 -keyout ca-key.pem -out ca.pem -subj /CN=chain_root");
+    run("req -newkey rsa:2048 -nodes -keyout root0-key.pem -out root0-req.pem -subj /CN=root_pathlen0");
+    run("x509 -req -in root0-req.pem -signkey root0-key.pem -days 30 -extfile root0.ext -out root0.pem");
+    let subs = [
+        ("good", "ca", ca_ext.to_string()),
+        (
+            "nc",
+            "ca",
+            format!("{ca_ext}nameConstraints=critical,permitted;DNS:other.test\n"),
+        ),
+        (
+            "ku",
+            "ca",
+            "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,digitalSignature\n".to_string(),
+        ),
+        (
+            "eku",
+            "ca",
+            format!("{ca_ext}extendedKeyUsage=clientAuth\n"),
+        ),
+        ("deep", "root0", ca_ext.to_string()),
+    ];
+    for (i, (sub, root, ext)) in subs.iter().enumerate() {
+        std::fs::write(dir.join(format!("sub-{sub}.ext")), ext).expect("write");
+        run(&format!("req -newkey rsa:2048 -nodes -keyout sub-{sub}-key.pem -out sub-{sub}-req.pem -subj /CN=sub_{sub}"));
+        run(&format!("x509 -req -in sub-{sub}-req.pem -CA {root}.pem -CAkey {root}-key.pem -set_serial {} -days 30 -extfile sub-{sub}.ext -out sub-{sub}.pem", 10 + i));
+        run(&format!("req -newkey rsa:2048 -nodes -keyout leaf-{sub}-key.pem -out leaf-{sub}-req.pem -subj /CN=db.example.test"));
+        run(&format!("x509 -req -in leaf-{sub}-req.pem -CA sub-{sub}.pem -CAkey sub-{sub}-key.pem -set_serial {} -days 30 -out leaf-{sub}.pem", 20 + i));
+    }
+    Pki { dir }
+}
+
+/// Whether OpenSSL's own `verify` takes `leaf` with `untrusted` intermediates under `ca`.
+pub fn openssl_verifies(dir: &Path, ca: &str, untrusted: &str, leaf: &str) -> bool {
+    Command::new("openssl")
+        .args([
+            "verify",
+            "-CAfile",
+            ca,
+            "-untrusted",
+            untrusted,
+            "-purpose",
+            "sslserver",
+            leaf,
+        ])
+        .current_dir(dir)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 /// The files readable by the server, which runs as `mysql` under root.
 fn readable(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;

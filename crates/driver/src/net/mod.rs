@@ -9,3 +9,4 @@ pub(crate) mod stream;
 pub(crate) mod tls;
 pub(crate) mod transport;
 pub(crate) mod x509;
+mod x509_chain;

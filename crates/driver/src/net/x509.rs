@@ -10,7 +10,9 @@
 //! - signatures by a fixed list: RSA PKCS#1 with SHA-256/384/512, ECDSA with SHA-256/384,
 //!   Ed25519 (no SHA-1, refused at OpenSSL's default security level too);
 //! - names (VERIFY_IDENTITY): the subjectAltName's DNS names and IP addresses, the common name
-//!   only when the certificate has no subjectAltName.
+//!   only when the certificate has no subjectAltName;
+//! - along the chain, each CA's keyUsage, pathLenConstraint, extendedKeyUsage and
+//!   nameConstraints (`x509_chain.rs`).
 //!
 //! The handshake's own signature is checked with the certificate's key in every mode.
 
@@ -66,12 +68,15 @@ pub(crate) fn verify_chain(
         .map(|c| parse(c, &format!("a certificate in {ca}")))
         .collect::<Result<_, _>>()?;
     let mut current = &server;
+    let mut path: Vec<&X509Certificate<'_>> = vec![&server];
     // A chain longer than this is a loop or not a server's.
     for _ in 0..8 {
         let role = format!("the CA certificate in {ca}");
         if let Some(root) = issuer(current, &trusted, &role)? {
             ca_ok(root, &described(root, &role))?;
             in_date(root, now, &described(root, &role))?;
+            path.push(root);
+            super::x509_chain::chain_rules(&path)?;
             return match host {
                 Some(h) => names_ok(&server, h),
                 None => Ok(()),
@@ -93,6 +98,7 @@ pub(crate) fn verify_chain(
                 ca_ok(next, &described(next, role))?;
                 in_date(next, now, &described(next, role))?;
                 current = next;
+                path.push(next);
             }
             None => {
                 return Err(Refusal {
@@ -120,7 +126,7 @@ fn parse<'a>(der: &'a CertificateDer<'_>, role: &str) -> Result<X509Certificate<
 }
 
 /// "the server's certificate CN=db1 (X.509 version 1)".
-fn describe(c: &X509Certificate<'_>, role: &str) -> String {
+pub(super) fn describe(c: &X509Certificate<'_>, role: &str) -> String {
     let cn: Vec<String> = c
         .subject()
         .iter_common_name()
@@ -286,7 +292,7 @@ fn names_ok(c: &X509Certificate<'_>, host: &ServerName<'_>) -> Result<(), Refusa
     })
 }
 
-fn ip_of(b: &[u8]) -> Option<IpAddr> {
+pub(super) fn ip_of(b: &[u8]) -> Option<IpAddr> {
     match b.len() {
         4 => <[u8; 4]>::try_from(b).ok().map(IpAddr::from),
         16 => <[u8; 16]>::try_from(b).ok().map(IpAddr::from),
@@ -462,6 +468,51 @@ mod tests {
                 && e.contains("is version 1 and not self-signed")),
             "{inter:?}"
         );
+    }
+
+    /// Four chains OpenSSL refuses above a version 1 server certificate, refused here for the
+    /// same reason; the same chain with none of their faults taken by both.
+    #[test]
+    fn a_version_1_servers_chain_is_held_to_openssls_ca_rules() {
+        use bakeoff_testkit::tls::{make_chain_pki, openssl_verifies};
+        let pki = make_chain_pki("x509-rules");
+        let at = |name: &str| CertificateDer::from_pem_file(pki.dir.join(name)).unwrap();
+        let check = |sub: &str, root: &str| {
+            let leaf = at(&format!("leaf-{sub}.pem"));
+            assert!(
+                is_v1(leaf.as_ref()),
+                "{sub}: the server's certificate is version 1"
+            );
+            let host = ServerName::try_from("db.example.test").unwrap();
+            let sent = [at(&format!("sub-{sub}.pem"))];
+            verify_chain(
+                &leaf,
+                &sent,
+                &[at(root)],
+                root,
+                UnixTime::now(),
+                Some(&host),
+            )
+            .map_err(|r| format!("{} {}", r.certificate, r.why))
+        };
+        let files = |sub: &str| (format!("sub-{sub}.pem"), format!("leaf-{sub}.pem"));
+        let (sub, leaf) = files("good");
+        assert!(openssl_verifies(&pki.dir, "ca.pem", &sub, &leaf));
+        assert_eq!(check("good", "ca.pem"), Ok(()));
+        for (bad, root, says) in [
+            ("nc", "ca.pem", "permitted subtree violation"),
+            ("ku", "ca.pem", "without keyCertSign"),
+            ("eku", "ca.pem", "without serverAuth"),
+            ("deep", "root0.pem", "pathlen:0"),
+        ] {
+            let (sub, leaf) = files(bad);
+            assert!(
+                !openssl_verifies(&pki.dir, root, &sub, &leaf),
+                "{bad}: OpenSSL takes it"
+            );
+            let r = check(bad, root);
+            assert!(r.as_ref().is_err_and(|e| e.contains(says)), "{bad}: {r:?}");
+        }
     }
 
     #[test]
