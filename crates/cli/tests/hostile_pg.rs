@@ -389,3 +389,61 @@ fn a_scripts_connect_to_a_silent_server_times_out() {
     assert!(format!("{out}{err}").contains("timed out"), "{out}\n{err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
+
+/// `--max-packet` where a server is given every way: a URL's `max_packet`, `bakeoff pgbench`'s
+/// own option, and sysbench's grammar: a 64 MiB message is refused at its header by 1M.
+#[test]
+fn max_packet_is_bakeoffs_own_option_in_every_grammar() {
+    let mut s = script(Login::Trust, false);
+    s.answers
+        .push(("current_schema", Answer::HugeHeader(64 << 20)));
+    s.answers
+        .push(("pgbench_branches", Answer::HugeHeader(64 << 20)));
+    s.answers
+        .push(("to_regclass", Answer::HugeHeader(64 << 20)));
+    let h = Hostile::start(s);
+    let port = h.port.to_string();
+    let capped = "over the 1048576-byte cap (--max-packet sets it)";
+    let url = format!("postgresql://u@127.0.0.1:{port}/db?sslmode=disable&max_packet=1M");
+    refused(&cleanup(&url, &[]), capped);
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args(args)
+            .env("PGSSLMODE", "disable")
+            .output()
+            .expect("run bakeoff")
+    };
+    let o = run(&[
+        "pgbench",
+        "-n",
+        "-S",
+        "-t",
+        "1",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-U",
+        "u",
+        "--max-packet=1M",
+        "db",
+    ]);
+    refused(&o, capped);
+    let pg_port = format!("--pgsql-port={port}");
+    let o = run(&[
+        "oltp_point_select",
+        "--db-driver=pgsql",
+        "--pgsql-host=127.0.0.1",
+        &pg_port,
+        "--pgsql-user=u",
+        "--pgsql-db=db",
+        "--max-packet=1M",
+        "prepare",
+    ]);
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "{out}\n{err}\n{:?}", h.seen());
+    assert!(format!("{out}{err}").contains(capped), "{out}\n{err}");
+    // An abbreviation pgbench takes still means pgbench's option, not bakeoff's.
+    let o = run(&["pgbench", "--max=2", "--max-packet=1", "db"]);
+    refused(&o, "--max-packet");
+}

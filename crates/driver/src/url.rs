@@ -31,9 +31,34 @@ pub struct ServerUrl {
     pub protocol: crate::Protocol,
     /// A postgresql:// URL's service's password (pg_service.conf), never shown.
     pub service_password: Option<Secret>,
+    /// bakeoff's own key (`max-packet=16M`, `max_packet=16M` in a postgresql:// URL): the
+    /// longest message the server may send, for every way of giving a server a URL.
+    pub max_packet: Option<usize>,
 }
 
-const OPTIONS: &str = "ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher, socket, connect-timeout, get-server-public-key, server-public-key-path, enable-cleartext-plugin, compress";
+const OPTIONS: &str = "ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher, socket, connect-timeout, get-server-public-key, server-public-key-path, enable-cleartext-plugin, compress and max-packet (bakeoff's own)";
+
+/// A size as bakeoff's options take it: bytes, or with K, M or G; at least 1K.
+fn size(key: &str, v: &str) -> Result<usize, String> {
+    let (digits, unit) = match v.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&v[..i], c.to_ascii_uppercase()),
+        _ => (v, 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        _ => 64,
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .filter(|_| shift < 64)
+        .and_then(|n| n.checked_mul(1 << shift.min(63)))
+        .filter(|b| *b >= 1024)
+        .ok_or_else(|| format!("{key}={v}: a size of at least 1K (K, M or G)"))
+}
 
 impl ServerUrl {
     pub fn parse(text: &str) -> Result<ServerUrl, String> {
@@ -84,6 +109,7 @@ impl ServerUrl {
             compress: false,
             protocol,
             service_password: None,
+            max_packet: None,
         };
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
@@ -130,6 +156,7 @@ impl ServerUrl {
             "server-public-key-path" => self.auth.server_public_key = Some(PathBuf::from(v)),
             "enable-cleartext-plugin" => self.auth.cleartext = flag()?,
             "compress" | "compression" => self.compress = flag()?,
+            "max-packet" => self.max_packet = Some(size(key, v)?),
             "password" => return Err("a password in the URL would be kept in the study file, the results and every report: give it in MYSQL_PWD, a MySQL option file (defaults_file) or a password_command".into()),
             _ => return Err(format!("unknown option '{key}': the URL takes {OPTIONS}")),
         }
@@ -157,6 +184,9 @@ impl ServerUrl {
         o.protocol = self.protocol;
         if let Some(t) = self.connect_timeout {
             o.connect_timeout = t;
+        }
+        if let Some(bytes) = self.max_packet {
+            o.limits.max_packet = bytes;
         }
         // libpq's order, after a password command, for where `o` now connects (the password
         // file matches its database); MYSQL_PWD is MySQL's.
@@ -225,6 +255,7 @@ fn pg_url(
     }
     g.dbname = Some(decode(path)?).filter(|d| !d.is_empty());
     let mut connect_timeout = None;
+    let mut max_packet = None;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         let v = decode(v)?;
@@ -250,8 +281,12 @@ fn pg_url(
                 connect_timeout = Some(Duration::from_secs(s));
                 continue;
             }
+            "max_packet" => {
+                max_packet = Some(size(k, &v)?);
+                continue;
+            }
             "password" => return Err("a password in the URL would be kept in the study file, the results and every report: give it in PGPASSWORD, ~/.pgpass or a password_command".into()),
-            _ => return Err(format!("unknown option '{k}': a postgresql:// URL takes sslmode, sslrootcert, sslcert, sslkey, channel_binding, require_auth, host (a name or a socket directory), port, user, dbname, service and connect_timeout")),
+            _ => return Err(format!("unknown option '{k}': a postgresql:// URL takes sslmode, sslrootcert, sslcert, sslkey, channel_binding, require_auth, host (a name or a socket directory), port, user, dbname, service, connect_timeout and max_packet (bakeoff's own)")),
         };
         *slot = Some(v);
     }
@@ -269,6 +304,7 @@ fn pg_url(
         compress: false,
         protocol: crate::Protocol::Postgres,
         service_password: r.service_password,
+        max_packet,
     };
     url.tls.check()?;
     Ok(url)

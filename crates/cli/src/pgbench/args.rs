@@ -45,6 +45,8 @@ pub struct PgbenchArgs {
     pub failures_detailed: bool,
     pub log_prefix: Option<String>,
     pub max_tries: Option<u32>,
+    /// bakeoff's own `--max-packet`: the longest message a server may send (bytes).
+    pub max_packet: Option<usize>,
     pub progress_timestamp: bool,
     /// The run's seed: PGBENCH_RANDOM_SEED's, then --random-seed's, else drawn from the
     /// clock, set as pgbench sets it, while the command line is read.
@@ -250,8 +252,12 @@ fn getopt_error<T>(message: String) -> Result<T, Refused> {
     })
 }
 
+/// bakeoff's own long options, beside pgbench's: taken by their whole name only, so that
+/// every abbreviation pgbench takes means what it means to pgbench.
+const OWN: &[(&str, &str, bool)] = &[("max-packet", "max-packet", true)];
+
 fn long_option(name: &str) -> Result<(&'static str, bool), Refused> {
-    if let Some(&(_, key, takes)) = LONG.iter().find(|l| l.0 == name) {
+    if let Some(&(_, key, takes)) = LONG.iter().chain(OWN).find(|l| l.0 == name) {
         return Ok((key, takes));
     }
     let found: Vec<_> = LONG.iter().filter(|l| l.0.starts_with(name)).collect();
@@ -438,6 +444,16 @@ fn apply(a: &mut PgbenchArgs, key: &str, v: Option<String>) -> Result<Option<Par
             a.max_tries = Some(n as u32);
         }
         "verbose-errors" => a.verbose_errors = true,
+        "max-packet" => {
+            let bytes = crate::args::parse_size(&v)
+                .ok()
+                .and_then(|b| usize::try_from(b).ok())
+                .filter(|b| *b >= 1024);
+            let Some(bytes) = bytes else {
+                return refuse(format!("invalid value \"{v}\" for bakeoff's option --max-packet: a size of at least 1K (K, M, G)"));
+            };
+            a.max_packet = Some(bytes);
+        }
         _ => return refuse(format!("unknown option {key}")),
     }
     Ok(None)

@@ -23,6 +23,9 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
         eprintln!("{w}");
     }
     o.password = found;
+    if let Some(bytes) = a.max_packet {
+        o.limits.max_packet = bytes;
+    }
     Ok(o)
 }
 

@@ -261,6 +261,7 @@ fn endpoints(line: &Line) -> Result<Vec<bakeoff_driver::ConnectOptions>, Stop> {
         .or_else(|| std::env::var("BAKEOFF_MYSQL_PASSWORD").ok())
         .unwrap_or_default();
     let db = line.value("mysql-db").unwrap_or("sbtest");
+    let max_packet = max_packet(line)?;
     let path = |name: &str| line.value(name).map(std::path::Path::new);
     let tls = crate::tls::options(
         if line.on("mysql-ssl") {
@@ -288,6 +289,7 @@ fn endpoints(line: &Line) -> Result<Vec<bakeoff_driver::ConnectOptions>, Stop> {
             o.compress = line.on("mysql-compression");
             // sysbench's driver asks for CLIENT_MULTI_STATEMENTS; a line in its grammar keeps it.
             o.multi_statements = true;
+            o.limits.max_packet = max_packet;
             o
         })
         .collect::<Vec<_>>())
@@ -496,7 +498,21 @@ fn pgsql_endpoint(line: &Line) -> Result<bakeoff_driver::ConnectOptions, Stop> {
         .unwrap_or_default();
     o.password = bakeoff_driver::Secret::new(&password);
     o.user = line.value("pgsql-user").unwrap_or("sbtest").to_string();
+    o.limits.max_packet = max_packet(line)?;
     Ok(o)
+}
+
+/// bakeoff's own `--max-packet` on the line (1G, MySQL's largest max_allowed_packet, when
+/// not given).
+fn max_packet(line: &Line) -> Result<usize, Stop> {
+    let Some(v) = line.value("max-packet") else {
+        return Ok(bakeoff_driver::Limits::MAX_PACKET);
+    };
+    crate::args::parse_size(v)
+        .ok()
+        .and_then(|b| usize::try_from(b).ok())
+        .filter(|b| *b >= 1024)
+        .ok_or_else(|| Stop::Fatal(format!("--max-packet={v}: a size of at least 1K (K, M, G)")))
 }
 
 /// sysbench's `--pgsql-*` options as a postgresql:// URL: a host that is a path is libpq's

@@ -399,6 +399,15 @@ const MYSQL_BEYOND_1_0: &[Opt] = &[
     ),
 ];
 
+/// bakeoff's own, taken on a line in sysbench's grammar and not in its help: the longest
+/// message a server may send (a hostile server's announced length is refused by it).
+const BAKEOFF_OWN: &[Opt] = &[(
+    "max-packet",
+    Size,
+    Some("1G"),
+    "the longest message a server may send (bakeoff's own)",
+)];
+
 /// The options every test takes (sysbench registers them before it knows the test).
 pub(crate) fn global() -> impl Iterator<Item = &'static Opt> {
     [
@@ -410,6 +419,7 @@ pub(crate) fn global() -> impl Iterator<Item = &'static Opt> {
         MYSQL,
         MYSQL_BEYOND_1_0,
         PGSQL,
+        BAKEOFF_OWN,
     ]
     .into_iter()
     .flatten()
