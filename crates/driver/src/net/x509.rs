@@ -76,7 +76,10 @@ pub(crate) fn verify_chain(
             ca_ok(root, &described(root, &role))?;
             in_date(root, now, &described(root, &role))?;
             path.push(root);
-            super::x509_chain::chain_rules(&path)?;
+            super::x509_chain::chain_rules(&path).map_err(|(i, why)| Refusal {
+                certificate: describe(path[i], "the CA certificate"),
+                why,
+            })?;
             return match host {
                 Some(h) => names_ok(&server, h),
                 None => Ok(()),
@@ -126,7 +129,7 @@ fn parse<'a>(der: &'a CertificateDer<'_>, role: &str) -> Result<X509Certificate<
 }
 
 /// "the server's certificate CN=db1 (X.509 version 1)".
-pub(super) fn describe(c: &X509Certificate<'_>, role: &str) -> String {
+fn describe(c: &X509Certificate<'_>, role: &str) -> String {
     let cn: Vec<String> = c
         .subject()
         .iter_common_name()
@@ -292,7 +295,7 @@ fn names_ok(c: &X509Certificate<'_>, host: &ServerName<'_>) -> Result<(), Refusa
     })
 }
 
-pub(super) fn ip_of(b: &[u8]) -> Option<IpAddr> {
+fn ip_of(b: &[u8]) -> Option<IpAddr> {
     match b.len() {
         4 => <[u8; 4]>::try_from(b).ok().map(IpAddr::from),
         16 => <[u8; 16]>::try_from(b).ok().map(IpAddr::from),

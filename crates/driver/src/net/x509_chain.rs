@@ -11,15 +11,11 @@ use std::net::IpAddr;
 use x509_parser::certificate::X509Certificate;
 use x509_parser::extensions::{GeneralName, NameConstraints};
 
-use super::x509::{describe, ip_of, Refusal};
-
-/// `chain[0]` is the server's certificate, then each CA up to the trusted root.
-pub(super) fn chain_rules(chain: &[&X509Certificate<'_>]) -> Result<(), Refusal> {
+/// `chain[0]` is the server's certificate, then each CA up to the trusted root. A refusal
+/// names the CA at fault by its place in `chain`, and says why.
+pub(super) fn chain_rules(chain: &[&X509Certificate<'_>]) -> Result<(), (usize, String)> {
     for (i, ca) in chain.iter().enumerate().skip(1) {
-        let refused = |why: String| Refusal {
-            certificate: describe(ca, "the CA certificate"),
-            why,
-        };
+        let refused = |why: String| (i, why);
         if let Ok(Some(ku)) = ca.key_usage() {
             if !ku.value.key_cert_sign() {
                 return Err(refused(
@@ -49,11 +45,12 @@ pub(super) fn chain_rules(chain: &[&X509Certificate<'_>]) -> Result<(), Refusal>
         if let Ok(Some(nc)) = ca.name_constraints() {
             for (j, below) in chain[..i].iter().enumerate() {
                 if let Some(name) = outside(nc.value, &names(below, j == 0)) {
+                    let whose = match j {
+                        0 => "the server's certificate",
+                        _ => "a CA certificate below it",
+                    };
                     return Err(refused(format!(
-                        "constrains the names below it, and {} names {name} outside them (OpenSSL: permitted subtree violation)",
-                        describe(below, "")
-                            .trim_start()
-                            .trim_start_matches("CN=")
+                        "constrains the names below it, and {whose} names {name} outside them (OpenSSL: permitted subtree violation)"
                     )));
                 }
             }
@@ -76,7 +73,7 @@ fn names(c: &X509Certificate<'_>, server: bool) -> Vec<Name> {
         for n in &san.value.general_names {
             match n {
                 GeneralName::DNSName(d) => out.push(Name::Dns(d.to_ascii_lowercase())),
-                GeneralName::IPAddress(b) => out.extend(ip_of(b).map(Name::Ip)),
+                GeneralName::IPAddress(b) => out.extend(address(b).map(Name::Ip)),
                 _ => {}
             }
         }
@@ -90,6 +87,15 @@ fn names(c: &X509Certificate<'_>, server: bool) -> Vec<Name> {
         );
     }
     out
+}
+
+/// An address as a certificate holds it (4 or 16 bytes).
+fn address(b: &[u8]) -> Option<IpAddr> {
+    match b.len() {
+        4 => <[u8; 4]>::try_from(b).ok().map(IpAddr::from),
+        16 => <[u8; 16]>::try_from(b).ok().map(IpAddr::from),
+        _ => None,
+    }
 }
 
 /// The first of `names` the constraints leave out, printable.
