@@ -293,9 +293,10 @@ fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
     }
     let auth = m.auth();
     // The URL's max-packet and --max-packet are both caps: the smaller holds.
-    let url_cap = o.limits.max_packet;
     o.limits = m.limits();
-    o.limits.max_packet = o.limits.max_packet.min(url_cap);
+    if let Some(url_cap) = parsed.max_packet {
+        o.limits.max_packet = o.limits.max_packet.min(url_cap);
+    }
     o.compress |= m.mysql_compression;
     o.auth.get_server_public_key |= auth.get_server_public_key;
     o.auth.cleartext |= auth.cleartext;

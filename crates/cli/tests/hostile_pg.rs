@@ -363,11 +363,11 @@ fn a_copy_out_where_init_copies_in_ends_init_at_once() {
     }
 }
 
-/// A script's `connect()` to a server silent at login ends within the connect timeout, as
-/// bakeoff's own connects do, instead of waiting for ever.
+/// A script's `connect()` to a server silent at login, or one that chatters without end so
+/// that no read ever waits, ends within the connect timeout, as bakeoff's own connects do,
+/// instead of going on for ever.
 #[test]
-fn a_scripts_connect_to_a_silent_server_times_out() {
-    let h = Hostile::start(script(Login::Silent, false));
+fn a_scripts_connect_to_a_silent_or_chattering_server_times_out() {
     let dir = bakeoff_testkit::scratch::dir("hostile-pg-lua");
     let lua = dir.join("connect.lua");
     std::fs::write(
@@ -375,19 +375,28 @@ fn a_scripts_connect_to_a_silent_server_times_out() {
         "function thread_init()\n  con = sysbench.sql.driver():connect()\nend\nfunction event() end\n",
     )
     .unwrap();
-    let started = std::time::Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg(&lua)
-        .args(["--db-driver=pgsql", "--pgsql-host=127.0.0.1"])
-        .arg(format!("--pgsql-port={}", h.port))
-        .args(["--pgsql-user=u", "--pgsql-db=db", "--time=1", "run"])
-        .env("PGSSLMODE", "disable")
-        .output()
-        .expect("run bakeoff");
-    let (out, err) = text(&o);
-    assert!(!o.status.success(), "{out}\n{err}");
-    assert!(format!("{out}{err}").contains("timed out"), "{out}\n{err}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    for login in [Login::Silent, Login::Chatter] {
+        let h = Hostile::start(script(login.clone(), false));
+        let started = std::time::Instant::now();
+        let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .arg(&lua)
+            .args(["--db-driver=pgsql", "--pgsql-host=127.0.0.1"])
+            .arg(format!("--pgsql-port={}", h.port))
+            .args(["--pgsql-user=u", "--pgsql-db=db", "--time=1", "run"])
+            .env("PGSSLMODE", "disable")
+            .output()
+            .expect("run bakeoff");
+        let (out, err) = text(&o);
+        assert!(!o.status.success(), "{login:?}: {out}\n{err}");
+        assert!(
+            format!("{out}{err}").contains("timed out"),
+            "{login:?}: {out}\n{err}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{login:?}"
+        );
+    }
 }
 
 /// `--max-packet` where a server is given every way: a URL's `max_packet`, `bakeoff pgbench`'s

@@ -44,10 +44,15 @@ pub enum DriverError {
     /// A result set with more rows than a caller keeps.
     #[error("{endpoint} sent more than {max} rows for one result set, the most bakeoff keeps (--max-rows)")]
     TooManyRows { endpoint: String, max: usize },
-    /// COPY FROM STDIN answered with a COPY OUT (or COPY BOTH): the connection is the
-    /// server's stream now, and is given up (libpq's "unexpected copy in result").
-    #[error("{endpoint} answered COPY FROM STDIN with a COPY OUT")]
+    /// COPY FROM STDIN answered with anything but COPY IN or an error (libpq's "unexpected
+    /// copy in result").
+    #[error("{endpoint} answered COPY FROM STDIN with something other than COPY IN")]
     NotCopyIn { endpoint: String },
+    /// A COPY OUT (or COPY BOTH) where no statement asked for one: rows the other way for as
+    /// long as the server likes, which nothing can stop but hanging up; the connection is
+    /// given up.
+    #[error("{endpoint} answered with a COPY OUT, which bakeoff does not read: the connection is given up")]
+    CopyOut { endpoint: String },
     /// An error answer to an admin call (connect, prepare, query_rows).
     #[error("server {0}")]
     Server(ServerError),
@@ -62,6 +67,7 @@ impl DriverError {
                 | DriverError::ReadTimeout { .. }
                 | DriverError::TooManyRows { .. }
                 | DriverError::NotCopyIn { .. }
+                | DriverError::CopyOut { .. }
         ) || matches!(self, DriverError::Server(e) if is_lost_code(e.code))
     }
 

@@ -37,7 +37,8 @@ pub use error::{is_lost_code, DriverError};
 pub use net::stream::reads_on_this_thread;
 pub use net::tls::TlsSession;
 pub use options::{
-    endpoints, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa, Protocol, SslMode, Tls,
+    endpoints, parse_max_packet, parse_size, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa,
+    Protocol, SslMode, Tls,
 };
 pub use password::{Found, PasswordCommand, PasswordSource};
 pub use pgauth::{AuthMethod, ChannelBinding, RequireAuth};

@@ -106,6 +106,34 @@ impl Limits {
     pub const READ_TIMEOUT: Duration = Duration::from_secs(600);
 }
 
+/// sysbench's sizes: a number with an optional K, M, G or T (powers of 1024), b optional.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().trim_end_matches(['b', 'B']);
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        Some('T') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("'{s}' is not a size; write a number with K, M, G or T, e.g. 16K"))
+}
+
+/// `--max-packet` however it is given (an option, a URL key): a size of at least 1K, the
+/// same words everywhere.
+pub fn parse_max_packet(s: &str) -> Result<usize, String> {
+    parse_size(s)
+        .ok()
+        .and_then(|b| usize::try_from(b).ok())
+        .filter(|b| *b >= 1024)
+        .ok_or_else(|| {
+            format!("'{s}' is not a packet size: at least 1K, with K, M or G (e.g. 16M)")
+        })
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {

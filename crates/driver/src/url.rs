@@ -38,26 +38,9 @@ pub struct ServerUrl {
 
 const OPTIONS: &str = "ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher, socket, connect-timeout, get-server-public-key, server-public-key-path, enable-cleartext-plugin, compress and max-packet (bakeoff's own)";
 
-/// A size as bakeoff's options take it: bytes, or with K, M or G; at least 1K.
+/// `max-packet`'s value, in the words `--max-packet` uses.
 fn size(key: &str, v: &str) -> Result<usize, String> {
-    let (digits, unit) = match v.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&v[..i], c.to_ascii_uppercase()),
-        _ => (v, 'B'),
-    };
-    let shift = match unit {
-        'B' => 0,
-        'K' => 10,
-        'M' => 20,
-        'G' => 30,
-        _ => 64,
-    };
-    digits
-        .parse::<usize>()
-        .ok()
-        .filter(|_| shift < 64)
-        .and_then(|n| n.checked_mul(1 << shift.min(63)))
-        .filter(|b| *b >= 1024)
-        .ok_or_else(|| format!("{key}={v}: a size of at least 1K (K, M or G)"))
+    crate::parse_max_packet(v).map_err(|e| format!("{key}={v}: {e}"))
 }
 
 impl ServerUrl {

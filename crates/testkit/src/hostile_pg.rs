@@ -26,6 +26,8 @@ pub enum Login {
     HugeHeader(u32),
     /// Nothing at all after the startup message, for a minute.
     Silent,
+    /// ParameterStatus messages after the startup message, without end: a read never blocks.
+    Chatter,
 }
 
 /// Where a hostile SCRAM exchange leaves the script.
@@ -397,6 +399,13 @@ fn login(c: &mut Conn, how: &Login, log: &Mutex<Vec<String>>) -> std::io::Result
         Login::Silent => {
             std::thread::sleep(Duration::from_secs(60));
             return Ok(false);
+        }
+        Login::Chatter => {
+            let one = msg(b'S', b"application_name\0x\0");
+            let batch: Vec<u8> = (0..100).flat_map(|_| one.clone()).collect();
+            loop {
+                c.write_all(&batch)?;
+            }
         }
         Login::HugeHeader(len) => {
             let mut m = vec![b'R'];

@@ -152,7 +152,10 @@ pub fn make_manual_pki(name: &str) -> Pki {
 /// one that breaks none. `ca.pem` is the root; `root0.pem` a root with pathlen:0. Each
 /// `sub-NAME.pem` signed `leaf-NAME.pem`: `good` (CA:TRUE, keyCertSign), `nc` (name-constrained
 /// to other.test), `ku` (keyUsage without keyCertSign), `eku` (extendedKeyUsage clientAuth
-/// only), `deep` (a good sub-CA, but under root0, which allows no CA below it).
+/// only), `anyeku` (extendedKeyUsage anyExtendedKeyUsage only), `deep` (a good sub-CA, but
+/// under root0, which allows no CA below it). `leaf-ncip.pem` (CN=10.1.2.3) is signed by
+/// `sub-nc` too; `deep-bundle.pem` holds `sub-deep` and `root0`, a CA file with an
+/// intermediate beside its root.
 pub fn make_chain_pki(name: &str) -> Pki {
     let dir = crate::scratch::dir(&format!("chain-pki-{name}"));
     let run = |args: &str| openssl(&dir, &args.split(' ').collect::<Vec<_>>());
@@ -178,6 +181,11 @@ pub fn make_chain_pki(name: &str) -> Pki {
             "ca",
             format!("{ca_ext}extendedKeyUsage=clientAuth\n"),
         ),
+        (
+            "anyeku",
+            "ca",
+            format!("{ca_ext}extendedKeyUsage=anyExtendedKeyUsage\n"),
+        ),
         ("deep", "root0", ca_ext.to_string()),
     ];
     for (i, (sub, root, ext)) in subs.iter().enumerate() {
@@ -187,6 +195,13 @@ pub fn make_chain_pki(name: &str) -> Pki {
         run(&format!("req -newkey rsa:2048 -nodes -keyout leaf-{sub}-key.pem -out leaf-{sub}-req.pem -subj /CN=db.example.test"));
         run(&format!("x509 -req -in leaf-{sub}-req.pem -CA sub-{sub}.pem -CAkey sub-{sub}-key.pem -set_serial {} -days 30 -out leaf-{sub}.pem", 20 + i));
     }
+    run("req -newkey rsa:2048 -nodes -keyout leaf-ncip-key.pem -out leaf-ncip-req.pem -subj /CN=10.1.2.3");
+    run("x509 -req -in leaf-ncip-req.pem -CA sub-nc.pem -CAkey sub-nc-key.pem -set_serial 40 -days 30 -out leaf-ncip.pem");
+    let bundle: String = ["sub-deep.pem", "root0.pem"]
+        .iter()
+        .map(|p| std::fs::read_to_string(dir.join(p)).expect("read"))
+        .collect();
+    std::fs::write(dir.join("deep-bundle.pem"), bundle).expect("write");
     Pki { dir }
 }
 

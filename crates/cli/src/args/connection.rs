@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use super::values::{parse_bool, parse_size};
+use super::values::{parse_bool, parse_max_packet};
 
 #[derive(Debug, Args)]
 #[command(next_help_heading = "MySQL/MariaDB connection")]
@@ -116,8 +116,8 @@ pub struct MysqlArgs {
     /// The largest packet a server may send (a row, a statement's answer), and the most a
     /// compressed frame may inflate to; bigger is refused before it is read (K, M, G).
     /// The default is the largest max_allowed_packet MySQL and MariaDB take.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1G")]
-    pub max_packet: u64,
+    #[arg(long, value_name = "SIZE", value_parser = parse_max_packet, default_value = "1G")]
+    pub max_packet: usize,
     /// The most rows bakeoff keeps of one result set (admin queries, a script's con:query()).
     #[arg(long, value_name = "N", default_value_t = bakeoff_driver::Limits::MAX_ROWS as u64)]
     pub max_rows: u64,
@@ -137,7 +137,7 @@ impl MysqlArgs {
     pub fn limits(&self) -> bakeoff_driver::Limits {
         let secs = |s: u64| (s > 0).then(|| std::time::Duration::from_secs(s));
         bakeoff_driver::Limits {
-            max_packet: usize::try_from(self.max_packet).unwrap_or(usize::MAX),
+            max_packet: self.max_packet,
             max_rows: usize::try_from(self.max_rows).unwrap_or(usize::MAX),
             read_timeout: secs(self.read_timeout),
             ddl_timeout: secs(self.ddl_timeout),

@@ -20,21 +20,7 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
-/// sysbench's sizes: a number with an optional K, M, G or T (powers of 1024), b optional.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim().trim_end_matches(['b', 'B']);
-    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        Some('T') => (&t[..t.len() - 1], 1 << 40),
-        _ => (t, 1),
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("'{s}' is not a size; write a number with K, M, G or T, e.g. 16K"))
-}
+pub use bakeoff_driver::{parse_max_packet, parse_size};
 
 /// sysbench's --report-checkpoints: seconds into the run, comma-separated ("" for none).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

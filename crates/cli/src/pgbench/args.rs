@@ -444,16 +444,10 @@ fn apply(a: &mut PgbenchArgs, key: &str, v: Option<String>) -> Result<Option<Par
             a.max_tries = Some(n as u32);
         }
         "verbose-errors" => a.verbose_errors = true,
-        "max-packet" => {
-            let bytes = crate::args::parse_size(&v)
-                .ok()
-                .and_then(|b| usize::try_from(b).ok())
-                .filter(|b| *b >= 1024);
-            let Some(bytes) = bytes else {
-                return refuse(format!("invalid value \"{v}\" for bakeoff's option --max-packet: a size of at least 1K (K, M, G)"));
-            };
-            a.max_packet = Some(bytes);
-        }
+        "max-packet" => match bakeoff_driver::parse_max_packet(&v) {
+            Ok(bytes) => a.max_packet = Some(bytes),
+            Err(e) => return refuse(format!("bakeoff's option --max-packet: {e}")),
+        },
         _ => return refuse(format!("unknown option {key}")),
     }
     Ok(None)

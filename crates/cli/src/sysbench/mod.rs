@@ -508,11 +508,7 @@ fn max_packet(line: &Line) -> Result<usize, Stop> {
     let Some(v) = line.value("max-packet") else {
         return Ok(bakeoff_driver::Limits::MAX_PACKET);
     };
-    crate::args::parse_size(v)
-        .ok()
-        .and_then(|b| usize::try_from(b).ok())
-        .filter(|b| *b >= 1024)
-        .ok_or_else(|| Stop::Fatal(format!("--max-packet={v}: a size of at least 1K (K, M, G)")))
+    bakeoff_driver::parse_max_packet(v).map_err(|e| Stop::Fatal(format!("--max-packet: {e}")))
 }
 
 /// sysbench's `--pgsql-*` options as a postgresql:// URL: a host that is a path is libpq's

@@ -242,6 +242,7 @@ fn read_or_poll<S: Read + AsRawFd>(
     habit: &mut ReadHabit,
     buf: &mut [u8],
 ) -> io::Result<usize> {
+    past_deadline()?;
     let mut looking = !habit.sleep_first();
     if !looking {
         wait(s.as_raw_fd(), libc::POLLIN)?;
@@ -265,6 +266,7 @@ fn read_or_poll<S: Read + AsRawFd>(
 }
 
 fn write_or_poll<S: Write + AsRawFd>(s: &mut S, mut buf: &[u8]) -> io::Result<()> {
+    past_deadline()?;
     while !buf.is_empty() {
         match s.write(buf) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -283,16 +285,32 @@ thread_local! {
     static DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
 }
 
-/// Bound every blocking wait on this thread by `limit` from now, until the guard drops.
+/// Bound every blocking read and write on this thread by `limit` from now, until the guard
+/// drops (which puts back the deadline there was before).
 pub fn deadline_on_this_thread(limit: std::time::Duration) -> impl Drop {
-    struct Clear;
-    impl Drop for Clear {
+    struct Restore(Option<std::time::Instant>);
+    impl Drop for Restore {
         fn drop(&mut self) {
-            DEADLINE.with(|d| d.set(None));
+            DEADLINE.with(|d| d.set(self.0));
         }
     }
-    DEADLINE.with(|d| d.set(Some(std::time::Instant::now() + limit)));
-    Clear
+    let at = std::time::Instant::now() + limit;
+    let before = DEADLINE.with(|d| d.replace(Some(before_or(d.get(), at))));
+    Restore(before)
+}
+
+/// The earlier of an outer deadline and a new one.
+fn before_or(outer: Option<std::time::Instant>, at: std::time::Instant) -> std::time::Instant {
+    outer.map_or(at, |o| o.min(at))
+}
+
+/// Past this thread's deadline: a server that never lets a read block (a stream of
+/// messages the login skips) is stopped too, not only one that goes quiet.
+fn past_deadline() -> io::Result<()> {
+    match DEADLINE.with(|d| d.get()) {
+        Some(at) if std::time::Instant::now() >= at => Err(io::ErrorKind::TimedOut.into()),
+        _ => Ok(()),
+    }
 }
 
 fn wait(fd: RawFd, events: libc::c_short) -> io::Result<()> {

@@ -76,6 +76,12 @@ pub(crate) fn verify_chain(
             ca_ok(root, &described(root, &role))?;
             in_date(root, now, &described(root, &role))?;
             path.push(root);
+            // A CA file may hold an intermediate beside its root: OpenSSL goes on to the
+            // self-signed one, and holds the chain to its rules too.
+            if !self_signed(root) {
+                current = root;
+                continue;
+            }
             super::x509_chain::chain_rules(&path).map_err(|(i, why)| Refusal {
                 certificate: describe(path[i], "the CA certificate"),
                 why,
@@ -197,9 +203,12 @@ fn accepted_algorithm(c: &X509Certificate<'_>) -> Result<(), Refusal> {
 
 /// May this certificate sign others? A version 1 one only when it signed itself (OpenSSL's
 /// check_ca); a version 3 one unless it says CA:FALSE, and an intermediate must say CA:TRUE.
+fn self_signed(c: &X509Certificate<'_>) -> bool {
+    c.subject().as_raw() == c.issuer().as_raw() && c.verify_signature(Some(c.public_key())).is_ok()
+}
+
 fn ca_ok(c: &X509Certificate<'_>, described: &str) -> Result<(), Refusal> {
-    let self_signed = c.subject().as_raw() == c.issuer().as_raw()
-        && c.verify_signature(Some(c.public_key())).is_ok();
+    let self_signed = self_signed(c);
     let refused = |why: &str| {
         Err(Refusal {
             certificate: described.to_string(),
@@ -506,6 +515,7 @@ mod tests {
             ("nc", "ca.pem", "permitted subtree violation"),
             ("ku", "ca.pem", "without keyCertSign"),
             ("eku", "ca.pem", "without serverAuth"),
+            ("anyeku", "ca.pem", "without serverAuth"),
             ("deep", "root0.pem", "pathlen:0"),
         ] {
             let (sub, leaf) = files(bad);
@@ -516,6 +526,48 @@ mod tests {
             let r = check(bad, root);
             assert!(r.as_ref().is_err_and(|e| e.contains(says)), "{bad}: {r:?}");
         }
+        // A common name that is an address is a DNS name to the constraints, as to OpenSSL.
+        assert!(!openssl_verifies(
+            &pki.dir,
+            "ca.pem",
+            "sub-nc.pem",
+            "leaf-ncip.pem"
+        ));
+        let ip = ServerName::try_from("10.1.2.3").unwrap();
+        let sent = [at("sub-nc.pem")];
+        let r = verify_chain(
+            &at("leaf-ncip.pem"),
+            &sent,
+            &[at("ca.pem")],
+            "ca.pem",
+            UnixTime::now(),
+            Some(&ip),
+        );
+        assert!(
+            r.as_ref().is_err_and(|e| e.why.contains("10.1.2.3")),
+            "{r:?}"
+        );
+        // An intermediate in the CA file beside its root: the root's pathlen still holds.
+        assert!(!openssl_verifies(
+            &pki.dir,
+            "deep-bundle.pem",
+            "sub-deep.pem",
+            "leaf-deep.pem"
+        ));
+        let trusted = [at("sub-deep.pem"), at("root0.pem")];
+        let host = ServerName::try_from("db.example.test").unwrap();
+        let r = verify_chain(
+            &at("leaf-deep.pem"),
+            &[],
+            &trusted,
+            "deep-bundle.pem",
+            UnixTime::now(),
+            Some(&host),
+        );
+        assert!(
+            r.as_ref().is_err_and(|e| e.why.contains("pathlen:0")),
+            "{r:?}"
+        );
     }
 
     #[test]

@@ -282,7 +282,8 @@ async fn client_side(
 async fn copy(conn: &mut PgConn, sql: &str, data: &[u8]) -> Result<(), InitError> {
     let answer = conn.copy_in(sql, data).await;
     // pgbench's words, its PQerrorMessage empty: a COPY OUT is no error of the server's.
-    if let Err(bakeoff_driver::DriverError::NotCopyIn { .. }) = answer {
+    use bakeoff_driver::DriverError::{CopyOut, NotCopyIn};
+    if let Err(NotCopyIn { .. } | CopyOut { .. }) = answer {
         return Err(InitError::Query("unexpected copy in result: ".into()));
     }
     match answer? {

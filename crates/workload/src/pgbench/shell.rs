@@ -109,6 +109,7 @@ fn read_head(mut out: impl std::io::Read) -> Vec<u8> {
     let mut chunk = [0u8; RESULT_SIZE];
     while head.len() < RESULT_SIZE - 1 && !head.contains(&b'\n') {
         match out.read(&mut chunk[..RESULT_SIZE - 1 - head.len()]) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Ok(0) | Err(_) => break,
             Ok(n) => head.extend_from_slice(&chunk[..n]),
         }

@@ -232,6 +232,14 @@ impl PgConn {
         Ok(outcome)
     }
 
+    /// A COPY OUT nobody asked for: the connection is given up (see `DriverError::CopyOut`).
+    pub(super) fn copy_out(&mut self) -> DriverError {
+        self.farewell = false;
+        DriverError::CopyOut {
+            endpoint: self.endpoint.clone(),
+        }
+    }
+
     /// Free a named statement.
     pub async fn close_stmt(&mut self, stmt: &PgStmt) -> Result<(), DriverError> {
         if !self.stmts.get(stmt.id as usize).is_some_and(|s| s.parsed) {
@@ -331,8 +339,9 @@ impl PgConn {
                         None => outcome.unwrap_or(Outcome::Ok(OkPacket::default())),
                     });
                 }
-                b'G' | b'H' | b'W' => {
-                    // COPY: bakeoff sends no data; refuse it and let the server end it.
+                b'H' | b'W' => return Err(self.copy_out()),
+                b'G' => {
+                    // COPY IN: bakeoff sends no data; refuse it and let the server end it.
                     self.wbuf.clear();
                     let at = m::begin(&mut self.wbuf, b'f');
                     self.wbuf.extend_from_slice(b"bakeoff does not COPY\0");
@@ -368,14 +377,15 @@ impl PgConn {
                     self.read_outcome("COPY").await?;
                     return Ok(Outcome::Err(e));
                 }
-                b'Z' => return Ok(Outcome::Ok(OkPacket::default())),
-                // Rows the other way, for as long as the server likes: not read.
-                b'H' | b'W' => {
+                b'H' | b'W' => return Err(self.copy_out()),
+                // What comes before the answer: notices, parameter changes.
+                b'N' | b'S' | b'A' => {}
+                // Rows, a command's end, ReadyForQuery: not the COPY IN asked for.
+                _ => {
                     return Err(DriverError::NotCopyIn {
                         endpoint: self.endpoint.clone(),
                     })
                 }
-                _ => {}
             }
         }
         for chunk in data.chunks(256 * 1024) {

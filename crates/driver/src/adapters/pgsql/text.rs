@@ -157,11 +157,10 @@ impl PgConn {
         self.read_reply(keep, Until::Ready).await
     }
 
-    /// Read a reply; result sets kept when `keep`, at most `--max-rows` rows and sets in all
-    /// (a server may send any number of either).
+    /// Read a reply; result sets kept when `keep`: at most `--max-rows` rows in each, and as
+    /// many sets (a server may send any number of either).
     pub async fn read_reply(&mut self, keep: bool, until: Until) -> Result<Reply, DriverError> {
         let mut reply = Reply::default();
-        let mut kept = 0usize;
         loop {
             let msg = match self.buffered() {
                 Some(msg) => msg,
@@ -173,8 +172,8 @@ impl PgConn {
             };
             match msg.kind {
                 b'T' if keep => {
-                    kept += 1;
-                    if kept > self.limits.max_rows {
+                    // As many result sets as rows in one: a server may send any number.
+                    if reply.sets.len() >= self.limits.max_rows {
                         return Err(full());
                     }
                     reply.sets.push(RowSet {
@@ -184,9 +183,12 @@ impl PgConn {
                 }
                 b'D' => {
                     reply.rows += 1;
+                    let set_full = reply
+                        .sets
+                        .last()
+                        .is_some_and(|s| s.rows.len() >= self.limits.max_rows);
                     if keep {
-                        kept += 1;
-                        if kept > self.limits.max_rows {
+                        if set_full {
                             return Err(full());
                         }
                         let row = self.row(msg, "query")?;
@@ -223,8 +225,9 @@ impl PgConn {
                     self.tx_status = self.body(msg).first().copied().unwrap_or(b'I');
                     return Ok(reply);
                 }
-                b'G' | b'H' | b'W' => {
-                    // COPY inside a script: pgbench cannot feed it either; end it.
+                b'H' | b'W' => return Err(self.copy_out()),
+                b'G' => {
+                    // COPY IN inside a script: pgbench cannot feed it either; end it.
                     self.wbuf.clear();
                     let at = m::begin(&mut self.wbuf, b'f');
                     self.wbuf
