@@ -491,6 +491,7 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         loaders: prepare_threads(a),
         prewarm: a.general.prewarm,
         connect_timeout: Duration::from_secs(a.mysql.mysql_connect_timeout),
+        stall_timeout: a.mysql.limits().stall_timeout,
         sampled_client_threads: run_spec.client_threads.min(cpus),
         interrupt: &INTERRUPTED,
         sysbench_tables: crate::dialect::is_sysbench(),

@@ -456,3 +456,65 @@ fn max_packet_is_bakeoffs_own_option_in_every_grammar() {
     let o = run(&["pgbench", "--max=2", "--max-packet=1", "db"]);
     refused(&o, "--max-packet");
 }
+
+/// A server that stops answering in the middle of a run of fixed work, which no clock ends:
+/// bakeoff's own `--stall-timeout` ends it, in `bakeoff pgbench` (`-t`) and in sysbench's
+/// grammar (`--events` with `--time=0`), saying why.
+#[test]
+fn a_stalled_server_ends_a_fixed_run_where_stall_timeout_is_given() {
+    let mut s = script(Login::Trust, false);
+    s.answers.push(("pgbench_branches", Answer::Value("1")));
+    s.answers.push(("abalance", Answer::Stall));
+    let h = Hostile::start(s);
+    let port = h.port.to_string();
+    let pg_port = format!("--pgsql-port={port}");
+    let runs: [&[&str]; 2] = [
+        &[
+            "pgbench",
+            "-n",
+            "-S",
+            "-t",
+            "1",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "u",
+            "--stall-timeout=2",
+            "db",
+        ],
+        &[
+            "oltp_point_select",
+            "--db-driver=pgsql",
+            "--pgsql-host=127.0.0.1",
+            &pg_port,
+            "--pgsql-user=u",
+            "--pgsql-db=db",
+            "--time=0",
+            "--events=1",
+            "--stall-timeout=2",
+            "run",
+        ],
+    ];
+    for args in runs {
+        let started = std::time::Instant::now();
+        let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args(args)
+            .env("PGSSLMODE", "disable")
+            .output()
+            .expect("run bakeoff");
+        let (out, err) = text(&o);
+        assert!(!o.status.success(), "{args:?}: {out}\n{err}");
+        // The run started, and ended on its stall, named.
+        assert!(
+            format!("{out}{err}").contains("within 2 s (--stall-timeout): the server stalled"),
+            "{args:?}: {out}\n{err}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{args:?}: {:?}",
+            started.elapsed()
+        );
+    }
+}

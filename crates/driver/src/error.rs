@@ -41,6 +41,10 @@ pub enum DriverError {
         op: &'static str,
         secs: f64,
     },
+    /// A statement of the run that the server did not answer within `--stall-timeout`. Not
+    /// a lost connection: a reconnect would only wait again; the run ends.
+    #[error("{endpoint} did not answer a statement of the run within {secs} s (--stall-timeout): the server stalled")]
+    Stalled { endpoint: String, secs: f64 },
     /// A result set with more rows than a caller keeps.
     #[error("{endpoint} sent more than {max} rows for one result set, the most bakeoff keeps (--max-rows)")]
     TooManyRows { endpoint: String, max: usize },

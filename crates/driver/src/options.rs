@@ -97,6 +97,10 @@ pub struct Limits {
     pub read_timeout: Option<Duration>,
     /// The same for DDL and loads, which take as long as the data (`--ddl-timeout`).
     pub ddl_timeout: Option<Duration>,
+    /// How long a statement of the run may wait for its answer before the server counts as
+    /// stalled and the run ends (`--stall-timeout`); None (the default): for ever, as
+    /// sysbench and pgbench wait, since long statements are legitimate.
+    pub stall_timeout: Option<Duration>,
 }
 
 impl Limits {
@@ -141,6 +145,7 @@ impl Default for Limits {
             max_rows: Limits::MAX_ROWS,
             read_timeout: Some(Limits::READ_TIMEOUT),
             ddl_timeout: None,
+            stall_timeout: None,
         }
     }
 }

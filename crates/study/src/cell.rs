@@ -48,6 +48,9 @@ pub struct Cell<'a> {
     /// Read every table into the buffer pool before the run.
     pub prewarm: bool,
     pub connect_timeout: Duration,
+    /// How long a statement of the run may wait before the server counts as stalled
+    /// (`--stall-timeout`); None: for ever.
+    pub stall_timeout: Option<Duration>,
     /// The threads over which this machine's CPU counts as the client's.
     pub sampled_client_threads: u32,
     pub interrupt: &'a AtomicBool,
@@ -156,6 +159,10 @@ pub fn run_cell<O: CellObserver + Sync>(
             .into_iter()
             .map(|o| ConnectOptions {
                 connect_timeout: cell.connect_timeout,
+                limits: bakeoff_driver::Limits {
+                    stall_timeout: cell.stall_timeout,
+                    ..o.limits
+                },
                 ..o
             })
             .collect(),

@@ -56,6 +56,8 @@ pub enum Answer {
     Escapes,
     /// Nothing, ever.
     Stall,
+    /// One row of one column holding this text.
+    Value(&'static str),
 }
 
 /// The script.
@@ -465,6 +467,21 @@ fn answer_with(c: &mut Conn, a: &Answer) -> std::io::Result<()> {
             c.write_all(&out)?;
         }
         Answer::Stall => std::thread::sleep(Duration::from_secs(60)),
+        Answer::Value(v) => {
+            let mut head = 1i16.to_be_bytes().to_vec();
+            head.extend_from_slice(b"v\x00");
+            head.extend_from_slice(&[0; 4 + 2]);
+            head.extend_from_slice(&25u32.to_be_bytes());
+            head.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0]);
+            let mut row = 1i16.to_be_bytes().to_vec();
+            row.extend_from_slice(&(v.len() as i32).to_be_bytes());
+            row.extend_from_slice(v.as_bytes());
+            let mut out = msg(b'T', &head);
+            out.extend(msg(b'D', &row));
+            out.extend(msg(b'C', b"SELECT 1\x00"));
+            out.extend(msg(b'Z', b"I"));
+            c.write_all(&out)?;
+        }
     }
     Ok(())
 }

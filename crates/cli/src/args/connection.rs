@@ -130,6 +130,12 @@ pub struct MysqlArgs {
     /// long as the data; 0 (the default): no limit.
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     pub ddl_timeout: u64,
+    /// Seconds a statement of the run may wait for the server's answer before the server
+    /// counts as stalled and the run ends with that said (also a run of fixed work, which no
+    /// clock ends); 0 (the default): no limit, as sysbench and pgbench wait, since long
+    /// statements are legitimate.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub stall_timeout: u64,
 }
 
 impl MysqlArgs {
@@ -141,6 +147,7 @@ impl MysqlArgs {
             max_rows: usize::try_from(self.max_rows).unwrap_or(usize::MAX),
             read_timeout: secs(self.read_timeout),
             ddl_timeout: secs(self.ddl_timeout),
+            stall_timeout: secs(self.stall_timeout),
         }
     }
 

@@ -47,6 +47,8 @@ pub struct PgbenchArgs {
     pub max_tries: Option<u32>,
     /// bakeoff's own `--max-packet`: the longest message a server may send (bytes).
     pub max_packet: Option<usize>,
+    /// bakeoff's own `--stall-timeout`: seconds a statement may wait before the run ends.
+    pub stall_timeout: Option<u64>,
     pub progress_timestamp: bool,
     /// The run's seed: PGBENCH_RANDOM_SEED's, then --random-seed's, else drawn from the
     /// clock, set as pgbench sets it, while the command line is read.
@@ -254,7 +256,10 @@ fn getopt_error<T>(message: String) -> Result<T, Refused> {
 
 /// bakeoff's own long options, beside pgbench's: taken by their whole name only, so that
 /// every abbreviation pgbench takes means what it means to pgbench.
-const OWN: &[(&str, &str, bool)] = &[("max-packet", "max-packet", true)];
+const OWN: &[(&str, &str, bool)] = &[
+    ("max-packet", "max-packet", true),
+    ("stall-timeout", "stall-timeout", true),
+];
 
 fn long_option(name: &str) -> Result<(&'static str, bool), Refused> {
     if let Some(&(_, key, takes)) = LONG.iter().chain(OWN).find(|l| l.0 == name) {
@@ -444,6 +449,14 @@ fn apply(a: &mut PgbenchArgs, key: &str, v: Option<String>) -> Result<Option<Par
             a.max_tries = Some(n as u32);
         }
         "verbose-errors" => a.verbose_errors = true,
+        "stall-timeout" => match v.trim().parse::<u64>() {
+            Ok(s) if s > 0 => a.stall_timeout = Some(s),
+            _ => {
+                return refuse(format!(
+                    "bakeoff's option --stall-timeout: '{v}' is not a number of seconds above 0"
+                ))
+            }
+        },
         "max-packet" => match bakeoff_driver::parse_max_packet(&v) {
             Ok(bytes) => a.max_packet = Some(bytes),
             Err(e) => return refuse(format!("bakeoff's option --max-packet: {e}")),

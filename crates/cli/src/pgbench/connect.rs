@@ -26,6 +26,7 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
     if let Some(bytes) = a.max_packet {
         o.limits.max_packet = bytes;
     }
+    o.limits.stall_timeout = a.stall_timeout.map(std::time::Duration::from_secs);
     Ok(o)
 }
 

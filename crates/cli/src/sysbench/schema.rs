@@ -401,12 +401,20 @@ const MYSQL_BEYOND_1_0: &[Opt] = &[
 
 /// bakeoff's own, taken on a line in sysbench's grammar and not in its help: the longest
 /// message a server may send (a hostile server's announced length is refused by it).
-const BAKEOFF_OWN: &[Opt] = &[(
-    "max-packet",
-    Size,
-    Some("1G"),
-    "the longest message a server may send (bakeoff's own)",
-)];
+const BAKEOFF_OWN: &[Opt] = &[
+    (
+        "max-packet",
+        Size,
+        Some("1G"),
+        "the longest message a server may send (bakeoff's own)",
+    ),
+    (
+        "stall-timeout",
+        Int,
+        Some("0"),
+        "seconds a statement of the run may wait before the server counts as stalled; 0: no limit (bakeoff's own)",
+    ),
+];
 
 /// The options every test takes (sysbench registers them before it knows the test).
 pub(crate) fn global() -> impl Iterator<Item = &'static Opt> {

@@ -50,6 +50,8 @@ pub struct Conn {
     /// What the server may make this connection hold or wait for (`reader.rs`).
     pub(super) limits: crate::Limits,
     /// How long a read may wait now: the options' read timeout, none in the timed run.
+    /// `read_timeout` is the run's stall limit (`set_stall_limit`).
+    pub(super) stall: bool,
     pub(super) read_timeout: Option<std::time::Duration>,
 }
 
@@ -145,6 +147,7 @@ impl Conn {
             zip: None,
             limits: opts.limits,
             read_timeout: opts.limits.read_timeout,
+            stall: false,
         };
         conn.handshake(opts).await?;
         conn.farewell = true;

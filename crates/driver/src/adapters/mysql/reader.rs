@@ -128,7 +128,10 @@ impl Conn {
         if want > self.rbuf.len() {
             self.rbuf.resize(want.next_power_of_two(), 0);
         }
-        let limit = self.read_timeout.filter(|_| !self.stream.is_blocking());
+        let blocking = self.stream.is_blocking();
+        // A blocking connection's reads are bounded only by a stall limit (its deadline on
+        // this thread); outside the run, blocking ones are a script's, which have none.
+        let limit = self.read_timeout.filter(|_| self.stall || !blocking);
         let into = &mut self.rbuf[self.end..];
         let cap = self.limits.max_packet;
         // The timed run reads with no timeout: no timer future around its reads. The timer's
@@ -136,6 +139,15 @@ impl Conn {
         // statement's future is made) larger by a timer's size.
         let n = match limit {
             None => read_some(&mut self.stream, &mut self.zip, into, cap).await,
+            Some(d) if blocking => {
+                let _bound = crate::net::stream::deadline_on_this_thread(d);
+                match read_some(&mut self.stream, &mut self.zip, into, cap).await {
+                    Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                        return Err(self.timed_out(op, d))
+                    }
+                    r => r,
+                }
+            }
             Some(d) => {
                 let read = read_some(&mut self.stream, &mut self.zip, into, cap);
                 match Box::pin(tokio::time::timeout(d, read)).await {
@@ -156,10 +168,10 @@ impl Conn {
     }
 
     fn timed_out(&self, op: &'static str, after: Duration) -> DriverError {
-        DriverError::ReadTimeout {
-            endpoint: self.endpoint.clone(),
-            op,
-            secs: after.as_secs_f64(),
+        let (endpoint, secs) = (self.endpoint.clone(), after.as_secs_f64());
+        match self.stall {
+            true => DriverError::Stalled { endpoint, secs },
+            false => DriverError::ReadTimeout { endpoint, op, secs },
         }
     }
 
@@ -167,6 +179,15 @@ impl Conn {
     /// `read_timeout`, the timed run's none (`None` here).
     pub fn set_read_timeout(&mut self, limit: Option<Duration>) {
         self.read_timeout = limit;
+        self.stall = false;
+    }
+
+    /// The run's bound on a stalled server (`--stall-timeout`): every read of this
+    /// connection, blocking or not, ends the call after `limit`; None: no bound (the default:
+    /// long statements are legitimate).
+    pub fn set_stall_limit(&mut self, limit: Option<Duration>) {
+        self.read_timeout = limit;
+        self.stall = limit.is_some();
     }
 
     /// The options' timeout for DDL and loads, from now on.

@@ -53,6 +53,8 @@ pub struct PgConn {
     pub(super) farewell: bool,
     /// Reading the login's messages (shorter limits: `io.rs`).
     pub(super) in_login: bool,
+    /// `read_timeout` is the run's stall limit (`set_stall_limit`).
+    pub(super) stall: bool,
     /// The password exchange the login took, where it was cleartext or md5.
     pub(super) auth_method: Option<crate::AuthMethod>,
     /// The server's notices since the last [`PgConn::take_notices`], as libpq prints them
@@ -82,6 +84,7 @@ impl PgConn {
             parse_took: false,
             farewell: false,
             in_login: true,
+            stall: false,
             auth_method: None,
             notices: Vec::new(),
         }

@@ -129,12 +129,24 @@ impl PgConn {
             let grown = (self.rbuf.len() * 2).min(want.max(self.rbuf.len() + 1));
             self.rbuf.resize(grown, 0);
         }
-        let limit = self.read_timeout.filter(|_| !self.stream.is_blocking());
+        let blocking = self.stream.is_blocking();
+        // A blocking connection's reads are bounded only by a stall limit (its deadline on
+        // this thread); outside the run, blocking ones are a script's, which have none.
+        let limit = self.read_timeout.filter(|_| self.stall || !blocking);
         let into = &mut self.rbuf[self.end..];
         // As the MySQL reader: no timer in the timed run, and a boxed one outside it, so the
         // read's future stays small.
         let n = match limit {
             None => self.stream.read(into).await,
+            Some(d) if blocking => {
+                let _bound = crate::net::stream::deadline_on_this_thread(d);
+                match self.stream.read(into).await {
+                    Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                        return Err(self.timed_out(op, d))
+                    }
+                    r => r,
+                }
+            }
             Some(d) => match Box::pin(tokio::time::timeout(d, self.stream.read(into))).await {
                 Ok(r) => r,
                 Err(_) => return Err(self.timed_out(op, d)),
@@ -152,16 +164,25 @@ impl PgConn {
     }
 
     fn timed_out(&self, op: &'static str, after: Duration) -> DriverError {
-        DriverError::ReadTimeout {
-            endpoint: self.endpoint.clone(),
-            op,
-            secs: after.as_secs_f64(),
+        let (endpoint, secs) = (self.endpoint.clone(), after.as_secs_f64());
+        match self.stall {
+            true => DriverError::Stalled { endpoint, secs },
+            false => DriverError::ReadTimeout { endpoint, op, secs },
         }
     }
 
     /// The read timeout from now on (None in the timed run).
     pub fn set_read_timeout(&mut self, limit: Option<Duration>) {
         self.read_timeout = limit;
+        self.stall = false;
+    }
+
+    /// The run's bound on a stalled server (`--stall-timeout`): every read of this
+    /// connection, blocking or not, ends the call after `limit`; None: no bound (the default:
+    /// long statements are legitimate).
+    pub fn set_stall_limit(&mut self, limit: Option<Duration>) {
+        self.read_timeout = limit;
+        self.stall = limit.is_some();
     }
 
     /// The options' timeout for DDL and loads, from now on.

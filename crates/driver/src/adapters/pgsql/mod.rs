@@ -31,8 +31,9 @@ impl Connection for PgConn {
 
     async fn open(opts: &ConnectOptions, blocking: bool) -> Result<PgConn, DriverError> {
         let mut conn = PgConn::connect(opts).await?;
-        // The timed run's statements: its clock and events bound them, not a read timeout.
-        conn.set_read_timeout(None);
+        // The timed run's statements: its clock and events bound them, not a read timeout;
+        // a stalled server only where the user asked (`--stall-timeout`).
+        conn.set_stall_limit(opts.limits.stall_timeout);
         if blocking {
             conn.into_blocking()
         } else {
