@@ -294,9 +294,8 @@ fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
     let auth = m.auth();
     // The URL's max-packet and --max-packet are both caps: the smaller holds.
     o.limits = m.limits();
-    if let Some(url_cap) = parsed.max_packet {
-        o.limits.max_packet = o.limits.max_packet.min(url_cap);
-    }
+    let cap = o.limits.max_packet;
+    o.limits.max_packet = parsed.max_packet.map_or(cap, |url| url.min(cap));
     o.compress |= m.mysql_compression;
     o.auth.get_server_public_key |= auth.get_server_public_key;
     o.auth.cleartext |= auth.cleartext;

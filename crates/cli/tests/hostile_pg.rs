@@ -315,6 +315,32 @@ fn what_a_server_announces_costs_no_memory_until_it_arrives() {
     assert_ne!(code, 0);
     assert!(err.contains("32767 columns in 2 bytes"), "{err}");
     assert!(bytes < 100 * MIB, "{} MiB", bytes / MIB);
+    // 300,000 notices before the answer: the connection keeps the last hundred at most.
+    let mut s = script(Login::Trust, false);
+    s.answers.push(("current_schema", Answer::Notices(300_000)));
+    let h = Hostile::start(s);
+    let (_, _, bytes) = peak(&format!(
+        "postgresql://u@127.0.0.1:{}/db?sslmode=disable",
+        h.port
+    ));
+    assert!(bytes < 100 * MIB, "{} MiB", bytes / MIB);
+}
+
+/// A server's error carrying terminal escape sequences reaches the terminal written out.
+#[test]
+fn a_servers_escape_sequences_are_written_out() {
+    let mut s = script(Login::Trust, false);
+    s.answers.push(("current_schema", Answer::Escapes));
+    let h = Hostile::start(s);
+    let url = format!("postgresql://u@127.0.0.1:{}/db?sslmode=disable", h.port);
+    let o = cleanup(&url, &[]);
+    assert!(!o.status.success());
+    assert!(
+        !o.stderr.contains(&0x1b) && !o.stderr.contains(&0x07),
+        "{:?}",
+        text(&o)
+    );
+    assert!(text(&o).1.contains("owned"), "{:?}", text(&o));
 }
 
 /// `-i` against a server that answers its COPY FROM STDIN with an endless COPY OUT: pgbench

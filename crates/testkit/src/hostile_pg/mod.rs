@@ -5,8 +5,13 @@
 //! sequences, a stall), and a relay mode that terminates TLS itself and passes the login
 //! on to a real server. What it received is kept in [`Hostile::seen`].
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
+
+use wire::{auth, msg, note, open, read_msg, text, Conn, ServerTls};
+
+mod relay;
+mod wire;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -117,7 +122,7 @@ impl Hostile {
             for s in listener.incoming().flatten() {
                 let (log, tls) = (log.clone(), tls.clone());
                 std::thread::spawn(move || {
-                    let _ = relay(s, to, tls_upstream, then, &log, tls);
+                    let _ = relay::relay(s, to, tls_upstream, then, &log, tls);
                 });
             }
         });
@@ -130,8 +135,6 @@ fn listen(address: &str) -> (TcpListener, u16, Arc<Mutex<Vec<String>>>) {
     let port = l.local_addr().expect("its port").port();
     (l, port, Arc::new(Mutex::new(Vec::new())))
 }
-
-type ServerTls = Option<Arc<rustls::ServerConfig>>;
 
 /// A certificate for 127.0.0.1 from a CA made here, and the CA's PEM.
 fn server_tls(on: bool) -> (ServerTls, Option<String>) {
@@ -193,127 +196,6 @@ pub fn in_private_net<T: Send>(f: impl FnOnce(&str) -> T + Send) -> T {
 }
 
 /// A connection, plain or TLS.
-enum Conn {
-    Plain(TcpStream),
-    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>),
-    Up(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
-}
-
-impl Read for Conn {
-    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Conn::Plain(s) => s.read(b),
-            Conn::Tls(s) => s.read(b),
-            Conn::Up(s) => s.read(b),
-        }
-    }
-}
-
-impl Write for Conn {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Conn::Plain(s) => s.write(b),
-            Conn::Tls(s) => s.write(b),
-            Conn::Up(s) => s.write(b),
-        }
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Conn::Plain(s) => s.flush(),
-            Conn::Tls(s) => s.flush(),
-            Conn::Up(s) => s.flush(),
-        }
-    }
-}
-
-/// A message: type byte, length, body.
-pub fn msg(kind: u8, body: &[u8]) -> Vec<u8> {
-    let mut m = vec![kind];
-    m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
-    m.extend_from_slice(body);
-    m
-}
-
-fn auth(code: i32, rest: &[u8]) -> Vec<u8> {
-    let mut b = code.to_be_bytes().to_vec();
-    b.extend_from_slice(rest);
-    msg(b'R', &b)
-}
-
-/// A frontend message after the startup: (type, body).
-fn read_msg(c: &mut impl Read) -> std::io::Result<(u8, Vec<u8>)> {
-    let mut head = [0u8; 5];
-    c.read_exact(&mut head)?;
-    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-    let mut body = vec![0; len.saturating_sub(4).min(1 << 20)];
-    c.read_exact(&mut body)?;
-    Ok((head[0], body))
-}
-
-/// The startup packet (or an SSLRequest): its body after the length.
-fn read_startup(c: &mut impl Read) -> std::io::Result<Vec<u8>> {
-    let mut len = [0u8; 4];
-    c.read_exact(&mut len)?;
-    let mut body = vec![
-        0;
-        (u32::from_be_bytes(len) as usize)
-            .saturating_sub(4)
-            .min(1 << 16)
-    ];
-    c.read_exact(&mut body)?;
-    Ok(body)
-}
-
-const SSL_REQUEST: [u8; 4] = [0x04, 0xd2, 0x16, 0x2f];
-
-/// The client's opening: an SSLRequest answered (TLS, or N), then its startup packet.
-fn open(
-    s: TcpStream,
-    tls: &ServerTls,
-    log: &Mutex<Vec<String>>,
-) -> std::io::Result<(Conn, Vec<u8>)> {
-    let mut plain = s;
-    let mut first = read_startup(&mut plain)?;
-    let mut conn = Conn::Plain(plain.try_clone()?);
-    if first.starts_with(&SSL_REQUEST) {
-        note(log, "ssl".into());
-        match tls {
-            Some(cfg) => {
-                plain.write_all(b"S")?;
-                let server =
-                    rustls::ServerConnection::new(cfg.clone()).map_err(std::io::Error::other)?;
-                conn = Conn::Tls(Box::new(rustls::StreamOwned::new(server, plain)));
-            }
-            None => plain.write_all(b"N")?,
-        }
-        first = read_startup(&mut conn)?;
-    }
-    let user = startup_value(&first, "user").unwrap_or_default();
-    note(log, format!("startup {user}"));
-    Ok((conn, first))
-}
-
-fn startup_value(body: &[u8], key: &str) -> Option<String> {
-    let mut parts = body.get(4..)?.split(|&b| b == 0);
-    while let Some(k) = parts.next() {
-        let v = parts.next()?;
-        if k == key.as_bytes() {
-            return Some(String::from_utf8_lossy(v).into_owned());
-        }
-    }
-    None
-}
-
-fn note(log: &Mutex<Vec<String>>, what: String) {
-    if let Ok(mut l) = log.lock() {
-        l.push(what);
-    }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b.strip_suffix(&[0]).unwrap_or(b)).into_owned()
-}
-
 fn serve(
     s: TcpStream,
     script: &Script,
@@ -484,126 +366,4 @@ fn answer_with(c: &mut Conn, a: &Answer) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Pass one client on to the real server at `to`, as a relay in the middle would.
-fn relay(
-    s: TcpStream,
-    to: SocketAddr,
-    tls_upstream: bool,
-    then: &str,
-    log: &Mutex<Vec<String>>,
-    tls: ServerTls,
-) -> std::io::Result<()> {
-    let (mut client, startup) = open(s, &tls, log)?;
-    let mut up_plain = TcpStream::connect(to)?;
-    let mut up = match tls_upstream {
-        false => Conn::Plain(up_plain),
-        true => {
-            let mut req = 8u32.to_be_bytes().to_vec();
-            req.extend_from_slice(&SSL_REQUEST);
-            up_plain.write_all(&req)?;
-            let mut a = [0u8; 1];
-            up_plain.read_exact(&mut a)?;
-            let cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
-            .with_safe_default_protocol_versions()
-            .map_err(std::io::Error::other)?
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyCert))
-            .with_no_client_auth();
-            let name = rustls::pki_types::ServerName::try_from("localhost")
-                .map_err(std::io::Error::other)?;
-            let conn = rustls::ClientConnection::new(Arc::new(cfg), name)
-                .map_err(std::io::Error::other)?;
-            Conn::Up(Box::new(rustls::StreamOwned::new(conn, up_plain)))
-        }
-    };
-    let mut packet = ((startup.len() + 4) as u32).to_be_bytes().to_vec();
-    packet.extend_from_slice(&startup);
-    up.write_all(&packet)?;
-    loop {
-        let (kind, mut body) = read_msg(&mut up)?;
-        if kind == b'R' && body.starts_with(&10i32.to_be_bytes()) {
-            // Strike -PLUS: a relay cannot bind the client's channel to the server's.
-            let kept: Vec<u8> = body[4..]
-                .split(|&b| b == 0)
-                .filter(|m| !m.is_empty() && !m.ends_with(b"-PLUS"))
-                .flat_map(|m| m.iter().copied().chain([0]))
-                .chain([0])
-                .collect();
-            body = 10i32.to_be_bytes().iter().copied().chain(kept).collect();
-        }
-        let done = kind == b'Z';
-        if kind == b'R' && body.starts_with(&0i32.to_be_bytes()) {
-            note(log, "logged in".into());
-        }
-        if done {
-            // In: the session is the relay's now.
-            up.write_all(&msg(b'Q', format!("{then}\0").as_bytes()))?;
-            loop {
-                let (k, b) = read_msg(&mut up)?;
-                if k == b'E' {
-                    note(log, format!("its statement failed: {}", text(&b)));
-                }
-                if k == b'Z' {
-                    note(log, format!("ran {then}"));
-                    return Ok(());
-                }
-            }
-        }
-        client.write_all(&msg(kind, &body))?;
-        if kind == b'E' {
-            return Ok(());
-        }
-        if kind == b'R'
-            && !body.starts_with(&0i32.to_be_bytes())
-            && !body.starts_with(&12i32.to_be_bytes())
-        {
-            let (k, b) = read_msg(&mut client)?;
-            if k == b'p' {
-                note(log, format!("passed on {}", text(&b)));
-            }
-            up.write_all(&msg(k, &b))?;
-        }
-    }
-}
-
-/// Accepts any certificate: the relay's own upstream leg.
-#[derive(Debug)]
-struct AnyCert;
-
-impl rustls::client::danger::ServerCertVerifier for AnyCert {
-    fn verify_server_cert(
-        &self,
-        _: &rustls::pki_types::CertificateDer<'_>,
-        _: &[rustls::pki_types::CertificateDer<'_>],
-        _: &rustls::pki_types::ServerName<'_>,
-        _: &[u8],
-        _: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        _: &[u8],
-        _: &rustls::pki_types::CertificateDer<'_>,
-        _: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
-    }
-    fn verify_tls13_signature(
-        &self,
-        _: &[u8],
-        _: &rustls::pki_types::CertificateDer<'_>,
-        _: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
-    }
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        rustls::crypto::ring::default_provider()
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
 }
