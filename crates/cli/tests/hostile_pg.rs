@@ -36,6 +36,15 @@ fn cleanup(url: &str, more: &[&str]) -> Output {
         .expect("run bakeoff")
 }
 
+/// bakeoff with `args`, over plain TCP (PGSSLMODE=disable).
+fn plain(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(args)
+        .env("PGSSLMODE", "disable")
+        .output()
+        .expect("run bakeoff")
+}
+
 fn refused(o: &Output, says: &str) -> String {
     let (out, err) = text(o);
     assert!(!o.status.success(), "not refused:\n{out}\n{err}");
@@ -404,14 +413,17 @@ fn a_scripts_connect_to_a_silent_or_chattering_server_times_out() {
     for login in [Login::Silent, Login::Chatter] {
         let h = Hostile::start(script(login.clone(), false));
         let started = std::time::Instant::now();
-        let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-            .arg(&lua)
-            .args(["--db-driver=pgsql", "--pgsql-host=127.0.0.1"])
-            .arg(format!("--pgsql-port={}", h.port))
-            .args(["--pgsql-user=u", "--pgsql-db=db", "--time=1", "run"])
-            .env("PGSSLMODE", "disable")
-            .output()
-            .expect("run bakeoff");
+        let port = format!("--pgsql-port={}", h.port);
+        let o = plain(&[
+            lua.to_str().unwrap(),
+            "--db-driver=pgsql",
+            "--pgsql-host=127.0.0.1",
+            &port,
+            "--pgsql-user=u",
+            "--pgsql-db=db",
+            "--time=1",
+            "run",
+        ]);
         let (out, err) = text(&o);
         assert!(!o.status.success(), "{login:?}: {out}\n{err}");
         assert!(
@@ -441,13 +453,7 @@ fn max_packet_is_bakeoffs_own_option_in_every_grammar() {
     let capped = "over the 1048576-byte cap (--max-packet sets it)";
     let url = format!("postgresql://u@127.0.0.1:{port}/db?sslmode=disable&max_packet=1M");
     refused(&cleanup(&url, &[]), capped);
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-            .args(args)
-            .env("PGSSLMODE", "disable")
-            .output()
-            .expect("run bakeoff")
-    };
+    let run = plain;
     let o = run(&[
         "pgbench",
         "-n",
@@ -525,11 +531,7 @@ fn a_stalled_server_ends_a_fixed_run_where_stall_timeout_is_given() {
     ];
     for args in runs {
         let started = std::time::Instant::now();
-        let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-            .args(args)
-            .env("PGSSLMODE", "disable")
-            .output()
-            .expect("run bakeoff");
+        let o = plain(args);
         let (out, err) = text(&o);
         assert!(!o.status.success(), "{args:?}: {out}\n{err}");
         // The run started, and ended on its stall, named.

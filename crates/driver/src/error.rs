@@ -63,6 +63,22 @@ pub enum DriverError {
 }
 
 impl DriverError {
+    /// A blocking login's wait that ran out (the thread's deadline), said as the connect
+    /// timeout it is; anything else as it was.
+    pub(crate) fn at_login(self, endpoint: &str, limit: std::time::Duration) -> DriverError {
+        match self {
+            DriverError::Io { source, .. } if source.kind() == io::ErrorKind::TimedOut => {
+                DriverError::ConnectTimeout {
+                    endpoint: endpoint.to_string(),
+                    secs: limit.as_secs_f64(),
+                    attempts: 1,
+                    last: "no answer to the login".into(),
+                }
+            }
+            other => other,
+        }
+    }
+
     /// True when the connection is unusable and a reconnect is the remedy.
     pub fn is_connection_lost(&self) -> bool {
         matches!(

@@ -120,7 +120,7 @@ impl Conn {
         let bound = crate::net::stream::deadline_on_this_thread(opts.connect_timeout);
         let r = crate::complete(Conn::greet(stream, opts, &endpoint));
         drop(bound);
-        r.map_err(|e| crate::adapters::pgsql::login_timed_out(e, &endpoint, opts))
+        r.map_err(|e| e.at_login(&endpoint, opts.connect_timeout))
     }
 
     /// The handshake on a connected stream.

@@ -22,7 +22,7 @@ pub use text::{
 /// check_status, which also rolls the transaction back): deadlock_detected,
 /// unique_violation, serialization_failure.
 pub const PG_IGNORABLE: [&str; 3] = ["40P01", "23505", "40001"];
-pub use startup::{libpq_name, login_timed_out};
+pub use startup::libpq_name;
 
 use crate::{ConnectOptions, Connection, DriverError, Outcome, Param};
 

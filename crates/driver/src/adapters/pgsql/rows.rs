@@ -22,10 +22,7 @@ impl PgConn {
             match msg.kind {
                 b'D' if error.is_none() => {
                     if rows.len() >= self.limits.max_rows {
-                        error = Some(DriverError::TooManyRows {
-                            endpoint: self.endpoint.clone(),
-                            max: self.limits.max_rows,
-                        });
+                        error = Some(self.too_many_rows());
                         continue;
                     }
                     rows.push(self.row(msg, "query")?);
@@ -87,10 +84,7 @@ impl PgConn {
                 b'Z' => {
                     self.tx_status = self.body(msg).first().copied().unwrap_or(b'I');
                     if too_many {
-                        return Err(DriverError::TooManyRows {
-                            endpoint: self.endpoint.clone(),
-                            max: self.limits.max_rows,
-                        });
+                        return Err(self.too_many_rows());
                     }
                     let outcome = match error {
                         Some(e) => Outcome::Err(e),
@@ -109,6 +103,14 @@ impl PgConn {
 }
 
 impl PgConn {
+    /// More rows (or result sets) than `--max-rows` keeps.
+    pub(super) fn too_many_rows(&self) -> DriverError {
+        DriverError::TooManyRows {
+            endpoint: self.endpoint.clone(),
+            max: self.limits.max_rows,
+        }
+    }
+
     /// A DataRow's values as text; a row whose column count its bytes cannot hold (each
     /// column takes at least its 4-byte length) ends the call, before anything is allocated
     /// from the count.

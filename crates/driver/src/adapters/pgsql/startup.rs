@@ -49,7 +49,7 @@ impl PgConn {
         let bound = crate::net::stream::deadline_on_this_thread(opts.connect_timeout);
         let r = crate::complete(PgConn::greet(stream, opts, endpoint.clone()));
         drop(bound);
-        r.map_err(|e| login_timed_out(e, &endpoint, opts))
+        r.map_err(|e| e.at_login(&endpoint, opts.connect_timeout))
     }
 
     async fn greet(
@@ -375,21 +375,6 @@ fn libpq_words(reason: &str) -> String {
         .fold(reason.to_string(), |text, (mysql, libpq)| {
             text.replace(mysql, libpq)
         })
-}
-
-/// A blocking login's wait that ran out: said as the connect timeout it is.
-pub fn login_timed_out(e: DriverError, endpoint: &str, opts: &ConnectOptions) -> DriverError {
-    match e {
-        DriverError::Io { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => {
-            DriverError::ConnectTimeout {
-                endpoint: endpoint.to_string(),
-                secs: opts.connect_timeout.as_secs_f64(),
-                attempts: 1,
-                last: "no answer to the login".into(),
-            }
-        }
-        other => other,
-    }
 }
 
 /// libpq's name for a mode.

@@ -166,15 +166,11 @@ impl PgConn {
                 Some(msg) => msg,
                 None => self.read_msg("statement").await?,
             };
-            let full = || DriverError::TooManyRows {
-                endpoint: self.endpoint.clone(),
-                max: self.limits.max_rows,
-            };
             match msg.kind {
                 b'T' if keep => {
                     // As many result sets as rows in one: a server may send any number.
                     if reply.sets.len() >= self.limits.max_rows {
-                        return Err(full());
+                        return Err(self.too_many_rows());
                     }
                     reply.sets.push(RowSet {
                         columns: column_names(self.body(msg)),
@@ -183,13 +179,10 @@ impl PgConn {
                 }
                 b'D' => {
                     reply.rows += 1;
-                    let set_full = reply
-                        .sets
-                        .last()
-                        .is_some_and(|s| s.rows.len() >= self.limits.max_rows);
                     if keep {
-                        if set_full {
-                            return Err(full());
+                        let last = reply.sets.last();
+                        if last.is_some_and(|s| s.rows.len() >= self.limits.max_rows) {
+                            return Err(self.too_many_rows());
                         }
                         let row = self.row(msg, "query")?;
                         if let Some(set) = reply.sets.last_mut() {
