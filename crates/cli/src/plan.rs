@@ -14,8 +14,9 @@ use bakeoff_study::{run_study, series, text_sha256, Results, StoredStudy};
 
 use crate::exit::{EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
 
-/// The precision a study that names none is planned for (an auto study's default).
-const DEFAULT_PRECISION: f64 = 0.05;
+/// The precision a study that names none is planned for (an auto study's default: half
+/// the default equivalence margin of 5%).
+const DEFAULT_PRECISION: f64 = 0.025;
 
 pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
     let (src, spec) = match crate::study::load(file)? {
@@ -55,8 +56,9 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
         let study = store.begin_study(&pilot_spec.name, &hash, &spec_json, true)?;
         let runs = series(&pilot_spec).len() * pilot_spec.threads.len();
         eprintln!(
-            "study plan {}: a pilot of {pilot} blocks on this machine ({runs} runs); its results are not kept",
-            spec.name
+            "study plan {}: a pilot of {pilot} blocks on this machine ({runs} runs); its results are not kept; {}",
+            spec.name,
+            bakeoff_study::alternation_line(&spec)
         );
         let mut results = StoredStudy {
             store: &mut store,

@@ -100,13 +100,23 @@ fn describe(s: &StudySpec, file: &Path) -> String {
         s.order, s.seed, s.tables, s.table_size, s.dataset_policy
     );
     let _ = writeln!(out, "{}", blocks_line(s));
-    let _ = writeln!(
-        out,
-        "each series: {} s warmup, then one {} s run per thread count {:?}",
-        s.warmup.as_secs(),
-        s.duration.as_secs(),
-        s.threads
-    );
+    let _ = writeln!(out, "{}", bakeoff_study::alternation_line(s));
+    let _ = match bakeoff_study::why_not_alternate(s) {
+        None => writeln!(
+            out,
+            "each block: every variant's server up at once, {} s warmup each, then per workload and thread count {:?} {} s each in turns",
+            s.warmup.as_secs(),
+            s.threads,
+            s.duration.as_secs(),
+        ),
+        Some(_) => writeln!(
+            out,
+            "each series: {} s warmup, then one {} s run per thread count {:?}",
+            s.warmup.as_secs(),
+            s.duration.as_secs(),
+            s.threads
+        ),
+    };
     let _ = writeln!(out, "variants:");
     for (i, v) in s.variants.iter().enumerate() {
         let mut about = Vec::new();

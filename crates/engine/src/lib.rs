@@ -24,6 +24,7 @@ mod fixed;
 mod pacing;
 mod run;
 mod sched;
+mod turns;
 mod worker;
 
 use std::time::Duration;
@@ -35,6 +36,7 @@ pub use bakeoff_telemetry::Checkpoint;
 pub use connect::ConnectCost;
 pub use fixed::{run_iterations, run_rounds, FixedWork, Iteration};
 pub use run::{run, run_sampled};
+pub use turns::{run_turns, NoTurns, ServerTurns, Slice, TurnObserver, TurnSpec, TurnsResult};
 
 /// Error codes that restart the event instead of stopping the run (`--mysql-ignore-errors`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -157,7 +157,10 @@ impl<S: Source> Worker<S> {
                 this.spec.client_wait == ClientWait::Poll && !this.blocking_io(),
             ));
             if polling.get() {
-                tokio::task::spawn_local(poll_while(polling.clone(), this.shared.clone()));
+                tokio::task::spawn_local(poll_while(
+                    polling.clone(),
+                    this.shared.idle_poll_ns.clone(),
+                ));
             }
             for t in tasks {
                 let _ = t.await;
@@ -251,7 +254,7 @@ impl<S: Source> Worker<S> {
 /// wakes it: the server's response then finds no sleeper to wake. Rounds in which no socket
 /// returned anything are idle polling, added to `idle_poll_ns` (flushed every millisecond or
 /// so, to keep the shared counter off the hot path).
-async fn poll_while(polling: Rc<Cell<bool>>, shared: Arc<Shared>) {
+pub(crate) async fn poll_while(polling: Rc<Cell<bool>>, idle_ns: Arc<AtomicU64>) {
     let mut reads = bakeoff_driver::reads_on_this_thread();
     let mut last = Instant::now();
     let mut idle = Duration::ZERO;
@@ -263,15 +266,11 @@ async fn poll_while(polling: Rc<Cell<bool>>, shared: Arc<Shared>) {
         }
         (reads, last) = (r, now);
         if idle >= Duration::from_millis(1) {
-            shared
-                .idle_poll_ns
-                .fetch_add(idle.as_nanos() as u64, Ordering::Relaxed);
+            idle_ns.fetch_add(idle.as_nanos() as u64, Ordering::Relaxed);
             idle = Duration::ZERO;
         }
     }
-    shared
-        .idle_poll_ns
-        .fetch_add(idle.as_nanos() as u64, Ordering::Relaxed);
+    idle_ns.fetch_add(idle.as_nanos() as u64, Ordering::Relaxed);
 }
 
 /// Open loop: this thread's share of the arrivals, queued for its connections.
@@ -520,7 +519,7 @@ fn record_statements<S: Source>(w: &Worker<S>, c: StmtCounts) {
 }
 
 /// Statements, and the errors and reconnects a source counted itself.
-fn record_counts(window: &mut bakeoff_telemetry::Window, c: &StmtCounts) {
+pub(crate) fn record_counts(window: &mut bakeoff_telemetry::Window, c: &StmtCounts) {
     window.record_statements(c.reads, c.writes, c.others);
     if c.errors > 0 {
         window.record_errors(c.error_code, c.errors);

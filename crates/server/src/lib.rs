@@ -26,6 +26,7 @@ mod adapters;
 mod binary;
 pub mod engine;
 mod error;
+pub mod freeze;
 pub mod lab_tls;
 mod launch;
 pub mod placement;

@@ -234,61 +234,25 @@ impl Store {
     /// Store one run and its ticks in one transaction, committed before returning. An earlier
     /// interrupted attempt of the same run is replaced; a finished one is never touched.
     pub fn record(&mut self, study: i64, r: &RunRecord) -> Result<i64, StoreError> {
-        let key = r.key.unwrap_or(RunKey {
-            repetition: 0,
-            variant: 0,
-            workload: 0,
-            threads: 0,
-        });
+        Ok(self.record_all(study, std::slice::from_ref(r))?[0])
+    }
+
+    /// Store several runs in one transaction: all of them are kept, or none (a turn-taking
+    /// block's runs come from one measurement, and are resumed all or nothing).
+    pub fn record_all(&mut self, study: i64, runs: &[RunRecord]) -> Result<Vec<i64>, StoreError> {
         let path = self.path.clone();
         let err = |source| StoreError::Sql {
             path: path.clone(),
             source,
         };
         let tx = self.conn.transaction().map_err(err)?;
-        tx.execute(
-            "DELETE FROM ticks WHERE run_id IN (SELECT id FROM runs WHERE study_id = ?1 AND repetition = ?2 AND variant = ?3 AND workload = ?4 AND threads = ?5 AND status = 'interrupted')",
-            params![study, key.repetition, key.variant, key.workload, key.threads],
-        )
-        .map_err(err)?;
-        tx.execute(
-            "DELETE FROM runs WHERE study_id = ?1 AND repetition = ?2 AND variant = ?3 AND workload = ?4 AND threads = ?5 AND status = 'interrupted'",
-            params![study, key.repetition, key.variant, key.workload, key.threads],
-        )
-        .map_err(err)?;
-        tx.execute(
-            "INSERT INTO runs (study_id, repetition, variant, workload, threads, variant_name, workload_label, status, reason, started_at,
-                seconds, events, tps, qps, errors, reconnects, p50_ms, p95_ms, p99_ms, max_ms, server_cpu_us_per_event, rss_growth_bytes,
-                client_bound, summary_json, manifest_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
-            params![
-                study, key.repetition, key.variant, key.workload, key.threads, r.variant_name, r.workload_label, r.status,
-                r.reason, now() - r.seconds.ceil() as i64, r.seconds, r.events as i64, r.tps, r.qps, r.errors as i64, r.reconnects as i64, r.p50_ms,
-                r.p95_ms, r.p99_ms, r.max_ms, r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound, r.summary_json,
-                r.manifest_json
-            ],
-        )
-        .map_err(err)?;
-        let run = tx.last_insert_rowid();
-        {
-            let mut stmt = tx
-                .prepare("INSERT INTO ticks (run_id, t, tps, qps, p99_ms, errors, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
-                .map_err(err)?;
-            for t in &r.ticks {
-                stmt.execute(params![
-                    run,
-                    t.t,
-                    t.tps,
-                    t.qps,
-                    t.p99_ms,
-                    t.errors as i64,
-                    t.json
-                ])
-                .map_err(err)?;
-            }
-        }
+        let ids = runs
+            .iter()
+            .map(|r| insert_run(&tx, study, r))
+            .collect::<Result<Vec<i64>, _>>()
+            .map_err(err)?;
         tx.commit().map_err(err)?;
-        Ok(run)
+        Ok(ids)
     }
 
     /// Store one host probe's result (once per study, probe and thread count).
@@ -366,4 +330,59 @@ fn results_version(path: &Path) -> Option<u32> {
         return None;
     }
     c.query_row("PRAGMA user_version", [], |r| r.get(0)).ok()
+}
+
+/// One run and its ticks, inside `tx`; an interrupted attempt of the same run goes first.
+fn insert_run(
+    tx: &rusqlite::Transaction<'_>,
+    study: i64,
+    r: &RunRecord,
+) -> Result<i64, rusqlite::Error> {
+    let key = r.key.unwrap_or(RunKey {
+        repetition: 0,
+        variant: 0,
+        workload: 0,
+        threads: 0,
+    });
+    tx.execute(
+        "DELETE FROM ticks WHERE run_id IN (SELECT id FROM runs WHERE study_id = ?1 AND repetition = ?2 AND variant = ?3 AND workload = ?4 AND threads = ?5 AND status = 'interrupted')",
+        params![study, key.repetition, key.variant, key.workload, key.threads],
+    )
+    ?;
+    tx.execute(
+        "DELETE FROM runs WHERE study_id = ?1 AND repetition = ?2 AND variant = ?3 AND workload = ?4 AND threads = ?5 AND status = 'interrupted'",
+        params![study, key.repetition, key.variant, key.workload, key.threads],
+    )
+    ?;
+    tx.execute(
+        "INSERT INTO runs (study_id, repetition, variant, workload, threads, variant_name, workload_label, status, reason, started_at,
+            seconds, events, tps, qps, errors, reconnects, p50_ms, p95_ms, p99_ms, max_ms, server_cpu_us_per_event, rss_growth_bytes,
+            client_bound, summary_json, manifest_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+        params![
+            study, key.repetition, key.variant, key.workload, key.threads, r.variant_name, r.workload_label, r.status,
+            r.reason, now() - r.seconds.ceil() as i64, r.seconds, r.events as i64, r.tps, r.qps, r.errors as i64, r.reconnects as i64, r.p50_ms,
+            r.p95_ms, r.p99_ms, r.max_ms, r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound, r.summary_json,
+            r.manifest_json
+        ],
+    )
+    ?;
+    let run = tx.last_insert_rowid();
+    {
+        let mut stmt = tx
+            .prepare("INSERT INTO ticks (run_id, t, tps, qps, p99_ms, errors, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+            ?;
+        for t in &r.ticks {
+            stmt.execute(params![
+                run,
+                t.t,
+                t.tps,
+                t.qps,
+                t.p99_ms,
+                t.errors as i64,
+                t.json
+            ])?;
+        }
+    }
+    Ok(run)
 }

@@ -381,6 +381,24 @@ impl Servers {
         Ok(notes)
     }
 
+    /// The processes of the servers bakeoff started here (to freeze while others take turns).
+    pub fn pids(&self) -> Vec<u32> {
+        self.started().iter().filter_map(Running::pid).collect()
+    }
+
+    /// End what bakeoff started at once (SIGKILL), without a clean shutdown: a turn-taking
+    /// block's copies are throwaway, and a shutdown's flush would only cost time.
+    pub fn discard(self) {
+        if let Servers::Started(s) = self {
+            for r in s {
+                match r {
+                    Running::Here(server) => server.discard(),
+                    Running::There(remote) => drop(remote),
+                }
+            }
+        }
+    }
+
     /// How the first started server that ended did, if one has.
     pub fn ended(&mut self) -> Option<Death> {
         self.started_mut().iter_mut().find_map(Running::ended)

@@ -21,6 +21,7 @@
 //!
 //! What it must not do: print or exit. Progress goes to a [`StudyObserver`].
 
+mod alternate;
 mod file;
 mod given;
 mod manifest;
@@ -41,9 +42,11 @@ pub mod spread;
 pub mod steady;
 pub mod tables;
 
+pub use alternate::{mode_line as alternation_line, why_not as why_not_alternate};
 pub use bakeoff_server::file_sha256;
 pub use file::{
-    parse, DatasetPolicy, GivenServer, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS,
+    parse, Alternation, DatasetPolicy, GivenServer, Idle, NamedVariant, Order, Price, StudySpec,
+    Workload, MAX_CELLS,
 };
 pub use manifest::text_sha256;
 pub use matrix::{estimate, series, Series};

@@ -69,8 +69,12 @@ fn shuffle<T>(items: &mut [T], rng: &mut Rng) {
     }
 }
 
-/// Rough wall time: measured runs, a warmup per series, data loads and server starts.
+/// Rough wall time: measured runs, a warmup per series, data loads and server starts; for
+/// blocks whose servers take turns, every server's turns with what each switch costs.
 pub fn estimate(spec: &StudySpec) -> Duration {
+    if crate::alternate::why_not(spec).is_none() {
+        return estimate_turns(spec);
+    }
     let all = series(spec);
     let series = all.len() as u64;
     // A timed run lasts its duration; fixed work, about a second per iteration at these sizes.
@@ -96,6 +100,36 @@ pub fn estimate(spec: &StudySpec) -> Duration {
     };
     let starts = series * instances * 3; // initialize + start + stop
     Duration::from_secs(per_series_runs + series * spec.warmup.as_secs() + loads * load + starts)
+}
+
+/// A turn-taking study: per block and group of workloads sharing tables, every variant's
+/// servers started (and loaded, unless copied), warmed in turns, then each cell measured in
+/// turns; a switch costs its settle and ~3 ms of draining and sampling.
+fn estimate_turns(spec: &StudySpec) -> Duration {
+    let a = &spec.alternation;
+    let slice = a.slice.as_secs_f64();
+    let stretch = (slice + a.settle.as_secs_f64() + 0.003) / slice;
+    let servers = spec.block_variants() as f64;
+    let rows = f64::from(spec.tables) * f64::from(spec.table_size);
+    let load = 1.0 + rows / 250_000.0;
+    let groups = crate::alternate::table_groups(spec);
+    let per_group = |workloads: usize| {
+        let cells = (workloads * spec.threads.len()) as f64;
+        let turns =
+            servers * stretch * (spec.warmup.as_secs_f64() + cells * spec.duration.as_secs_f64());
+        let starts = servers * 3.0;
+        let loads = match spec.dataset_policy {
+            DatasetPolicy::Rebuild => servers * load,
+            DatasetPolicy::Copy => 0.0,
+        };
+        turns + starts + loads
+    };
+    let block: f64 = groups.iter().map(|g| per_group(g.len())).sum();
+    let templates = match spec.dataset_policy {
+        DatasetPolicy::Copy => groups.len() as f64 * (load + 3.0),
+        DatasetPolicy::Rebuild => 0.0,
+    };
+    Duration::from_secs_f64(block * f64::from(spec.repetitions) + templates)
 }
 
 #[cfg(test)]

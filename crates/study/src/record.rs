@@ -1,6 +1,6 @@
 //! A measured run as the store keeps it: its figures, its summary and its ticks.
 
-use bakeoff_engine::{RunResult, RunStatus, Tick};
+use bakeoff_engine::{RunResult, RunStatus, Slice, Tick, TurnSpec, TurnsResult};
 use bakeoff_store::{RunRecord, TickRecord};
 
 /// Fill `r` with what the run measured.
@@ -45,5 +45,58 @@ fn tick(t: &Tick) -> TickRecord {
         p99_ms: t.window.latency.p99_ms,
         errors: t.window.errors,
         json: serde_json::to_string(t).unwrap_or_else(|_| "{}".into()),
+    }
+}
+
+/// Fill `r` with what server `i` of a turn-taking run measured: its throughput the rounds'
+/// geometric mean (so two variants' ratio is the mean of their per-round log ratios), its
+/// latency and telemetry over its slices merged, one tick per slice.
+pub(crate) fn fill_turns(r: &mut RunRecord, res: &TurnsResult, i: usize, how: &TurnSpec) {
+    let s = &res.servers[i];
+    let t = &s.total;
+    r.status = match (&s.failure, &res.status) {
+        (Some(reason), _) => {
+            r.reason = Some(reason.clone());
+            "failed".into()
+        }
+        (None, RunStatus::Interrupted) => "interrupted".into(),
+        (None, _) => "ok".into(),
+    };
+    r.seconds = s.seconds;
+    r.events = t.events;
+    r.tps = s.round_tps();
+    r.qps = s.round_qps();
+    r.errors = t.errors;
+    r.reconnects = t.reconnects;
+    r.p50_ms = t.latency.p50_ms;
+    r.p95_ms = t.latency.p95_ms;
+    r.p99_ms = t.latency.p99_ms;
+    r.max_ms = t.latency.max_ms;
+    if let Some(tel) = &s.telemetry {
+        r.server_cpu_us_per_event = tel.server_cpu_us_per_event;
+        r.rss_growth_bytes = tel.server.as_ref().map(|s| s.rss_growth_bytes);
+        r.client_bound = tel.client_bound;
+    }
+    r.summary_json = serde_json::to_string(&serde_json::json!({
+        "total": t, "telemetry": s.telemetry,
+        "turns": {
+            "servers": res.servers.len(), "rounds": res.rounds,
+            "slice_ms": how.slice.as_millis() as u64, "settle_ms": how.settle.as_millis() as u64,
+            "drain_ms": res.drain_ms, "pooled_tps": t.tps,
+            "setup_seconds": res.setup_seconds, "elapsed_seconds": res.elapsed_seconds,
+        },
+    }))
+    .unwrap_or_else(|_| "{}".into());
+    r.ticks = s.slices.iter().map(slice_tick).collect();
+}
+
+fn slice_tick(s: &Slice) -> TickRecord {
+    TickRecord {
+        t: s.t,
+        tps: s.window.tps,
+        qps: s.window.qps,
+        p99_ms: s.window.latency.p99_ms,
+        errors: s.window.errors,
+        json: serde_json::to_string(s).unwrap_or_else(|_| "{}".into()),
     }
 }

@@ -48,6 +48,11 @@ pub trait Results {
     /// Keep one run; it must be durable when this returns.
     fn record(&mut self, r: &RunRecord) -> Result<(), StudyError>;
     fn record_probe(&mut self, p: &ProbeRecord) -> Result<(), StudyError>;
+    /// Keep a turn-taking block's runs: all of them or none where the store can (here, one
+    /// transaction); elsewhere one after another.
+    fn record_block(&mut self, runs: &[RunRecord]) -> Result<(), StudyError> {
+        runs.iter().try_for_each(|r| self.record(r))
+    }
     /// Every run kept so far, as `Store::runs` rows (what an auto study judges its
     /// precision by).
     fn rows(&self) -> Result<Vec<Row>, StudyError>;
@@ -72,6 +77,10 @@ impl Results for StoredStudy<'_> {
     }
     fn record_probe(&mut self, p: &ProbeRecord) -> Result<(), StudyError> {
         Ok(self.store.record_probe(self.study, p)?)
+    }
+    fn record_block(&mut self, runs: &[RunRecord]) -> Result<(), StudyError> {
+        self.store.record_all(self.study, runs)?;
+        Ok(())
     }
     fn rows(&self) -> Result<Vec<Row>, StudyError> {
         Ok(self.store.runs(Some(self.study))?)

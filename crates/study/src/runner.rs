@@ -1,5 +1,7 @@
-//! Running a study: series after series, each a server lifetime (start the variant, verify it,
-//! load the data, warm up, one run per thread count), every run stored before the next starts.
+//! Running a study: block after block. Where the servers can take turns (`alternate`), a block
+//! starts every variant's server at once and measures them in turns, its runs stored together;
+//! elsewhere series after series, each a server lifetime (start the variant, verify it, load
+//! the data, warm up, one run per thread count), every run stored before the next starts.
 //! A variant that fails to start, a server that dies, an invalid variant: recorded with the
 //! reason, and the study goes on. Runs already finished are skipped, so running the same
 //! study again resumes it.
@@ -16,6 +18,7 @@ use bakeoff_server::placement::{
 use bakeoff_server::variant::CpuList;
 use bakeoff_store::{ProbeRecord, RunKey};
 
+use crate::alternate::BlockRun;
 use crate::manifest::Host;
 use crate::matrix::{block_series, series, Series};
 use crate::results::{Results, StudyError, StudyObserver, StudyOutcome};
@@ -54,8 +57,37 @@ pub fn run_study(
     let mut clients: Option<ClientHosts> = None;
     let last_block = spec.auto.map_or(spec.repetitions, |a| a.max_repetitions);
     let spec_json = serde_json::to_string(spec).unwrap_or_default();
+    // Every block's servers take turns where they can (`alternate`), else one at a time.
+    let alternating = crate::alternate::why_not(spec).is_none();
     for block in 1..=last_block {
-        for s in &block_series(spec, block) {
+        if alternating {
+            if interrupt.load(Ordering::Relaxed) {
+                out.interrupted = true;
+                break;
+            }
+            let client = place_client(spec, spec.variant(0));
+            if last_client.as_ref() != Some(&client) {
+                for line in client.note().into_iter().chain(client.warning()) {
+                    obs.on_note(&line);
+                }
+                last_client = Some(client.clone());
+            }
+            let total = planned as usize * per_block;
+            BlockRun {
+                spec,
+                hash,
+                host: &host,
+                store,
+                out: &mut out,
+                obs,
+                interrupt,
+                progress: (started, &mut done_now, finished.len(), total),
+                templates: &mut templates,
+                client,
+            }
+            .run(block, &finished)?;
+        }
+        for s in block_series(spec, block).iter().filter(|_| !alternating) {
             if interrupt.load(Ordering::Relaxed) {
                 out.interrupted = true;
                 break;

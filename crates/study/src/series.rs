@@ -140,7 +140,10 @@ impl SeriesCtx<'_> {
 
     /// The variant's servers started, checked and loaded, with the series' manifest; None
     /// when nothing can be measured (recorded, or left for a resume on Ctrl-C).
-    fn set_up_started(&mut self, todo: &[u32]) -> Result<Option<(Servers, String)>, StudyError> {
+    pub(crate) fn set_up_started(
+        &mut self,
+        todo: &[u32],
+    ) -> Result<Option<(Servers, String)>, StudyError> {
         let v = &self.spec.variant(self.series.variant);
         let copy = self.spec.dataset_policy == DatasetPolicy::Copy;
         let datadir_from = if copy {
@@ -330,7 +333,11 @@ impl SeriesCtx<'_> {
             .map_err(|e| e.to_string())
     }
 
-    fn session(&self, endpoints: &[ConnectOptions], threads: u32) -> Arc<SessionContext> {
+    pub(crate) fn session(
+        &self,
+        endpoints: &[ConnectOptions],
+        threads: u32,
+    ) -> Arc<SessionContext> {
         Arc::new(SessionContext {
             endpoints: endpoints.to_vec(),
             spec: self.spec.workloads[self.series.workload].spec.clone(),
@@ -340,35 +347,7 @@ impl SeriesCtx<'_> {
     }
 
     fn run_spec(&self, threads: u32, time: Duration) -> RunSpec {
-        let mut client_threads = self.client.cpu_count().min(threads);
-        // Beside PostgreSQL's backends on the same CPUs, the client needs threads enough
-        // not to be starved by the scheduler (see `threads_beside_processes`).
-        let processes = self.spec.variant(self.series.variant).engine == Engine::PostgreSql;
-        if processes && !self.client.apart {
-            client_threads = bakeoff_engine::threads_beside_processes(client_threads, threads);
-        }
-        RunSpec {
-            connections: threads,
-            client_threads,
-            time: Some(time),
-            client_wait: self
-                .spec
-                .client_wait
-                .unwrap_or(ClientWait::auto(self.client.apart)),
-            // Reproducible per run: the study's seed and where the run sits in it.
-            // Short runs get quarter-second ticks, so the report's trend test has enough of
-            // them to judge a run of a few seconds by.
-            tick: match time <= Duration::from_secs(8) {
-                true => Duration::from_millis(250),
-                false => Duration::from_secs(1),
-            },
-            seed: self.spec.seed
-                ^ (u64::from(self.series.repetition) << 48)
-                ^ ((self.series.variant as u64) << 32)
-                ^ ((self.series.workload as u64) << 24)
-                ^ u64::from(threads),
-            ..RunSpec::default()
-        }
+        run_spec(self.spec, &self.client, self.series, threads, time)
     }
 
     fn measure(
@@ -552,9 +531,45 @@ impl SeriesCtx<'_> {
     }
 }
 
+/// How series `s` runs at `threads` for `time`, its load placed at `client`.
+pub(crate) fn run_spec(
+    spec: &StudySpec,
+    client: &ClientPlacement,
+    s: &Series,
+    threads: u32,
+    time: Duration,
+) -> RunSpec {
+    let mut client_threads = client.cpu_count().min(threads);
+    // Beside PostgreSQL's backends on the same CPUs, the client needs threads enough
+    // not to be starved by the scheduler (see `threads_beside_processes`).
+    let processes = spec.variant(s.variant).engine == Engine::PostgreSql;
+    if processes && !client.apart {
+        client_threads = bakeoff_engine::threads_beside_processes(client_threads, threads);
+    }
+    RunSpec {
+        connections: threads,
+        client_threads,
+        time: Some(time),
+        client_wait: spec.client_wait.unwrap_or(ClientWait::auto(client.apart)),
+        // Short runs get quarter-second ticks, so the report's trend test has enough of
+        // them to judge a run of a few seconds by.
+        tick: match time <= Duration::from_secs(8) {
+            true => Duration::from_millis(250),
+            false => Duration::from_secs(1),
+        },
+        // Reproducible per run: the study's seed and where the run sits in it.
+        seed: spec.seed
+            ^ (u64::from(s.repetition) << 48)
+            ^ ((s.variant as u64) << 32)
+            ^ ((s.workload as u64) << 24)
+            ^ u64::from(threads),
+        ..RunSpec::default()
+    }
+}
+
 /// Time left: the average of this invocation's runs so far times the runs left; before the
 /// first run, the study's own estimate, scaled.
-fn remaining(spec: &StudySpec, started: Instant, done: usize, todo: usize) -> Duration {
+pub(crate) fn remaining(spec: &StudySpec, started: Instant, done: usize, todo: usize) -> Duration {
     let left = todo.saturating_sub(done) as u32;
     if done == 0 {
         let runs = (series(spec).len() * spec.threads.len()).max(1) as u32;

@@ -136,7 +136,7 @@ pub enum StudyCommand {
     },
     /// Size a study before running it: a short pilot of its blocks on this machine (results
     /// thrown away), then how many blocks make every comparison as precise as the study asks
-    /// (its `precision`, or 5%) at its family's adjusted level, and how long they take.
+    /// (its `precision`, or half its equivalence margin: 2.5%) at its family's adjusted level, and how long they take.
     Plan {
         /// The study file (TOML).
         file: std::path::PathBuf,

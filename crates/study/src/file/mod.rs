@@ -5,6 +5,7 @@
 //! - `sections`: `[dataset]`, `[hosts]`, `[[workload]]`, `[prices]`;
 //! - `variants`: `[axes]` (every combination) and `[[variant]]` entries.
 
+mod alternation;
 mod engines;
 mod given;
 mod repetitions;
@@ -19,6 +20,7 @@ use bakeoff_hostbench::profile::HostProbe;
 use toml::de::DeTable;
 
 use crate::reader::{a_span, cpu_list, int_value, one_of, str_value, Problem, Problems, Table};
+pub use alternation::{Alternation, Idle};
 use sections::{dataset, hosts, prices, workload};
 pub use spec::{
     DatasetPolicy, GivenServer, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS,
@@ -88,6 +90,7 @@ fn read(
         .collect();
     let (tables, table_size, policy) = dataset(p, &mut top);
     let (server_host, client_hosts) = hosts(p, &mut top, policy);
+    let alternation = alternation::alternation(p, &mut top);
     top.require(
         p,
         "workload",
@@ -202,6 +205,7 @@ fn read(
         server_host,
         client_hosts,
         server_start_timeout,
+        alternation,
     };
     if spec.cells() > MAX_CELLS {
         p.at(0..0, format!(

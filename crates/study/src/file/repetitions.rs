@@ -1,11 +1,12 @@
 //! How many blocks a study runs: a number, or `"auto"` (a pilot of 5 blocks sizes the study
 //! for `precision`, the half-width of each family-adjusted interval, up to `max_repetitions`:
-//! Stein's two-stage design); the equivalence margin (`equivalence`); and whether each block
+//! Stein's two-stage design; half the margin unless given); the equivalence margin
+//! (`equivalence`, 5% unless given); and whether each block
 //! runs the first variant twice (`noise_check`), the A/A check of the set-up.
 
 use toml::de::DeValue;
 
-use super::spec::{Auto, DEFAULT_MAX_REPETITIONS, DEFAULT_PRECISION, MIN_AUTO};
+use super::spec::{Auto, DEFAULT_MARGIN, DEFAULT_MAX_REPETITIONS, MIN_AUTO};
 use crate::reader::{kind, Problems, Table};
 
 /// What a study file says of its repetitions.
@@ -42,7 +43,7 @@ pub(super) fn repetitions(p: &mut Problems, top: &mut Table) -> Repetitions {
         found => {
             let found = found.map_or_else(|| kind(v).to_string(), |x| x.to_string());
             p.at(v.span(), format!("`equivalence` is the margin within which two variants count as equivalent, a fraction from 0.001 to 0.5 (0.03: within +-3%), found {found}"));
-            DEFAULT_PRECISION
+            DEFAULT_MARGIN
         }
     });
     let precision = top.get("precision");
@@ -71,14 +72,17 @@ pub(super) fn repetitions(p: &mut Problems, top: &mut Table) -> Repetitions {
         }
         Ok(()) => MIN_AUTO,
     };
+    // Intervals at most half the margin wide on each side: a comparison with nothing there
+    // then lies within the margin and ends "equivalent", not "undecided".
+    let margin = equivalence.unwrap_or(DEFAULT_MARGIN);
     let precision = match precision {
-        None => DEFAULT_PRECISION,
+        None => margin / 2.0,
         Some(v) => match number(v) {
             Some(x) if (0.001..=0.5).contains(&x) => x,
             found => {
                 let found = found.map_or_else(|| kind(v).to_string(), |x| x.to_string());
                 p.at(v.span(), format!("`precision` is the half-width wanted for each ratio's family-adjusted interval, a fraction from 0.001 to 0.5 (0.05: within +-5%), found {found}"));
-                DEFAULT_PRECISION
+                margin / 2.0
             }
         },
     };
@@ -95,7 +99,7 @@ pub(super) fn repetitions(p: &mut Problems, top: &mut Table) -> Repetitions {
             pilot: MIN_AUTO,
         }),
         noise_check: noise_check.unwrap_or(true),
-        equivalence,
+        equivalence: Some(margin),
     }
 }
 

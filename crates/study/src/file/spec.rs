@@ -49,10 +49,10 @@ pub struct Auto {
 /// enough that a quiet machine's study ends with the pilot.
 pub const MIN_AUTO: u32 = 5;
 
-/// Defaults of an auto study, chosen so that a quiet machine's study (runs within 2% of each
-/// other, so block ratios within about 3%) of the quickstart's shape (4 comparisons per
-/// workload) ends inside them: the pilot then asks for 8 to 10 blocks at +-5%.
-pub const DEFAULT_PRECISION: f64 = 0.05;
+/// The equivalence margin of a study that names none. An auto study's precision defaults to
+/// half of it, so that a comparison with nothing there ends inside the margin ("equivalent")
+/// instead of straddling it ("undecided").
+pub const DEFAULT_MARGIN: f64 = 0.05;
 pub const DEFAULT_MAX_REPETITIONS: u32 = 20;
 
 /// A server setup of the study: one per instance (usually one), or a server the user runs.
@@ -218,6 +218,8 @@ pub struct StudySpec {
     /// `SELECT 1`, here or on the server host (None: the lab's default, 60 s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_start_timeout: Option<u64>,
+    /// `[alternation]`: how a block's servers take turns, where they can.
+    pub alternation: super::Alternation,
 }
 
 impl std::fmt::Display for Order {

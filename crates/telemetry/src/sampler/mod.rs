@@ -3,6 +3,7 @@
 //! touches the file system or a connection.
 
 mod listener;
+mod merge;
 mod procfs;
 mod status;
 

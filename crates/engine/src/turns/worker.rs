@@ -1,0 +1,207 @@
+//! One client thread of a turn-taking run: its share of every server's connections, each
+//! waiting for its server's turn, then running events until the turn passes.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bakeoff_telemetry::Window;
+use bakeoff_workload::{EventError, Events, Source, StmtCounts};
+
+use super::{TurnShared, STOP};
+use crate::{ClientWait, EngineError, RunSpec};
+
+pub(crate) struct TurnWorker<S: Source> {
+    pub sources: Vec<Arc<S>>,
+    pub run: RunSpec,
+    pub shared: Arc<TurnShared>,
+    /// This thread's recorder for each server.
+    pub windows: Vec<Arc<Mutex<Window>>>,
+    /// The connection ids this thread runs on every server.
+    pub tids: Vec<u32>,
+    /// Connects this thread keeps in flight.
+    pub slots: usize,
+}
+
+impl<S: Source> TurnWorker<S> {
+    pub fn run(self, ready: mpsc::Sender<Result<(), EngineError>>) {
+        if self.run.batch_scheduling && self.tids.len() > 1 {
+            crate::sched::batch_this_thread();
+        }
+        let rt = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => {
+                let _ = ready.send(Err(EngineError::Thread(e.to_string())));
+                return;
+            }
+        };
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&rt, async move {
+            let sessions = match self.open_all().await {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = ready.send(Err(e));
+                    return;
+                }
+            };
+            let _ = ready.send(Ok(()));
+            let this = Rc::new(self);
+            let tasks: Vec<_> = sessions
+                .into_iter()
+                .map(|(server, s)| tokio::task::spawn_local(connection(this.clone(), server, s)))
+                .collect();
+            // Polling (a client on CPUs of its own) keeps the sockets polled between turns
+            // too: the first responses of a turn find no sleeper to wake either.
+            let polling = Rc::new(Cell::new(
+                this.run.client_wait == ClientWait::Poll && this.tids.len() > 1,
+            ));
+            if polling.get() {
+                let idle = this.shared.idle_poll_ns.clone();
+                tokio::task::spawn_local(crate::worker::poll_while(polling.clone(), idle));
+            }
+            for t in tasks {
+                let _ = t.await;
+            }
+            polling.set(false);
+        });
+    }
+
+    /// Every server's sessions for this thread's connection ids, opened concurrently (at
+    /// most `slots` at once), each with the seed it would have in a run of its own.
+    async fn open_all(&self) -> Result<Vec<(usize, S::Session)>, EngineError> {
+        let gate = Rc::new(tokio::sync::Semaphore::new(self.slots));
+        let mut opens = Vec::new();
+        for (server, source) in self.sources.iter().enumerate() {
+            for &tid in &self.tids {
+                let (source, gate) = (source.clone(), gate.clone());
+                let seed = self
+                    .run
+                    .seed
+                    .wrapping_mul(0x9e37_79b9)
+                    .wrapping_add(u64::from(tid));
+                opens.push(tokio::task::spawn_local(async move {
+                    let _slot = gate.acquire().await;
+                    (server, tid, source.open(tid, seed, false).await)
+                }));
+            }
+        }
+        let mut sessions = Vec::with_capacity(opens.len());
+        for o in opens {
+            match o.await {
+                Ok((server, _, Ok(s))) => sessions.push((server, s)),
+                Ok((server, tid, Err(e))) => {
+                    return Err(EngineError::Connect {
+                        tid,
+                        reason: format!("server {}: {e}", server + 1),
+                        opened: sessions.len() as u32,
+                        wanted: self.run.connections * self.sources.len() as u32,
+                        hint: crate::connect_hint(&e),
+                        also: Vec::new(),
+                    })
+                }
+                Err(e) => return Err(EngineError::Thread(e.to_string())),
+            }
+        }
+        Ok(sessions)
+    }
+}
+
+/// One connection: wait for its server's turn, run events while it lasts, again until the
+/// run stops; then end the session as a run's end would.
+async fn connection<S: Source>(w: Rc<TurnWorker<S>>, server: usize, mut s: S::Session) {
+    let shared = &w.shared;
+    let mut turn = shared.turn.subscribe();
+    loop {
+        match turn.wait_for(|&who| who == server || who == STOP).await {
+            Ok(who) if *who == STOP => break,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+        // In flight is counted before the turn is looked at, so a coordinator that ends the
+        // turn and then sees nothing in flight knows no event of this server can start.
+        loop {
+            shared.in_flight.fetch_add(1, Ordering::SeqCst);
+            if shared.active.load(Ordering::SeqCst) != server {
+                shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+                break;
+            }
+            let began = Instant::now();
+            let mut counts = StmtCounts::default();
+            let done = event(&w, server, &mut s, &mut counts).await;
+            if let Ok(mut win) = w.windows[server].lock() {
+                crate::worker::record_counts(&mut win, &counts);
+                if done {
+                    win.record_event(began.elapsed().as_nanos() as u64);
+                }
+            }
+            shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+            if !done {
+                return;
+            }
+        }
+    }
+    let mut c = StmtCounts::default();
+    if let Err(e) = s.finish(&mut c).await {
+        shared.fail(server, format!("FATAL: {e}"));
+    }
+}
+
+/// How long a lost connection is tried again before the run fails.
+const RECONNECT_FOR: Duration = Duration::from_secs(3);
+
+/// One event to success: ignorable errors restart it, a lost connection is opened again
+/// (with backoff) while the run lasts; false when it cannot be done (the run is failed then).
+async fn event<S: Source>(
+    w: &TurnWorker<S>,
+    server: usize,
+    s: &mut S::Session,
+    counts: &mut StmtCounts,
+) -> bool {
+    let mut backoff = Duration::from_millis(1);
+    loop {
+        let err = match s.event(counts).await {
+            Ok(()) => return true,
+            Err(e) => e,
+        };
+        if w.shared.stop.load(Ordering::Relaxed) || w.shared.failure(server).is_some() {
+            return false;
+        }
+        if err.is_connection_lost() {
+            counts.reconnects += 1;
+            // A server that stays away ends the run: its turns would only wait on it.
+            let lost = Instant::now();
+            while let Err(e) = s.reconnect().await {
+                if w.shared.stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+                if lost.elapsed() > RECONNECT_FOR {
+                    let why = format!(
+                        "FATAL: the connection was lost and not opened again within {} s: {e}",
+                        RECONNECT_FOR.as_secs()
+                    );
+                    w.shared.fail(server, why);
+                    return false;
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_millis(500));
+            }
+            continue;
+        }
+        match &err {
+            EventError::Restart => {}
+            EventError::Server { error, .. } if w.run.ignore_errors.covers(error) => {
+                counts.errors += 1;
+                counts.error_code = crate::error_key(error);
+            }
+            _ => {
+                w.shared.fail(server, format!("FATAL: {err}"));
+                return false;
+            }
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! One turn-taking block: for each group of workloads that share tables, every variant's
+//! servers up at once (started, checked and loaded as a series starts them), then each
+//! workload and thread count measured with the servers taking turns, then the servers killed
+//! (their datadirs are copies or throwaway loads). The block's runs are kept together when it
+//! ends: one measurement, resumed all or nothing; Ctrl-C in the middle loses only this block.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bakeoff_engine::{run_turns, EngineError, TurnSpec, TurnsResult};
+use bakeoff_server::placement::ClientPlacement;
+use bakeoff_server::Template;
+use bakeoff_store::{ProbeRecord, Row, RunKey, RunRecord};
+use bakeoff_telemetry::Sampler;
+use bakeoff_workload::{SessionContext, Unique};
+
+use super::idle::Turns;
+use crate::lab::{Death, Servers};
+use crate::manifest::Host;
+use crate::matrix::Series;
+use crate::record::fill_turns;
+use crate::results::{Results, StudyError, StudyObserver, StudyOutcome};
+use crate::series::{remaining, run_spec, SeriesCtx, TemplateKey};
+use crate::StudySpec;
+
+pub(crate) struct BlockRun<'a> {
+    pub spec: &'a StudySpec,
+    pub hash: &'a str,
+    pub host: &'a Host,
+    pub store: &'a mut dyn Results,
+    pub out: &'a mut StudyOutcome,
+    pub obs: &'a mut dyn StudyObserver,
+    pub interrupt: &'a AtomicBool,
+    /// (study start, runs done in this invocation, runs finished before it, all runs)
+    pub progress: (Instant, &'a mut usize, usize, usize),
+    pub templates: &'a mut HashMap<TemplateKey, Template>,
+    /// Where the load runs (this thread is pinned there): the same for every variant.
+    pub client: ClientPlacement,
+}
+
+/// A variant's servers, up for a group of the block, and its manifest.
+struct Up {
+    variant: usize,
+    servers: Servers,
+    manifest: String,
+}
+
+/// The block's runs until it ends. A series' set-up records its failures here (and counts
+/// them as it records them); what the block measured is counted when it is kept.
+#[derive(Default)]
+struct Held {
+    set_up: Vec<RunRecord>,
+    measured: Vec<RunRecord>,
+}
+
+impl Results for Held {
+    fn finished(&self) -> Result<HashSet<RunKey>, StudyError> {
+        Ok(HashSet::new())
+    }
+    fn probes_done(&self) -> Result<HashSet<(String, u32)>, StudyError> {
+        Ok(HashSet::new())
+    }
+    fn record(&mut self, r: &RunRecord) -> Result<(), StudyError> {
+        self.set_up.push(r.clone());
+        Ok(())
+    }
+    fn record_probe(&mut self, _p: &ProbeRecord) -> Result<(), StudyError> {
+        Ok(())
+    }
+    fn rows(&self) -> Result<Vec<Row>, StudyError> {
+        Ok(Vec::new())
+    }
+}
+
+impl BlockRun<'_> {
+    /// Run block `block` and keep its runs (those not in `finished`) together.
+    pub fn run(&mut self, block: u32, finished: &HashSet<RunKey>) -> Result<(), StudyError> {
+        let mut held = Held::default();
+        for group in super::table_groups(self.spec) {
+            if self
+                .keys(block, &group)
+                .iter()
+                .all(|k| finished.contains(k))
+            {
+                continue;
+            }
+            self.group(block, &group, &mut held)?;
+            if self.interrupt.load(Ordering::Relaxed) {
+                self.out.interrupted = true;
+                return Ok(());
+            }
+        }
+        let fresh = |r: &RunRecord| r.key.is_none_or(|k| !finished.contains(&k));
+        let counted = held.set_up.len();
+        let runs: Vec<RunRecord> = held
+            .set_up
+            .into_iter()
+            .chain(held.measured)
+            .filter(fresh)
+            .collect();
+        self.store.record_block(&runs)?;
+        for r in runs.iter().skip(counted.min(runs.len())) {
+            self.count(r);
+            self.obs.on_run_done(r);
+        }
+        Ok(())
+    }
+
+    /// Every run of `group` in block `block`.
+    fn keys(&self, block: u32, group: &[usize]) -> Vec<RunKey> {
+        let mut keys = Vec::new();
+        for v in 0..self.spec.block_variants() {
+            for &w in group {
+                for &t in &self.spec.threads {
+                    keys.push(RunKey {
+                        repetition: block,
+                        variant: v as u32,
+                        workload: w as u32,
+                        threads: t,
+                    });
+                }
+            }
+        }
+        keys
+    }
+
+    fn count(&mut self, r: &RunRecord) {
+        match r.status.as_str() {
+            "ok" => self.out.ok += 1,
+            "invalid" => self.out.invalid += 1,
+            "interrupted" => self.out.interrupted = true,
+            _ => self.out.failed += 1,
+        }
+    }
+
+    /// One group of workloads on one set of servers: up, measured cell by cell, killed.
+    fn group(&mut self, block: u32, group: &[usize], held: &mut Held) -> Result<(), StudyError> {
+        let mut up = Vec::new();
+        for v in 0..self.spec.block_variants() {
+            if self.interrupt.load(Ordering::Relaxed) {
+                break;
+            }
+            up.extend(self.set_up(block, v, group, held)?);
+        }
+        let cells: Vec<(usize, u32)> = group
+            .iter()
+            .flat_map(|&w| self.spec.threads.iter().map(move |&t| (w, t)))
+            .collect();
+        for (i, &(w, t)) in cells.iter().enumerate() {
+            if up.is_empty() || self.interrupt.load(Ordering::Relaxed) {
+                break;
+            }
+            let runs = self.cell(block, w, t, i == 0, &up);
+            held.measured.extend(runs);
+            self.bury_the_dead(block, &mut up, &cells[i + 1..], held);
+        }
+        for u in up {
+            u.servers.discard();
+        }
+        Ok(())
+    }
+
+    /// Variant `v`'s servers for `group`, as a series sets them up (a datadir copied or the
+    /// tables loaded, the variant verified); None when they cannot be measured, recorded for
+    /// every workload of the group.
+    fn set_up(
+        &mut self,
+        block: u32,
+        v: usize,
+        group: &[usize],
+        held: &mut Held,
+    ) -> Result<Option<Up>, StudyError> {
+        let series = Series {
+            repetition: block,
+            variant: v,
+            workload: group[0],
+        };
+        let threads = self.spec.threads.clone();
+        let before = held.set_up.len();
+        let mut ctx = SeriesCtx {
+            spec: self.spec,
+            series: &series,
+            hash: self.hash,
+            host: self.host,
+            store: held,
+            out: self.out,
+            obs: self.obs,
+            interrupt: self.interrupt,
+            progress: (
+                self.progress.0,
+                &mut *self.progress.1,
+                self.progress.2,
+                self.progress.3,
+            ),
+            templates: self.templates,
+            client: self.client.clone(),
+            server_host: None,
+            clients: None,
+        };
+        let ready = ctx.set_up_started(&threads)?;
+        // The series recorded why for the group's first workload; the others share the reason.
+        let why: Vec<RunRecord> = held.set_up[before..].to_vec();
+        for &w in &group[1..] {
+            for r in &why {
+                let mut copy = r.clone();
+                copy.key = copy.key.map(|k| RunKey {
+                    workload: w as u32,
+                    ..k
+                });
+                copy.workload_label = self.spec.workloads[w].label.clone();
+                held.measured.push(copy);
+            }
+        }
+        Ok(ready.map(|(servers, manifest)| Up {
+            variant: v,
+            servers,
+            manifest,
+        }))
+    }
+
+    /// Measure workload `w` at `threads` with every server of `up` taking turns (warmed
+    /// first when `warm`); one run per variant.
+    fn cell(
+        &mut self,
+        block: u32,
+        w: usize,
+        threads: u32,
+        warm: bool,
+        up: &[Up],
+    ) -> Vec<RunRecord> {
+        let spec = self.spec;
+        // One seed for every server: each gets the same keys in the same order.
+        let series = Series {
+            repetition: block,
+            variant: 0,
+            workload: w,
+        };
+        let how = TurnSpec {
+            run: run_spec(spec, &self.client, &series, threads, spec.duration),
+            slice: spec.alternation.slice,
+            settle: spec.alternation.settle,
+            warmup: if warm { spec.warmup } else { Duration::ZERO },
+            measured: spec.duration,
+        };
+        let sources: Vec<Arc<SessionContext>> = up
+            .iter()
+            .map(|u| {
+                Arc::new(SessionContext {
+                    endpoints: u.servers.endpoints(),
+                    spec: spec.workloads[w].spec.clone(),
+                    threads,
+                    unique: Unique::new(spec.seed),
+                })
+            })
+            .collect();
+        let mut samplers: Vec<Option<Sampler>> = up
+            .iter()
+            .map(|u| {
+                Some(Sampler::new(
+                    u.servers.sample_targets(),
+                    how.run.client_threads,
+                ))
+            })
+            .collect();
+        self.tell_start(block, w, threads, up.len());
+        let pids = up.iter().map(|u| u.servers.pids()).collect();
+        let res = {
+            let mut turns = Turns::new(spec.alternation.idle, pids, &mut *self.obs);
+            run_turns(&sources, &how, self.interrupt, &mut samplers, &mut turns)
+        };
+        *self.progress.1 += up.len();
+        up.iter()
+            .enumerate()
+            .map(|(i, u)| self.record(block, u, w, threads, &res, i, &how))
+            .collect()
+    }
+
+    fn tell_start(&mut self, block: u32, w: usize, threads: u32, servers: usize) {
+        let (started, done, before, total) = (
+            self.progress.0,
+            *self.progress.1,
+            self.progress.2,
+            self.progress.3,
+        );
+        let left = remaining(self.spec, started, done, total - before);
+        let what = format!(
+            "block {block} | {} | {threads} threads | {servers} servers taking turns",
+            self.spec.workloads[w].label
+        );
+        self.obs.on_run_start(before + done, total, &what, left);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        block: u32,
+        u: &Up,
+        w: usize,
+        threads: u32,
+        res: &Result<TurnsResult, EngineError>,
+        i: usize,
+        how: &TurnSpec,
+    ) -> RunRecord {
+        let mut r = self.record_of(block, u, w, threads);
+        match res {
+            Ok(res) => fill_turns(&mut r, res, i, how),
+            Err(e) => {
+                r.status = "failed".into();
+                r.reason = Some(e.to_string());
+            }
+        }
+        r
+    }
+
+    fn record_of(&self, block: u32, u: &Up, w: usize, threads: u32) -> RunRecord {
+        RunRecord {
+            key: Some(RunKey {
+                repetition: block,
+                variant: u.variant as u32,
+                workload: w as u32,
+                threads,
+            }),
+            variant_name: self.spec.variant_name(u.variant),
+            workload_label: self.spec.workloads[w].label.clone(),
+            manifest_json: u.manifest.clone(),
+            summary_json: "{}".into(),
+            ..Default::default()
+        }
+    }
+
+    /// A server that exited during the last cell: that cell's run is its failure (the death
+    /// said, with the end of its log), its later cells failed with the same first line; the
+    /// others go on without it.
+    fn bury_the_dead(
+        &mut self,
+        block: u32,
+        up: &mut Vec<Up>,
+        later: &[(usize, u32)],
+        held: &mut Held,
+    ) {
+        let mut i = 0;
+        while i < up.len() {
+            let Some(death) = up[i].servers.ended().map(Death::said) else {
+                i += 1;
+                continue;
+            };
+            let u = up.remove(i);
+            let first = death.lines().next().unwrap_or("").to_string();
+            let key = |r: &RunRecord| r.key.map(|k| k.variant as usize);
+            if let Some(last) = held
+                .measured
+                .iter_mut()
+                .rev()
+                .find(|r| key(r) == Some(u.variant))
+            {
+                last.status = "failed".into();
+                last.reason = Some(death);
+            }
+            for &(w, t) in later {
+                let mut r = self.record_of(block, &u, w, t);
+                r.status = "failed".into();
+                r.reason = Some(format!("the server exited earlier in this block ({first})"));
+                held.measured.push(r);
+            }
+            u.servers.discard();
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! What the servers not taking the load do between their turns, and the study's progress as
+//! slices close.
+
+use bakeoff_engine::{Slice, TurnObserver};
+use bakeoff_server::freeze::set_frozen;
+
+use crate::{Idle, StudyObserver};
+
+/// Told of every switch by the engine (nothing in flight then): under `Idle::Freeze`, every
+/// server but the next is stopped and the next let go; under `Idle::Run` nothing is touched.
+pub(crate) struct Turns<'o> {
+    pub idle: Idle,
+    /// Each server's processes (a variant's instances).
+    pub pids: Vec<Vec<u32>>,
+    pub frozen: Vec<bool>,
+    pub obs: &'o mut dyn StudyObserver,
+}
+
+impl<'o> Turns<'o> {
+    pub fn new(idle: Idle, pids: Vec<Vec<u32>>, obs: &'o mut dyn StudyObserver) -> Self {
+        let frozen = vec![false; pids.len()];
+        Turns {
+            idle,
+            pids,
+            frozen,
+            obs,
+        }
+    }
+
+    fn set(&mut self, server: usize, frozen: bool) {
+        if self.frozen[server] != frozen {
+            for &pid in &self.pids[server] {
+                set_frozen(pid, frozen);
+            }
+            self.frozen[server] = frozen;
+        }
+    }
+
+    /// Every server running again (before the servers are sampled, checked or ended).
+    pub fn thaw_all(&mut self) {
+        for s in 0..self.pids.len() {
+            self.set(s, false);
+        }
+    }
+}
+
+impl TurnObserver for Turns<'_> {
+    fn on_switch(&mut self, to: usize) {
+        if self.idle == Idle::Freeze {
+            for s in (0..self.pids.len()).filter(|&s| s != to) {
+                self.set(s, true);
+            }
+        }
+        self.set(to, false);
+    }
+
+    fn on_slice(&mut self, _server: usize, slice: &Slice) {
+        self.obs.on_tick(slice.window.tps);
+    }
+}
+
+impl Drop for Turns<'_> {
+    /// A server left frozen would hang its own shutdown and the next study's sweep.
+    fn drop(&mut self) {
+        self.thaw_all();
+    }
+}
