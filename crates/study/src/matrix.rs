@@ -72,7 +72,7 @@ fn shuffle<T>(items: &mut [T], rng: &mut Rng) {
 /// Rough wall time: measured runs, a warmup per series, data loads and server starts; for
 /// blocks whose servers take turns, every server's turns with what each switch costs.
 pub fn estimate(spec: &StudySpec) -> Duration {
-    if crate::alternate::why_not(spec).is_none() {
+    if crate::alternate::plan::why_not(spec).is_none() {
         return estimate_turns(spec);
     }
     let all = series(spec);
@@ -112,7 +112,7 @@ fn estimate_turns(spec: &StudySpec) -> Duration {
     let servers = spec.block_variants() as f64;
     let rows = f64::from(spec.tables) * f64::from(spec.table_size);
     let load = 1.0 + rows / 250_000.0;
-    let groups = crate::alternate::table_groups(spec);
+    let groups = crate::alternate::plan::table_groups(spec);
     let per_group = |workloads: usize| {
         let cells = (workloads * spec.threads.len()) as f64;
         let turns =
@@ -202,6 +202,23 @@ mod tests {
         assert_eq!(round.len(), 6);
         round.dedup();
         assert_eq!(round.len(), 6, "each repetition holds every series once");
+    }
+
+    #[test]
+    fn a_turn_taking_estimate_counts_every_servers_turns_and_what_switches_cost() {
+        // 3 allocators, 2 workloads sharing tables, 2 thread counts, 10 s each, 2 blocks.
+        let s = spec("duration = 10");
+        assert!(crate::alternate::plan::why_not(&s).is_none());
+        let turns = 2 * 3 * 2 * 2 * 10;
+        let est = estimate(&s).as_secs();
+        // 50 ms slices with a 5 ms settle and ~3 ms more per switch: 16% on top.
+        assert!(est >= turns * 116 / 100, "{est}");
+        assert!(
+            est <= turns * 116 / 100 + 2 * 3 * 3 + 10,
+            "starts and one load: {est}"
+        );
+        let blocks = spec("duration = 10\n[alternation]\nenabled = false");
+        assert!(estimate(&blocks) >= Duration::from_secs(12 * 2 * 12));
     }
 
     #[test]

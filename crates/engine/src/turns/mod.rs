@@ -16,6 +16,7 @@
 //!
 //! What it must not do: print or exit (the observer is told of every switch and slice).
 
+mod shared;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -29,12 +30,8 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use crate::{EngineError, RunSpec, RunStatus};
+use shared::{TurnShared, NOBODY, STOP};
 use worker::TurnWorker;
-
-/// No server's turn: connections wait.
-const NOBODY: usize = usize::MAX;
-/// The run is over: connections finish and close.
-const STOP: usize = usize::MAX - 1;
 
 /// How servers take turns.
 #[derive(Debug, Clone)]
@@ -158,43 +155,6 @@ pub struct TurnsResult {
     pub servers: Vec<ServerTurns>,
 }
 
-/// State the client threads and the coordinator share.
-pub(crate) struct TurnShared {
-    /// Whose turn it is (a server's index, NOBODY or STOP); connections check it per event.
-    pub active: AtomicUsize,
-    /// The same, for connections waiting for their turn to be woken.
-    pub turn: watch::Sender<usize>,
-    pub in_flight: AtomicU64,
-    /// Nanoseconds client threads polled without finding a response (`ClientWait::Poll`).
-    pub idle_poll_ns: Arc<AtomicU64>,
-    pub stop: AtomicBool,
-    /// Why each server's load failed, if it did: that server gets no more turns, the others
-    /// go on.
-    pub failures: Vec<Mutex<Option<String>>>,
-}
-
-impl TurnShared {
-    fn set_turn(&self, who: usize) {
-        self.active.store(who, Ordering::SeqCst);
-        self.turn.send_replace(who);
-    }
-
-    /// Server `server`'s load failed (the first reason is kept); the run stops when no
-    /// server is left.
-    pub fn fail(&self, server: usize, reason: String) {
-        if let Ok(mut f) = self.failures[server].lock() {
-            f.get_or_insert(reason);
-        }
-        if (0..self.failures.len()).all(|s| self.failure(s).is_some()) {
-            self.stop.store(true, Ordering::SeqCst);
-        }
-    }
-
-    pub fn failure(&self, server: usize) -> Option<String> {
-        self.failures[server].lock().ok()?.clone()
-    }
-}
-
 /// Every thread's recorder for one server's events.
 type Recorders = Vec<Arc<Mutex<Window>>>;
 
@@ -276,7 +236,7 @@ pub fn run_turns<S: Source>(
         shared: &shared,
         recorders: &recorders,
         interrupt,
-        rng: Rng::seeded(spec.run.seed ^ 0x7475_726e_73),
+        rng: Rng::seeded(spec.run.seed ^ 0x74_7572_6e73),
         drains: (Duration::ZERO, 0),
     };
     let began = Instant::now();

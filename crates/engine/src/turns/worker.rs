@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bakeoff_telemetry::Window;
 use bakeoff_workload::{EventError, Events, Source, StmtCounts};
 
-use super::{TurnShared, STOP};
+use super::shared::{TurnShared, STOP};
 use crate::{ClientWait, EngineError, RunSpec};
 
 pub(crate) struct TurnWorker<S: Source> {

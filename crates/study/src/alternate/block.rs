@@ -13,7 +13,7 @@ use bakeoff_engine::{run_turns, EngineError, TurnSpec, TurnsResult};
 use bakeoff_server::placement::ClientPlacement;
 use bakeoff_server::Template;
 use bakeoff_store::{ProbeRecord, Row, RunKey, RunRecord};
-use bakeoff_telemetry::Sampler;
+use bakeoff_telemetry::{SampleTarget, Sampler};
 use bakeoff_workload::{SessionContext, Unique};
 
 use super::idle::Turns;
@@ -78,7 +78,7 @@ impl BlockRun<'_> {
     /// Run block `block` and keep its runs (those not in `finished`) together.
     pub fn run(&mut self, block: u32, finished: &HashSet<RunKey>) -> Result<(), StudyError> {
         let mut held = Held::default();
-        for group in super::table_groups(self.spec) {
+        for group in super::plan::table_groups(self.spec) {
             if self
                 .keys(block, &group)
                 .iter()
@@ -92,16 +92,14 @@ impl BlockRun<'_> {
                 return Ok(());
             }
         }
+        // Runs an earlier invocation kept (a block begun one server at a time) stay as they are.
         let fresh = |r: &RunRecord| r.key.is_none_or(|k| !finished.contains(&k));
-        let counted = held.set_up.len();
-        let runs: Vec<RunRecord> = held
-            .set_up
-            .into_iter()
-            .chain(held.measured)
-            .filter(fresh)
-            .collect();
-        self.store.record_block(&runs)?;
-        for r in runs.iter().skip(counted.min(runs.len())) {
+        let set_up: Vec<RunRecord> = held.set_up.into_iter().filter(fresh).collect();
+        let measured: Vec<RunRecord> = held.measured.into_iter().filter(fresh).collect();
+        self.store
+            .record_block(&[set_up.as_slice(), measured.as_slice()].concat())?;
+        // The set-up's records were counted and told as the series recorded them.
+        for r in &measured {
             self.count(r);
             self.obs.on_run_done(r);
         }
@@ -255,21 +253,37 @@ impl BlockRun<'_> {
                 })
             })
             .collect();
+        // Each slice reads the server's process only (a few /proc files); its status
+        // counters, a query's worth of work, are read once around the whole cell: between
+        // its turns a server does next to nothing to count.
         let mut samplers: Vec<Option<Sampler>> = up
             .iter()
             .map(|u| {
                 Some(Sampler::new(
-                    u.servers.sample_targets(),
+                    process_only(&u.servers),
                     how.run.client_threads,
                 ))
             })
             .collect();
+        let mut statuses: Vec<Sampler> = up
+            .iter()
+            .map(|u| Sampler::new(status_only(&u.servers), how.run.client_threads))
+            .collect();
+        statuses.iter_mut().for_each(Sampler::begin);
         self.tell_start(block, w, threads, up.len());
         let pids = up.iter().map(|u| u.servers.pids()).collect();
-        let res = {
+        let mut res = {
             let mut turns = Turns::new(spec.alternation.idle, pids, &mut *self.obs);
             run_turns(&sources, &how, self.interrupt, &mut samplers, &mut turns)
         };
+        if let Ok(res) = res.as_mut() {
+            for (s, status) in res.servers.iter_mut().zip(&mut statuses) {
+                let cell = status.total(res.elapsed_seconds, s.total.events);
+                if let (Some(t), Some(cell)) = (s.telemetry.as_mut(), cell) {
+                    t.status = cell.status;
+                }
+            }
+        }
         *self.progress.1 += up.len();
         up.iter()
             .enumerate()
@@ -367,4 +381,20 @@ impl BlockRun<'_> {
             u.servers.discard();
         }
     }
+}
+
+/// What a slice samples of `servers`: their processes.
+fn process_only(servers: &Servers) -> Vec<SampleTarget> {
+    let mut targets = servers.sample_targets();
+    targets.iter_mut().for_each(|t| t.status = None);
+    targets
+}
+
+/// What a cell samples of `servers` around all its turns: their status counters.
+fn status_only(servers: &Servers) -> Vec<SampleTarget> {
+    let mut targets = servers.sample_targets();
+    for t in &mut targets {
+        (t.pid, t.remote) = (None, None);
+    }
+    targets
 }

@@ -10,7 +10,7 @@
 //! slices, so the paired blocks and verdicts above see a block's ratio as the mean of its
 //! rounds' log ratios.
 //!
-//! - [`why_not`]: where it cannot run (the study then runs in blocks, and `study check` and
+//! - `plan`: where it cannot run (the study then runs in blocks, and `study check` and
 //!   `study plan` say why);
 //! - `block`: one block (servers up, every cell measured in turns, its runs kept together);
 //! - `fits`: whether the block's servers fit in memory together.
@@ -18,128 +18,7 @@
 mod block;
 mod fits;
 mod idle;
+pub(crate) mod plan;
 
 pub(crate) use block::BlockRun;
-
-use crate::{StudySpec, Workload};
-
-/// Why `spec`'s blocks cannot take turns, or None when they can.
-pub fn why_not(spec: &StudySpec) -> Option<String> {
-    let reason = if !spec.alternation.enabled {
-        "[alternation] enabled = false".to_string()
-    } else if spec.block_variants() < 2 {
-        "it has one variant, nothing to take turns with".to_string()
-    } else if spec.order == crate::Order::Sequential {
-        "order = \"sequential\" runs each variant's series back to back".to_string()
-    } else if spec.server_host.is_some() || !spec.client_hosts.is_empty() {
-        "its servers or its load are on other hosts ([hosts])".to_string()
-    } else if let Some(v) = spec.variants.iter().find(|v| v.given.is_some()) {
-        format!(
-            "variant '{}' is a server you run (bakeoff does not hold it between turns)",
-            v.name
-        )
-    } else if let Some(w) = spec.workloads.iter().find(|w| w.fixed.is_some()) {
-        format!(
-            "workload '{}' is fixed work, which no slice can cut",
-            w.label
-        )
-    } else if !same_client(spec) {
-        "its variants put the load on different CPUs (client_cpus)".to_string()
-    } else {
-        fits::too_big(spec)?
-    };
-    Some(reason)
-}
-
-/// How a study runs its blocks, in a line for `study check` and `study plan`.
-pub fn mode_line(spec: &StudySpec) -> String {
-    let a = &spec.alternation;
-    match why_not(spec) {
-        None => format!(
-            "blocks alternate: each block's {} servers take turns every {} ms (idle servers {}), {} s each per cell",
-            spec.block_variants(),
-            a.slice.as_millis(),
-            match a.idle {
-                crate::Idle::Run => "left running",
-                crate::Idle::Freeze => "frozen",
-            },
-            spec.duration.as_secs()
-        ),
-        Some(why) => format!("blocks run one server at a time: {why}"),
-    }
-}
-
-/// Every variant's load on the same CPUs: the turns share one set of client threads.
-fn same_client(spec: &StudySpec) -> bool {
-    let first = spec.variants.first().and_then(|v| v.client_cpus.as_ref());
-    spec.variants
-        .iter()
-        .all(|v| v.client_cpus.as_ref() == first)
-}
-
-/// The study's workloads in groups that share tables (the same tables, rows and layout):
-/// a group's workloads run on one set of servers per block, one after another.
-pub(crate) fn table_groups(spec: &StudySpec) -> Vec<Vec<usize>> {
-    let threads = spec.threads.iter().copied().max().unwrap_or(1);
-    let shape = |w: &Workload| {
-        let o = &w.spec.options;
-        format!(
-            "{:?}|{}|{}",
-            bakeoff_workload::dataset::tables(&w.spec, threads, true),
-            o.tables,
-            o.table_size
-        )
-    };
-    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-    for (i, w) in spec.workloads.iter().enumerate() {
-        let s = shape(w);
-        match groups.iter_mut().find(|(k, _)| *k == s) {
-            Some((_, g)) => g.push(i),
-            None => groups.push((s, vec![i])),
-        }
-    }
-    groups.into_iter().map(|(_, g)| g).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(extra: &str, variants: &str) -> StudySpec {
-        let src = format!("threads = [4]\nrepetitions = 2\n{extra}\n[[workload]]\nname = \"oltp_point_select\"\n[[workload]]\nname = \"oltp_read_only\"\n{variants}");
-        crate::parse(&src, "t").unwrap_or_else(|e| panic!("{e:?}"))
-    }
-
-    const TWO: &str = "[axes]\nallocator = [\"glibc\", \"jemalloc\"]\n";
-
-    #[test]
-    fn a_study_alternates_unless_something_stands_in_the_way_and_says_what() {
-        assert_eq!(why_not(&spec("", TWO)), None);
-        assert!(mode_line(&spec("", TWO))
-            .starts_with("blocks alternate: each block's 2 servers take turns every 50 ms"));
-        let off = why_not(&spec("[alternation]\nenabled = false", TWO)).unwrap();
-        assert!(off.contains("enabled = false"), "{off}");
-        let one = why_not(&spec("", "")).unwrap();
-        assert!(one.contains("one variant"), "{one}");
-        let seq = why_not(&spec("order = \"sequential\"", TWO)).unwrap();
-        assert!(seq.contains("sequential"), "{seq}");
-        let given = spec("", "[[variant]]\nname = \"mine\"\nserver = \"mysql://u@127.0.0.1:3306/db\"\n[[variant]]\nname = \"b\"\n");
-        let why = why_not(&given).unwrap();
-        assert!(why.contains("'mine' is a server you run"), "{why}");
-        let big = spec("", "[[variant]]\nname = \"a\"\nsettings = { innodb_buffer_pool_size = \"4000G\" }\n[[variant]]\nname = \"b\"\n");
-        let why = why_not(&big).unwrap();
-        assert!(
-            why.contains("MiB together") && why.contains("available"),
-            "{why}"
-        );
-        assert!(mode_line(&big).starts_with("blocks run one server at a time: its 2 servers need"));
-    }
-
-    #[test]
-    fn workloads_on_the_same_tables_share_a_blocks_servers() {
-        assert_eq!(table_groups(&spec("", TWO)), vec![vec![0, 1]]);
-        let src = "threads = [4]\n[[workload]]\nname = \"oltp_point_select\"\n[[workload]]\nname = \"oltp_read_only\"\nsecondary = true\n[[workload]]\nname = \"oltp_write_only\"\n";
-        let s = crate::parse(src, "t").unwrap_or_else(|e| panic!("{e:?}"));
-        assert_eq!(table_groups(&s), vec![vec![0, 2], vec![1]]);
-    }
-}
+pub use plan::{mode_line, why_not};

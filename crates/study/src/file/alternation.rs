@@ -28,13 +28,18 @@ pub struct Alternation {
     pub idle: Idle,
 }
 
-/// Measured on this project's 2-CPU VM (see the closing note of the alternation issue):
-/// slices of a quarter second sit well under the machine's speed spells (1-5 s), so a round's
-/// two slices see nearly the same machine, while the 20 ms settle and the drain at each
-/// switch cost under a tenth of the time.
+/// Measured on this project's 2-CPU VM (the closing note of the alternation issue has the
+/// tables): the variance of a round's log ratio per second of turns fell about 2-4x from
+/// 250 ms slices to 50 ms (the machine's speed moves within a second too), and rose again
+/// at 20 ms for a write workload whose events take a millisecond; a switch costs the settle
+/// and ~2 ms more, a tenth of a 50 ms slice.
 pub const DEFAULT_SLICE: Duration = Duration::from_millis(50);
 pub const DEFAULT_SETTLE: Duration = Duration::from_millis(5);
-pub const DEFAULT_IDLE: Idle = Idle::Run;
+/// Frozen: on the A/A/B study (write_only, flush at commit against once a second), servers
+/// left running read B's ratio higher (1.89x, 1.82-1.97) than frozen ones (1.80x, 1.76-1.85)
+/// and blocks (1.74x, 1.57-1.91): an idle server's once-a-second flush landed in the other's
+/// turns. Frozen, each server pays for its own background work in its own turn.
+pub const DEFAULT_IDLE: Idle = Idle::Freeze;
 
 impl Default for Alternation {
     fn default() -> Self {

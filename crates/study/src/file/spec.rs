@@ -219,7 +219,7 @@ pub struct StudySpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_start_timeout: Option<u64>,
     /// `[alternation]`: how a block's servers take turns, where they can.
-    pub alternation: super::Alternation,
+    pub alternation: super::alternation::Alternation,
 }
 
 impl std::fmt::Display for Order {

@@ -1,0 +1,48 @@
+//! What the client threads of a turn-taking run and its coordinator share.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::watch;
+
+/// No server's turn: connections wait.
+pub(crate) const NOBODY: usize = usize::MAX;
+/// The run is over: connections finish and close.
+pub(crate) const STOP: usize = usize::MAX - 1;
+
+/// State the client threads and the coordinator share.
+pub(crate) struct TurnShared {
+    /// Whose turn it is (a server's index, NOBODY or STOP); connections check it per event.
+    pub active: AtomicUsize,
+    /// The same, for connections waiting for their turn to be woken.
+    pub turn: watch::Sender<usize>,
+    pub in_flight: AtomicU64,
+    /// Nanoseconds client threads polled without finding a response (`ClientWait::Poll`).
+    pub idle_poll_ns: Arc<AtomicU64>,
+    pub stop: AtomicBool,
+    /// Why each server's load failed, if it did: that server gets no more turns, the others
+    /// go on.
+    pub failures: Vec<Mutex<Option<String>>>,
+}
+
+impl TurnShared {
+    pub(crate) fn set_turn(&self, who: usize) {
+        self.active.store(who, Ordering::SeqCst);
+        self.turn.send_replace(who);
+    }
+
+    /// Server `server`'s load failed (the first reason is kept); the run stops when no
+    /// server is left.
+    pub fn fail(&self, server: usize, reason: String) {
+        if let Ok(mut f) = self.failures[server].lock() {
+            f.get_or_insert(reason);
+        }
+        if (0..self.failures.len()).all(|s| self.failure(s).is_some()) {
+            self.stop.store(true, Ordering::SeqCst);
+        }
+    }
+
+    pub fn failure(&self, server: usize) -> Option<String> {
+        self.failures[server].lock().ok()?.clone()
+    }
+}

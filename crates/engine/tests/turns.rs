@@ -1,0 +1,203 @@
+//! Taking turns, shown where a real server cannot show it: a fake source whose events take a
+//! known time and log when they ran, so the test sees every event's span. (Real servers taking
+//! turns are run by the study tests, tests/alternation.rs in the study crate.)
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bakeoff_driver::DriverError;
+use bakeoff_engine::{run_turns, RunSpec, RunStatus, Slice, TurnObserver, TurnSpec};
+use bakeoff_workload::{EventError, Events, Source, StmtCounts};
+
+/// Events of `latency` each, logged as (server, start, end).
+struct Fake {
+    server: usize,
+    latency: Duration,
+    log: Arc<Mutex<Vec<(usize, Instant, Instant)>>>,
+}
+
+struct FakeSession {
+    server: usize,
+    latency: Duration,
+    log: Arc<Mutex<Vec<(usize, Instant, Instant)>>>,
+}
+
+impl Source for Fake {
+    type Session = FakeSession;
+    async fn open(
+        self: Arc<Self>,
+        _tid: u32,
+        _seed: u64,
+        _blocking: bool,
+    ) -> Result<FakeSession, EventError> {
+        Ok(FakeSession {
+            server: self.server,
+            latency: self.latency,
+            log: self.log.clone(),
+        })
+    }
+}
+
+impl Events for FakeSession {
+    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let start = Instant::now();
+        tokio::time::sleep(self.latency).await;
+        c.reads += 1;
+        self.log
+            .lock()
+            .unwrap()
+            .push((self.server, start, Instant::now()));
+        Ok(())
+    }
+    async fn reconnect(&mut self) -> Result<(), DriverError> {
+        Ok(())
+    }
+    async fn finish(self, _c: &mut StmtCounts) -> Result<(), EventError> {
+        Ok(())
+    }
+}
+
+/// Each switch's target, and each slice's server, in order.
+#[derive(Default)]
+struct Seen {
+    switches: Vec<usize>,
+    slices: Vec<(usize, u32)>,
+}
+
+impl TurnObserver for Seen {
+    fn on_switch(&mut self, to: usize) {
+        self.switches.push(to);
+    }
+    fn on_slice(&mut self, server: usize, s: &Slice) {
+        self.slices.push((server, s.round));
+    }
+}
+
+#[test]
+fn servers_take_turns_one_at_a_time_in_shuffled_rounds_and_no_event_crosses_a_switch() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sources: Vec<Arc<Fake>> = (0..3)
+        .map(|server| {
+            Arc::new(Fake {
+                server,
+                latency: Duration::from_millis(2),
+                log: log.clone(),
+            })
+        })
+        .collect();
+    let spec = TurnSpec {
+        run: RunSpec {
+            connections: 4,
+            client_threads: 2,
+            seed: 7,
+            ..RunSpec::default()
+        },
+        slice: Duration::from_millis(40),
+        settle: Duration::from_millis(5),
+        warmup: Duration::from_millis(40),
+        measured: Duration::from_millis(400),
+    };
+    let mut seen = Seen::default();
+    let mut samplers = vec![None, None, None];
+    let res = run_turns(
+        &sources,
+        &spec,
+        &AtomicBool::new(false),
+        &mut samplers,
+        &mut seen,
+    )
+    .unwrap();
+    assert_eq!(res.status, RunStatus::Completed);
+    assert_eq!(res.rounds, 10);
+    // One warm round, then ten measured: every server once per round, in orders that vary.
+    assert_eq!(seen.switches.len(), 3 * 11);
+    let orders: std::collections::BTreeSet<Vec<usize>> = seen
+        .slices
+        .chunks(3)
+        .map(|round| round.iter().map(|s| s.0).collect())
+        .collect();
+    assert!(orders.len() > 1, "the order is shuffled per round");
+    for (i, round) in seen.slices.chunks(3).enumerate() {
+        let mut servers: Vec<usize> = round.iter().map(|s| s.0).collect();
+        servers.sort();
+        assert_eq!(servers, [0, 1, 2]);
+        assert!(round.iter().all(|s| s.1 == i as u32));
+    }
+    // No two servers' events overlap: a switch waits for the last server's events in flight.
+    let mut events = log.lock().unwrap().clone();
+    events.sort_by_key(|e| e.1);
+    for pair in events.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        if a.0 != b.0 {
+            assert!(
+                b.1 >= a.2,
+                "server {} started before server {}'s event ended",
+                b.0,
+                a.0
+            );
+        }
+    }
+    // Each slice counts its own server's events: 4 connections of 2 ms events for ~40 ms.
+    for s in &res.servers {
+        assert_eq!(s.slices.len(), 10);
+        let per_slice = s.total.events as f64 / 10.0;
+        assert!(
+            (40.0..=90.0).contains(&per_slice),
+            "{per_slice} events a slice"
+        );
+        let tps = s.round_tps();
+        assert!(
+            tps > 0.0 && (tps / s.total.tps - 1.0).abs() < 0.5,
+            "{tps} vs {}",
+            s.total.tps
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_ends_the_turns_at_the_next_switch_with_what_was_measured() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sources: Vec<Arc<Fake>> = (0..2)
+        .map(|server| {
+            Arc::new(Fake {
+                server,
+                latency: Duration::from_millis(1),
+                log: log.clone(),
+            })
+        })
+        .collect();
+    let spec = TurnSpec {
+        run: RunSpec {
+            connections: 2,
+            client_threads: 1,
+            ..RunSpec::default()
+        },
+        slice: Duration::from_millis(30),
+        settle: Duration::ZERO,
+        warmup: Duration::ZERO,
+        measured: Duration::from_secs(60),
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let flag = interrupt.clone();
+    let ctrl_c = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let began = Instant::now();
+    let res = run_turns(
+        &sources,
+        &spec,
+        &interrupt,
+        &mut [None, None],
+        &mut Seen::default(),
+    )
+    .unwrap();
+    ctrl_c.join().unwrap();
+    assert_eq!(res.status, RunStatus::Interrupted);
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "not the 2 minutes asked"
+    );
+    assert!(res.servers.iter().all(|s| !s.slices.is_empty()));
+}
