@@ -150,11 +150,13 @@ fn quiet_sigpipe() {
 fn install_sigint() {
     extern "C" fn on_sigint(_: libc::c_int) {
         if exit::INTERRUPTED.swap(true, Ordering::SeqCst) {
+            // Servers stopped between their turns go on first, so they can die with bakeoff.
+            bakeoff_server::freeze::thaw_all_now();
             // SAFETY: _exit is async-signal-safe.
             unsafe { libc::_exit(130) };
         }
     }
-    // SAFETY: the handler only touches an atomic and calls _exit, both async-signal-safe.
+    // SAFETY: the handler only touches atomics and calls kill and _exit, all async-signal-safe.
     unsafe {
         libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
     }

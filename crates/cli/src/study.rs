@@ -51,9 +51,11 @@ pub fn check(file: &Path) -> Result<ExitCode> {
 
 /// How the repetitions are run and judged, in a line.
 fn blocks_line(s: &StudySpec) -> String {
-    let design = match s.paired {
-        true => "each repetition a block with every variant's series once, in an order shuffled per block; ratios paired within blocks",
-        false => "sequential: each variant's series back to back; ratios unpaired (Welch)",
+    let turns = bakeoff_study::why_not_alternate(s).is_none();
+    let design = match (s.paired, turns) {
+        (true, true) => "each repetition a block with every variant's server up at once, taking turns; ratios paired within blocks",
+        (true, false) => "each repetition a block with every variant's series once, in an order shuffled per block; ratios paired within blocks",
+        (false, _) => "sequential: each variant's series back to back; ratios unpaired (Welch)",
     };
     let auto = match s.auto {
         Some(a) => format!(

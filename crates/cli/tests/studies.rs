@@ -16,6 +16,10 @@ fn every_example_study_checks_and_a_bad_one_lists_each_problem_at_its_place() {
             let (out, err) = text(&o);
             assert!(o.status.success(), "{}: {err}", path.display());
             assert!(out.contains("estimated duration"), "{out}");
+            if path.ends_with("quickstart.toml") {
+                // Its servers take turns, and the check says how.
+                assert!(out.contains("blocks alternate: each block's 3 servers take turns every 50 ms (idle servers frozen), 2 s each per cell"), "{out}");
+            }
             if path.ends_with("engines.toml") {
                 // Each variant's engine section, as it will be set.
                 assert!(out.contains("engine=postgresql ([postgresql] default_transaction_isolation=read committed"), "{out}");
@@ -24,6 +28,19 @@ fn every_example_study_checks_and_a_bad_one_lists_each_problem_at_its_place() {
         }
     }
     assert!(checked >= 5, "the examples the issue asks for");
+
+    // A study that cannot take turns says why before anything runs.
+    let seq = bakeoff_testkit::scratch::path("sequential-study.toml");
+    std::fs::write(
+        &seq,
+        "threads = [1]\norder = \"sequential\"\nrepetitions = 2\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nallocator = [\"glibc\", \"jemalloc\"]\n",
+    )
+    .unwrap();
+    let o = bakeoff(&["study", "check", seq.to_str().unwrap()], None);
+    let (out, err) = text(&o);
+    let _ = std::fs::remove_file(&seq);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("blocks run one server at a time: order = \"sequential\" runs each variant's series back to back"), "{out}");
 
     let bad = bakeoff_testkit::scratch::path("bad-study.toml");
     std::fs::write(

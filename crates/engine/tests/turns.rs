@@ -10,17 +10,35 @@ use bakeoff_driver::DriverError;
 use bakeoff_engine::{run_turns, RunSpec, RunStatus, Slice, TurnObserver, TurnSpec};
 use bakeoff_workload::{EventError, Events, Source, StmtCounts};
 
-/// Events of `latency` each, logged as (server, start, end).
+/// Events of `latency` each, logged as (server, start, end). `refuse`: its connections
+/// cannot be opened; `stall_after`: its events stop answering after that many (a server that
+/// hangs, which a real one does not do on cue).
 struct Fake {
     server: usize,
     latency: Duration,
     log: Arc<Mutex<Vec<(usize, Instant, Instant)>>>,
+    refuse: bool,
+    stall_after: Option<usize>,
 }
 
 struct FakeSession {
     server: usize,
     latency: Duration,
     log: Arc<Mutex<Vec<(usize, Instant, Instant)>>>,
+    stall_after: Option<usize>,
+    done: usize,
+}
+
+fn fakes(n: usize, latency_ms: u64, log: &Arc<Mutex<Vec<(usize, Instant, Instant)>>>) -> Vec<Fake> {
+    (0..n)
+        .map(|server| Fake {
+            server,
+            latency: Duration::from_millis(latency_ms),
+            log: log.clone(),
+            refuse: false,
+            stall_after: None,
+        })
+        .collect()
 }
 
 impl Source for Fake {
@@ -31,10 +49,15 @@ impl Source for Fake {
         _seed: u64,
         _blocking: bool,
     ) -> Result<FakeSession, EventError> {
+        if self.refuse {
+            return Err(EventError::Ended);
+        }
         Ok(FakeSession {
             server: self.server,
             latency: self.latency,
             log: self.log.clone(),
+            stall_after: self.stall_after,
+            done: 0,
         })
     }
 }
@@ -42,6 +65,10 @@ impl Source for Fake {
 impl Events for FakeSession {
     async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
         let start = Instant::now();
+        if self.stall_after.is_some_and(|n| self.done >= n) {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+        self.done += 1;
         tokio::time::sleep(self.latency).await;
         c.reads += 1;
         self.log
@@ -77,15 +104,7 @@ impl TurnObserver for Seen {
 #[test]
 fn servers_take_turns_one_at_a_time_in_shuffled_rounds_and_no_event_crosses_a_switch() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let sources: Vec<Arc<Fake>> = (0..3)
-        .map(|server| {
-            Arc::new(Fake {
-                server,
-                latency: Duration::from_millis(2),
-                log: log.clone(),
-            })
-        })
-        .collect();
+    let sources: Vec<Arc<Fake>> = fakes(3, 2, &log).into_iter().map(Arc::new).collect();
     let spec = TurnSpec {
         run: RunSpec {
             connections: 4,
@@ -158,15 +177,7 @@ fn servers_take_turns_one_at_a_time_in_shuffled_rounds_and_no_event_crosses_a_sw
 #[test]
 fn ctrl_c_ends_the_turns_at_the_next_switch_with_what_was_measured() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let sources: Vec<Arc<Fake>> = (0..2)
-        .map(|server| {
-            Arc::new(Fake {
-                server,
-                latency: Duration::from_millis(1),
-                log: log.clone(),
-            })
-        })
-        .collect();
+    let sources: Vec<Arc<Fake>> = fakes(2, 1, &log).into_iter().map(Arc::new).collect();
     let spec = TurnSpec {
         run: RunSpec {
             connections: 2,
@@ -200,4 +211,110 @@ fn ctrl_c_ends_the_turns_at_the_next_switch_with_what_was_measured() {
         "not the 2 minutes asked"
     );
     assert!(res.servers.iter().all(|s| !s.slices.is_empty()));
+}
+
+fn short(connections: u32) -> TurnSpec {
+    TurnSpec {
+        run: RunSpec {
+            connections,
+            client_threads: 1,
+            grace: Duration::from_millis(300),
+            ..RunSpec::default()
+        },
+        slice: Duration::from_millis(20),
+        settle: Duration::ZERO,
+        warmup: Duration::ZERO,
+        measured: Duration::from_millis(200),
+    }
+}
+
+#[test]
+fn a_server_that_refuses_connections_fails_alone_and_the_others_take_their_turns() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut f = fakes(2, 1, &log);
+    f[1].refuse = true;
+    let sources: Vec<Arc<Fake>> = f.into_iter().map(Arc::new).collect();
+    let res = run_turns(
+        &sources,
+        &short(2),
+        &AtomicBool::new(false),
+        &mut [None, None],
+        &mut Seen::default(),
+    )
+    .unwrap();
+    assert_eq!(res.status, RunStatus::Completed);
+    assert!(
+        res.servers[1]
+            .failure
+            .as_deref()
+            .unwrap()
+            .contains("could not be opened"),
+        "{:?}",
+        res.servers[1].failure
+    );
+    assert!(res.servers[1].slices.is_empty());
+    assert_eq!(res.servers[0].failure, None);
+    assert_eq!(res.servers[0].slices.len(), 10);
+    // Every server refusing: the run cannot start, and says why.
+    let mut f = fakes(2, 1, &log);
+    f.iter_mut().for_each(|f| f.refuse = true);
+    let sources: Vec<Arc<Fake>> = f.into_iter().map(Arc::new).collect();
+    let e = run_turns(
+        &sources,
+        &short(2),
+        &AtomicBool::new(false),
+        &mut [None, None],
+        &mut Seen::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("server"), "{e}");
+}
+
+/// Told when the turns end, to check that it comes before the connections close.
+#[derive(Default)]
+struct Ends(u32);
+impl TurnObserver for Ends {
+    fn on_end(&mut self) {
+        self.0 += 1;
+    }
+}
+
+#[test]
+fn a_server_that_stops_answering_fails_after_the_grace_and_costs_the_others_one_wait() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut f = fakes(2, 1, &log);
+    f[0].stall_after = Some(5);
+    let sources: Vec<Arc<Fake>> = f.into_iter().map(Arc::new).collect();
+    let began = Instant::now();
+    let mut ends = Ends::default();
+    let res = run_turns(
+        &sources,
+        &short(2),
+        &AtomicBool::new(false),
+        &mut [None, None],
+        &mut ends,
+    )
+    .unwrap();
+    // One grace (300 ms) for the stalled server's switch, not one per switch.
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(
+        res.servers[0]
+            .failure
+            .as_deref()
+            .unwrap()
+            .contains("unanswered"),
+        "{:?}",
+        res.servers[0].failure
+    );
+    assert_eq!(res.servers[1].failure, None);
+    assert_eq!(
+        res.servers[1].slices.len(),
+        10,
+        "the other server's rounds all ran"
+    );
+    assert_eq!(ends.0, 1);
 }

@@ -9,12 +9,20 @@
 //! [`Server`]: crate::Server
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Every process stopped now, for [`thaw_all_now`]: slots of pids (0: free). A fixed array
+/// of atomics, so a signal handler can read it.
+static FROZEN: [AtomicU32; 4096] = [const { AtomicU32::new(0) }; 4096];
 
 /// Stop (`frozen`) or continue `pid` and every process under it. Best effort: a process that
 /// ended meanwhile is skipped; the number signalled comes back.
 pub fn set_frozen(pid: u32, frozen: bool) -> usize {
     let signal = if frozen { libc::SIGSTOP } else { libc::SIGCONT };
     let tree = tree_of(pid);
+    for &p in &tree {
+        remember(p, frozen);
+    }
     // Parents first when stopping (no new child escapes), children first when continuing.
     let order: Vec<u32> = match frozen {
         true => tree,
@@ -25,6 +33,36 @@ pub fn set_frozen(pid: u32, frozen: bool) -> usize {
         // SAFETY: kill with a valid signal number on a pid read from /proc; no memory is shared.
         .filter(|&p| unsafe { libc::kill(p as libc::pid_t, signal) } == 0)
         .count()
+}
+
+/// Let every stopped process go (SIGCONT), from anywhere: a second Ctrl-C's handler calls it
+/// before leaving at once, since a stopped PostgreSQL backend could never notice that its
+/// postmaster died with bakeoff, and would hold its memory and port for ever.
+/// Async-signal-safe: atomics and kill(2) only.
+pub fn thaw_all_now() {
+    for slot in &FROZEN {
+        let pid = slot.swap(0, Ordering::SeqCst);
+        if pid != 0 {
+            // SAFETY: kill is async-signal-safe; the pid is one this process stopped.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) };
+        }
+    }
+}
+
+/// Keep (`frozen`) or forget `pid` among the stopped. A full table forgets the newest,
+/// which then only misses the last-resort thaw.
+fn remember(pid: u32, frozen: bool) {
+    if frozen {
+        let take = |s: &AtomicU32| {
+            s.compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        };
+        let _ = FROZEN.iter().any(take);
+    } else {
+        for s in FROZEN.iter() {
+            let _ = s.compare_exchange(pid, 0, Ordering::SeqCst, Ordering::SeqCst);
+        }
+    }
 }
 
 /// `pid` and its descendants, breadth first.
@@ -99,6 +137,12 @@ mod tests {
         assert_eq!(set_frozen(pid, false), 2);
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert_ne!(state(child), 'T');
+        // The last resort a second Ctrl-C takes: whatever is still stopped goes on.
+        set_frozen(pid, true);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        thaw_all_now();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(state(pid) != 'T' && state(child) != 'T');
         // SAFETY: the child is ours.
         unsafe { libc::kill(child as i32, libc::SIGKILL) };
         let _ = sh.wait();

@@ -48,9 +48,10 @@ fn tick(t: &Tick) -> TickRecord {
     }
 }
 
-/// Fill `r` with what server `i` of a turn-taking run measured: its throughput the rounds'
-/// geometric mean (so two variants' ratio is the mean of their per-round log ratios), its
-/// latency and telemetry over its slices merged, one tick per slice.
+/// Fill `r` with what server `i` of a turn-taking run measured: its events over its slices'
+/// seconds (every server has a slice in every round, so a spell that slows a round cancels
+/// in two servers' ratio), its latency and telemetry over its slices merged, one tick per
+/// slice.
 pub(crate) fn fill_turns(r: &mut RunRecord, res: &TurnsResult, i: usize, how: &TurnSpec) {
     let s = &res.servers[i];
     let t = &s.total;
@@ -64,8 +65,8 @@ pub(crate) fn fill_turns(r: &mut RunRecord, res: &TurnsResult, i: usize, how: &T
     };
     r.seconds = s.seconds;
     r.events = t.events;
-    r.tps = s.round_tps();
-    r.qps = s.round_qps();
+    r.tps = t.tps;
+    r.qps = t.qps;
     r.errors = t.errors;
     r.reconnects = t.reconnects;
     r.p50_ms = t.latency.p50_ms;
@@ -82,7 +83,8 @@ pub(crate) fn fill_turns(r: &mut RunRecord, res: &TurnsResult, i: usize, how: &T
         "turns": {
             "servers": res.servers.len(), "rounds": res.rounds,
             "slice_ms": how.slice.as_millis() as u64, "settle_ms": how.settle.as_millis() as u64,
-            "drain_ms": res.drain_ms, "pooled_tps": t.tps,
+            "drain_ms": res.drain_ms, "settle_ms_at_end": s.settle_ms,
+            "geometric_tps": s.round_tps(),
             "setup_seconds": res.setup_seconds, "elapsed_seconds": res.elapsed_seconds,
         },
     }))

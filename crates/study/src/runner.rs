@@ -60,7 +60,14 @@ pub fn run_study(
     // Every block's servers take turns where they can (`alternate`), else one at a time.
     let alternating = crate::alternate::why_not(spec).is_none();
     for block in 1..=last_block {
-        if alternating {
+        // A block an earlier invocation began one server at a time (an older bakeoff, or
+        // less memory then) is finished that way: a block's runs come from one way of
+        // measuring.
+        let begun = block_series(spec, block)
+            .iter()
+            .any(|s| todo(spec, s, &finished).len() < spec.threads.len());
+        let turns = alternating && !begun;
+        if turns {
             if interrupt.load(Ordering::Relaxed) {
                 out.interrupted = true;
                 break;
@@ -87,7 +94,7 @@ pub fn run_study(
             }
             .run(block, &finished)?;
         }
-        for s in block_series(spec, block).iter().filter(|_| !alternating) {
+        for s in block_series(spec, block).iter().filter(|_| !turns) {
             if interrupt.load(Ordering::Relaxed) {
                 out.interrupted = true;
                 break;

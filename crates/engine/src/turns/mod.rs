@@ -68,6 +68,9 @@ pub trait TurnObserver {
     fn on_switch(&mut self, _to: usize) {}
     /// A measured slice of server `server` closed.
     fn on_slice(&mut self, _server: usize, _slice: &Slice) {}
+    /// The turns are over (or never began): nothing is in flight that can still end, and the
+    /// connections are about to close, which needs every server running.
+    fn on_end(&mut self) {}
 }
 
 /// Nothing to tell.
@@ -99,6 +102,8 @@ pub struct ServerTurns {
     pub seconds: f64,
     /// The server over its slices together (None where it was not sampled).
     pub telemetry: Option<Telemetry>,
+    /// The settle its turns ended with (the spec's, or longer for slow events).
+    pub settle_ms: f64,
     /// Why its load failed, if it did (its slices stop there; the other servers went on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
@@ -107,10 +112,11 @@ pub struct ServerTurns {
 }
 
 impl ServerTurns {
-    /// Throughput as the rounds say it: the geometric mean of the slices' events per second,
-    /// so that the ratio of two servers' figures is the mean of their per-round log ratios
-    /// (a slow spell weighs on a round's two slices alike, and cancels in its ratio). A slice
-    /// with no event counts as half an event.
+    /// The geometric mean of the slices' events per second (a slice with no event counts as
+    /// half an event): kept beside the pooled figure (`total.tps`), which the study stores. A
+    /// spell that slows a round scales every server's slice in it alike and cancels in the
+    /// ratio of pooled figures as in the mean of log ratios; the pooled one is not pulled down
+    /// by a single stalled slice.
     pub fn round_tps(&self) -> f64 {
         geometric(
             self.slices
@@ -178,7 +184,7 @@ pub fn run_turns<S: Source>(
     let shared = Arc::new(TurnShared {
         active: AtomicUsize::new(NOBODY),
         turn,
-        in_flight: AtomicU64::new(0),
+        in_flight: (0..servers).map(|_| AtomicU64::new(0)).collect(),
         idle_poll_ns,
         stop: AtomicBool::new(false),
         failures: (0..servers).map(|_| Mutex::new(None)).collect(),
@@ -227,6 +233,7 @@ pub fn run_turns<S: Source>(
         }
     }
     if let Some(e) = failure {
+        obs.on_end();
         shared.set_turn(STOP);
         return Err(e);
     }
@@ -238,9 +245,12 @@ pub fn run_turns<S: Source>(
         interrupt,
         rng: Rng::seeded(spec.run.seed ^ 0x74_7572_6e73),
         drains: (Duration::ZERO, 0),
+        current: None,
+        settle: vec![spec.settle; servers],
     };
     let began = Instant::now();
     let result = c.rounds(samplers, obs);
+    obs.on_end();
     shared.set_turn(STOP);
     join_within(handles, spec.run.grace);
     let (mut servers_out, interrupted) = result;
@@ -291,6 +301,11 @@ struct Coordinator<'a> {
     rng: Rng,
     /// Time spent waiting for in-flight events at switches, and how many switches.
     drains: (Duration, u32),
+    /// The server whose turn it is.
+    current: Option<usize>,
+    /// Each server's settle: the spec's, or three of its mean event times when longer (see
+    /// `settle_after`).
+    settle: Vec<Duration>,
 }
 
 impl Coordinator<'_> {
@@ -308,6 +323,7 @@ impl Coordinator<'_> {
                 total: Window::default().summary(0.0, self.spec.run.percentile),
                 seconds: 0.0,
                 telemetry: None,
+                settle_ms: 0.0,
                 failure: None,
                 window: Window::default(),
             })
@@ -329,7 +345,7 @@ impl Coordinator<'_> {
                 }
                 self.switch_to(server, obs);
                 if !measured {
-                    std::thread::sleep(self.spec.slice + self.spec.settle);
+                    self.warm(server);
                     continue;
                 }
                 let (mut slice, window) = self.slice(server, samplers[server].as_mut());
@@ -365,26 +381,56 @@ impl Coordinator<'_> {
     fn switch_to(&mut self, server: usize, obs: &mut dyn TurnObserver) {
         self.quiesce();
         obs.on_switch(server);
+        self.current = Some(server);
         self.shared.set_turn(server);
     }
 
-    /// No server's turn; wait for the events in flight to end (within the run's grace).
+    /// No server's turn; wait for the events in flight to end. A server whose events do not
+    /// end within the run's grace has stopped answering: it fails, and gets no more turns.
     fn quiesce(&mut self) {
         let began = Instant::now();
         self.shared.set_turn(NOBODY);
-        while self.shared.in_flight.load(Ordering::SeqCst) > 0
-            && began.elapsed() < self.spec.run.grace
-            && !self.shared.stop.load(Ordering::Relaxed)
-        {
+        let Some(last) = self.current.take() else {
+            return;
+        };
+        let in_flight = &self.shared.in_flight[last];
+        while in_flight.load(Ordering::SeqCst) > 0 && !self.shared.stop.load(Ordering::Relaxed) {
+            if began.elapsed() >= self.spec.run.grace {
+                let why = format!(
+                    "FATAL: {} event(s) still unanswered {} s after its turn ended",
+                    in_flight.load(Ordering::SeqCst),
+                    self.spec.run.grace.as_secs()
+                );
+                self.shared.fail(last, why);
+                break;
+            }
             std::thread::sleep(Duration::from_micros(200));
         }
         self.drains.0 += began.elapsed();
         self.drains.1 += 1;
     }
 
+    /// An unmeasured turn of `server` (warming it), which also learns its settle.
+    fn warm(&mut self, server: usize) {
+        std::thread::sleep(self.settle[server] + self.spec.slice);
+        let mut w = Window::default();
+        drain(&self.recorders[server], &mut w);
+        self.settle_after(server, &w);
+    }
+
+    /// After a turn of `server` recorded `w`: its settle is the spec's, or three of its mean
+    /// event times when longer (at most a slice). Every connection starts its first event at
+    /// the switch, together; counting from before they drift apart would count a slow
+    /// server's first, synchronised events short, and a fast one's not.
+    fn settle_after(&mut self, server: usize, w: &Window) {
+        let mean = w.summary(1.0, self.spec.run.percentile).latency.avg_ms / 1e3;
+        let three = Duration::from_secs_f64((3.0 * mean).clamp(0.0, self.spec.slice.as_secs_f64()));
+        self.settle[server] = self.spec.settle.max(three);
+    }
+
     /// Settle unmeasured, then measure one slice of `server` (its turn has begun).
     fn slice(&mut self, server: usize, sampler: Option<&mut Sampler>) -> (Slice, Window) {
-        std::thread::sleep(self.spec.settle);
+        std::thread::sleep(self.settle[server]);
         let recorders = &self.recorders[server];
         drain(recorders, &mut Window::default());
         let mut sampler = sampler;
@@ -406,6 +452,7 @@ impl Coordinator<'_> {
             histogram: w.sb_histogram().buckets().collect(),
             window,
         };
+        self.settle_after(server, &w);
         (slice, w)
     }
 
@@ -413,6 +460,7 @@ impl Coordinator<'_> {
     fn finish(&self, mut out: Vec<ServerTurns>) -> Vec<ServerTurns> {
         for (server, turns) in out.iter_mut().enumerate() {
             drain(&self.recorders[server], &mut Window::default());
+            turns.settle_ms = self.settle[server].as_secs_f64() * 1e3;
             turns.seconds = turns.slices.iter().map(|s| s.seconds).sum();
             turns.total = turns
                 .window

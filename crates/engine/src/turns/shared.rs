@@ -16,7 +16,8 @@ pub(crate) struct TurnShared {
     pub active: AtomicUsize,
     /// The same, for connections waiting for their turn to be woken.
     pub turn: watch::Sender<usize>,
-    pub in_flight: AtomicU64,
+    /// Each server's events in flight: a switch waits for the last server's to end.
+    pub in_flight: Vec<AtomicU64>,
     /// Nanoseconds client threads polled without finding a response (`ClientWait::Poll`).
     pub idle_poll_ns: Arc<AtomicU64>,
     pub stop: AtomicBool,
@@ -44,5 +45,24 @@ impl TurnShared {
 
     pub fn failure(&self, server: usize) -> Option<String> {
         self.failures[server].lock().ok()?.clone()
+    }
+}
+
+/// One event of `server` counted in flight while it lives: dropped when the event ends, or
+/// when its task ends any other way (a panic included), so a switch never waits on an event
+/// that no longer exists.
+pub(crate) struct InFlight<'a>(&'a AtomicU64);
+
+impl<'a> InFlight<'a> {
+    pub fn enter(shared: &'a TurnShared, server: usize) -> Self {
+        let c = &shared.in_flight[server];
+        c.fetch_add(1, Ordering::SeqCst);
+        InFlight(c)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bakeoff_telemetry::Window;
 use bakeoff_workload::{EventError, Events, Source, StmtCounts};
 
-use super::shared::{TurnShared, STOP};
+use super::shared::{InFlight, TurnShared, STOP};
 use crate::{ClientWait, EngineError, RunSpec};
 
 pub(crate) struct TurnWorker<S: Source> {
@@ -72,7 +72,9 @@ impl<S: Source> TurnWorker<S> {
     }
 
     /// Every server's sessions for this thread's connection ids, opened concurrently (at
-    /// most `slots` at once), each with the seed it would have in a run of its own.
+    /// most `slots` at once), each with the seed it would have in a run of its own. A server
+    /// whose connection cannot be opened fails alone (it gets no turns, its runs say why);
+    /// the run fails only when no server is left.
     async fn open_all(&self) -> Result<Vec<(usize, S::Session)>, EngineError> {
         let gate = Rc::new(tokio::sync::Semaphore::new(self.slots));
         let mut opens = Vec::new();
@@ -91,23 +93,35 @@ impl<S: Source> TurnWorker<S> {
             }
         }
         let mut sessions = Vec::with_capacity(opens.len());
+        let mut first_error = None;
         for o in opens {
             match o.await {
                 Ok((server, _, Ok(s))) => sessions.push((server, s)),
                 Ok((server, tid, Err(e))) => {
-                    return Err(EngineError::Connect {
+                    let hint = crate::connect_hint(&e);
+                    self.shared.fail(
+                        server,
+                        format!("FATAL: connection {tid} could not be opened: {e}{hint}"),
+                    );
+                    first_error.get_or_insert(EngineError::Connect {
                         tid,
                         reason: format!("server {}: {e}", server + 1),
                         opened: sessions.len() as u32,
                         wanted: self.run.connections * self.sources.len() as u32,
-                        hint: crate::connect_hint(&e),
+                        hint,
                         also: Vec::new(),
-                    })
+                    });
                 }
                 Err(e) => return Err(EngineError::Thread(e.to_string())),
             }
         }
-        Ok(sessions)
+        match first_error {
+            Some(e) if self.shared.stop.load(Ordering::SeqCst) => Err(e),
+            _ => Ok(sessions
+                .into_iter()
+                .filter(|(server, _)| self.shared.failure(*server).is_none())
+                .collect()),
+        }
     }
 }
 
@@ -125,9 +139,8 @@ async fn connection<S: Source>(w: Rc<TurnWorker<S>>, server: usize, mut s: S::Se
         // In flight is counted before the turn is looked at, so a coordinator that ends the
         // turn and then sees nothing in flight knows no event of this server can start.
         loop {
-            shared.in_flight.fetch_add(1, Ordering::SeqCst);
+            let flight = InFlight::enter(shared, server);
             if shared.active.load(Ordering::SeqCst) != server {
-                shared.in_flight.fetch_sub(1, Ordering::SeqCst);
                 break;
             }
             let began = Instant::now();
@@ -139,7 +152,7 @@ async fn connection<S: Source>(w: Rc<TurnWorker<S>>, server: usize, mut s: S::Se
                     win.record_event(began.elapsed().as_nanos() as u64);
                 }
             }
-            shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+            drop(flight);
             if !done {
                 return;
             }

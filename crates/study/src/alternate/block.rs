@@ -235,8 +235,22 @@ impl BlockRun<'_> {
             variant: 0,
             workload: w,
         };
+        // Client threads enough for the neediest variant (PostgreSQL's backends beside the
+        // client want more than MariaDB's threads do; see `run_spec`).
+        let mut run = run_spec(spec, &self.client, &series, threads, spec.duration);
+        run.client_threads = up
+            .iter()
+            .map(|u| {
+                let s = Series {
+                    variant: u.variant,
+                    ..series
+                };
+                run_spec(spec, &self.client, &s, threads, spec.duration).client_threads
+            })
+            .max()
+            .unwrap_or(run.client_threads);
         let how = TurnSpec {
-            run: run_spec(spec, &self.client, &series, threads, spec.duration),
+            run,
             slice: spec.alternation.slice,
             settle: spec.alternation.settle,
             warmup: if warm { spec.warmup } else { Duration::ZERO },

@@ -57,6 +57,11 @@ impl TurnObserver for Turns<'_> {
     fn on_slice(&mut self, _server: usize, slice: &Slice) {
         self.obs.on_tick(slice.window.tps);
     }
+
+    /// The connections close next (a script's thread_done may still run statements).
+    fn on_end(&mut self) {
+        self.thaw_all();
+    }
 }
 
 impl Drop for Turns<'_> {

@@ -4,11 +4,12 @@
 //! ratio carried everything the machine did between those seconds; on a shared cloud VM,
 //! whose CPUs change speed by up to 2x in spells of seconds, that is most of it. Here a block
 //! starts every variant's server at once (the A/A twin too), warms each, and for each
-//! workload and thread count lets the engine drive one server at a time in slices of a
-//! quarter second, the order shuffled every round (`bakeoff_engine::run_turns`). Each
-//! variant's run in the block is stored as usual, its throughput the geometric mean of its
-//! slices, so the paired blocks and verdicts above see a block's ratio as the mean of its
-//! rounds' log ratios.
+//! workload and thread count lets the engine drive one server at a time in slices of
+//! 50 ms, the order shuffled every round (`bakeoff_engine::run_turns`). Each variant's run
+//! in the block is stored as usual, its throughput its events over its slices' seconds:
+//! every variant has a slice in every round, so a spell that slows a round scales all of
+//! them alike and cancels in their ratio, and the paired blocks and verdicts above apply as
+//! they are.
 //!
 //! - `plan`: where it cannot run (the study then runs in blocks, and `study check` and
 //!   `study plan` say why);
