@@ -18,21 +18,36 @@ static FROZEN: [AtomicU32; 4096] = [const { AtomicU32::new(0) }; 4096];
 /// Stop (`frozen`) or continue `pid` and every process under it. Best effort: a process that
 /// ended meanwhile is skipped; the number signalled comes back.
 pub fn set_frozen(pid: u32, frozen: bool) -> usize {
-    let signal = if frozen { libc::SIGSTOP } else { libc::SIGCONT };
-    let tree = tree_of(pid);
-    for &p in &tree {
-        remember(p, frozen);
+    Tree::of(pid).set_frozen(frozen)
+}
+
+/// A process and every process under it, as /proc showed them when read: reading /proc costs
+/// a millisecond or so, a switch between turns a few, so a caller that switches often reads
+/// the tree now and then, not at every switch.
+#[derive(Debug, Clone)]
+pub struct Tree(Vec<u32>);
+
+impl Tree {
+    pub fn of(pid: u32) -> Tree {
+        Tree(tree_of(pid))
     }
-    // Parents first when stopping (no new child escapes), children first when continuing.
-    let order: Vec<u32> = match frozen {
-        true => tree,
-        false => tree.into_iter().rev().collect(),
-    };
-    order
-        .into_iter()
-        // SAFETY: kill with a valid signal number on a pid read from /proc; no memory is shared.
-        .filter(|&p| unsafe { libc::kill(p as libc::pid_t, signal) } == 0)
-        .count()
+
+    /// Stop or continue every process of the tree; how many were signalled.
+    pub fn set_frozen(&self, frozen: bool) -> usize {
+        let signal = if frozen { libc::SIGSTOP } else { libc::SIGCONT };
+        for &p in &self.0 {
+            remember(p, frozen);
+        }
+        // Parents first when stopping (no new child escapes), children first when continuing.
+        let order: Box<dyn Iterator<Item = &u32>> = match frozen {
+            true => Box::new(self.0.iter()),
+            false => Box::new(self.0.iter().rev()),
+        };
+        order
+            // SAFETY: kill with a valid signal on a pid read from /proc; no memory is shared.
+            .filter(|&&p| unsafe { libc::kill(p as libc::pid_t, signal) } == 0)
+            .count()
+    }
 }
 
 /// Let every stopped process go (SIGCONT), from anywhere: a second Ctrl-C's handler calls it

@@ -2,7 +2,7 @@
 //! slices close.
 
 use bakeoff_engine::{Slice, TurnObserver};
-use bakeoff_server::freeze::set_frozen;
+use bakeoff_server::freeze::Tree;
 
 use crate::{Idle, StudyObserver};
 
@@ -14,7 +14,15 @@ pub(crate) struct Turns<'o> {
     pub pids: Vec<Vec<u32>>,
     pub frozen: Vec<bool>,
     pub obs: &'o mut dyn StudyObserver,
+    /// Each server's process trees, read again every `REREAD` switches (a PostgreSQL forks
+    /// a process per connection, all open before the first switch, and now and then a
+    /// worker of its own).
+    trees: Vec<Vec<Tree>>,
+    switches: u32,
 }
+
+/// Switches between two reads of the process trees (a second or so of 50 ms turns).
+const REREAD: u32 = 20;
 
 impl<'o> Turns<'o> {
     pub fn new(idle: Idle, pids: Vec<Vec<u32>>, obs: &'o mut dyn StudyObserver) -> Self {
@@ -24,16 +32,30 @@ impl<'o> Turns<'o> {
             pids,
             frozen,
             obs,
+            trees: Vec::new(),
+            switches: 0,
         }
     }
 
     fn set(&mut self, server: usize, frozen: bool) {
         if self.frozen[server] != frozen {
-            for &pid in &self.pids[server] {
-                set_frozen(pid, frozen);
+            if self.trees.is_empty() {
+                self.reread();
+            }
+            for tree in &self.trees[server] {
+                tree.set_frozen(frozen);
             }
             self.frozen[server] = frozen;
         }
+    }
+
+    /// Read every server's process trees again.
+    fn reread(&mut self) {
+        self.trees = self
+            .pids
+            .iter()
+            .map(|p| p.iter().map(|&pid| Tree::of(pid)).collect())
+            .collect();
     }
 
     /// Every server running again (before the servers are sampled, checked or ended).
@@ -46,6 +68,17 @@ impl<'o> Turns<'o> {
 
 impl TurnObserver for Turns<'_> {
     fn on_switch(&mut self, to: usize) {
+        self.switches += 1;
+        if self.switches % REREAD == 0 {
+            // A process a server started in its last turn (a stopped one starts none) is
+            // stopped with the rest of its tree: stopping a stopped process again is nothing.
+            self.reread();
+            for s in (0..self.pids.len()).filter(|&s| self.frozen[s]) {
+                self.trees[s].iter().for_each(|t| {
+                    t.set_frozen(true);
+                });
+            }
+        }
         if self.idle == Idle::Freeze {
             for s in (0..self.pids.len()).filter(|&s| s != to) {
                 self.set(s, true);
