@@ -64,9 +64,31 @@ fn size(v: &str, engine: Engine) -> Option<u64> {
     n.checked_mul(unit)
 }
 
-/// The memory a block's servers need at once, at the study's most threads.
-pub fn needed(spec: &StudySpec) -> u64 {
+/// What a server's datadir holds: ~300 bytes a row with its indexes, as sysbench's tables
+/// measure in InnoDB, plus the redo log and system tablespace (~100 MiB). It counts as
+/// memory where the datadirs live in memory (a tmpfs temporary directory).
+fn datadir(spec: &StudySpec) -> u64 {
+    u64::from(spec.tables) * u64::from(spec.table_size) * 300 + 100 * MIB
+}
+
+/// Whether `dir` is a tmpfs (its files are memory).
+fn in_memory(dir: &std::path::Path) -> bool {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs is plain data, for which all zeroes is a valid value.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a statfs buffer of the right size.
+    let ok = unsafe { libc::statfs(c.as_ptr(), &mut st) } == 0;
+    ok && st.f_type as i64 == TMPFS_MAGIC
+}
+
+/// The memory a block's servers need at once, at the study's most threads, their datadirs
+/// included when they are in memory (`files_in_memory`).
+pub fn needed(spec: &StudySpec, files_in_memory: bool) -> u64 {
     let threads = u64::from(spec.threads.iter().copied().max().unwrap_or(1));
+    let files = if files_in_memory { datadir(spec) } else { 0 };
     (0..spec.block_variants())
         .map(|i| {
             let v = spec.variant(i);
@@ -78,6 +100,7 @@ pub fn needed(spec: &StudySpec) -> u64 {
                     base(v.engine)
                         + pool(v.engine, &settings)
                         + per_instance * per_connection(v.engine)
+                        + files
                 })
                 .sum::<u64>()
         })
@@ -94,13 +117,15 @@ pub fn available() -> Option<u64> {
 
 /// Why the servers would not fit (need more than 80% of what is available), if so.
 pub fn too_big(spec: &StudySpec) -> Option<String> {
-    let (need, have) = (needed(spec), available()?);
+    let tmpfs = in_memory(&std::env::temp_dir());
+    let (need, have) = (needed(spec, tmpfs), available()?);
     (need > have / 10 * 8).then(|| {
         format!(
-            "its {} servers need about {} MiB together (buffer pools and {} connections each), more than 80% of the {} MiB available",
+            "its {} servers need about {} MiB together (buffer pools and {} connections each{}), more than 80% of the {} MiB available",
             spec.block_variants(),
             need / MIB,
             spec.threads.iter().max().unwrap_or(&1),
+            if tmpfs { ", and their datadirs on the tmpfs temporary directory" } else { "" },
             have / MIB
         )
     })
@@ -130,6 +155,14 @@ mod tests {
         let spec = crate::parse(src, "t").unwrap();
         assert_eq!(spec.block_variants(), 2);
         let each = |pool: u64| base(Engine::MariaDb) + pool + 100 * MIB;
-        assert_eq!(needed(&spec), each(1 << 30) + each(128 * MIB));
+        assert_eq!(needed(&spec, false), each(1 << 30) + each(128 * MIB));
+        // Datadirs on a tmpfs are memory too: 10,000 rows at ~300 bytes and the logs, each.
+        let files = 10_000 * 300 + 100 * MIB;
+        assert_eq!(needed(&spec, true), needed(&spec, false) + 2 * files);
+        assert!(
+            in_memory(std::path::Path::new("/dev/shm"))
+                || !std::path::Path::new("/dev/shm").exists()
+        );
+        assert!(!in_memory(std::path::Path::new("/proc")));
     }
 }
