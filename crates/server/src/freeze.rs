@@ -9,45 +9,105 @@
 //! [`Server`]: crate::Server
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+
+/// Slots in the table of stopped processes.
+const SLOTS: usize = 4096;
+/// No slot.
+const NONE: usize = usize::MAX;
 
 /// Every process stopped now, for [`thaw_all_now`]: slots of pids (0: free). A fixed array
 /// of atomics, so a signal handler can read it.
-static FROZEN: [AtomicU32; 4096] = [const { AtomicU32::new(0) }; 4096];
-
-/// Stop (`frozen`) or continue `pid` and every process under it. Best effort: a process that
-/// ended meanwhile is skipped; the number signalled comes back.
-pub fn set_frozen(pid: u32, frozen: bool) -> usize {
-    Tree::of(pid).set_frozen(frozen)
-}
+static FROZEN: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
+/// Where the search for a free slot starts (the last one taken).
+static HINT: AtomicUsize = AtomicUsize::new(0);
+/// Set by [`thaw_all_now`]: bakeoff is leaving, and nothing may be stopped any more.
+static LEAVING: AtomicBool = AtomicBool::new(false);
 
 /// A process and every process under it, as /proc showed them when read: reading /proc costs
 /// a millisecond or so, a switch between turns a few, so a caller that switches often reads
-/// the tree now and then, not at every switch.
-#[derive(Debug, Clone)]
-pub struct Tree(Vec<u32>);
+/// the tree now and then, not at every switch. Each stopped process holds a slot of the
+/// table [`thaw_all_now`] reads, until it is let go or the tree is dropped.
+#[derive(Debug)]
+pub struct Tree {
+    pids: Vec<u32>,
+    slots: Vec<AtomicUsize>,
+}
 
 impl Tree {
     pub fn of(pid: u32) -> Tree {
-        Tree(tree_of(pid))
+        let pids = tree_of(pid);
+        let slots = pids.iter().map(|_| AtomicUsize::new(NONE)).collect();
+        Tree { pids, slots }
     }
 
     /// Stop or continue every process of the tree; how many were signalled.
     pub fn set_frozen(&self, frozen: bool) -> usize {
-        let signal = if frozen { libc::SIGSTOP } else { libc::SIGCONT };
-        for &p in &self.0 {
-            remember(p, frozen);
-        }
-        // Parents first when stopping (no new child escapes), children first when continuing.
-        let order: Box<dyn Iterator<Item = &u32>> = match frozen {
-            true => Box::new(self.0.iter()),
-            false => Box::new(self.0.iter().rev()),
-        };
-        order
+        let kill = |p: u32, signal| {
             // SAFETY: kill with a valid signal on a pid read from /proc; no memory is shared.
-            .filter(|&&p| unsafe { libc::kill(p as libc::pid_t, signal) } == 0)
-            .count()
+            unsafe { libc::kill(p as libc::pid_t, signal) == 0 }
+        };
+        if !frozen {
+            // Children first; forgotten only once let go, so a Ctrl-C between the two finds
+            // them still in the table.
+            let n = self
+                .pids
+                .iter()
+                .rev()
+                .filter(|&&p| kill(p, libc::SIGCONT))
+                .count();
+            self.forget();
+            return n;
+        }
+        // Parents first (no new child escapes); each remembered before it is stopped.
+        let mut n = 0;
+        for (i, &p) in self.pids.iter().enumerate() {
+            if self.slots[i].load(Ordering::SeqCst) == NONE {
+                self.slots[i].store(take_slot(p), Ordering::SeqCst);
+            }
+            n += usize::from(kill(p, libc::SIGSTOP));
+            // A last-resort thaw ran meanwhile: bakeoff is leaving, nothing stays stopped.
+            if LEAVING.load(Ordering::SeqCst) {
+                kill(p, libc::SIGCONT);
+            }
+        }
+        n
     }
+
+    /// Give back the tree's slots.
+    fn forget(&self) {
+        for (i, slot) in self.slots.iter().enumerate() {
+            let s = slot.swap(NONE, Ordering::SeqCst);
+            if s != NONE {
+                let _ =
+                    FROZEN[s].compare_exchange(self.pids[i], 0, Ordering::SeqCst, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        self.forget();
+    }
+}
+
+/// A free slot holding `pid` now, or NONE when the table is full (that process then only
+/// misses the last-resort thaw).
+fn take_slot(pid: u32) -> usize {
+    let start = HINT.load(Ordering::Relaxed);
+    for k in 0..SLOTS {
+        let i = (start + k) % SLOTS;
+        if FROZEN[i].load(Ordering::Relaxed) == 0
+            && FROZEN[i]
+                .compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
+            HINT.store(i + 1, Ordering::Relaxed);
+            return i;
+        }
+    }
+    NONE
 }
 
 /// Let every stopped process go (SIGCONT), from anywhere: a second Ctrl-C's handler calls it
@@ -55,27 +115,12 @@ impl Tree {
 /// postmaster died with bakeoff, and would hold its memory and port for ever.
 /// Async-signal-safe: atomics and kill(2) only.
 pub fn thaw_all_now() {
+    LEAVING.store(true, Ordering::SeqCst);
     for slot in &FROZEN {
-        let pid = slot.swap(0, Ordering::SeqCst);
+        let pid = slot.load(Ordering::SeqCst);
         if pid != 0 {
             // SAFETY: kill is async-signal-safe; the pid is one this process stopped.
             unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) };
-        }
-    }
-}
-
-/// Keep (`frozen`) or forget `pid` among the stopped. A full table forgets the newest,
-/// which then only misses the last-resort thaw.
-fn remember(pid: u32, frozen: bool) {
-    if frozen {
-        let take = |s: &AtomicU32| {
-            s.compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-        };
-        let _ = FROZEN.iter().any(take);
-    } else {
-        for s in FROZEN.iter() {
-            let _ = s.compare_exchange(pid, 0, Ordering::SeqCst, Ordering::SeqCst);
         }
     }
 }
@@ -146,18 +191,39 @@ mod tests {
                     .and_then(|c| c.first().copied())
             })
             .expect("the shell's child");
-        assert_eq!(set_frozen(pid, true), 2);
+        let tree = Tree::of(pid);
+        assert_eq!(tree.set_frozen(true), 2);
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert_eq!((state(pid), state(child)), ('T', 'T'));
-        assert_eq!(set_frozen(pid, false), 2);
+        assert_eq!(
+            tree.set_frozen(true),
+            2,
+            "stopping again holds no second slot"
+        );
+        let held = FROZEN
+            .iter()
+            .filter(|s| s.load(Ordering::SeqCst) != 0)
+            .count();
+        assert_eq!(held, 2);
+        assert_eq!(tree.set_frozen(false), 2);
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert_ne!(state(child), 'T');
-        // The last resort a second Ctrl-C takes: whatever is still stopped goes on.
-        set_frozen(pid, true);
+        let held = FROZEN
+            .iter()
+            .filter(|s| s.load(Ordering::SeqCst) != 0)
+            .count();
+        assert_eq!(held, 0, "let go, forgotten");
+        // The last resort a second Ctrl-C takes: whatever is still stopped goes on, and
+        // nothing is stopped after it.
+        tree.set_frozen(true);
         std::thread::sleep(std::time::Duration::from_millis(50));
         thaw_all_now();
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(state(pid) != 'T' && state(child) != 'T');
+        tree.set_frozen(true);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(state(pid) != 'T' && state(child) != 'T');
+        drop(tree);
         // SAFETY: the child is ours.
         unsafe { libc::kill(child as i32, libc::SIGKILL) };
         let _ = sh.wait();

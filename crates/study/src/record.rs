@@ -61,6 +61,14 @@ pub(crate) fn fill_turns(r: &mut RunRecord, res: &TurnsResult, i: usize, how: &T
             "failed".into()
         }
         (None, RunStatus::Interrupted) => "interrupted".into(),
+        // A throughput of 0 would poison every ratio it is in: it is a failure, said.
+        (None, _) if s.total.events == 0 => {
+            r.reason = Some(format!(
+                "no event ended within its {} ms turns: its events take longer; give [alternation] slice_ms a few times their length, or enabled = false",
+                how.slice.as_millis()
+            ));
+            "failed".into()
+        }
         (None, _) => "ok".into(),
     };
     r.seconds = s.seconds;

@@ -112,6 +112,19 @@ pub struct ServerTurns {
 }
 
 impl ServerTurns {
+    /// No slice yet.
+    fn empty(percentile: f64) -> ServerTurns {
+        ServerTurns {
+            slices: Vec::new(),
+            total: Window::default().summary(0.0, percentile),
+            seconds: 0.0,
+            telemetry: None,
+            settle_ms: 0.0,
+            failure: None,
+            window: Window::default(),
+        }
+    }
+
     /// The geometric mean of the slices' events per second (a slice with no event counts as
     /// half an event): kept beside the pooled figure (`total.tps`), which the study stores. A
     /// spell that slows a round scales every server's slice in it alike and cancels in the
@@ -235,7 +248,25 @@ pub fn run_turns<S: Source>(
     if let Some(e) = failure {
         obs.on_end();
         shared.set_turn(STOP);
-        return Err(e);
+        // Every server failed on its own (its connections refused): each says its reason.
+        let each: Option<Vec<String>> = (0..servers).map(|i| shared.failure(i)).collect();
+        return match each {
+            Some(reasons) => Ok(TurnsResult {
+                status: RunStatus::Failed(reasons.join("\n")),
+                setup_seconds: entered.elapsed().as_secs_f64(),
+                elapsed_seconds: 0.0,
+                rounds: 0,
+                drain_ms: 0.0,
+                servers: reasons
+                    .into_iter()
+                    .map(|r| ServerTurns {
+                        failure: Some(r),
+                        ..ServerTurns::empty(spec.run.percentile)
+                    })
+                    .collect(),
+            }),
+            None => Err(e),
+        };
     }
     let setup_seconds = entered.elapsed().as_secs_f64();
     let mut c = Coordinator {
@@ -273,7 +304,11 @@ pub fn run_turns<S: Source>(
         status,
         setup_seconds,
         elapsed_seconds: began.elapsed().as_secs_f64(),
-        rounds: servers_out.first().map_or(0, |s| s.slices.len() as u32),
+        rounds: servers_out
+            .iter()
+            .map(|s| s.slices.len() as u32)
+            .max()
+            .unwrap_or(0),
         drain_ms: drained.as_secs_f64() * 1e3 / f64::from(switches.max(1)),
         servers: servers_out,
     })
@@ -318,15 +353,7 @@ impl Coordinator<'_> {
     ) -> (Vec<ServerTurns>, bool) {
         let n = self.recorders.len();
         let mut out: Vec<ServerTurns> = (0..n)
-            .map(|_| ServerTurns {
-                slices: Vec::new(),
-                total: Window::default().summary(0.0, self.spec.run.percentile),
-                seconds: 0.0,
-                telemetry: None,
-                settle_ms: 0.0,
-                failure: None,
-                window: Window::default(),
-            })
+            .map(|_| ServerTurns::empty(self.spec.run.percentile))
             .collect();
         let warm_rounds = match self.spec.warmup.is_zero() {
             true => 0,
@@ -423,6 +450,11 @@ impl Coordinator<'_> {
     /// the switch, together; counting from before they drift apart would count a slow
     /// server's first, synchronised events short, and a fast one's not.
     fn settle_after(&mut self, server: usize, w: &Window) {
+        if w.events == 0 {
+            // Not one event ended in a whole turn: they are slower than a slice.
+            self.settle[server] = self.spec.slice;
+            return;
+        }
         let mean = w.summary(1.0, self.spec.run.percentile).latency.avg_ms / 1e3;
         let three = Duration::from_secs_f64((3.0 * mean).clamp(0.0, self.spec.slice.as_secs_f64()));
         self.settle[server] = self.spec.settle.max(three);

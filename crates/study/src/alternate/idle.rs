@@ -49,13 +49,22 @@ impl<'o> Turns<'o> {
         }
     }
 
-    /// Read every server's process trees again.
+    /// Read every server's process trees again. A process a server started in its last turn
+    /// (a stopped one starts none) is stopped with the rest of its tree, before the old trees
+    /// give up their places in the table a second Ctrl-C thaws from.
     fn reread(&mut self) {
-        self.trees = self
+        let new = self
             .pids
             .iter()
             .map(|p| p.iter().map(|&pid| Tree::of(pid)).collect())
             .collect();
+        let old = std::mem::replace(&mut self.trees, new);
+        for s in (0..self.pids.len()).filter(|&s| self.frozen[s]) {
+            for t in &self.trees[s] {
+                t.set_frozen(true);
+            }
+        }
+        drop(old);
     }
 
     /// Every server running again (before the servers are sampled, checked or ended).
@@ -69,15 +78,8 @@ impl<'o> Turns<'o> {
 impl TurnObserver for Turns<'_> {
     fn on_switch(&mut self, to: usize) {
         self.switches += 1;
-        if self.switches % REREAD == 0 {
-            // A process a server started in its last turn (a stopped one starts none) is
-            // stopped with the rest of its tree: stopping a stopped process again is nothing.
+        if self.idle == Idle::Freeze && self.switches % REREAD == 0 {
             self.reread();
-            for s in (0..self.pids.len()).filter(|&s| self.frozen[s]) {
-                self.trees[s].iter().for_each(|t| {
-                    t.set_frozen(true);
-                });
-            }
         }
         if self.idle == Idle::Freeze {
             for s in (0..self.pids.len()).filter(|&s| s != to) {
