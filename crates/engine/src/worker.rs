@@ -114,18 +114,10 @@ impl<S: Source> Worker<S> {
             // Best effort: a kernel that refuses leaves the default policy, which only costs speed.
             crate::sched::batch_this_thread();
         }
-        let rt = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt,
-            Err(e) => {
-                let _ = ready.send(Err(EngineError::Thread(e.to_string())));
-                return;
-            }
+        let Some(rt) = thread_runtime(&ready) else {
+            return;
         };
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&rt, async move {
+        tokio::task::LocalSet::new().block_on(&rt, async move {
             let sessions = match self.open_sessions().await {
                 Ok(s) => s,
                 Err(e) => {
@@ -153,19 +145,8 @@ impl<S: Source> Worker<S> {
                     tokio::task::spawn_local(connection(this.clone(), queue.clone(), s, i))
                 })
                 .collect();
-            let polling = Rc::new(Cell::new(
-                this.spec.client_wait == ClientWait::Poll && !this.blocking_io(),
-            ));
-            if polling.get() {
-                tokio::task::spawn_local(poll_while(
-                    polling.clone(),
-                    this.shared.idle_poll_ns.clone(),
-                ));
-            }
-            for t in tasks {
-                let _ = t.await;
-            }
-            polling.set(false);
+            let poll = this.spec.client_wait == ClientWait::Poll && !this.blocking_io();
+            run_to_end(tasks, poll, this.shared.idle_poll_ns.clone()).await;
         });
     }
 
@@ -249,12 +230,46 @@ impl<S: Source> Worker<S> {
     }
 }
 
+/// A client thread's runtime (one thread, its tasks local to it); None when it cannot be
+/// built, which is said on `ready`.
+pub(crate) fn thread_runtime(
+    ready: &mpsc::Sender<Result<(), EngineError>>,
+) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            let _ = ready.send(Err(EngineError::Thread(e.to_string())));
+            None
+        }
+    }
+}
+
+/// Wait for a thread's connection tasks to end, its sockets polled meanwhile when `poll`
+/// (see `poll_while`), its idle polling counted into `idle_ns`.
+pub(crate) async fn run_to_end(
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    poll: bool,
+    idle_ns: Arc<AtomicU64>,
+) {
+    let polling = Rc::new(Cell::new(poll));
+    if poll {
+        tokio::task::spawn_local(poll_while(polling.clone(), idle_ns));
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
+    polling.set(false);
+}
+
 /// ClientWait::Poll: a task that only yields, so the runtime always has a task ready and
 /// polls its sockets (epoll_wait with no timeout) instead of sleeping until a response
 /// wakes it: the server's response then finds no sleeper to wake. Rounds in which no socket
 /// returned anything are idle polling, added to `idle_poll_ns` (flushed every millisecond or
 /// so, to keep the shared counter off the hot path).
-pub(crate) async fn poll_while(polling: Rc<Cell<bool>>, idle_ns: Arc<AtomicU64>) {
+async fn poll_while(polling: Rc<Cell<bool>>, idle_ns: Arc<AtomicU64>) {
     let mut reads = bakeoff_driver::reads_on_this_thread();
     let mut last = Instant::now();
     let mut idle = Duration::ZERO;

@@ -2,6 +2,7 @@
 
 use bakeoff_engine::{RunResult, RunStatus, Slice, Tick, TurnSpec, TurnsResult};
 use bakeoff_store::{RunRecord, TickRecord};
+use bakeoff_telemetry::{Telemetry, WindowSummary};
 
 /// Fill `r` with what the run measured.
 pub(crate) fn fill(r: &mut RunRecord, res: &RunResult) {
@@ -14,21 +15,7 @@ pub(crate) fn fill(r: &mut RunRecord, res: &RunResult) {
             "failed".into()
         }
     };
-    r.seconds = res.elapsed_seconds;
-    r.events = t.events;
-    r.tps = t.tps;
-    r.qps = t.qps;
-    r.errors = t.errors;
-    r.reconnects = t.reconnects;
-    r.p50_ms = t.latency.p50_ms;
-    r.p95_ms = t.latency.p95_ms;
-    r.p99_ms = t.latency.p99_ms;
-    r.max_ms = t.latency.max_ms;
-    if let Some(tel) = &res.telemetry {
-        r.server_cpu_us_per_event = tel.server_cpu_us_per_event;
-        r.rss_growth_bytes = tel.server.as_ref().map(|s| s.rss_growth_bytes);
-        r.client_bound = tel.client_bound;
-    }
+    figures(r, res.elapsed_seconds, t, res.telemetry.as_ref());
     r.summary_json = serde_json::to_string(&serde_json::json!({
         "total": t, "telemetry": res.telemetry, "unfinished_events": res.unfinished_events,
         "connections": res.connections, "connect": res.connect,
@@ -38,13 +25,37 @@ pub(crate) fn fill(r: &mut RunRecord, res: &RunResult) {
 }
 
 fn tick(t: &Tick) -> TickRecord {
+    tick_record(t.t, &t.window, serde_json::to_string(t))
+}
+
+/// A run's figures: over `seconds`, its events and latency `t`, and what was sampled.
+fn figures(r: &mut RunRecord, seconds: f64, t: &WindowSummary, tel: Option<&Telemetry>) {
+    r.seconds = seconds;
+    r.events = t.events;
+    r.tps = t.tps;
+    r.qps = t.qps;
+    r.errors = t.errors;
+    r.reconnects = t.reconnects;
+    r.p50_ms = t.latency.p50_ms;
+    r.p95_ms = t.latency.p95_ms;
+    r.p99_ms = t.latency.p99_ms;
+    r.max_ms = t.latency.max_ms;
+    if let Some(tel) = tel {
+        r.server_cpu_us_per_event = tel.server_cpu_us_per_event;
+        r.rss_growth_bytes = tel.server.as_ref().map(|s| s.rss_growth_bytes);
+        r.client_bound = tel.client_bound;
+    }
+}
+
+/// A stored tick: its end `t`, its figures, and the whole of it as JSON.
+fn tick_record(t: f64, w: &WindowSummary, json: serde_json::Result<String>) -> TickRecord {
     TickRecord {
-        t: t.t,
-        tps: t.window.tps,
-        qps: t.window.qps,
-        p99_ms: t.window.latency.p99_ms,
-        errors: t.window.errors,
-        json: serde_json::to_string(t).unwrap_or_else(|_| "{}".into()),
+        t,
+        tps: w.tps,
+        qps: w.qps,
+        p99_ms: w.latency.p99_ms,
+        errors: w.errors,
+        json: json.unwrap_or_else(|_| "{}".into()),
     }
 }
 
@@ -71,21 +82,7 @@ pub(crate) fn fill_turns(r: &mut RunRecord, res: &TurnsResult, i: usize, how: &T
         }
         (None, _) => "ok".into(),
     };
-    r.seconds = s.seconds;
-    r.events = t.events;
-    r.tps = t.tps;
-    r.qps = t.qps;
-    r.errors = t.errors;
-    r.reconnects = t.reconnects;
-    r.p50_ms = t.latency.p50_ms;
-    r.p95_ms = t.latency.p95_ms;
-    r.p99_ms = t.latency.p99_ms;
-    r.max_ms = t.latency.max_ms;
-    if let Some(tel) = &s.telemetry {
-        r.server_cpu_us_per_event = tel.server_cpu_us_per_event;
-        r.rss_growth_bytes = tel.server.as_ref().map(|s| s.rss_growth_bytes);
-        r.client_bound = tel.client_bound;
-    }
+    figures(r, s.seconds, t, s.telemetry.as_ref());
     r.summary_json = serde_json::to_string(&serde_json::json!({
         "total": t, "telemetry": s.telemetry,
         "turns": {
@@ -101,12 +98,5 @@ pub(crate) fn fill_turns(r: &mut RunRecord, res: &TurnsResult, i: usize, how: &T
 }
 
 fn slice_tick(s: &Slice) -> TickRecord {
-    TickRecord {
-        t: s.t,
-        tps: s.window.tps,
-        qps: s.window.qps,
-        p99_ms: s.window.latency.p99_ms,
-        errors: s.window.errors,
-        json: serde_json::to_string(s).unwrap_or_else(|_| "{}".into()),
-    }
+    tick_record(s.t, &s.window, serde_json::to_string(s))
 }

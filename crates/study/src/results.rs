@@ -26,6 +26,18 @@ pub struct StudyOutcome {
     pub interrupted: bool,
 }
 
+impl StudyOutcome {
+    /// Count a run kept, by its status.
+    pub(crate) fn count(&mut self, r: &RunRecord) {
+        match r.status.as_str() {
+            "ok" => self.ok += 1,
+            "invalid" => self.invalid += 1,
+            "interrupted" => self.interrupted = true,
+            _ => self.failed += 1,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {
     #[error(transparent)]

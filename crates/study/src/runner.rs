@@ -73,12 +73,7 @@ pub fn run_study(
                 break;
             }
             let client = place_client(spec, spec.variant(0));
-            if last_client.as_ref() != Some(&client) {
-                for line in client.note().into_iter().chain(client.warning()) {
-                    obs.on_note(&line);
-                }
-                last_client = Some(client.clone());
-            }
+            note_client(&client, None, &mut last_client, obs);
             let total = planned as usize * per_block;
             BlockRun {
                 spec,
@@ -107,13 +102,8 @@ pub fn run_study(
                 clients = Some(connect_clients(spec, obs)?);
             }
             let client = place_client(spec, spec.variant(s.variant));
-            if last_client.as_ref() != Some(&client) {
-                let v = &spec.variant_name(s.variant);
-                for line in client.note().into_iter().chain(client.warning()) {
-                    obs.on_note(&format!("{v}: {line}"));
-                }
-                last_client = Some(client.clone());
-            }
+            let v = spec.variant_name(s.variant);
+            note_client(&client, Some(&v), &mut last_client, obs);
             let total = planned as usize * per_block;
             let mut ctx = SeriesCtx {
                 spec,
@@ -181,6 +171,25 @@ pub fn run_study(
         }
     }
     Ok(out)
+}
+
+/// Say where the load runs (for variant `v`, when it is one variant's), when it moved.
+fn note_client(
+    client: &ClientPlacement,
+    v: Option<&str>,
+    last: &mut Option<ClientPlacement>,
+    obs: &mut dyn StudyObserver,
+) {
+    if last.as_ref() == Some(client) {
+        return;
+    }
+    for line in client.note().into_iter().chain(client.warning()) {
+        obs.on_note(&match v {
+            Some(v) => format!("{v}: {line}"),
+            None => line,
+        });
+    }
+    *last = Some(client.clone());
 }
 
 /// Agents on the study's client hosts, started once for all its series.

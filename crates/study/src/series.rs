@@ -110,12 +110,7 @@ impl SeriesCtx<'_> {
     }
 
     fn count(&mut self, r: &RunRecord) {
-        match r.status.as_str() {
-            "ok" => self.out.ok += 1,
-            "invalid" => self.out.invalid += 1,
-            "interrupted" => self.out.interrupted = true,
-            _ => self.out.failed += 1,
-        }
+        self.out.count(r);
         *self.progress.1 += 1;
     }
 

@@ -1,7 +1,6 @@
 //! One client thread of a turn-taking run: its share of every server's connections, each
 //! waiting for its server's turn, then running events until the turn passes.
 
-use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex};
@@ -30,18 +29,10 @@ impl<S: Source> TurnWorker<S> {
         if self.run.batch_scheduling && self.tids.len() > 1 {
             crate::sched::batch_this_thread();
         }
-        let rt = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt,
-            Err(e) => {
-                let _ = ready.send(Err(EngineError::Thread(e.to_string())));
-                return;
-            }
+        let Some(rt) = crate::worker::thread_runtime(&ready) else {
+            return;
         };
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&rt, async move {
+        tokio::task::LocalSet::new().block_on(&rt, async move {
             let sessions = match self.open_all().await {
                 Ok(s) => s,
                 Err(e) => {
@@ -57,17 +48,8 @@ impl<S: Source> TurnWorker<S> {
                 .collect();
             // Polling (a client on CPUs of its own) keeps the sockets polled between turns
             // too: the first responses of a turn find no sleeper to wake either.
-            let polling = Rc::new(Cell::new(
-                this.run.client_wait == ClientWait::Poll && this.tids.len() > 1,
-            ));
-            if polling.get() {
-                let idle = this.shared.idle_poll_ns.clone();
-                tokio::task::spawn_local(crate::worker::poll_while(polling.clone(), idle));
-            }
-            for t in tasks {
-                let _ = t.await;
-            }
-            polling.set(false);
+            let poll = this.run.client_wait == ClientWait::Poll && this.tids.len() > 1;
+            crate::worker::run_to_end(tasks, poll, this.shared.idle_poll_ns.clone()).await;
         });
     }
 

@@ -100,7 +100,7 @@ impl BlockRun<'_> {
             .record_block(&[set_up.as_slice(), measured.as_slice()].concat())?;
         // The set-up's records were counted and told as the series recorded them.
         for r in &measured {
-            self.count(r);
+            self.out.count(r);
             self.obs.on_run_done(r);
         }
         Ok(())
@@ -122,15 +122,6 @@ impl BlockRun<'_> {
             }
         }
         keys
-    }
-
-    fn count(&mut self, r: &RunRecord) {
-        match r.status.as_str() {
-            "ok" => self.out.ok += 1,
-            "invalid" => self.out.invalid += 1,
-            "interrupted" => self.out.interrupted = true,
-            _ => self.out.failed += 1,
-        }
     }
 
     /// One group of workloads on one set of servers: up, measured cell by cell, killed.
