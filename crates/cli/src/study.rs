@@ -305,7 +305,11 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
         db.display()
     );
     Ok(if out.interrupted {
-        eprintln!("Interrupted: the current run is stored as interrupted; run the same command again to resume.");
+        match bakeoff_study::why_not_alternate(&spec) {
+            // A block whose servers take turns is kept whole or not at all.
+            None => eprintln!("Interrupted: the block under way is not kept (its servers took turns, so its runs are kept together); run the same command again to resume from it."),
+            Some(_) => eprintln!("Interrupted: the current run is stored as interrupted; run the same command again to resume."),
+        }
         ExitCode::from(EXIT_INTERRUPTED)
     } else if out.failed + out.invalid > 0 {
         ExitCode::from(EXIT_FAILED)
