@@ -157,7 +157,7 @@ fn identical_variants_are_not_told_apart_and_a_different_one_is() {
     assert!(out.contains("The A/A runs"), "{out}");
     let short = out.split("in short:").nth(1).unwrap_or_default();
     assert!(
-        short.contains(" of 2 comparison(s) differ (each tested at 2.50%")
+        short.contains(" of 2 comparison(s) differ (each of the study's 2 tested at 2.50%")
             && short.contains("oltp_update_non_index: At 8 threads, unflushed is"),
         "the last lines decide: {out}"
     );

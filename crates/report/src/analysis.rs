@@ -62,6 +62,7 @@ mod tests {
                 ..Latency::default()
             },
             server_cpu_us_per_event: None,
+            cpu_per_event: vec![None],
             rss_growth_mib: None,
             client_bound_runs: 0,
         }

@@ -219,7 +219,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     };
     crate::decide::judge_all(&mut model.comparisons);
     for c in &mut model.comparisons {
-        c.bound = match (c.verdict, c.ci) {
+        c.bound = match (c.verdict, c.interval) {
             (Verdict::Equivalent | Verdict::Undecided, Some((lo, hi))) => Some(reach(lo, hi)),
             _ => None,
         };
@@ -349,6 +349,10 @@ fn point(threads: u32, runs: &[RunRef]) -> Point {
             max_ms: median(&col("max_ms")),
         },
         server_cpu_us_per_event: some("server_cpu_us_per_event"),
+        cpu_per_event: runs
+            .iter()
+            .map(|r| opt(r.row, "server_cpu_us_per_event").filter(|x| *x > 0.0))
+            .collect(),
         rss_growth_mib: some("rss_growth_bytes").map(|b| b / 1048576.0),
         client_bound_runs: runs
             .iter()
@@ -398,10 +402,14 @@ fn compare(
                 verdict: Verdict::Open,
                 bound: None,
                 tost: None,
+                interval: None,
+                level: None,
                 family: 0,
                 margin: design.margin,
                 detectable: None,
                 evidence,
+                cost: None,
+                cost_evidence: None,
             };
             let bp = base.and_then(|b| b.points.iter().find(|b| b.threads == p.threads));
             out.push(match (&against, bp) {
@@ -409,11 +417,16 @@ fn compare(
                 (Ok(b), None) => row(None, None, Some(missing(problems, label, b, p.threads)), 0),
                 (Ok(_), Some(b)) => {
                     let mean_ratio = Some(p.mean_tps / b.mean_tps.max(f64::MIN_POSITIVE));
-                    if paired {
-                        let pairs = pairs(b, p);
-                        let pilot = design.pilot.map(|n| n as usize);
-                        let e = Evidence::paired(&pairs, pilot);
-                        row(mean_ratio, e, None, pairs.len() as u32)
+                    if design.fixed_order {
+                        row(mean_ratio, None, Some(FIXED_ORDER.into()), 0)
+                    } else if paired {
+                        let pairs = pairs(b, p, |p, i| Some(p.tps[i]));
+                        let e = Evidence::paired(&pairs, design.pilot);
+                        let cpu = pairs_cpu(b, p);
+                        Comparison {
+                            cost_evidence: Evidence::paired(&cpu, design.pilot),
+                            ..row(mean_ratio, e, None, pairs.len() as u32)
+                        }
                     } else {
                         let n = p.tps.len().min(b.tps.len()) as u32;
                         row(mean_ratio, Evidence::unpaired(&b.tps, &p.tps), None, n)
@@ -425,17 +438,36 @@ fn compare(
     out
 }
 
-/// The (baseline, variant) throughput of every block both ran.
-fn pairs(base: &Point, p: &Point) -> Vec<(f64, f64)> {
-    p.repetitions
-        .iter()
-        .zip(&p.tps)
-        .filter_map(|(r, &tps)| {
-            let at = base.repetitions.iter().position(|b| b == r)?;
-            Some((base.tps[at], tps))
+/// (block, baseline, variant) of a figure (`of`: a point's figure at a repetition's index)
+/// in every block both ran with one.
+fn pairs(
+    base: &Point,
+    p: &Point,
+    of: impl Fn(&Point, usize) -> Option<f64>,
+) -> Vec<(u32, f64, f64)> {
+    (0..p.repetitions.len())
+        .filter_map(|i| {
+            let r = p.repetitions[i];
+            let at = base.repetitions.iter().position(|&b| b == r)?;
+            Some((r, of(base, at)?, of(p, i)?))
         })
         .collect()
 }
+
+/// The server's CPU per transaction, paired as throughput is, where every block both ran
+/// has it (a cost judged on some blocks only would be judged on other blocks than throughput).
+fn pairs_cpu(base: &Point, p: &Point) -> Vec<(u32, f64, f64)> {
+    let cpu = pairs(base, p, |p, i| p.cpu_per_event.get(i).copied().flatten());
+    let all = pairs(base, p, |p, i| Some(p.tps[i]));
+    if cpu.len() == all.len() {
+        cpu
+    } else {
+        Vec::new()
+    }
+}
+
+/// Why a study run in a fixed order has ratios but no verdicts.
+pub(crate) const FIXED_ORDER: &str = "order = \"sequential\" ran every block in one fixed order, so anything that slides over a block (a cache warming, a neighbour) would read as a difference: ratios only, no verdict; order = \"interleaved\" (the default) shuffles each block and pairs it";
 
 /// Why baseline `b` has no figure at `threads`: its run's status and reason, when stored.
 fn missing(problems: &[Problem], workload: &str, b: &str, threads: u32) -> String {

@@ -1,26 +1,30 @@
 //! Answers that decide, at the error rates they state.
 //!
-//! - **The family.** A workload's comparisons in one study are tested together: each at the
+//! - **The family.** A study's comparisons are tested together, every workload's: each at the
 //!   family's 5% shared out (Bonferroni, 5% / m), so that chance alone makes any claim in the
-//!   family at most 5% of the time. Every interval shown is the adjusted one, so an interval
-//!   agrees with its verdict.
+//!   study at most 5% of the time. A family per workload let a study of two workloads claim a
+//!   difference with none there 7-9% of the time. Cost (CPU per transaction) is a family of
+//!   its own beside throughput's.
 //! - **Four verdicts.** Different (the adjusted interval excludes 1); different but within
 //!   +-margin; equivalent within +-margin (two one-sided tests: the adjusted 90% interval lies
-//!   inside +-margin, symmetric on the log scale); undecided.
+//!   inside +-margin, symmetric on the log scale); undecided. Each verdict is shown with the
+//!   interval it was judged on, at its level: the two one-sided tests' for equivalent and
+//!   different-but-within, the two-sided one for different and undecided.
 //! - **The stopping rule** of `repetitions = "auto"`: Stein's two-stage design. A pilot of a
 //!   few blocks fixes the number of blocks from its spread; every interval then uses the
 //!   pilot's spread and its degrees of freedom, which keeps its coverage exact whatever number
 //!   the pilot chose (the mean of all blocks is independent of the pilot's spread).
-//! - **The A/A runs** check the set-up (their interval should hold 1) and measure run-to-run
-//!   and block-to-block noise; they never move a target.
+//! - **The A/A runs** check the set-up (their interval should hold 1, at 5% shared by the
+//!   study's A/A checks) and measure run-to-run and block-to-block noise; they never move a
+//!   target.
 
 use std::collections::BTreeMap;
 
 pub use crate::evidence::Evidence;
-use crate::model::{AaCheck, AutoStatus, Comparison, Verdict};
-use crate::stats::{mean_sd, paired_ratio_ci, t_quantile};
+use crate::model::{AaCheck, AutoStatus, Comparison, CostVerdict, Verdict};
+use crate::stats::{mean_sd, paired_ratio_at, t_quantile};
 
-/// The family's level: the chance that any claim of a workload's comparisons is chance alone.
+/// The family's level: the chance that any claim of a study's comparisons is chance alone.
 pub const ALPHA: f64 = 0.05;
 /// The power the smallest detectable difference is given at.
 pub const POWER: f64 = 0.80;
@@ -36,6 +40,9 @@ pub struct Judged {
     /// inside +-margin.
     pub tost: (f64, f64),
     pub verdict: Verdict,
+    /// The interval the verdict was judged on (`ci` or `tost`) and its level.
+    pub shown: (f64, f64),
+    pub level: f64,
     /// The smallest difference this comparison detects at 80% power at the adjusted level,
     /// from its spread and degrees of freedom (never from the observed effect).
     pub detectable: f64,
@@ -43,10 +50,14 @@ pub struct Judged {
 
 pub fn judge(e: Evidence, family: usize, margin: f64) -> Judged {
     let alpha = ALPHA / family.max(1) as f64;
-    let t_two = t_quantile(e.df, 1.0 - alpha / 2.0);
-    let t_one = t_quantile(e.df, 1.0 - alpha);
-    let around = |t: f64| ((e.estimate - t * e.se).exp(), (e.estimate + t * e.se).exp());
-    let (ci, tost) = (around(t_two), around(t_one));
+    // Each interval with the spread that is wider at its own quantile (see `spread_at`).
+    let around = |p: f64| {
+        let (se, df) = e.spread_at(p);
+        let t = t_quantile(df, p);
+        ((e.estimate - t * se).exp(), (e.estimate + t * se).exp())
+    };
+    let (two, one) = (1.0 - alpha / 2.0, 1.0 - alpha);
+    let (ci, tost) = (around(two), around(one));
     let m = (1.0 + margin).ln();
     let different = ci.0 > 1.0 || ci.1 < 1.0;
     let within = tost.0.ln() > -m && tost.1.ln() < m;
@@ -56,54 +67,112 @@ pub fn judge(e: Evidence, family: usize, margin: f64) -> Judged {
         (false, true) => Verdict::Equivalent,
         (false, false) => Verdict::Undecided,
     };
+    let (shown, level) = match verdict {
+        Verdict::Equivalent | Verdict::DifferentWithin => (tost, 1.0 - 2.0 * alpha),
+        _ => (ci, 1.0 - alpha),
+    };
+    let (se, df) = e.spread_at(two);
     Judged {
         ratio: e.estimate.exp(),
         ci,
         tost,
         verdict,
-        detectable: ((t_two + t_quantile(e.df, POWER)) * e.se).exp() - 1.0,
+        shown,
+        level,
+        detectable: ((t_quantile(df, two) + t_quantile(df, POWER)) * se).exp() - 1.0,
     }
 }
 
-/// Judge every comparison with evidence, each workload's comparisons as one family.
+/// Judge every comparison with evidence, all of them one family (the study's claims are
+/// made together, whatever workload each is of).
 pub fn judge_all(comparisons: &mut [Comparison]) {
-    let mut families: BTreeMap<String, usize> = BTreeMap::new();
-    for c in comparisons.iter().filter(|c| c.evidence.is_some()) {
-        *families.entry(c.workload.clone()).or_default() += 1;
-    }
+    let family = comparisons.iter().filter(|c| c.evidence.is_some()).count();
     for c in comparisons.iter_mut() {
         let Some(e) = c.evidence else {
             c.verdict = Verdict::Open;
             continue;
         };
-        let family = families.get(&c.workload).copied().unwrap_or(1);
         let j = judge(e, family, c.margin);
         c.family = family as u32;
         c.ratio = Some(j.ratio);
         c.ci = Some(j.ci);
         c.tost = Some(j.tost);
+        c.interval = Some(j.shown);
+        c.level = Some(j.level);
         c.significant = matches!(j.verdict, Verdict::Different | Verdict::DifferentWithin);
         c.verdict = j.verdict;
         c.detectable = Some(j.detectable);
+    }
+    // Cost, a family of its own: claims about CPU per transaction are made together.
+    let costs = comparisons
+        .iter()
+        .filter(|c| c.cost_evidence.is_some())
+        .count();
+    for c in comparisons.iter_mut() {
+        c.cost = c.cost_evidence.map(|e| {
+            let j = judge(e, costs, c.margin);
+            CostVerdict {
+                ratio: j.ratio,
+                verdict: j.verdict,
+                interval: j.shown,
+                level: j.level,
+                ci: j.ci,
+                tost: j.tost,
+                family: costs as u32,
+                blocks: e.n,
+            }
+        });
     }
 }
 
 /// Stein's first stage: how many blocks make the family-adjusted interval of a comparison no
 /// wider than +-`precision`, from the pilot's log ratios (at least the pilot's own blocks).
 /// None with fewer than two pilot blocks.
-pub fn stein_blocks(pilot: &[(f64, f64)], family: usize, precision: f64) -> Option<u32> {
+pub fn stein_blocks(pilot: &[(u32, f64, f64)], family: usize, precision: f64) -> Option<u32> {
     let e = Evidence::paired(pilot, None)?;
-    Some(blocks_for(&e, pilot.len() as u32, family, precision))
+    Some(blocks_for(&e, family, precision))
 }
 
-/// The blocks evidence from `blocks` blocks (its spread the pilot's) says the comparison
-/// needs for +-`precision` at the family's adjusted level.
-pub fn blocks_for(e: &Evidence, blocks: u32, family: usize, precision: f64) -> u32 {
-    let sd = e.se * f64::from(blocks).sqrt();
-    let t = t_quantile(e.df, 1.0 - ALPHA / family.max(1) as f64 / 2.0);
+/// The blocks a comparison needs for +-`precision` at the family's adjusted level, from the
+/// spread that sizes it (its pilot's, see `Evidence::sizing`): at least the pilot's own.
+pub fn blocks_for(e: &Evidence, family: usize, precision: f64) -> u32 {
+    let s = e.sizing();
+    let t = t_quantile(s.df, 1.0 - ALPHA / family.max(1) as f64 / 2.0);
     let h = (1.0 + precision).ln();
-    let n = (t * sd / h).powi(2).ceil();
-    (n.min(1e6) as u32).max(e.df as u32 + 1)
+    let n = (t * s.sd / h).powi(2).ceil();
+    (n.min(1e6) as u32).max(s.df as u32 + 1)
+}
+
+/// What a study of `family` comparisons will need for +-`precision` when a pilot found a
+/// block's log ratio spread `sd` from `df` degrees of freedom: (low, middle, high) blocks,
+/// the need where the true spread is at the 10th, 50th and 90th percentile of what the pilot
+/// allows (a pilot of 3 blocks knows a spread within about x0.5-x2.3 of its figure). The
+/// study's own pilot (`study_pilot` blocks, whose degrees of freedom make its intervals) sizes
+/// it again when it runs.
+pub fn need_range(
+    sd: f64,
+    df: f64,
+    family: usize,
+    precision: f64,
+    study_pilot: u32,
+) -> (u32, u32, u32) {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    let at = |q: f64| -> u32 {
+        let chi = ChiSquared::new(df.max(1.0)).map_or(df, |c| c.inverse_cdf(q));
+        let true_sd = sd * (df / chi.max(1e-12)).sqrt();
+        let e = Evidence {
+            estimate: 0.0,
+            se: true_sd,
+            df: f64::from(study_pilot.max(2) - 1),
+            n: 1,
+            pilot: Some(crate::evidence::Pilot {
+                sd: true_sd,
+                df: f64::from(study_pilot.max(2) - 1),
+            }),
+        };
+        blocks_for(&e, family, precision)
+    };
+    (at(0.9), at(0.5), at(0.1))
 }
 
 /// The A/A checks, from each study's twin runs (`twins`: workload -> threads -> (block,
@@ -112,7 +181,7 @@ pub fn aa_checks(
     twins: &BTreeMap<String, BTreeMap<u32, BTreeMap<u32, f64>>>,
     first: &BTreeMap<String, BTreeMap<u32, BTreeMap<u32, f64>>>,
 ) -> Vec<AaCheck> {
-    let mut out = Vec::new();
+    let mut found = Vec::new();
     for (workload, by_threads) in twins {
         for (&threads, reps) in by_threads {
             let Some(base) = first.get(workload).and_then(|b| b.get(&threads)) else {
@@ -122,31 +191,41 @@ pub fn aa_checks(
                 .iter()
                 .filter_map(|(r, &tps)| Some((*base.get(r)?, tps)))
                 .collect();
-            let Some((ratio, lo, hi)) = paired_ratio_ci(&pairs) else {
-                continue;
-            };
-            let logs: Vec<f64> = pairs.iter().map(|&(a, b)| (b / a).ln()).collect();
-            // Two runs of one set-up: their log ratio's spread is sqrt(2) runs' spread.
-            let run = mean_sd(&logs).1 / std::f64::consts::SQRT_2;
-            // Between blocks: the spread of the block means beyond what the runs explain.
-            let means: Vec<f64> = pairs
-                .iter()
-                .map(|&(a, b)| (a.ln() + b.ln()) / 2.0)
-                .collect();
-            let block = (mean_sd(&means).1.powi(2) - run.powi(2) / 2.0)
-                .max(0.0)
-                .sqrt();
-            out.push(AaCheck {
-                workload: workload.clone(),
-                threads,
-                blocks: pairs.len() as u32,
-                ratio,
-                ci: (lo, hi),
-                holds_one: lo <= 1.0 && 1.0 <= hi,
-                run_noise: run,
-                block_noise: block,
-            });
+            if paired_ratio_at(&pairs, 0.95).is_some() {
+                found.push((workload, threads, pairs));
+            }
         }
+    }
+    // The checks share 5% as the comparisons do: unadjusted, a clean study of four cells
+    // warned of a faulty set-up in about one study in five.
+    let level = 1.0 - ALPHA / found.len().max(1) as f64;
+    let mut out = Vec::new();
+    for (workload, threads, pairs) in found {
+        let Some((ratio, lo, hi)) = paired_ratio_at(&pairs, level) else {
+            continue;
+        };
+        let logs: Vec<f64> = pairs.iter().map(|&(a, b)| (b / a).ln()).collect();
+        // Two runs of one set-up: their log ratio's spread is sqrt(2) runs' spread.
+        let run = mean_sd(&logs).1 / std::f64::consts::SQRT_2;
+        // Between blocks: the spread of the block means beyond what the runs explain.
+        let means: Vec<f64> = pairs
+            .iter()
+            .map(|&(a, b)| (a.ln() + b.ln()) / 2.0)
+            .collect();
+        let block = (mean_sd(&means).1.powi(2) - run.powi(2) / 2.0)
+            .max(0.0)
+            .sqrt();
+        out.push(AaCheck {
+            workload: workload.clone(),
+            threads,
+            blocks: pairs.len() as u32,
+            ratio,
+            ci: (lo, hi),
+            holds_one: lo <= 1.0 && 1.0 <= hi,
+            level,
+            run_noise: run,
+            block_noise: block,
+        });
     }
     out
 }
@@ -172,8 +251,10 @@ pub fn aa_sentence(workload: &str, checks: &[AaCheck]) -> Option<String> {
         .collect();
     if !off.is_empty() {
         s.push_str(&format!(
-            " Warning: identical runs differed systematically at {}: something in the set-up favours one place in the block (warm-up, a cache, the order); 1 in 20 such checks does so by chance, so look before trusting this workload's comparisons.",
-            off.join(", ")
+            " Warning: identical runs differed systematically at {}: something in the set-up favours one place in the block (warm-up, a cache, the order); the study's {} checks share 5% ({:.2}% intervals), so chance alone warns in 1 study in 20: look before trusting this workload's comparisons.",
+            off.join(", "),
+            checks.len(),
+            noisiest.level * 100.0
         ));
     }
     Some(s)

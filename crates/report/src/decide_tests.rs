@@ -76,8 +76,10 @@ impl Study {
         let mut blocks: Vec<Vec<(f64, f64)>> =
             (0..self.pilot).map(|_| self.block(rng, truths)).collect();
         let m = truths.len();
-        let column = |blocks: &[Vec<(f64, f64)>], j: usize| -> Vec<(f64, f64)> {
-            blocks.iter().map(|b| b[j]).collect()
+        let column = |blocks: &[Vec<(f64, f64)>], j: usize| -> Vec<(u32, f64, f64)> {
+            (0..blocks.len())
+                .map(|i| (i as u32 + 1, blocks[i][j].0, blocks[i][j].1))
+                .collect()
         };
         let needed = (0..m)
             .filter_map(|j| stein_blocks(&column(&blocks, j), m, self.precision))
@@ -89,7 +91,7 @@ impl Study {
         }
         let judged = (0..m)
             .map(|j| {
-                let e = Evidence::paired(&column(&blocks, j), Some(self.pilot)).unwrap();
+                let e = Evidence::paired(&column(&blocks, j), Some(self.pilot as u32)).unwrap();
                 judge(e, m, self.margin)
             })
             .collect();
@@ -233,6 +235,8 @@ fn four_verdicts() {
         estimate: estimate.ln(),
         se,
         df: 9.0,
+        n: 10,
+        pilot: None,
     };
     assert_eq!(judge(e(1.10, 0.01), 1, 0.03).verdict, Verdict::Different);
     assert_eq!(
@@ -248,10 +252,11 @@ fn four_verdicts() {
 
 #[test]
 fn steins_pilot_asks_for_more_blocks_when_noisier_or_more_compared() {
-    let pilot = |sd: f64| -> Vec<(f64, f64)> {
+    let pilot = |sd: f64| -> Vec<(u32, f64, f64)> {
         [-1.0, 0.5, 1.2, -0.7, 0.0]
             .iter()
-            .map(|z| (100.0, 100.0 * (sd * z).exp()))
+            .zip(1..)
+            .map(|(z, b)| (b, 100.0, 100.0 * (sd * z).exp()))
             .collect()
     };
     let quiet = stein_blocks(&pilot(0.01), 4, 0.05).unwrap();
@@ -297,4 +302,139 @@ fn a_pilot_that_asks_for_more_says_whose_noise_it_was() {
     // A study that ended inside its maximum says nothing of the machine.
     let inside = auto_line(&AutoStatus { needed: 6, ..a });
     assert!(!inside.contains("fixed loop"), "{inside}");
+}
+
+#[test]
+fn a_failed_pilot_run_makes_a_smaller_pilot_not_a_later_one() {
+    // Block 2 failed; the pilot (blocks 1-5 by number) is blocks 1, 3, 4, 5: not block 6,
+    // whose wild ratio would otherwise size the study.
+    let pairs: Vec<(u32, f64, f64)> = [(1, 1.01), (3, 0.99), (4, 1.02), (5, 0.98), (6, 1.5)]
+        .iter()
+        .map(|&(b, r)| (b, 100.0, 100.0 * r))
+        .collect();
+    let e = Evidence::paired(&pairs, Some(5)).unwrap();
+    let p = e.pilot.unwrap();
+    assert_eq!(p.df, 3.0, "four pilot blocks");
+    let four: Vec<f64> = [1.01f64, 0.99, 1.02, 0.98].iter().map(|r| r.ln()).collect();
+    assert!(
+        (p.sd - crate::stats::mean_sd(&four).1).abs() < 1e-12,
+        "{p:?}"
+    );
+    assert_eq!(e.n, 5);
+}
+
+#[test]
+fn the_wider_spread_is_chosen_at_each_decisions_own_quantile() {
+    // The pilot's spread from 2 df against all the blocks' from 20: at 97.5% all the blocks'
+    // makes the wider interval, at 99.95% (a family of 50) the pilot's does.
+    let e = Evidence {
+        estimate: 0.0,
+        se: 3.0,
+        df: 20.0,
+        n: 21,
+        pilot: Some(crate::evidence::Pilot {
+            sd: 21f64.sqrt(),
+            df: 2.0,
+        }),
+    };
+    assert_eq!(e.spread_at(0.975), (3.0, 20.0));
+    let (se, df) = e.spread_at(0.9995);
+    assert_eq!(df, 2.0);
+    assert!((se - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn each_verdict_is_shown_with_the_interval_it_was_judged_on_at_its_level() {
+    let e = |estimate: f64, se: f64| Evidence {
+        estimate: estimate.ln(),
+        se,
+        df: 9.0,
+        n: 10,
+        pilot: None,
+    };
+    let eq = judge(e(1.0, 0.005), 4, 0.03);
+    assert_eq!(eq.verdict, Verdict::Equivalent);
+    assert_eq!((eq.shown, eq.level), (eq.tost, 1.0 - 2.0 * ALPHA / 4.0));
+    assert!(
+        eq.shown.0 > 1.0 / 1.03 && eq.shown.1 < 1.03,
+        "inside the margin"
+    );
+    let diff = judge(e(1.10, 0.01), 4, 0.03);
+    assert_eq!(diff.verdict, Verdict::Different);
+    assert_eq!((diff.shown, diff.level), (diff.ci, 1.0 - ALPHA / 4.0));
+}
+
+#[test]
+fn the_family_is_the_study_every_workloads_comparison_in_it() {
+    let row = |workload: &str| Comparison {
+        workload: workload.into(),
+        variant: "b".into(),
+        threads: 4,
+        against: "a".into(),
+        ratio: None,
+        ci: None,
+        significant: false,
+        note: None,
+        method: "paired",
+        blocks: 10,
+        verdict: Verdict::Open,
+        bound: None,
+        tost: None,
+        interval: None,
+        level: None,
+        family: 0,
+        margin: 0.05,
+        detectable: None,
+        evidence: Some(Evidence {
+            estimate: 0.0,
+            se: 0.01,
+            df: 9.0,
+            n: 10,
+            pilot: None,
+        }),
+        cost: None,
+        cost_evidence: None,
+    };
+    let mut all = vec![row("w1"), row("w1"), row("w2"), row("w2"), row("w3")];
+    all[4].evidence = None;
+    judge_all(&mut all);
+    assert!(all[..4].iter().all(|c| c.family == 4), "{all:?}");
+    assert_eq!(all[4].verdict, Verdict::Open);
+}
+
+#[test]
+fn the_a_a_checks_share_five_percent() {
+    let mut twins = BTreeMap::new();
+    let mut first = BTreeMap::new();
+    for threads in [4, 16] {
+        for w in ["w1", "w2"] {
+            let reps: BTreeMap<u32, f64> = (1..=5).map(|r| (r, 100.0 + r as f64)).collect();
+            first
+                .entry(w.to_string())
+                .or_insert_with(BTreeMap::new)
+                .insert(threads, reps.clone());
+            let noisy = reps
+                .iter()
+                .map(|(&r, &t)| (r, t * (1.0 + 0.01 * (r % 2) as f64)));
+            twins
+                .entry(w.to_string())
+                .or_insert_with(BTreeMap::new)
+                .insert(threads, noisy.collect());
+        }
+    }
+    let checks = aa_checks(&twins, &first);
+    assert_eq!(checks.len(), 4);
+    assert!(
+        checks.iter().all(|c| (c.level - 0.9875).abs() < 1e-12),
+        "{checks:?}"
+    );
+}
+
+#[test]
+fn a_pilots_need_is_a_range_as_wide_as_its_few_blocks_leave_it() {
+    let (lo, mid, hi) = need_range(0.03, 2.0, 4, 0.025, 5);
+    assert!(lo < mid && mid < hi, "{lo} {mid} {hi}");
+    assert!(hi as f64 > 5.0 * lo as f64, "df 2 knows little: {lo}-{hi}");
+    let (lo9, _, hi9) = need_range(0.03, 29.0, 4, 0.025, 5);
+    assert!(hi9 - lo9 < hi - lo, "30 blocks know more");
 }

@@ -27,6 +27,8 @@ pub(crate) struct Design {
     pub margin: f64,
     /// The machine's CPUs, from the study's manifests.
     pub cpus: Option<f64>,
+    /// `order = "sequential"`: every block in one fixed order, so no verdict can be made.
+    pub fixed_order: bool,
 }
 
 /// The margin of a study that names none and is not auto.
@@ -40,6 +42,7 @@ impl Design {
         let precision = auto["precision"].as_f64();
         Design {
             paired: spec["paired"] == true,
+            fixed_order: spec["order"] == "sequential",
             twin: (spec["noise_check"] == true).then_some(variants),
             auto: precision.zip(auto["max_repetitions"].as_u64().map(|n| n as u32)),
             pilot: auto["pilot"].as_u64().map(|n| n as u32),
@@ -93,12 +96,7 @@ pub(crate) fn auto_status(designs: &[Design], m: &Model) -> Option<AutoStatus> {
         .iter()
         .filter_map(|c| {
             let e = c.evidence?;
-            Some(crate::decide::blocks_for(
-                &e,
-                c.blocks,
-                c.family as usize,
-                precision,
-            ))
+            Some(crate::decide::blocks_for(&e, c.family as usize, precision))
         })
         .max()
         .unwrap_or(pilot);

@@ -81,7 +81,8 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
                         } else {
                             ratio
                         },
-                        x.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x"))
+                        x.interval
+                            .map_or("-".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x"))
                             + verdict_word(x.verdict),
                         escape(&x.against),
                     )
@@ -97,6 +98,18 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
             },
         };
         let p = r.point;
+        let cost = r
+            .comparison
+            .and_then(|x| x.cost.as_ref())
+            .map_or(String::new(), |c| {
+                format!(
+                    "{:.2}x ({:.2}x – {:.2}x){}",
+                    c.ratio,
+                    c.interval.0,
+                    c.interval.1,
+                    verdict_word(c.verdict)
+                )
+            });
         vec![
             r.threads.to_string(),
             escape(r.variant),
@@ -107,6 +120,7 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
             opt(p.server_cpu_us_per_event, 1),
             ratio,
             ci,
+            cost,
             against,
         ]
     });
@@ -122,6 +136,7 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
             "server CPU us/txn",
             "ratio",
             "interval (family-adjusted), verdict",
+            "CPU/txn ratio (interval), verdict",
             "<against",
         ],
         rows,

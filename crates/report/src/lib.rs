@@ -55,9 +55,9 @@ pub fn compare_table(m: &Model) -> String {
         m.study,
         m.baseline,
         if paired {
-            "intervals paired within blocks (each block's ratio, their geometric mean, Student's t on the log scale), at a workload's family level: 5% shared by its m comparisons (Bonferroni)"
+            "intervals paired within blocks (each block's ratio, their geometric mean, Student's t on the log scale), at the study's family level: 5% shared by its m comparisons (Bonferroni)"
         } else {
-            "intervals from the repetitions, at a workload's family level: 5% shared by its m comparisons (Bonferroni)"
+            "intervals from the repetitions, at the study's family level: 5% shared by its m comparisons (Bonferroni)"
         }
     );
     for w in &m.workloads {
@@ -67,17 +67,24 @@ pub fn compare_table(m: &Model) -> String {
         }
         let _ = writeln!(
             s,
-            "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  {:<19} against",
-            "threads", "variant", "tps", "cv", "p99 ms", "ratio", "interval"
+            "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  {:<19} {:<9} against",
+            "threads", "variant", "tps", "cv", "p99 ms", "ratio", "interval", "cpu/tx"
         );
         for r in m.table(w) {
             let p = r.point;
+            let cost = r
+                .comparison
+                .and_then(|x| x.cost.as_ref())
+                .map_or(String::new(), |c| {
+                    format!("{:.2}x{}", c.ratio, mark(c.verdict))
+                });
             let (ratio, ci, against) = match r.comparison {
                 None => ("baseline".to_string(), String::new(), String::new()),
                 Some(x) => match (x.ratio, &x.note) {
                     (Some(ratio), _) => (
                         format!("{ratio:.2}x"),
-                        x.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.2}x - {hi:.2}x"))
+                        x.interval
+                            .map_or("-".into(), |(lo, hi)| format!("{lo:.2}x - {hi:.2}x"))
                             + mark(x.verdict)
                             + if paired && x.method == "unpaired" {
                                 " u"
@@ -90,14 +97,15 @@ pub fn compare_table(m: &Model) -> String {
                 },
             };
             let line = format!(
-                "  {:>7}  {:<36} {:>12.1} {:>6} {:>9.2}  {:>8}  {:<19} {against}",
+                "  {:>7}  {:<36} {:>12.1} {:>6} {:>9.2}  {:>8}  {:<19} {:<9} {against}",
                 r.threads,
                 r.variant,
                 p.mean_tps,
                 spread(p),
                 p.latency.p99_ms,
                 ratio,
-                ci
+                ci,
+                cost
             );
             // No trailing blanks where a row has no interval or baseline (diffs and pastes).
             let _ = writeln!(s, "{}", line.trim_end());
@@ -114,7 +122,7 @@ pub fn compare_table(m: &Model) -> String {
         if paired
             && m.comparisons
                 .iter()
-                .any(|c| c.workload == w.label && c.method == "unpaired" && c.ci.is_some())
+                .any(|c| c.workload == w.label && c.method == "unpaired" && c.interval.is_some())
         {
             let _ = writeln!(
                 s,
@@ -126,14 +134,29 @@ pub fn compare_table(m: &Model) -> String {
             .iter()
             .find(|c| c.workload == w.label && c.verdict != Verdict::Open)
         {
+            let alpha = 5.0 / f64::from(c.family.max(1));
             let _ = writeln!(
                 s,
-                "  intervals at {:.2}% each ({} comparisons share 5%); *: different (the interval excludes 1); ~: different, but within +-{:.1}% (equivalence test); =: equivalent within +-{:.1}%; none: undecided",
-                5.0 / f64::from(c.family.max(1)),
+                "  the study's {} comparisons share 5%: *: different (its {:.2}% interval excludes 1); none: undecided (the same interval); ~: different, but within +-{:.1}%, and =: equivalent within +-{:.1}% (each shown with the {:.2}% interval of its equivalence test)",
                 c.family,
+                100.0 - alpha,
                 c.margin * 100.0,
-                c.margin * 100.0
+                c.margin * 100.0,
+                100.0 - 2.0 * alpha
             );
+            if let Some(k) = m.comparisons.iter().find_map(|c| c.cost.as_ref()) {
+                let _ = writeln!(
+                    s,
+                    "  cpu/tx: the server's CPU per transaction over the baseline's, paired and judged the same way in a family of its own ({} comparisons share 5%; the marks as above)",
+                    k.family
+                );
+            }
+        }
+        if m.comparisons
+            .iter()
+            .any(|c| c.workload == w.label && c.note.as_deref() == Some(build::FIXED_ORDER))
+        {
+            let _ = writeln!(s, "  no verdicts: {}", build::FIXED_ORDER);
         }
         let _ = writeln!(s, "  curves:");
         for c in &w.curves {
@@ -242,7 +265,7 @@ pub fn blocks_needed(
     spec_json: &str,
     runs: Vec<bakeoff_store::Row>,
 ) -> Result<Option<u32>, String> {
-    let m = model_of(spec_json, runs)?;
+    let m = judge_runs(spec_json, runs)?;
     let any = m.comparisons.iter().any(|c| c.evidence.is_some());
     Ok(m.auto.filter(|_| any).map(|a| a.needed))
 }
@@ -259,15 +282,17 @@ pub fn plan(
     precision: f64,
     study_pilot: u32,
 ) -> Result<Vec<Planned>, String> {
-    let m = model_of(spec_json, runs)?;
+    let m = judge_runs(spec_json, runs)?;
     Ok(m.comparisons
         .iter()
         .filter_map(|c| {
             let e = c.evidence?;
-            let spread = e.se * f64::from(c.blocks).sqrt();
+            let spread = e.sizing().sd;
             let sized = decide::Evidence {
-                se: spread / f64::from(study_pilot).sqrt(),
-                df: f64::from(study_pilot.max(2) - 1),
+                pilot: Some(evidence::Pilot {
+                    sd: spread,
+                    df: f64::from(study_pilot.max(2) - 1),
+                }),
                 ..e
             };
             Some(Planned {
@@ -276,15 +301,15 @@ pub fn plan(
                 threads: c.threads,
                 family: c.family,
                 spread,
-                blocks: decide::blocks_for(&sized, study_pilot, c.family as usize, precision),
+                blocks: decide::blocks_for(&sized, c.family as usize, precision),
             })
         })
         .collect())
 }
 
-/// The model of one study's runs so far, as the report makes it: what the runner and `study
-/// plan` judge by.
-fn model_of(spec_json: &str, runs: Vec<bakeoff_store::Row>) -> Result<Model, String> {
+/// The model of one study's runs so far, as the report makes it: what the runner, `study
+/// plan` and the decision simulations judge by.
+pub fn judge_runs(spec_json: &str, runs: Vec<bakeoff_store::Row>) -> Result<Model, String> {
     let src = Source {
         name: String::new(),
         studies: vec![StudySource {

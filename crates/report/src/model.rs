@@ -29,6 +29,9 @@ pub struct Point {
     /// Server CPU (user + sys) per transaction, median over repetitions; None without
     /// telemetry (a server bakeoff did not start).
     pub server_cpu_us_per_event: Option<f64>,
+    /// Each repetition's server CPU per transaction (beside `tps`), for pairing cost.
+    #[serde(skip)]
+    pub cpu_per_event: Vec<Option<f64>>,
     /// Server RSS growth over the run, median, in MiB.
     pub rss_growth_mib: Option<f64>,
     /// Repetitions whose client used 90% or more of its CPUs: the figure may be the client's.
@@ -118,6 +121,13 @@ pub struct Comparison {
     /// The adjusted 90% interval of the equivalence test (two one-sided tests).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tost: Option<(f64, f64)>,
+    /// The interval the verdict was judged on, as every view shows it: `tost` for equivalent
+    /// and different-but-within, `ci` for different and undecided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<(f64, f64)>,
+    /// `interval`'s confidence level (0.9875 is 98.75%).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<f64>,
     /// The comparisons of this workload tested together (the family's size, m).
     pub family: u32,
     /// The equivalence margin (a fraction, symmetric on the log scale).
@@ -129,6 +139,31 @@ pub struct Comparison {
     /// The evidence the verdict is made from (log scale), before judging.
     #[serde(skip)]
     pub evidence: Option<crate::evidence::Evidence>,
+    /// The server's CPU per transaction, variant over baseline, paired and judged like
+    /// throughput in a family of its own; None where either side has no CPU figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostVerdict>,
+    /// The evidence cost is judged from (log scale), before judging.
+    #[serde(skip)]
+    pub cost_evidence: Option<crate::evidence::Evidence>,
+}
+
+/// The server's CPU per transaction of a comparison's variant over its baseline's (below 1:
+/// the variant spends less CPU on a transaction), judged as throughput is (see `decide.rs`)
+/// in the study's family of cost comparisons. The throughput family and its sizing do not
+/// count these.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CostVerdict {
+    pub ratio: f64,
+    pub verdict: Verdict,
+    /// The interval the verdict was judged on, and its level.
+    pub interval: (f64, f64),
+    pub level: f64,
+    /// The two-sided interval and the equivalence test's, as for throughput.
+    pub ci: (f64, f64),
+    pub tost: (f64, f64),
+    pub family: u32,
+    pub blocks: u32,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -378,10 +413,11 @@ pub struct AaCheck {
     pub threads: u32,
     pub blocks: u32,
     pub ratio: f64,
-    /// The A/A ratio's 95% interval: it should hold 1; one that does not is a warning about
-    /// the set-up.
+    /// The A/A ratio's interval at `level` (95% shared by the study's A/A checks): it should
+    /// hold 1; one that does not is a warning about the set-up.
     pub ci: (f64, f64),
     pub holds_one: bool,
+    pub level: f64,
     /// One run's spread (log scale, as a fraction) and the drift between blocks beyond it.
     pub run_noise: f64,
     pub block_noise: f64,

@@ -81,14 +81,15 @@ pub fn ratio_ci(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
 /// log ratio; the interval is Student's t on their mean (n - 1 degrees of freedom), back on
 /// the ratio scale. Drift between blocks cancels inside each pair instead of widening the
 /// interval. The ratio is the geometric mean of the blocks' ratios. None with fewer than two
-/// blocks or a throughput of zero.
-pub fn paired_ratio_ci(pairs: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
+/// blocks or a throughput of zero. `level` is the interval's two-sided confidence.
+pub fn paired_ratio_at(pairs: &[(f64, f64)], level: f64) -> Option<(f64, f64, f64)> {
     if pairs.len() < 2 || pairs.iter().any(|&(b, v)| b <= 0.0 || v <= 0.0) {
         return None;
     }
     let logs: Vec<f64> = pairs.iter().map(|&(b, v)| (v / b).ln()).collect();
     let (m, sd) = mean_sd(&logs);
-    let half = t975((logs.len() - 1) as f64) * sd / (logs.len() as f64).sqrt();
+    let t = t_quantile((logs.len() - 1) as f64, 1.0 - (1.0 - level) / 2.0);
+    let half = t * sd / (logs.len() as f64).sqrt();
     Some((m.exp(), (m - half).exp(), (m + half).exp()))
 }
 
@@ -167,9 +168,9 @@ mod tests {
                     pairs.push((base, truth * run(&mut rng)));
                     aa.push((base, run(&mut rng)));
                 }
-                let (_, lo, hi) = paired_ratio_ci(&pairs).unwrap();
+                let (_, lo, hi) = paired_ratio_at(&pairs, 0.95).unwrap();
                 covered += usize::from(lo <= truth && truth <= hi);
-                let (_, lo, hi) = paired_ratio_ci(&aa).unwrap();
+                let (_, lo, hi) = paired_ratio_at(&aa, 0.95).unwrap();
                 aa_false += usize::from(lo > 1.0 || hi < 1.0);
             }
             let coverage = covered as f64 / trials as f64;
@@ -189,7 +190,7 @@ mod tests {
         let base = [1000.0, 1300.0, 1000.0];
         let var = [1100.0, 1430.0, 1100.0];
         let pairs: Vec<(f64, f64)> = base.iter().copied().zip(var.iter().copied()).collect();
-        let (r, lo, hi) = paired_ratio_ci(&pairs).unwrap();
+        let (r, lo, hi) = paired_ratio_at(&pairs, 0.95).unwrap();
         assert!(
             (r - 1.1).abs() < 1e-9 && lo > 1.0999 && hi < 1.1001,
             "{lo} {hi}"

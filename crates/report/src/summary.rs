@@ -95,9 +95,10 @@ fn differences(
     let count = |v: &[Verdict]| judged.iter().filter(|c| v.contains(&c.verdict)).count();
     let differ = count(&[Verdict::Different, Verdict::DifferentWithin]);
     let margin = judged[0].margin * 100.0;
+    let f = judged[0].family.max(1);
     let family = format!(
-        "each tested at {:.2}% so that chance alone makes any claim among the {m} at most 5% of the time",
-        5.0 / m as f64
+        "each of the study's {f} tested at {:.2}% so that chance alone makes any claim among them at most 5% of the time",
+        5.0 / f64::from(f)
     );
     let mut out = vec![format!("{differ} of {m} comparison(s) differ ({family}).")];
     let mut claims: Vec<&&&Comparison> = judged.iter().filter(|c| c.significant).collect();
@@ -109,7 +110,7 @@ fn differences(
         }
         seen.push(c.variant.clone());
         let (subject, base, slice) = words(c, rule, axes, coords);
-        let (lo, hi) = c.ci.unwrap_or((1.0, 1.0));
+        let (lo, hi) = c.interval.unwrap_or((1.0, 1.0));
         let small = match c.verdict {
             Verdict::DifferentWithin => format!(" A real difference, but within +-{margin:.1}%."),
             _ => String::new(),
@@ -162,7 +163,7 @@ fn widest(
         .filter(|c| c.verdict == Verdict::Undecided)
         .max_by(|a, b| a.bound.unwrap_or(0.0).total_cmp(&b.bound.unwrap_or(0.0)))?;
     let (subject, base, slice) = words(c, rule, axes, coords);
-    let (lo, hi) = c.ci?;
+    let (lo, hi) = c.interval?;
     Some(match c.bound.unwrap_or(0.0) > USEFUL {
         true => format!(
             "The undecided intervals are too wide to bound a difference usefully (the widest: {subject} against {base} at {}{slice}, {lo:.2}x - {hi:.2}x, {}); a new study with the blocks a pilot asks for (bakeoff study plan) would narrow them.",

@@ -344,9 +344,12 @@ pub fn ratio_charts(m: &Model, w: &WorkloadModel) -> Vec<Chart> {
                         "{}, {} threads: {ratio:.2}x {against}{}",
                         r.variant,
                         r.threads,
-                        r.ci.map_or(" (1 repetition, no interval)".into(), |(lo, hi)| {
-                            format!(" (95% interval {lo:.2}x-{hi:.2}x)")
-                        })
+                        r.interval.zip(r.level).map_or(
+                            " (1 repetition, no interval)".into(),
+                            |((lo, hi), level)| {
+                                format!(" ({:.2}% interval {lo:.2}x-{hi:.2}x)", level * 100.0)
+                            }
+                        )
                     ),
                 };
                 match lines.iter_mut().find(|l| l.name == r.variant) {
@@ -354,7 +357,7 @@ pub fn ratio_charts(m: &Model, w: &WorkloadModel) -> Vec<Chart> {
                     None => lines.push(solid(&r.variant, &m.variants, vec![mark])),
                 }
                 if let (Some((lo, hi)), Some(l)) =
-                    (r.ci, lines.iter_mut().find(|l| l.name == r.variant))
+                    (r.interval, lines.iter_mut().find(|l| l.name == r.variant))
                 {
                     l.whiskers.push((r.threads.into(), lo, hi));
                 }

@@ -78,6 +78,10 @@ impl RunRecord {
         put("p99_ms", self.p99_ms.into());
         put("max_ms", self.max_ms.into());
         put("client_bound", i64::from(self.client_bound).into());
+        put(
+            "server_cpu_us_per_event",
+            self.server_cpu_us_per_event.into(),
+        );
         r
     }
 }
