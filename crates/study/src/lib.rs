@@ -32,12 +32,14 @@ mod record;
 mod results;
 mod runner;
 mod series;
+mod sizing;
 
 pub mod agent;
 pub mod cell;
 pub mod fleet;
 pub mod lab;
 pub mod measure;
+pub mod simulate;
 pub mod spread;
 pub mod steady;
 pub mod tables;

@@ -128,46 +128,13 @@ pub fn run_study(
         if out.interrupted {
             break;
         }
-        let Some(auto) = spec.auto else {
-            continue;
-        };
-        // Stein's first stage: after the pilot, its spread says how many blocks the study
-        // needs; the study runs that many (at most max_repetitions) and is not judged again.
-        if block != auto.pilot {
-            if block >= planned {
-                break;
-            }
-            continue;
+        let step = crate::sizing::after_block(spec, &spec_json, block, planned, || store.rows())?;
+        planned = step.planned;
+        if let Some(note) = &step.note {
+            obs.on_note(note);
         }
-        match bakeoff_report::blocks_needed(&spec_json, store.rows()?) {
-            Ok(Some(needed)) => {
-                planned = needed.clamp(auto.pilot, last_block);
-                obs.on_note(&match needed <= last_block {
-                    true => format!(
-                        "the pilot's {block} blocks ask for {needed} in all for every comparison within +-{:.1}% (at its family's adjusted level): running {planned}",
-                        auto.precision * 100.0
-                    ),
-                    false => format!(
-                        "the pilot's {block} blocks ask for {needed} for every comparison within +-{:.1}%, more than max_repetitions = {last_block}: running {last_block}, so the intervals will be wider than asked (the report says what a new study would need)",
-                        auto.precision * 100.0
-                    ),
-                });
-                if block >= planned {
-                    break;
-                }
-            }
-            Ok(None) => {
-                planned = last_block;
-                obs.on_note(&format!(
-                    "after the pilot's {block} blocks no comparison has an interval: the study runs all {last_block} blocks"
-                ));
-            }
-            Err(e) => {
-                planned = last_block;
-                obs.on_note(&format!(
-                    "the pilot could not be judged ({e}): the study runs all {last_block} blocks"
-                ));
-            }
+        if step.stop {
+            break;
         }
     }
     Ok(out)

@@ -17,12 +17,12 @@ pub const PROBE: &str = bakeoff_report::decide::STEADINESS_PROBE;
 /// Every CPU bakeoff may use, each slice 100 ms, for 3 s: long enough for tens of slices per
 /// CPU, short beside any pilot.
 pub fn measure() -> Vec<CpuSteadiness> {
-    steadiness::measure(
-        &cpus(),
-        Duration::from_secs(3),
-        Duration::from_millis(100),
-        pin_to,
-    )
+    measure_for(Duration::from_secs(3))
+}
+
+/// [`measure`] for `length` (`study plan` looks for spells of seconds, so looks longer).
+pub fn measure_for(length: Duration) -> Vec<CpuSteadiness> {
+    steadiness::measure(&cpus(), length, Duration::from_millis(100), pin_to)
 }
 
 /// The CPUs measured; the probe's "threads" (one per CPU).
@@ -75,6 +75,7 @@ mod tests {
             slowest: 0.6,
             fastest: 1.4,
             slices: 30,
+            spell_ms: 200.0,
         }
     }
 
