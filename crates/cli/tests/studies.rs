@@ -271,6 +271,16 @@ fn a_plan_says_how_steady_the_machine_is_and_what_the_study_needs() {
             && out.contains("a machine of its own varies under 2%"),
         "{out}"
     );
-    assert!(out.contains("the study needs "), "{out}");
+    assert!(out.contains(" in spells of about "), "{out}");
+    // Both ways of running the blocks, the pilot's measured, with the pilot's range.
+    assert!(
+        out.contains("taking turns (measured by this pilot): a block's ratio spreads by")
+            && out.contains(
+                "one server at a time (estimated from the pilot and the machine's spells)"
+            )
+            && out.contains("80% range "),
+        "{out}"
+    );
+    assert!(out.contains("as written its servers take turns: "), "{out}");
     assert!(!dir.join("plan.db").exists(), "a pilot keeps nothing");
 }

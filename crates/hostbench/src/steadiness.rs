@@ -24,6 +24,10 @@ pub struct CpuSteadiness {
     pub slowest: f64,
     pub fastest: f64,
     pub slices: usize,
+    /// How long the speed stays on one side of its median, on average (ms): a spell's
+    /// length. Slices that vary independently give about two slices; a VM whose CPUs change
+    /// speed in spells of seconds, seconds.
+    pub spell_ms: f64,
 }
 
 /// Time `slice`-long pieces of work on each CPU in `cpus`, all at once, for `length`. Each
@@ -47,7 +51,7 @@ pub fn measure(
     handles
         .into_iter()
         .filter_map(|h| h.join().ok())
-        .filter_map(|(cpu, rates)| summarise(cpu, rates))
+        .filter_map(|(cpu, rates)| summarise(cpu, rates, slice))
         .collect()
 }
 
@@ -67,7 +71,8 @@ fn slices_on(length: Duration, slice: Duration) -> Vec<f64> {
     rates
 }
 
-fn summarise(cpu: usize, mut rates: Vec<f64>) -> Option<CpuSteadiness> {
+fn summarise(cpu: usize, mut rates: Vec<f64>, slice: Duration) -> Option<CpuSteadiness> {
+    let in_order = rates.clone();
     let median = median_of(&mut rates)?;
     if median <= 0.0 {
         return None;
@@ -84,7 +89,27 @@ fn summarise(cpu: usize, mut rates: Vec<f64>) -> Option<CpuSteadiness> {
         slowest: lo / median,
         fastest: hi / median,
         slices: rates.len(),
+        spell_ms: spell_slices(&in_order, median) * slice.as_secs_f64() * 1000.0,
     })
+}
+
+/// The mean length, in slices, of the runs of consecutive slices on one side of `median`
+/// (slices at the median continue the run they are in).
+fn spell_slices(rates: &[f64], median: f64) -> f64 {
+    let mut runs = 0usize;
+    let mut side = 0i8;
+    for &r in rates {
+        let s = match r.total_cmp(&median) {
+            std::cmp::Ordering::Less => -1,
+            std::cmp::Ordering::Greater => 1,
+            std::cmp::Ordering::Equal => side,
+        };
+        if s != side || runs == 0 {
+            runs += 1;
+        }
+        side = s;
+    }
+    rates.len() as f64 / runs.max(1) as f64
 }
 
 fn median_of(v: &mut [f64]) -> Option<f64> {
@@ -106,13 +131,26 @@ mod tests {
     #[test]
     fn slices_are_summarised_robustly() {
         // Five steady slices and one at half speed: the spread stays small, the slowest says it.
-        let s = summarise(3, vec![100.0, 101.0, 99.0, 100.0, 50.0, 100.0]).unwrap();
+        let slice = Duration::from_millis(100);
+        let s = summarise(3, vec![100.0, 101.0, 99.0, 100.0, 50.0, 100.0], slice).unwrap();
         assert_eq!((s.cpu, s.slices), (3, 6));
         assert_eq!(s.median, 100.0);
         assert!(s.spread < 0.02, "{s:?}");
         assert_eq!(s.slowest, 0.5);
         assert_eq!(s.fastest, 1.01);
-        assert_eq!(summarise(0, Vec::new()), None);
+        assert_eq!(summarise(0, Vec::new(), slice), None);
+    }
+
+    #[test]
+    fn spells_are_runs_on_one_side_of_the_median() {
+        let slice = Duration::from_millis(100);
+        // Alternating slices: spells of one slice. Two halves: spells of half the slices.
+        let flip: Vec<f64> = (0..10)
+            .map(|i| if i % 2 == 0 { 90.0 } else { 110.0 })
+            .collect();
+        assert_eq!(summarise(0, flip, slice).unwrap().spell_ms, 100.0);
+        let halves: Vec<f64> = (0..10).map(|i| if i < 5 { 90.0 } else { 110.0 }).collect();
+        assert_eq!(summarise(0, halves, slice).unwrap().spell_ms, 500.0);
     }
 
     #[test]

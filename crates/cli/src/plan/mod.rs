@@ -1,7 +1,12 @@
-//! `bakeoff study plan FILE`: a short pilot of the study on this machine, then what the study
-//! needs for its precision: the blocks each comparison asks for with the pilot's spread at its
-//! family's adjusted level, and the time they take (the dimensioning step of Kalibera and
-//! Jones' "Rigorous benchmarking in reasonable time"). The pilot's results are thrown away.
+//! `bakeoff study plan FILE`: the machine first (a pinned loop's speed over 10 s: how far and
+//! for how long its CPUs change speed), then a short pilot of the study on this machine, then
+//! what the study needs for its precision: the blocks each comparison asks for with the
+//! pilot's spread at the study's family level, with the range the pilot's few blocks leave
+//! open, and the time they take taking turns and one server at a time (the dimensioning step
+//! of Kalibera and Jones' "Rigorous benchmarking in reasonable time"). The pilot's results are
+//! thrown away.
+
+mod need;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -38,11 +43,11 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
     // The machine first, alone: how steady its CPUs are bounds what any pilot can find.
     // The CPUs bakeoff may use (taskset's set), not 0..N: a pinned run's may start anywhere.
     eprintln!(
-        "study plan {}: timing a fixed loop on each of {} CPUs for 3 s",
+        "study plan {}: timing a fixed loop on each of {} CPUs for 10 s",
         spec.name,
         bakeoff_study::steady::cpus().len()
     );
-    let steady = bakeoff_study::steady::measure();
+    let steady = bakeoff_study::steady::measure_for(std::time::Duration::from_secs(10));
     if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!("Interrupted before the pilot: nothing was planned.");
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
@@ -82,26 +87,38 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     };
     print!("{}", steadiness(&steady));
-    print!("{}", report(&planned, per_block, precision, most));
+    let turns = bakeoff_study::why_not_alternate(&spec).is_none();
+    let widest = planned.iter().max_by(|a, b| a.spread.total_cmp(&b.spread));
+    let modes = widest.map(|w| {
+        need::modes(
+            &spec,
+            turns,
+            w.spread,
+            f64::from(pilot - 1),
+            per_block,
+            need::spells(&steady),
+            w.family as usize,
+            precision,
+            study_pilot,
+        )
+    });
+    print!("{}", report(&planned, precision, pilot));
+    if let Some(modes) = modes {
+        print!("{}", ways(&modes, turns, most));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The plan in words: per workload the comparison that asks for most, then the study's need
-/// and its time, against its max_repetitions when it has one.
-fn report(
-    planned: &[bakeoff_report::Planned],
-    per_block: f64,
-    precision: f64,
-    most: Option<u32>,
-) -> String {
+/// The plan in words: per workload the comparison that asks for most, from the pilot.
+fn report(planned: &[bakeoff_report::Planned], precision: f64, pilot: u32) -> String {
     use std::fmt::Write;
     let mut s = String::new();
-    let Some(need) = planned.iter().map(|p| p.blocks).max() else {
+    let Some(family) = planned.first().map(|p| p.family) else {
         return "no comparison had an interval after the pilot (a failed run, or a single variant): nothing to size\n".into();
     };
     let _ = writeln!(
         s,
-        "for every comparison within +-{:.1}% at its family's adjusted level (5% shared by a workload's comparisons):",
+        "for every comparison within +-{:.1}% at the study's family level (5% shared by its {family} comparisons), from the pilot's {pilot} blocks:",
         precision * 100.0
     );
     let mut workloads: Vec<&str> = planned.iter().map(|p| p.workload.as_str()).collect();
@@ -114,12 +131,19 @@ fn report(
         {
             let _ = writeln!(
                 s,
-                "  {w}: {} blocks (family of {}; the widest: {} at {} threads, whose block ratios spread by {:.1}%)",
-                p.blocks, p.family, p.variant, p.threads, p.spread * 100.0
+                "  {w}: {} blocks at the pilot's own spread (the widest: {} at {} threads, whose block ratios spread by {:.1}%)",
+                p.blocks, p.variant, p.threads, p.spread * 100.0
             );
         }
     }
-    let time = |blocks: u32| {
+    s
+}
+
+/// Both ways of running the blocks: blocks and time, with the range the pilot leaves open.
+fn ways(modes: &[need::Mode], turns: bool, most: Option<u32>) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let time = |blocks: u32, per_block: f64| {
         let secs = per_block * f64::from(blocks);
         format!(
             "{}h {:02}m",
@@ -127,16 +151,33 @@ fn report(
             ((secs % 3600.0) / 60.0).round() as u64
         )
     };
-    let _ = writeln!(
-        s,
-        "the study needs {need} blocks, about {} at {:.0} s a block here",
-        time(need),
-        per_block
-    );
+    for m in modes {
+        let (lo, mid, hi) = m.blocks;
+        let _ = writeln!(
+            s,
+            "{}{}: a block's ratio spreads by {:.1}%; {mid} blocks (80% range {lo}-{hi}: the pilot's few blocks know the spread only roughly), about {} ({} - {}) at {:.0} s a block",
+            m.name,
+            match m.measured {
+                true => " (measured by this pilot)",
+                false => " (estimated from the pilot and the machine's spells)",
+            },
+            m.spread * 100.0,
+            time(mid, m.per_block),
+            time(lo, m.per_block),
+            time(hi, m.per_block),
+            m.per_block
+        );
+    }
+    let need = modes[0].blocks.1;
+    let how = if turns {
+        "its servers take turns"
+    } else {
+        "it runs one server at a time"
+    };
     if let Some(m) = most {
         let _ = match need <= m {
-            true => writeln!(s, "within its max_repetitions = {m}: repetitions = \"auto\" will run about that many after its own pilot"),
-            false => writeln!(s, "more than its max_repetitions = {m}: raise it to {need}, widen the precision, or quiet the set-up (pin the server and the client apart, longer runs)"),
+            true => writeln!(s, "as written {how}: within its max_repetitions = {m}; repetitions = \"auto\" sizes it again from its own pilot"),
+            false => writeln!(s, "as written {how}: more than its max_repetitions = {m}; raise it to {need}, widen the precision, or quiet the set-up (pin the server and the client apart, longer runs)"),
         };
     }
     s
@@ -151,13 +192,14 @@ fn steadiness(cpus: &[bakeoff_hostbench::steadiness::CpuSteadiness]) -> String {
     let slowest = cpus.iter().map(|c| c.slowest).fold(f64::MAX, f64::min);
     let what = match worst.spread < STEADY && slowest > 1.0 - 3.0 * STEADY {
         true => "steady",
-        false => "unsteady: its own speed moves by more than small differences between variants, and only many blocks (or longer runs) average that out",
+        false => "unsteady: its own speed moves by more than small differences between variants; servers taking turns share its spells, one server at a time meets them alone",
     };
     format!(
-        "this machine: a fixed loop timed in 100 ms slices on all {} CPUs at once varies by {:.1}% (CPU {}), its slowest slice {:.2}x its CPU's median; {what} (a machine of its own varies under {:.0}%)\n",
+        "this machine: a fixed loop timed in 100 ms slices on all {} CPUs at once for 10 s varies by {:.1}% (CPU {}) in spells of about {:.1} s, its slowest slice {:.2}x its CPU's median; {what} (a machine of its own varies under {:.0}%)\n",
         cpus.len(),
         worst.spread * 100.0,
         worst.cpu,
+        worst.spell_ms / 1000.0,
         slowest,
         STEADY * 100.0
     )
