@@ -372,9 +372,9 @@ pub fn html(m: &Model) -> String {
         escape(&m.study)
     );
     let _ = write!(s, "<h1>Study {}</h1><p>Comparisons: <b>{}</b>; {}; bold: the interval excludes 1. Hover a point for its values.</p>", escape(&m.study), escape(&m.baseline), if m.comparisons.iter().any(|c| c.method == "paired") {
-        "ratios taken within each block (every variant once per block, in a shuffled order), their geometric mean with a 95% interval from Student's t on the log scale"
+        "ratios taken within each block (every variant once per block, in a shuffled order), their geometric mean with an interval from Student's t on the log scale at the study's family level"
     } else {
-        "ratios of mean throughput with 95% intervals from the repetitions"
+        "ratios of mean throughput with intervals from the repetitions at the study's family level"
     });
     if let Some(c) = &m.cross_engine {
         cross_engine(&mut s, c);
@@ -488,7 +488,10 @@ fn precision(s: &mut String, m: &Model) {
     if let Some(c) = m.comparisons.iter().find(|c| c.family > 0) {
         let _ = write!(
             s,
-            "<p>Each workload's comparisons are one family: 5% is shared by them (Bonferroni), so chance alone makes any claim in a family at most 5% of the time, and every interval shown is the adjusted one. Equivalent means the equivalence test (two one-sided tests, the adjusted 90% interval) puts the difference within ±{:.1}%.</p>",
+            "<p>The study's {} throughput comparisons are one family: 5% is shared by them (Bonferroni), so chance alone makes any claim in the study at most 5% of the time. Different and undecided are shown with the {:.2}% interval they were judged on; equivalent and different-but-within with the equivalence test's (two one-sided tests), the {:.2}% interval, which puts the difference within ±{:.1}%. CPU per transaction is judged the same way in a family of its own.</p>",
+            c.family,
+            100.0 - 5.0 / f64::from(c.family.max(1)),
+            100.0 - 10.0 / f64::from(c.family.max(1)),
             c.margin * 100.0
         );
     }
@@ -496,7 +499,7 @@ fn precision(s: &mut String, m: &Model) {
         let _ = write!(s, "<p>{}</p>", escape(&crate::decide::auto_line(a)));
     }
     if !m.aa.is_empty() {
-        s.push_str("<p>The A/A check ran the first variant a second time in every block: its interval should hold 1 (one that does not is a fault of the set-up, and 1 check in 20 does so by chance); its spread measures the noise between runs and between blocks.</p>");
+        s.push_str("<p>The A/A check ran the first variant a second time in every block: its interval should hold 1 (one that does not is a fault of the set-up; the study's checks share 5%, so chance alone warns in 1 study in 20); its spread measures the noise between runs and between blocks.</p>");
         table(
             s,
             &[
@@ -504,7 +507,7 @@ fn precision(s: &mut String, m: &Model) {
                 "threads",
                 "blocks",
                 "A/A ratio",
-                "95% interval",
+                "interval (the checks share 5%)",
                 "run-to-run",
                 "block-to-block",
             ],

@@ -134,9 +134,12 @@ pub enum StudyCommand {
         /// The study file (TOML).
         file: std::path::PathBuf,
     },
-    /// Size a study before running it: a short pilot of its blocks on this machine (results
+    /// Size a study before running it: first the machine (a pinned loop timed for 10 s: how
+    /// far and for how long its CPUs change speed), then a short pilot of its blocks (results
     /// thrown away), then how many blocks make every comparison as precise as the study asks
-    /// (its `precision`, or half its equivalence margin: 2.5%) at its family's adjusted level, and how long they take.
+    /// (its `precision`, or half its equivalence margin: 2.5%) at the study's family level,
+    /// and how long they take with its servers taking turns and one at a time, each with the
+    /// range the pilot's few blocks leave open.
     Plan {
         /// The study file (TOML).
         file: std::path::PathBuf,
