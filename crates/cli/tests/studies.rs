@@ -276,7 +276,7 @@ fn a_plan_says_how_steady_the_machine_is_and_what_the_study_needs() {
     assert!(
         out.contains("taking turns (measured by this pilot): a block's ratio spreads by")
             && out.contains(
-                "one server at a time (estimated from the pilot and the machine's spells)"
+                "one server at a time (a rough estimate from the pilot and 10 s of the machine's spells)"
             )
             && out.contains("80% range "),
         "{out}"

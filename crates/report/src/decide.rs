@@ -1,10 +1,10 @@
 //! Answers that decide, at the error rates they state.
 //!
-//! - **The family.** A study's comparisons are tested together, every workload's: each at the
-//!   family's 5% shared out (Bonferroni, 5% / m), so that chance alone makes any claim in the
-//!   study at most 5% of the time. A family per workload let a study of two workloads claim a
+//! - **The family.** A study's throughput comparisons are tested together, every workload's:
+//!   each at the family's 5% shared out (Bonferroni, 5% / m), so that chance alone makes any
+//!   throughput claim in the study at most 5% of the time. A family per workload let a study of two workloads claim a
 //!   difference with none there 7-9% of the time. Cost (CPU per transaction) is a family of
-//!   its own beside throughput's.
+//!   its own beside throughput's, with its own 5%.
 //! - **Four verdicts.** Different (the adjusted interval excludes 1); different but within
 //!   +-margin; equivalent within +-margin (two one-sided tests: the adjusted 90% interval lies
 //!   inside +-margin, symmetric on the log scale); undecided. Each verdict is shown with the
@@ -12,8 +12,10 @@
 //!   different-but-within, the two-sided one for different and undecided.
 //! - **The stopping rule** of `repetitions = "auto"`: Stein's two-stage design. A pilot of a
 //!   few blocks fixes the number of blocks from its spread; every interval then uses the
-//!   pilot's spread and its degrees of freedom, which keeps its coverage exact whatever number
-//!   the pilot chose (the mean of all blocks is independent of the pilot's spread).
+//!   pilot's spread and its degrees of freedom, which keeps its coverage exact for normal,
+//!   independent blocks whatever number the pilot chose (the mean of all blocks is
+//!   independent of the pilot's spread); the wider-of choice (`Evidence::spread_at`) only
+//!   adds caution.
 //! - **The A/A runs** check the set-up (their interval should hold 1, at 5% shared by the
 //!   study's A/A checks) and measure run-to-run and block-to-block noise; they never move a
 //!   target.
@@ -143,12 +145,12 @@ pub fn blocks_for(e: &Evidence, family: usize, precision: f64) -> u32 {
     (n.min(1e6) as u32).max(s.df as u32 + 1)
 }
 
-/// What a study of `family` comparisons will need for +-`precision` when a pilot found a
-/// block's log ratio spread `sd` from `df` degrees of freedom: (low, middle, high) blocks,
-/// the need where the true spread is at the 10th, 50th and 90th percentile of what the pilot
-/// allows (a pilot of 3 blocks knows a spread within about x0.5-x2.3 of its figure). The
-/// study's own pilot (`study_pilot` blocks, whose degrees of freedom make its intervals) sizes
-/// it again when it runs.
+/// The blocks a study of `family` comparisons will run for +-`precision` when a planning
+/// pilot found a block's log ratio spread `sd` from `df` degrees of freedom: its 10th, 50th
+/// and 90th percentiles. The study's own pilot (`study_pilot` blocks) sizes it again when it
+/// runs, from its own spread: that spread over the planning pilot's is, squared, an F(study
+/// pilot - 1, df) variable under the model, so both pilots' uncertainty is in the range (a
+/// planning pilot of 3 blocks leaves it x0.23 to x9.2 wide).
 pub fn need_range(
     sd: f64,
     df: f64,
@@ -156,23 +158,23 @@ pub fn need_range(
     precision: f64,
     study_pilot: u32,
 ) -> (u32, u32, u32) {
-    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    use statrs::distribution::{ContinuousCDF, FisherSnedecor};
+    let k = f64::from(study_pilot.max(2) - 1);
     let at = |q: f64| -> u32 {
-        let chi = ChiSquared::new(df.max(1.0)).map_or(df, |c| c.inverse_cdf(q));
-        let true_sd = sd * (df / chi.max(1e-12)).sqrt();
+        let f = FisherSnedecor::new(k, df.max(1.0)).map_or(1.0, |f| f.inverse_cdf(q));
         let e = Evidence {
             estimate: 0.0,
-            se: true_sd,
-            df: f64::from(study_pilot.max(2) - 1),
+            se: sd,
+            df: k,
             n: 1,
             pilot: Some(crate::evidence::Pilot {
-                sd: true_sd,
-                df: f64::from(study_pilot.max(2) - 1),
+                sd: sd * f.max(0.0).sqrt(),
+                df: k,
             }),
         };
         blocks_for(&e, family, precision)
     };
-    (at(0.9), at(0.5), at(0.1))
+    (at(0.1), at(0.5), at(0.9))
 }
 
 /// The A/A checks, from each study's twin runs (`twins`: workload -> threads -> (block,
@@ -251,7 +253,7 @@ pub fn aa_sentence(workload: &str, checks: &[AaCheck]) -> Option<String> {
         .collect();
     if !off.is_empty() {
         s.push_str(&format!(
-            " Warning: identical runs differed systematically at {}: something in the set-up favours one place in the block (warm-up, a cache, the order); the study's {} checks share 5% ({:.2}% intervals), so chance alone warns in 1 study in 20: look before trusting this workload's comparisons.",
+            " Warning: identical runs differed systematically at {}: something in the set-up favours one place in the block (warm-up, a cache, the order); the study's {} checks share 5% ({:.2}% intervals), so chance alone warns in at most 1 study in 20: look before trusting this workload's comparisons.",
             off.join(", "),
             checks.len(),
             noisiest.level * 100.0

@@ -56,6 +56,32 @@ impl Evidence {
         })
     }
 
+    /// Paired blocks of a figure the pilot did not size (cost), in a study whose pilot sized
+    /// the blocks by another (throughput). The number of blocks then depends on the pilot's
+    /// throughput spread, which moves with this figure's pilot spread (a slow spell slows
+    /// both), so all the blocks' spread is not exact; the pilot's blocks and the blocks after
+    /// it each give an exact one (the blocks after it are independent of the number chosen).
+    /// Of the two, the one with more degrees of freedom, chosen by the counts alone; all the
+    /// blocks' stays beside it for the wider-of choice, which only adds caution.
+    pub fn paired_beside(pairs: &[(u32, f64, f64)], pilot: Option<u32>) -> Option<Evidence> {
+        let mut e = Evidence::paired(pairs, pilot)?;
+        let (Some(k), Some(p)) = (pilot, e.pilot) else {
+            return Some(e);
+        };
+        let after: Vec<f64> = pairs
+            .iter()
+            .filter(|x| x.0 > k)
+            .map(|&(_, b, v)| (v / b).ln())
+            .collect();
+        if after.len() >= 2 && (after.len() - 1) as f64 > p.df {
+            e.pilot = Some(Pilot {
+                sd: mean_sd(&after).1,
+                df: (after.len() - 1) as f64,
+            });
+        }
+        Some(e)
+    }
+
     /// Unpaired repetitions (studies before blocks, merged machines): the log of the ratio
     /// of means, its standard error by the delta method, Welch's degrees of freedom.
     pub fn unpaired(a: &[f64], b: &[f64]) -> Option<Evidence> {

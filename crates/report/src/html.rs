@@ -488,7 +488,7 @@ fn precision(s: &mut String, m: &Model) {
     if let Some(c) = m.comparisons.iter().find(|c| c.family > 0) {
         let _ = write!(
             s,
-            "<p>The study's {} throughput comparisons are one family: 5% is shared by them (Bonferroni), so chance alone makes any claim in the study at most 5% of the time. Different and undecided are shown with the {:.2}% interval they were judged on; equivalent and different-but-within with the equivalence test's (two one-sided tests), the {:.2}% interval, which puts the difference within ±{:.1}%. CPU per transaction is judged the same way in a family of its own.</p>",
+            "<p>The study's {} throughput comparisons are one family: 5% is shared by them (Bonferroni), so chance alone makes any throughput claim in the study at most 5% of the time. Different and undecided are shown with the {:.2}% interval they were judged on; equivalent and different-but-within with the equivalence test's (two one-sided tests), the {:.2}% interval, which puts the difference within ±{:.1}%. CPU per transaction is judged the same way in a family of its own, with its own 5%.</p>",
             c.family,
             100.0 - 5.0 / f64::from(c.family.max(1)),
             100.0 - 10.0 / f64::from(c.family.max(1)),

@@ -22,6 +22,7 @@ mod environment;
 mod evidence;
 mod html;
 mod model;
+mod pairing;
 mod plot;
 mod png;
 #[cfg(test)]
@@ -154,9 +155,9 @@ pub fn compare_table(m: &Model) -> String {
         }
         if m.comparisons
             .iter()
-            .any(|c| c.workload == w.label && c.note.as_deref() == Some(build::FIXED_ORDER))
+            .any(|c| c.workload == w.label && c.note.as_deref() == Some(pairing::FIXED_ORDER))
         {
-            let _ = writeln!(s, "  no verdicts: {}", build::FIXED_ORDER);
+            let _ = writeln!(s, "  no verdicts: {}", pairing::FIXED_ORDER);
         }
         let _ = writeln!(s, "  curves:");
         for c in &w.curves {

@@ -128,7 +128,7 @@ pub struct Comparison {
     /// `interval`'s confidence level (0.9875 is 98.75%).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub level: Option<f64>,
-    /// The comparisons of this workload tested together (the family's size, m).
+    /// The study's throughput comparisons tested together (the family's size, m).
     pub family: u32,
     /// The equivalence margin (a fraction, symmetric on the log scale).
     pub margin: f64,

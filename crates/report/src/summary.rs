@@ -116,9 +116,10 @@ fn differences(
             _ => String::new(),
         };
         out.push(format!(
-            "At {}{slice}, {subject} is {:.2}x {base} ({lo:.2}x - {hi:.2}x, {}).{small}",
+            "At {}{slice}, {subject} is {:.2}x {base} ({lo:.2}x - {hi:.2}x{}, {}).{small}",
             threads(c.threads),
             c.ratio.unwrap_or(1.0),
+            level(c),
             method(c)
         ));
     }
@@ -177,6 +178,12 @@ fn widest(
             method(c)
         ),
     })
+}
+
+/// An interval's level in words, where the verdict says it (" at 97.50%").
+fn level(c: &Comparison) -> String {
+    c.level
+        .map_or(String::new(), |l| format!(" at {:.2}%", l * 100.0))
 }
 
 /// A bound beyond this (50%) decides nothing worth a sentence of its own.

@@ -29,7 +29,7 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     if pilot < 2 {
-        eprintln!("--pilot-blocks {pilot}: a spread needs at least 2 blocks; give 2 or more (3, the default, is enough to size a study)");
+        eprintln!("--pilot-blocks {pilot}: a spread needs at least 2 blocks; give 2 or more (3, the default, sizes a study roughly: the plan says how roughly)");
         return Ok(ExitCode::from(EXIT_USAGE));
     }
     let precision = spec.auto.map_or(DEFAULT_PRECISION, |a| a.precision);
@@ -155,11 +155,11 @@ fn ways(modes: &[need::Mode], turns: bool, most: Option<u32>) -> String {
         let (lo, mid, hi) = m.blocks;
         let _ = writeln!(
             s,
-            "{}{}: a block's ratio spreads by {:.1}%; {mid} blocks (80% range {lo}-{hi}: the pilot's few blocks know the spread only roughly), about {} ({} - {}) at {:.0} s a block",
+            "{}{}: a block's ratio spreads by {:.1}%; {mid} blocks (80% range {lo}-{hi}: this pilot's few blocks and the study's own pilot each know the spread only roughly), about {} ({} - {}) at {:.0} s a block",
             m.name,
             match m.measured {
                 true => " (measured by this pilot)",
-                false => " (estimated from the pilot and the machine's spells)",
+                false => " (a rough estimate from the pilot and 10 s of the machine's spells)",
             },
             m.spread * 100.0,
             time(mid, m.per_block),

@@ -21,11 +21,12 @@ pub struct Mode {
     pub per_block: f64,
 }
 
-/// The machine's spells: their size (a speed's spread) and mean length in seconds, from the
-/// least steady CPU.
+/// The machine's spells: their size (a speed's spread) and correlation length in seconds,
+/// from the least steady CPU. A run on one side of the median spans about two correlation
+/// lengths (a new spell lands on the same side half the time), so half of it.
 pub fn spells(cpus: &[CpuSteadiness]) -> Option<(f64, f64)> {
     let w = bakeoff_study::steady::worst(cpus)?;
-    Some((w.spread, w.spell_ms / 1000.0))
+    Some((w.spread, w.spell_ms / 2000.0))
 }
 
 /// The share of a speed's variance left in the mean over a run of `d` seconds, when its

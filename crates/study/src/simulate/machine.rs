@@ -20,8 +20,12 @@ pub struct Machine {
     pub cost_sees_speed: f64,
     /// Each run's own noise in CPU per transaction.
     pub cost_sd: f64,
-    /// Heavy tails: run noise from t with 3 degrees of freedom, not the normal.
+    /// Heavy tails: run noise, cost noise and the spells' levels from t with 3 degrees of
+    /// freedom, not the normal (a quiet pilot, then wild blocks).
     pub heavy_tails: bool,
+    /// A slide over a block run one server at a time: each place in the block this much
+    /// slower than the one before (log scale), whatever the variant.
+    pub slide: f64,
 }
 
 impl Machine {
@@ -36,6 +40,7 @@ impl Machine {
             cost_sees_speed: 0.2,
             cost_sd: 0.01,
             heavy_tails: false,
+            slide: 0.0,
         }
     }
 
@@ -51,6 +56,7 @@ impl Machine {
             cost_sees_speed: 0.2,
             cost_sd: 0.02,
             heavy_tails: false,
+            slide: 0.0,
         }
     }
 }
@@ -106,7 +112,7 @@ impl Speed {
         while self.end <= until {
             let length = -self.m.spell_s * (1.0 - self.unit()).ln();
             let drift = self.drift(length);
-            let level = drift + self.m.spell_sd * self.normal();
+            let level = drift + self.m.spell_sd * self.run_noise();
             self.spells.push((self.end, level));
             self.end += length.max(1e-3);
         }

@@ -1,0 +1,35 @@
+//! How a comparison's blocks pair: a figure of the variant and of its baseline in every block
+//! both ran, and when a study's order makes no pairing worth a verdict.
+
+use crate::model::Point;
+
+/// (block, baseline, variant) of a figure (`of`: a point's figure at a repetition's index)
+/// in every block both ran with one.
+pub(crate) fn pairs(
+    base: &Point,
+    p: &Point,
+    of: impl Fn(&Point, usize) -> Option<f64>,
+) -> Vec<(u32, f64, f64)> {
+    (0..p.repetitions.len())
+        .filter_map(|i| {
+            let r = p.repetitions[i];
+            let at = base.repetitions.iter().position(|&b| b == r)?;
+            Some((r, of(base, at)?, of(p, i)?))
+        })
+        .collect()
+}
+
+/// The server's CPU per transaction, paired as throughput is, where every block both ran
+/// has it (a cost judged on some blocks only would be judged on other blocks than throughput).
+pub(crate) fn pairs_cpu(base: &Point, p: &Point) -> Vec<(u32, f64, f64)> {
+    let cpu = pairs(base, p, |p, i| p.cpu_per_event.get(i).copied().flatten());
+    let all = pairs(base, p, |p, i| Some(p.tps[i]));
+    if cpu.len() == all.len() {
+        cpu
+    } else {
+        Vec::new()
+    }
+}
+
+/// Why a study run in a fixed order has ratios but no verdicts.
+pub(crate) const FIXED_ORDER: &str = "order = \"sequential\" ran every block in one fixed order, so anything that slides over a block (a cache warming, a neighbour) would read as a difference: ratios only, no verdict; order = \"interleaved\" (the default) shuffles each block and pairs it";
