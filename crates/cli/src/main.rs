@@ -41,6 +41,10 @@ fn main() -> ExitCode {
     if pgbench::speaks_pgbench(&program, &raw) {
         return pgbench::main(&program, &raw);
     }
+    // `bakeoff help pgbench`: pgbench's own help (its options are not clap's).
+    if raw.len() == 2 && raw[0] == "help" && raw[1] == "pgbench" {
+        return pgbench::main(&program, &["pgbench".into(), "--help".into()]);
+    }
     if sysbench::speaks_sysbench(&program, &raw) {
         return match sysbench::front(&raw) {
             sysbench::Outcome::Exit(code) => code,
@@ -112,6 +116,13 @@ fn run(raw: &[String]) -> ExitCode {
         args::Command::Host(args::HostCommand::Fileio(a)) => host::fileio_cmd(a),
         args::Command::Host(args::HostCommand::Threads(a)) => host::threads(a),
         args::Command::Host(args::HostCommand::Mutex(a)) => host::mutex(a),
+        // Taken before clap (`speaks_pgbench`); here only if that ever changes.
+        args::Command::Pgbench { args } => {
+            let argv: Vec<String> = std::iter::once("pgbench".to_string())
+                .chain(args.iter().cloned())
+                .collect();
+            return pgbench::main("bakeoff", &argv);
+        }
     };
     match result {
         Ok(code) => code,

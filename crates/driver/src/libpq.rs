@@ -114,6 +114,8 @@ pub fn resolve(g: &Given, default_db: Option<&str>) -> Result<Resolved, String> 
         let home = env("HOME").map(|h| PathBuf::from(h).join(".postgresql"));
         files.apply(&mut o.tls, home.as_deref())?;
     }
+    o.application_name = setting(&None, "application_name", "PGAPPNAME");
+    o.server_options = setting(&None, "options", "PGOPTIONS");
     if let Some(w) = setting(&g.channel_binding, "channel_binding", "PGCHANNELBINDING") {
         o.auth.channel_binding = crate::ChannelBinding::parse(&w)?;
     }

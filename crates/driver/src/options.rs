@@ -80,6 +80,11 @@ pub struct ConnectOptions {
     pub multi_statements: bool,
     /// What a server can make a connection hold or wait for.
     pub limits: Limits,
+    /// PostgreSQL: the session's application_name (libpq's PGAPPNAME; None: "bakeoff") and
+    /// its command-line options for the backend (libpq's PGOPTIONS, e.g.
+    /// `-c default_transaction_isolation=serializable`).
+    pub application_name: Option<String>,
+    pub server_options: Option<String>,
 }
 
 /// Bounds on what a server can make bakeoff hold or wait for, each named in the error that
@@ -266,6 +271,8 @@ impl ConnectOptions {
             compress: false,
             multi_statements: false,
             limits: Limits::default(),
+            application_name: None,
+            server_options: None,
         }
     }
 

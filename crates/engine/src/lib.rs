@@ -124,6 +124,7 @@ mod ignore_tests {
             sql_state: state.into(),
             message: String::new(),
             position: 0,
+            pg: None,
         }
     }
 
@@ -149,6 +150,7 @@ mod ignore_tests {
             sql_state: "40001".into(),
             message: String::new(),
             position: 0,
+            pg: None,
         };
         assert!(mysql_list.covers(&mysql));
         assert_eq!(

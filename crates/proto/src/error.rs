@@ -9,6 +9,21 @@ pub struct ServerError {
     /// PostgreSQL: where in the statement the error was found (1-based characters; 0: not
     /// said), for libpq's `LINE n:` lines.
     pub position: u32,
+    /// PostgreSQL: the error's other fields, as libpq prints them.
+    pub pg: Option<Box<PgFields>>,
+}
+
+/// A PostgreSQL error's fields beside its SQLSTATE and position: what libpq prints at its
+/// default verbosity, each on a line of its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PgFields {
+    /// ERROR, FATAL, PANIC (as the server localises it).
+    pub severity: String,
+    /// The primary message alone (`ServerError::message` has the detail folded in).
+    pub primary: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    pub context: Option<String>,
 }
 
 impl fmt::Display for ServerError {

@@ -25,13 +25,13 @@ pub mod packet;
 mod response;
 mod text;
 
-pub use error::{ProtoError, ServerError};
+pub use error::{PgFields, ProtoError, ServerError};
 pub use handshake::{parse_auth_switch, Handshake, HandshakeResponse};
 pub use response::{
     parse_err, parse_ok, text_row, OkPacket, Outcome, PrepareOk, PrepareReader, PrepareStep,
     ResponseReader, Step,
 };
-pub use text::printable;
+pub use text::{printable, printable_lines};
 
 /// Capability flags (protocol "Capabilities Flags" page).
 pub mod caps {

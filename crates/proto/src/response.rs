@@ -211,6 +211,7 @@ pub fn parse_err(p: &[u8]) -> Result<ServerError, ProtoError> {
         sql_state,
         message,
         position: 0,
+        pg: None,
     })
 }
 

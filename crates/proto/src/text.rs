@@ -17,6 +17,12 @@ pub fn printable(s: &str) -> String {
     out
 }
 
+/// [`printable`], keeping line breaks: for text the server sends as several lines (an
+/// error's CONTEXT, one line per level), each line then shown as is.
+pub fn printable_lines(s: &str) -> String {
+    s.split('\n').map(printable).collect::<Vec<_>>().join("\n")
+}
+
 fn is_control(c: char) -> bool {
     c != '\t' && c.is_control()
 }

@@ -65,11 +65,19 @@ pub enum Command {
     /// (16 KiB blocks with fsync). `--threads=1,2,4,8` sweeps.
     #[command(subcommand)]
     Host(HostCommand),
+    /// pgbench 15's command line against PostgreSQL (`bakeoff pgbench --help` lists its options)
+    #[command(disable_help_flag = true)]
+    Pgbench {
+        /// pgbench's options and database name, as pgbench takes them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Every variant of a study against its baseline along the study's axes (allocator=jemalloc
     /// cpus=0-11 against allocator=glibc cpus=0-11) at every thread count: a few sentences
-    /// made from the data, then the throughput ratio with a 95% confidence interval from the
-    /// repetitions, run-to-run variation, p99, each curve's peak, saturation point and best
-    /// throughput within a p99 limit, and the runs that failed or need care.
+    /// made from the data, then the throughput ratio and the CPU per transaction ratio, each
+    /// with its interval at the study's family level and its verdict, run-to-run variation,
+    /// p99, each curve's peak, saturation point and best throughput within a p99 limit, and
+    /// the runs that failed or need care.
     Compare {
         #[command(flatten)]
         results: ResultsArgs,
@@ -78,7 +86,7 @@ pub enum Command {
     },
     /// One self-contained HTML page that works offline: per workload the answer in a few
     /// sentences, throughput (every repetition shown) and its ratio to the baseline (one chart
-    /// per slice, 95% intervals), latency percentiles and server CPU per transaction against
+    /// per slice, intervals at the study's family level), latency percentiles and server CPU per transaction against
     /// threads, each cell's run over time; server RSS and VSZ growth over the study; the
     /// comparison table; curve analysis; cost per million transactions; host probes; failed
     /// runs, warnings and the environment. Optionally every chart as its own file.

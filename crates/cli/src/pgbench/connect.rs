@@ -18,6 +18,8 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
     };
     let r = resolve(&given, None)?;
     let mut o = r.options;
+    // pgbench's fallback_application_name: its own name where nothing sets one.
+    o.application_name.get_or_insert_with(|| "pgbench".into());
     let (found, warning) = password(&o, r.service_password.as_ref());
     if let Some(w) = warning {
         eprintln!("{w}");
@@ -28,6 +30,22 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
     }
     o.limits.stall_timeout = a.stall_timeout.map(std::time::Duration::from_secs);
     Ok(o)
+}
+
+/// A failed connect in libpq's words: the server's refusal (FATAL:  database "x" does not
+/// exist) after where it was refused, as PQerrorMessage has it; else [`said`].
+pub fn refused(e: &DriverError, o: &bakeoff_driver::ConnectOptions) -> String {
+    let DriverError::Server(se) = e else {
+        return said(e);
+    };
+    let server = match &o.endpoint {
+        bakeoff_driver::Endpoint::Unix(path) => format!("on socket \"{}\"", path.display()),
+        bakeoff_driver::Endpoint::Tcp { host, port } => format!("at \"{host}\", port {port}"),
+    };
+    format!(
+        "connection to server {server} failed: {}",
+        bakeoff_driver::libpq_error("", se)
+    )
 }
 
 /// A connection failure in libpq's words where they are known.

@@ -74,4 +74,7 @@ PGDATABASE; the password from the service, PGPASSWORD or ~/.pgpass (PGPASSFILE);
 PGSSLMODE (default prefer over TCP) with PGSSLROOTCERT. Messages, report and exit codes are
 pgbench 15's, and so are the random values of a --random-seed (scripts chosen by weight as
 pgbench's when -j equals -c).
+
+Report bugs to <bakeoff's issue tracker>.
+bakeoff home page: <README.md in bakeoff's repository>
 "#;

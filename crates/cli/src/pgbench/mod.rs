@@ -105,7 +105,7 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("could not start: {e}"))?;
     let mut conn = rt
         .block_on(PgConn::connect(&endpoint))
-        .map_err(|e| cannot(connect::said(&e)))?;
+        .map_err(|e| cannot(connect::refused(&e, &endpoint)))?;
     if a.init {
         return init(a, conn, &rt);
     }

@@ -72,25 +72,40 @@ impl Target {
     }
 
     pub fn run(&self, program: &Path, args: &[&str]) -> Output {
+        self.run_with(program, args, &[])
+    }
+
+    /// [`Target::run`] with more environment variables (PGOPTIONS, PGAPPNAME).
+    pub fn run_with(&self, program: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
         let mut c = Command::new(program);
         if program.ends_with("bakeoff") {
             c.arg("pgbench");
         }
         c.args(args);
         self.env(&mut c);
+        c.envs(vars.iter().copied());
         c.output().unwrap()
     }
 
     /// (pgbench's output, bakeoff's), each stdout then stderr, with their exit codes.
     pub fn both(&self, args: &[&str]) -> ((String, i32), (String, i32)) {
+        self.both_with(args, &[])
+    }
+
+    /// [`Target::both`] with more environment variables.
+    pub fn both_with(
+        &self,
+        args: &[&str],
+        vars: &[(&str, &str)],
+    ) -> ((String, i32), (String, i32)) {
         let text = |o: Output| {
             let mut t = String::from_utf8_lossy(&o.stdout).into_owned();
             t += &String::from_utf8_lossy(&o.stderr);
             (t, o.status.code().unwrap_or(-1))
         };
         (
-            text(self.run(&real_pgbench(), args)),
-            text(self.run(&bakeoff(), args)),
+            text(self.run_with(&real_pgbench(), args, vars)),
+            text(self.run_with(&bakeoff(), args, vars)),
         )
     }
 

@@ -134,6 +134,10 @@ impl Vars {
             return Ok(value);
         }
         let text = v.text.as_deref().unwrap_or("");
+        // pgbench fails an empty value (a NULL field \gset stored) without a word.
+        if text.is_empty() {
+            return fail("");
+        }
         match Value::parse(text) {
             Some(value) => {
                 v.value = Some(value);

@@ -87,6 +87,10 @@ pub async fn initialize(
             't' => {
                 say("creating tables...");
                 create_tables(conn, o).await?;
+                if o.partitions > 0 {
+                    say(&format!("creating {} partitions...", o.partitions));
+                    create_partitions(conn, o).await?;
+                }
                 "create tables"
             }
             'g' => {
@@ -165,8 +169,8 @@ pub async fn initialize(
 async fn exec(conn: &mut PgConn, sql: &str) -> Result<(), InitError> {
     match conn.query(sql).await? {
         Outcome::Err(e) => Err(InitError::Query(format!(
-            "query failed: ERROR:  {}\npgbench: detail: Query was: {sql}",
-            e.message
+            "query failed: {}\npgbench: detail: Query was: {sql}",
+            bakeoff_driver::libpq_error("", &e)
         ))),
         _ => Ok(()),
     }
@@ -190,9 +194,6 @@ async fn create_tables(conn: &mut PgConn, o: &InitOptions) -> Result<(), InitErr
             sql.push_str(&format!(" tablespace {}", quote_ident(ts)));
         }
         exec(conn, &sql).await?;
-    }
-    if o.partitions > 0 {
-        create_partitions(conn, o).await?;
     }
     Ok(())
 }
@@ -288,8 +289,8 @@ async fn copy(conn: &mut PgConn, sql: &str, data: &[u8]) -> Result<(), InitError
     }
     match answer? {
         Outcome::Err(e) => Err(InitError::Query(format!(
-            "PQendcopy failed: ERROR:  {}",
-            e.message
+            "PQendcopy failed: {}",
+            bakeoff_driver::libpq_error("", &e)
         ))),
         _ => Ok(()),
     }

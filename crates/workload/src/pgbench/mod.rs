@@ -11,6 +11,7 @@ mod debug;
 pub mod eval;
 pub mod expr;
 pub mod init;
+mod outcomes;
 pub mod prng;
 pub mod script;
 pub mod session;

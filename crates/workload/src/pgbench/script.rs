@@ -293,6 +293,9 @@ impl ScriptParser<'_> {
         // Each word with the column it starts at in `shown`.
         let words: Vec<(usize, &str)> = word_columns(&joined).map(|(c, w)| (c + 1, w)).collect();
         let name = words.first().map_or("", |w| w.1).to_string();
+        // pgbench knows its meta-commands in any case (\SET, \GSET, \If); messages name them
+        // as written.
+        let key = name.to_ascii_lowercase();
         let args: Vec<(usize, &str)> = words.iter().skip(1).copied().collect();
         let source = self.source.to_string();
         let in_cmd = |message: &str, detail: Option<String>, column: Option<usize>| ScriptError {
@@ -304,7 +307,7 @@ impl ScriptParser<'_> {
             text: Some(shown.clone()),
             column,
         };
-        if matches!(name.as_str(), "gset" | "aset") {
+        if matches!(key.as_str(), "gset" | "aset") {
             self.push_sql(sql);
             if args.len() > 1 {
                 return Err(in_cmd("too many arguments", None, None));
@@ -324,21 +327,21 @@ impl ScriptParser<'_> {
                 };
                 return Err(self.err(line, &format!("\\{name} must follow an SQL command{after}")));
             };
-            let how = if name == "gset" { Gset::One } else { Gset::All };
+            let how = if key == "gset" { Gset::One } else { Gset::All };
             s.gset = Some((how, args.first().map_or("", |a| a.1).to_string()));
             return Ok(());
         }
         // Any other meta-command ends the SQL before it.
         self.push_sql(sql);
         if matches!(
-            name.as_str(),
+            key.as_str(),
             "else" | "endif" | "startpipeline" | "endpipeline"
         ) && !args.is_empty()
         {
             return Err(in_cmd("unexpected argument", None, None));
         }
         let at = self.commands.len();
-        let kind = match name.as_str() {
+        let kind = match key.as_str() {
             "set" => {
                 let Some(&(var_col, var)) = args.first() else {
                     // pgbench shows no line for this one.
@@ -361,9 +364,9 @@ impl ScriptParser<'_> {
                 });
             }
             "setshell" | "shell" => {
-                let need = if name == "setshell" { 2 } else { 1 };
+                let need = if key == "setshell" { 2 } else { 1 };
                 if args.len() < need {
-                    let what = if name == "shell" {
+                    let what = if key == "shell" {
                         "missing command"
                     } else {
                         "missing argument"
@@ -371,7 +374,7 @@ impl ScriptParser<'_> {
                     return Err(in_cmd(what, None, None));
                 }
                 let mut argv: Vec<Arg> = args.iter().map(|a| arg(a.1)).collect();
-                match name.as_str() {
+                match key.as_str() {
                     "setshell" => Kind::SetShell(args[0].1.to_string(), argv.split_off(1)),
                     _ => Kind::Shell(argv),
                 }
@@ -380,7 +383,7 @@ impl ScriptParser<'_> {
                 let from = words[0].0 + name.len();
                 let e = expr::parse(&shown[from..])
                     .map_err(|e| in_cmd(&e.message, e.detail, Some(from + e.at)))?;
-                if name == "if" {
+                if key == "if" {
                     self.blocks.push((vec![at], line));
                     Kind::If(e, 0)
                 } else {
@@ -448,24 +451,43 @@ impl ScriptParser<'_> {
         let Some(&(col, first)) = args.first() else {
             return Err(in_cmd("missing argument", None, None));
         };
-        if let Some(&(col, extra)) = args.get(2) {
-            let _ = extra;
+        if let Some(&(col, _)) = args.get(2) {
             return Err(in_cmd("too many arguments", None, Some(col)));
         }
-        let unit = match args.get(1).map(|u| (u.0, u.1.to_ascii_lowercase())) {
+        let mut number = first;
+        let mut unit = args.get(1).map(|&(c, u)| (c, u));
+        // As pgbench: a number with its unit in one word ("2ms") splits where the digits end,
+        // when no unit follows; anything else after the digits is not an integer.
+        if !first.starts_with(':') {
+            let signed = first.strip_prefix(['+', '-']).unwrap_or(first);
+            let digits = signed.bytes().take_while(u8::is_ascii_digit).count();
+            let at = first.len() - signed.len() + digits;
+            if at < first.len() {
+                if unit.is_none() && digits > 0 {
+                    (number, unit) = (&first[..at], Some((col + at, &first[at..])));
+                } else {
+                    return Err(in_cmd(
+                        "invalid sleep time, must be an integer",
+                        Some(first.into()),
+                        Some(col),
+                    ));
+                }
+            }
+        }
+        let unit = match unit.map(|(c, u)| (c, u, u.to_ascii_lowercase())) {
             None => 1_000_000,
-            Some((_, u)) if u == "us" => 1,
-            Some((_, u)) if u == "ms" => 1_000,
-            Some((_, u)) if u == "s" => 1_000_000,
-            Some((c, _)) => {
+            Some((_, _, u)) if u == "us" => 1,
+            Some((_, _, u)) if u == "ms" => 1_000,
+            Some((_, _, u)) if u == "s" => 1_000_000,
+            Some((c, u, _)) => {
                 return Err(in_cmd(
                     "unrecognized time unit, must be us, ms or s",
-                    Some(args[1].1.into()),
+                    Some(u.into()),
                     Some(c),
                 ))
             }
         };
-        let a = arg(first);
+        let a = arg(number);
         if let Arg::Text(t) = &a {
             if t.parse::<i64>().is_err() {
                 return Err(in_cmd(
@@ -573,6 +595,12 @@ mod tests {
         assert!(matches!(&k[5], Kind::Else(7)));
         assert!(matches!(&k[6], Kind::Sleep(Arg::Text(t), 1000) if t == "1"));
         assert!(matches!(&k[7], Kind::Endif));
+        // A unit in the number's word, as pgbench reads it.
+        let k = kinds("\\sleep 2ms\n\\sleep -3US\n");
+        assert!(matches!(&k[0], Kind::Sleep(Arg::Text(t), 1000) if t == "2"));
+        assert!(matches!(&k[1], Kind::Sleep(Arg::Text(t), 1) if t == "-3"));
+        assert!(parse("t.sql", "t.sql", "\\sleep 2ms s\n", 1).is_err());
+        assert!(parse("t.sql", "t.sql", "\\sleep ms\n", 1).is_err());
     }
 
     #[test]

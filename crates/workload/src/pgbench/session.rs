@@ -152,12 +152,21 @@ pub(super) enum Stop {
     Retryable(&'static str, usize, String),
     /// The client stops: pgbench's messages, each its own `pgbench: error:` line.
     Abort(Vec<String>),
+    /// The transaction ran to the script's end and counts; then the client stops (a
+    /// transaction block left open).
+    Finished(Vec<String>),
     Driver(DriverError),
 }
 
 impl From<DriverError> for Stop {
     fn from(e: DriverError) -> Stop {
-        Stop::Driver(e)
+        match e {
+            // COPY TO STDOUT in a script: pgbench aborts the client, as for COPY FROM STDIN.
+            DriverError::CopyOut { .. } => {
+                Stop::Abort(vec!["COPY is not supported in pgbench, aborting".into()])
+            }
+            e => Stop::Driver(e),
+        }
     }
 }
 
@@ -200,6 +209,18 @@ impl PgbenchSession {
         if self.in_pipeline {
             return Err(Stop::Abort(vec![format!(
                 "client {} aborted: end of script reached with pipeline open",
+                self.tid
+            )]));
+        }
+        // A transaction the script began and did not end would span the next one's: pgbench
+        // aborts the client.
+        if self
+            .conn
+            .as_ref()
+            .is_some_and(|c| c.transaction_status() != b'I')
+        {
+            return Err(Stop::Finished(vec![format!(
+                "client {} aborted: end of script reached without completing the last transaction",
                 self.tid
             )]));
         }
@@ -352,52 +373,6 @@ impl PgbenchSession {
         }
     }
 
-    /// -P's counters for a transaction that ended after `tries` tries, `failed` or done.
-    fn live_tries(&self, tries: u32, failed: bool) {
-        if let Some(live) = &self.src.live {
-            Live::add(&live.failed, failed as u64);
-            Live::add(&live.retried, (tries > 1) as u64);
-            Live::add(&live.retries, tries as u64 - 1);
-        }
-    }
-
-    /// --verbose-errors' lines for a try that failed with a retryable error: the error, then
-    /// whether the transaction is tried again (with the tries so far, of how many, and under
-    /// a latency limit the share of it used).
-    fn say_retryable(
-        &self,
-        s: usize,
-        pc: usize,
-        said: &str,
-        tries: u32,
-        retry: bool,
-        started: Instant,
-    ) {
-        let Some(info) = &self.src.on_verbose else {
-            return;
-        };
-        let tid = self.tid;
-        info(&format!(
-            "client {tid} got an error in command {pc} (SQL) of script {s}; {said}"
-        ));
-        let what = match retry {
-            true => "repeats the transaction after the error",
-            false => "ends the failed transaction",
-        };
-        let mut line = format!("client {tid} {what} (try {tries}");
-        if self.src.max_tries > 0 {
-            line.push_str(&format!("/{}", self.src.max_tries));
-        }
-        if let Some(limit) = self.src.latency_limit {
-            let used = 100.0 * started.elapsed().as_secs_f64() / limit.as_secs_f64();
-            line.push_str(&format!(
-                ", {used:.3}% of the maximum time of tries was used"
-            ));
-        }
-        line.push(')');
-        info(&line);
-    }
-
     /// After a try that failed: leave the transaction it left open.
     async fn roll_back(&mut self) -> Result<(), DriverError> {
         self.pending.clear();
@@ -409,29 +384,6 @@ impl PgbenchSession {
             }
         }
         Ok(())
-    }
-
-    fn log(
-        &self,
-        s: usize,
-        started: Instant,
-        lag: Option<Duration>,
-        failed: Option<&'static str>,
-        retries: u32,
-    ) {
-        if let Some(f) = &self.src.on_transaction {
-            let entry = Logged {
-                client: self.tid,
-                number: self.transactions + 1,
-                script: s,
-                end: std::time::SystemTime::now(),
-                latency: started.elapsed(),
-                lag,
-                failed,
-                retries,
-            };
-            f(self.tid, &entry);
-        }
     }
 }
 
@@ -473,7 +425,11 @@ impl Events for PgbenchSession {
         let retry_from = self.rng.clone();
         let mut tries = 1u32;
         loop {
-            match self.transaction(s, c).await {
+            let (done, then_stop) = match self.transaction(s, c).await {
+                Err(Stop::Finished(messages)) => (Ok(()), Some(messages)),
+                done => (done, None),
+            };
+            match done {
                 Ok(()) => {
                     let took = started.elapsed();
                     let st = &mut self.stats[s];
@@ -487,6 +443,9 @@ impl Events for PgbenchSession {
                         live.done_in(took.as_micros() as u64);
                     }
                     self.log(s, started, lag, None, tries - 1);
+                    if let Some(messages) = then_stop {
+                        return self.abort(&messages).await;
+                    }
                     break;
                 }
                 Err(Stop::Retryable(kind, pc, said)) => {
@@ -515,16 +474,8 @@ impl Events for PgbenchSession {
                     self.log(s, started, lag, Some(kind), tries - 1);
                     break;
                 }
-                Err(Stop::Abort(messages)) => {
-                    let _ = self.roll_back().await;
-                    for m in &messages {
-                        (self.src.on_abort)(m);
-                    }
-                    self.src
-                        .aborted
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    self.merge();
-                    return Err(EventError::Ended);
+                Err(Stop::Abort(messages) | Stop::Finished(messages)) => {
+                    return self.abort(&messages).await;
                 }
                 Err(Stop::Driver(e)) => return Err(EventError::Driver(e)),
             }
@@ -557,6 +508,19 @@ impl Events for PgbenchSession {
 }
 
 impl PgbenchSession {
+    /// The client stops: its transaction rolled back, pgbench's messages said, the run told.
+    async fn abort(&mut self, messages: &[String]) -> Result<(), EventError> {
+        let _ = self.roll_back().await;
+        for m in messages {
+            (self.src.on_abort)(m);
+        }
+        self.src
+            .aborted
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.merge();
+        Err(EventError::Ended)
+    }
+
     /// This client's figures into the run's (once: they are taken).
     fn merge(&mut self) {
         let mut all = self.src.stats.lock().unwrap_or_else(|p| p.into_inner());
@@ -591,8 +555,11 @@ fn aborted(
     e: &dyn std::fmt::Display,
     how: &str,
 ) -> Stop {
-    Stop::Abort(vec![
-        e.to_string(),
-        format!("client {tid} aborted in command {pc} ({what}) of script {s}; {how} of meta-command failed"),
-    ])
+    // An error with nothing to say (an empty variable) leaves only the abort line.
+    let said = e.to_string();
+    let mut lines: Vec<String> = (!said.is_empty()).then_some(said).into_iter().collect();
+    lines.push(format!(
+        "client {tid} aborted in command {pc} ({what}) of script {s}; {how} of meta-command failed"
+    ));
+    Stop::Abort(lines)
 }

@@ -6,7 +6,6 @@ use bakeoff_driver::{PgReply, PgStmt, PgUntil, PgVia, TextParams};
 use super::eval::Vars;
 use super::script::{Gset, Kind, Part, Sql};
 use super::session::{PgbenchSession, QueryMode, Stop};
-use super::value::Value;
 use crate::scripting::StmtCounts;
 
 const CONNECTED: &str = "a client has its connection while it runs";
@@ -182,6 +181,11 @@ impl PgbenchSession {
         reply: PgReply,
         c: &mut StmtCounts,
     ) -> Result<(), Stop> {
+        if reply.copy_in {
+            return Err(Stop::Abort(vec![
+                "COPY is not supported in pgbench, aborting".into(),
+            ]));
+        }
         if let Some(e) = reply.error {
             c.errors += 1;
             let kind = match e.sql_state.as_str() {
@@ -239,7 +243,9 @@ impl PgbenchSession {
                     self.tid
                 )]));
             }
-            let Some(row) = set.rows.first() else {
+            // pgbench stores the last row (one under \gset), each field as its text: a NULL is
+            // the empty string PQgetvalue gives.
+            let Some(row) = set.rows.last() else {
                 continue;
             };
             for (name, v) in set.columns.iter().zip(row) {
@@ -250,10 +256,7 @@ impl PgbenchSession {
                         format!("client {} script {s} command {pc} query 0: error storing into variable {var}", self.tid),
                     ]));
                 }
-                match v {
-                    Some(t) => self.vars.set_text(&var, t.clone()),
-                    None => self.vars.set_value(&var, Value::Null),
-                }
+                self.vars.set_text(&var, v.clone().unwrap_or_default());
             }
         }
         Ok(())

@@ -79,10 +79,11 @@ impl Value {
         }
     }
 
-    /// pgbench's text for a value put into SQL: doubles with 15 significant digits (`%.15g`).
+    /// pgbench's text for a value put into SQL (its getVariable): NULL as the word, doubles
+    /// with 15 significant digits (`%.15g`).
     pub fn text(self) -> String {
         match self {
-            Value::Null => String::new(),
+            Value::Null => "NULL".to_string(),
             Value::Bool(b) => if b { "true" } else { "false" }.to_string(),
             Value::Int(i) => i.to_string(),
             Value::Double(d) => g15(d),
@@ -111,13 +112,14 @@ impl Value {
     }
 }
 
-/// PostgreSQL's boolean words, any unique prefix of true/false/yes/no, and on/off.
+/// pgbench's boolean words: any prefix of true/false/yes/no, and on, off or of ("o" alone is
+/// neither).
 fn parse_bool(t: &str) -> Option<bool> {
     let l = t.to_ascii_lowercase();
     let prefix_of = |word: &str| !l.is_empty() && word.starts_with(&l);
     if prefix_of("true") || prefix_of("yes") || l == "on" {
         Some(true)
-    } else if prefix_of("false") || prefix_of("no") || l == "off" {
+    } else if prefix_of("false") || prefix_of("no") || l == "off" || l == "of" {
         Some(false)
     } else {
         None
@@ -178,6 +180,8 @@ mod tests {
         assert_eq!(Value::parse("NULL"), Some(Value::Null));
         assert_eq!(Value::parse("t"), Some(Value::Bool(true)));
         assert_eq!(Value::parse("off"), Some(Value::Bool(false)));
+        assert_eq!(Value::parse("of"), Some(Value::Bool(false)));
+        assert_eq!(Value::parse("o"), None);
         assert_eq!(Value::parse("abc"), None);
         assert_eq!(Value::parse("inf"), None);
     }

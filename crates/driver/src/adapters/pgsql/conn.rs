@@ -45,6 +45,9 @@ pub struct PgConn {
     /// The last ReadyForQuery's transaction status: `I` idle, `T` in a transaction, `E` in a
     /// failed one (every statement refused until ROLLBACK).
     pub(super) tx_status: u8,
+    /// The last statement queued went by the extended protocol (a refused COPY FROM STDIN
+    /// then needs a Sync of its own: the server ignored the one sent with it).
+    pub(super) extended: bool,
     /// Each statement named on this connection, by id.
     pub(super) stmts: Vec<Slot>,
     /// Whether the exchange read last had a ParseComplete.
@@ -80,6 +83,7 @@ impl PgConn {
             server_version: String::new(),
             backend_pid: 0,
             tx_status: b'I',
+            extended: false,
             stmts: Vec::new(),
             parse_took: false,
             farewell: false,
@@ -278,11 +282,17 @@ impl PgConn {
         }
         let fields = error_fields(body);
         let get = |code: u8| field(&fields, code);
-        let text = format!(
+        // libpq's default notice processor: DETAIL and HINT, no CONTEXT (shown for errors).
+        let mut text = format!(
             "{}:  {}",
             get(b'S').unwrap_or("NOTICE"),
             get(b'M').unwrap_or("")
         );
+        for (label, code) in [("DETAIL", b'D'), ("HINT", b'H')] {
+            if let Some(t) = get(code) {
+                text.push_str(&format!("\n{label}:  {t}"));
+            }
+        }
         self.notices.push(crate::printable(&text));
     }
 
@@ -495,16 +505,25 @@ fn field(fields: &[(u8, String)], code: u8) -> Option<&str> {
 pub(super) fn server_error(body: &[u8]) -> ServerError {
     let fields = error_fields(body);
     let get = |code: u8| field(&fields, code);
-    let mut message = get(b'M').unwrap_or("(no message)").to_string();
+    let primary = get(b'M').unwrap_or("(no message)").to_string();
+    let mut message = primary.clone();
     if let Some(d) = get(b'D') {
         message = format!("{message} ({d})");
     }
     // The server's words reach terminals and reports: no escape sequences from it.
+    let text = |code: u8| get(code).map(bakeoff_proto::printable_lines);
     ServerError {
         code: 0,
         sql_state: crate::printable(get(b'C').unwrap_or("XX000")),
         message: crate::printable(&message),
         position: get(b'P').and_then(|p| p.parse().ok()).unwrap_or(0),
+        pg: Some(Box::new(bakeoff_proto::PgFields {
+            severity: text(b'S').unwrap_or_else(|| "ERROR".into()),
+            primary: crate::printable(&primary),
+            detail: text(b'D'),
+            hint: text(b'H'),
+            context: text(b'W'),
+        })),
     }
 }
 

@@ -108,16 +108,18 @@ impl PgConn {
 
     async fn login(&mut self, opts: &ConnectOptions) -> Result<(), DriverError> {
         let database = opts.database.as_deref().unwrap_or(&opts.user);
+        let app = opts.application_name.as_deref().unwrap_or("bakeoff");
+        let mut params = vec![
+            ("user", opts.user.as_str()),
+            ("database", database),
+            ("client_encoding", "UTF8"),
+            ("application_name", app),
+        ];
+        if let Some(o) = opts.server_options.as_deref() {
+            params.push(("options", o));
+        }
         self.wbuf.clear();
-        m::startup(
-            &mut self.wbuf,
-            &[
-                ("user", &opts.user),
-                ("database", database),
-                ("client_encoding", "UTF8"),
-                ("application_name", "bakeoff"),
-            ],
-        );
+        m::startup(&mut self.wbuf, &params);
         self.send("startup").await?;
         let mut scram: Option<Scram> = None;
         loop {

@@ -40,6 +40,8 @@ pub struct Reply {
     /// The server parsed a statement sent with it (ParseComplete came): where it did not,
     /// the error is the Parse's.
     pub parsed: bool,
+    /// The statement was a COPY FROM STDIN, which was refused (its error follows).
+    pub copy_in: bool,
 }
 
 /// A statement's parameter values as text, written into one buffer the caller reuses: a
@@ -103,6 +105,7 @@ impl PgConn {
     /// A simple query is only ever queued alone. `describe`: ask for the columns' names
     /// (libpq always does; only `\gset` needs them, and without it the server does less).
     pub fn queue_text(&mut self, via: Via<'_>, params: &TextParams, describe: bool) {
+        self.extended = !matches!(via, Via::Simple(_));
         let (name, len) = match via {
             Via::Simple(sql) => return m::query(&mut self.wbuf, sql.as_bytes()),
             Via::Unnamed(sql) => {
@@ -221,11 +224,17 @@ impl PgConn {
                 b'H' | b'W' => return Err(self.copy_out()),
                 b'G' => {
                     // COPY IN inside a script: pgbench cannot feed it either; end it.
+                    reply.copy_in = true;
                     self.wbuf.clear();
                     let at = m::begin(&mut self.wbuf, b'f');
                     self.wbuf
                         .extend_from_slice(b"COPY is not supported in pgbench scripts\0");
                     m::finish(&mut self.wbuf, at);
+                    // In copy-in mode the server ignored the Sync sent with the statement;
+                    // after the CopyFail it waits for one.
+                    if self.extended {
+                        self.queue_sync();
+                    }
                     self.flush().await?;
                 }
                 _ => {}
@@ -264,10 +273,35 @@ fn column_names(body: &[u8]) -> Vec<String> {
 /// with a position the statement's line (`LINE n: ...`, cut to about 60 characters around the
 /// spot, as libpq's reportErrorPosition cuts it) and a caret under the spot.
 pub fn libpq_error(sql: &str, e: &bakeoff_proto::ServerError) -> String {
-    let mut out = format!("ERROR:  {}", e.message);
+    let Some(pg) = e.pg.as_deref() else {
+        let mut out = format!("ERROR:  {}", e.message);
+        if let Some(lines) = error_position(sql, e.position) {
+            out.push('\n');
+            out.push_str(&lines);
+        }
+        return out;
+    };
+    let mut out = format!("{}:  {}", pg.severity, pg.primary);
     if let Some(lines) = error_position(sql, e.position) {
         out.push('\n');
         out.push_str(&lines);
+    }
+    out.push_str(&pg_tail(pg));
+    out
+}
+
+/// What libpq prints after an error's first line at its default verbosity: DETAIL, HINT and
+/// CONTEXT, each on a line of its own.
+pub fn pg_tail(pg: &bakeoff_proto::PgFields) -> String {
+    let mut out = String::new();
+    for (label, text) in [
+        ("DETAIL", &pg.detail),
+        ("HINT", &pg.hint),
+        ("CONTEXT", &pg.context),
+    ] {
+        if let Some(t) = text {
+            out.push_str(&format!("\n{label}:  {t}"));
+        }
     }
     out
 }
@@ -338,6 +372,7 @@ mod tests {
             sql_state: "42P01".into(),
             message: "relation \"nonexist\" does not exist".into(),
             position,
+            pg: None,
         }
     }
 

@@ -197,6 +197,7 @@ impl Link {
             sql_state: "HY000".into(),
             message: e.to_string(),
             position: 0,
+            pg: None,
         })
     }
 

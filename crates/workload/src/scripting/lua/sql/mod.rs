@@ -209,6 +209,7 @@ impl UserData for RawConn {
                     sql_state: state.unwrap_or_default(),
                     message: String::new(),
                     position: 0,
+                    pg: None,
                 };
                 let ignorable = this.opts.ignore.covers(&e);
                 if ignorable && code == 0 {
