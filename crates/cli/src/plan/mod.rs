@@ -127,7 +127,7 @@ fn report(planned: &[bakeoff_report::Planned], precision: f64, pilot: u32) -> St
         if let Some(p) = planned
             .iter()
             .filter(|p| p.workload == w)
-            .max_by_key(|p| p.blocks)
+            .max_by(|a, b| a.spread.total_cmp(&b.spread))
         {
             let _ = writeln!(
                 s,
