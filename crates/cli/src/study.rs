@@ -173,14 +173,15 @@ fn describe(s: &StudySpec, file: &Path) -> String {
     if let Some((platform, price)) = s.own_price() {
         let _ = writeln!(out, "platform: {platform} at {price:.2}/hour on demand");
     }
-    let est = estimate(s).as_secs();
-    let _ = writeln!(
-        out,
-        "estimated duration: {}h {:02}m",
-        est / 3600,
-        est % 3600 / 60
-    );
+    let _ = writeln!(out, "estimated duration: {}", hours_minutes(estimate(s)));
     out
+}
+
+/// A duration to come as hours and minutes, rounded up: an estimate never says 0h 00m for
+/// work that takes seconds.
+pub(crate) fn hours_minutes(d: Duration) -> String {
+    let minutes = d.as_secs().div_ceil(60).max(1);
+    format!("{}h {:02}m", minutes / 60, minutes % 60)
 }
 
 /// What this machine lacks for the study (allocators not installed, CPUs or nodes missing, a
@@ -318,19 +319,29 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
     })
 }
 
-/// A finished run in one line: what ran, how it ended, the first line of why.
+/// A finished run in one line: what ran, how it ended, the first line of why. A run that
+/// measured nothing says why alone, not "0 tps".
 pub(crate) fn run_line(r: &RunRecord) -> String {
-    let mut line = format!(
-        "{} | {} | {} threads: {} {:.0} tps p99 {:.2} ms",
+    let what = format!(
+        "{} | {} | {} threads",
         r.variant_name,
         r.workload_label,
-        r.key.map_or(0, |k| k.threads),
-        r.status,
-        r.tps,
-        r.p99_ms
+        r.key.map_or(0, |k| k.threads)
     );
-    if let Some(reason) = &r.reason {
-        line.push_str(&format!(" ({})", reason.lines().next().unwrap_or("")));
+    let why = r.reason.as_deref().map(|w| w.lines().next().unwrap_or(""));
+    if r.status != "ok" && r.events == 0 {
+        return format!(
+            "{what}: {}: {}",
+            r.status,
+            why.unwrap_or("no reason recorded")
+        );
+    }
+    let mut line = format!(
+        "{what}: {} {:.0} tps p99 {:.2} ms",
+        r.status, r.tps, r.p99_ms
+    );
+    if let Some(why) = why {
+        line.push_str(&format!(" ({why})"));
     }
     line
 }
@@ -339,6 +350,8 @@ pub(crate) fn run_line(r: &RunRecord) -> String {
 pub(crate) struct Progress {
     tty: bool,
     line: String,
+    /// The run under way: its place, the study's total, the time left before it.
+    at: Option<(usize, usize, Duration)>,
 }
 
 impl Progress {
@@ -346,6 +359,7 @@ impl Progress {
         Progress {
             tty: std::io::stderr().is_terminal(),
             line: String::new(),
+            at: None,
         }
     }
 
@@ -365,12 +379,11 @@ impl Progress {
 
 impl StudyObserver for Progress {
     fn on_run_start(&mut self, done: usize, total: usize, what: &str, left: Duration) {
-        let s = left.as_secs();
+        self.at = Some((done + 1, total, left));
         self.show(format!(
-            "[{}/{total}] {what} | ETA {}h {:02}m",
+            "[{}/{total}] {what} | about {} left",
             done + 1,
-            s / 3600,
-            s % 3600 / 60
+            hours_minutes(left)
         ));
     }
 
@@ -387,7 +400,11 @@ impl StudyObserver for Progress {
     }
 
     fn on_run_done(&mut self, r: &RunRecord) {
-        let line = run_line(r);
+        let mut line = run_line(r);
+        // In a log (no status line), each finished run says where the study stands.
+        if let (false, Some((n, total, left))) = (self.tty, self.at) {
+            line = format!("[{n}/{total}, about {} left] {line}", hours_minutes(left));
+        }
         if self.tty {
             eprint!("\r\x1b[K");
         }
@@ -397,5 +414,52 @@ impl StudyObserver for Progress {
     fn on_note(&mut self, note: &str) {
         self.clear();
         eprintln!("note: {note}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_store::RunKey;
+
+    #[test]
+    fn estimates_round_up_and_never_say_zero() {
+        assert_eq!(hours_minutes(Duration::from_secs(34)), "0h 01m");
+        assert_eq!(hours_minutes(Duration::from_secs(0)), "0h 01m");
+        assert_eq!(hours_minutes(Duration::from_secs(61)), "0h 02m");
+        assert_eq!(hours_minutes(Duration::from_secs(3600)), "1h 00m");
+    }
+
+    #[test]
+    fn a_run_that_measured_nothing_says_why_not_zero_tps() {
+        let failed = RunRecord {
+            key: Some(RunKey {
+                repetition: 1,
+                variant: 0,
+                workload: 0,
+                threads: 4,
+            }),
+            variant_name: "jemalloc".into(),
+            workload_label: "oltp_point_select".into(),
+            status: "failed".into(),
+            reason: Some("server exited with signal 9\nlog tail...".into()),
+            ..RunRecord::default()
+        };
+        assert_eq!(
+            run_line(&failed),
+            "jemalloc | oltp_point_select | 4 threads: failed: server exited with signal 9"
+        );
+        let ok = RunRecord {
+            status: "ok".into(),
+            reason: None,
+            events: 1000,
+            tps: 500.0,
+            p99_ms: 1.5,
+            ..failed
+        };
+        assert_eq!(
+            run_line(&ok),
+            "jemalloc | oltp_point_select | 4 threads: ok 500 tps p99 1.50 ms"
+        );
     }
 }

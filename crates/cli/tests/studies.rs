@@ -16,6 +16,8 @@ fn every_example_study_checks_and_a_bad_one_lists_each_problem_at_its_place() {
             let (out, err) = text(&o);
             assert!(o.status.success(), "{}: {err}", path.display());
             assert!(out.contains("estimated duration"), "{out}");
+            // Rounded up: a study of seconds is not "0h 00m".
+            assert!(!out.contains("estimated duration: 0h 00m"), "{out}");
             if path.ends_with("quickstart.toml") {
                 // Its servers take turns, and the check says how.
                 assert!(out.contains("blocks alternate: each block's 3 servers take turns every 50 ms (idle servers frozen), 2 s each per cell"), "{out}");

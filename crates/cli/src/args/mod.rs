@@ -81,7 +81,9 @@ pub enum Command {
     Compare {
         #[command(flatten)]
         results: ResultsArgs,
-        #[arg(long, value_enum, default_value = "text")]
+        /// text: the sentences, the table and the `in short:` lines; json: the whole model
+        /// (every comparison with its ratio, interval, level, verdict and cost), for other tools.
+        #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
         format: Format,
     },
     /// One self-contained HTML page that works offline: per workload the answer in a few
