@@ -109,10 +109,12 @@ fn a_given_postgres_runs_the_same_statements_as_sysbench_pgsql() {
         ),
         "prepare",
     );
+    // 300 events (about a quarter of a second): /proc counts CPU in 10 ms ticks, and 30
+    // events' 20 ms sometimes read as none.
     let common = [
         "--tables=1",
         "--table-size=500",
-        "--events=30",
+        "--events=300",
         "--threads=1",
     ];
     let run = bakeoff_pg(&[&["run", "oltp_read_write"][..], &common].concat(), &db);

@@ -229,15 +229,20 @@ fn decision_grid() {
     }
 }
 
-#[test]
-fn four_verdicts() {
-    let e = |estimate: f64, se: f64| Evidence {
-        estimate: estimate.ln(),
+/// Evidence of a ratio with standard error `se` (log scale) from 10 blocks.
+fn evidence_of(ratio: f64, se: f64) -> Evidence {
+    Evidence {
+        estimate: ratio.ln(),
         se,
         df: 9.0,
         n: 10,
         pilot: None,
-    };
+    }
+}
+
+#[test]
+fn four_verdicts() {
+    let e = evidence_of;
     assert_eq!(judge(e(1.10, 0.01), 1, 0.03).verdict, Verdict::Different);
     assert_eq!(
         judge(e(1.01, 0.002), 1, 0.03).verdict,
@@ -345,13 +350,7 @@ fn the_wider_spread_is_chosen_at_each_decisions_own_quantile() {
 
 #[test]
 fn each_verdict_is_shown_with_the_interval_it_was_judged_on_at_its_level() {
-    let e = |estimate: f64, se: f64| Evidence {
-        estimate: estimate.ln(),
-        se,
-        df: 9.0,
-        n: 10,
-        pilot: None,
-    };
+    let e = evidence_of;
     let eq = judge(e(1.0, 0.005), 4, 0.03);
     assert_eq!(eq.verdict, Verdict::Equivalent);
     assert_eq!((eq.shown, eq.level), (eq.tost, 1.0 - 2.0 * ALPHA / 4.0));
