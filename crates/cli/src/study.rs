@@ -401,9 +401,11 @@ impl StudyObserver for Progress {
 
     fn on_run_done(&mut self, r: &RunRecord) {
         let mut line = run_line(r);
-        // In a log (no status line), each finished run says where the study stands.
+        // In a log (no status line), each finished run says where the study stands: runs
+        // done so far (a block taking turns ends several at once).
         if let (false, Some((n, total, left))) = (self.tty, self.at) {
             line = format!("[{n}/{total}, about {} left] {line}", hours_minutes(left));
+            self.at = Some((n + 1, total, left));
         }
         if self.tty {
             eprint!("\r\x1b[K");
