@@ -129,9 +129,17 @@ cpus = ["0-x"]
 
 #[test]
 fn a_syntax_error_names_its_line_and_column() {
-    let p = problems("threads = [1, 2\n[[workload]]\nname = \"oltp_point_select\"\n");
-    assert!(!p.is_empty());
-    assert!(p[0].line >= 1 && p[0].column >= 1, "{p:?}");
+    // An array left open: its own line and column, and none of the parser's cascade after it
+    // (it read on into the lines below and found 7 more "errors" there).
+    let p = problems(
+        "name = \"x\"\nthreads = [1, 2\nduration = 2\n[[workload]]\nname = \"oltp_point_select\"\n",
+    );
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!((p[0].line, p[0].column), (2, 11), "{p:?}");
+    assert!(p[0].message.contains("this array is never closed"), "{p:?}");
+    // A table header left open: the parser names its line itself.
+    let p = problems("[dataset\ntables = 2\n");
+    assert_eq!(p[0].line, 1, "{p:?}");
 }
 
 #[test]

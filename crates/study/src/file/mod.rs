@@ -6,6 +6,7 @@
 //! - `variants`: `[axes]` (every combination) and `[[variant]]` entries.
 
 mod alternation;
+mod brackets;
 mod engines;
 mod given;
 mod repetitions;
@@ -31,8 +32,25 @@ use variants::{axes_variants, default_variant, listed_variant};
 pub fn parse(src: &str, default_name: &str) -> Result<StudySpec, Vec<Problem>> {
     let mut p = Problems::new(src);
     let (doc, syntax) = DeTable::parse_recoverable(src);
+    // An array or inline table left open: its `[` first, and none of what the parser then
+    // found in the lines it read on into (they follow from it).
+    let open = (!syntax.is_empty())
+        .then(|| brackets::unclosed(src))
+        .flatten();
+    if let Some(at) = open {
+        let what = if src.as_bytes()[at] == b'[' {
+            "array"
+        } else {
+            "inline table"
+        };
+        let close = if what == "array" { ']' } else { '}' };
+        p.at(at..at + 1, format!("this {what} is never closed: add `{close}` at the end of its value (the parser read on into the lines after it)"));
+    }
     for e in syntax {
-        p.at(e.span().unwrap_or(0..0), e.message().to_string());
+        let span = e.span().unwrap_or(0..0);
+        if open.is_none_or(|at| span.start < at) {
+            p.at(span, e.message().to_string());
+        }
     }
     if !p.list.is_empty() {
         // Values after a syntax error are guesses: report the syntax first.
