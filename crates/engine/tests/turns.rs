@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bakeoff_driver::DriverError;
-use bakeoff_engine::{run_turns, RunSpec, RunStatus, Slice, TurnObserver, TurnSpec};
+use bakeoff_engine::{run_turns, RunSpec, RunStatus, Slice, TurnObserver, TurnSpec, TurnsResult};
 use bakeoff_workload::{EventError, Events, Source, StmtCounts};
 
 /// Events of `latency` each, logged as (server, start, end). `refuse`: its connections
@@ -228,20 +228,25 @@ fn short(connections: u32) -> TurnSpec {
     }
 }
 
-#[test]
-fn a_server_that_refuses_connections_fails_alone_and_the_others_take_their_turns() {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let mut f = fakes(2, 1, &log);
-    f[1].refuse = true;
+/// Two fake servers taking short turns, nothing frozen, nothing interrupted.
+fn two_short(f: Vec<Fake>) -> TurnsResult {
     let sources: Vec<Arc<Fake>> = f.into_iter().map(Arc::new).collect();
-    let res = run_turns(
+    run_turns(
         &sources,
         &short(2),
         &AtomicBool::new(false),
         &mut [None, None],
         &mut Seen::default(),
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn a_server_that_refuses_connections_fails_alone_and_the_others_take_their_turns() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut f = fakes(2, 1, &log);
+    f[1].refuse = true;
+    let res = two_short(f);
     assert_eq!(res.status, RunStatus::Completed);
     assert!(
         res.servers[1]
@@ -258,15 +263,7 @@ fn a_server_that_refuses_connections_fails_alone_and_the_others_take_their_turns
     // Every server refusing: the run cannot start, and says why.
     let mut f = fakes(2, 1, &log);
     f.iter_mut().for_each(|f| f.refuse = true);
-    let sources: Vec<Arc<Fake>> = f.into_iter().map(Arc::new).collect();
-    let res = run_turns(
-        &sources,
-        &short(2),
-        &AtomicBool::new(false),
-        &mut [None, None],
-        &mut Seen::default(),
-    )
-    .unwrap();
+    let res = two_short(f);
     assert!(matches!(res.status, RunStatus::Failed(_)));
     assert!(res.servers.iter().all(|s| s
         .failure

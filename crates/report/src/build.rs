@@ -423,7 +423,7 @@ fn compare(
                     } else if paired {
                         let pairs = pairs(b, p, |p, i| Some(p.tps[i]));
                         let e = Evidence::paired(&pairs, design.pilot);
-                        let cpu = pairs_cpu(b, p);
+                        let cpu = pairs_cpu(b, p, pairs.len());
                         Comparison {
                             cost_evidence: Evidence::paired_beside(&cpu, design.pilot),
                             ..row(mean_ratio, e, None, pairs.len() as u32)

@@ -19,12 +19,12 @@ pub(crate) fn pairs(
         .collect()
 }
 
-/// The server's CPU per transaction, paired as throughput is, where every block both ran
-/// has it (a cost judged on some blocks only would be judged on other blocks than throughput).
-pub(crate) fn pairs_cpu(base: &Point, p: &Point) -> Vec<(u32, f64, f64)> {
+/// The server's CPU per transaction, paired as throughput is, where every one of the
+/// `paired` blocks both ran has it (a cost judged on some blocks only would be judged on
+/// other blocks than throughput).
+pub(crate) fn pairs_cpu(base: &Point, p: &Point, paired: usize) -> Vec<(u32, f64, f64)> {
     let cpu = pairs(base, p, |p, i| p.cpu_per_event.get(i).copied().flatten());
-    let all = pairs(base, p, |p, i| Some(p.tps[i]));
-    if cpu.len() == all.len() {
+    if cpu.len() == paired {
         cpu
     } else {
         Vec::new()

@@ -32,60 +32,41 @@ pub fn options(a: &PgbenchArgs) -> Result<ConnectOptions, String> {
     Ok(o)
 }
 
-/// A failed connect in libpq's words: the server's refusal (FATAL:  database "x" does not
-/// exist) after where it was refused, as PQerrorMessage has it; else [`said`].
-pub fn refused(e: &DriverError, o: &bakeoff_driver::ConnectOptions) -> String {
-    let DriverError::Server(se) = e else {
-        return said(e);
+/// A failed connect to `o`'s server in libpq's words (PQerrorMessage): where, then why, be it
+/// the server's refusal (FATAL:  database "x" does not exist) or the socket's.
+pub fn said(e: &DriverError, o: &ConnectOptions) -> String {
+    use bakeoff_driver::Endpoint;
+    let (at, tail) = match &o.endpoint {
+        Endpoint::Unix(path) => (
+            format!("on socket \"{}\"", path.display()),
+            "\tIs the server running locally and accepting connections on that socket?",
+        ),
+        // libpq: `at "HOST", port PORT` (an address it resolved a name to is not known here).
+        Endpoint::Tcp { host, port } => (
+            format!("at \"{host}\", port {port}"),
+            "\tIs the server running on that host and accepting TCP/IP connections?",
+        ),
     };
-    let server = match &o.endpoint {
-        bakeoff_driver::Endpoint::Unix(path) => format!("on socket \"{}\"", path.display()),
-        bakeoff_driver::Endpoint::Tcp { host, port } => format!("at \"{host}\", port {port}"),
-    };
-    format!(
-        "connection to server {server} failed: {}",
-        bakeoff_driver::libpq_error("", se)
-    )
-}
-
-/// A connection failure in libpq's words where they are known.
-pub fn said(e: &DriverError) -> String {
     match e {
-        DriverError::Connect { endpoint, source } => {
-            // The driver names a socket `unix:PATH`; libpq says `socket "PATH"`.
-            let (what, tail) = match endpoint.strip_prefix("unix:") {
-                Some(path) => (
-                    format!("on socket \"{path}\""),
-                    "\tIs the server running locally and accepting connections on that socket?",
-                ),
-                // libpq: `at "HOST", port PORT` (an address it resolved a name to is not
-                // known here).
-                None => (
-                    match endpoint.rsplit_once(':') {
-                        Some((host, port)) => {
-                            let host = host.trim_start_matches('[').trim_end_matches(']');
-                            // A name that does not resolve: libpq says so, and no more.
-                            if let Some(why) = source
-                                .to_string()
-                                .strip_prefix("failed to lookup address information: ")
-                            {
-                                return format!(
-                                    "could not translate host name \"{host}\" to address: {why}"
-                                );
-                            }
-                            format!("at \"{host}\", port {port}")
-                        }
-                        None => format!("\"{endpoint}\""),
-                    },
-                    "\tIs the server running on that host and accepting TCP/IP connections?",
-                ),
-            };
+        DriverError::Server(se) => format!(
+            "connection to server {at} failed: {}",
+            bakeoff_driver::libpq_error("", se)
+        ),
+        DriverError::Connect { source, .. } => {
+            // A name that does not resolve: libpq says so, and no more.
+            if let (Endpoint::Tcp { host, .. }, Some(why)) = (
+                &o.endpoint,
+                source
+                    .to_string()
+                    .strip_prefix("failed to lookup address information: "),
+            ) {
+                return format!("could not translate host name \"{host}\" to address: {why}");
+            }
             format!(
-                "connection to server {what} failed: {}\n{tail}",
+                "connection to server {at} failed: {}\n{tail}",
                 super::report::os_error(source)
             )
         }
-        DriverError::Server(se) => format!("ERROR:  {}", se.message),
         other => other.to_string(),
     }
 }

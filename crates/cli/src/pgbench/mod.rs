@@ -105,7 +105,7 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("could not start: {e}"))?;
     let mut conn = rt
         .block_on(PgConn::connect(&endpoint))
-        .map_err(|e| cannot(connect::refused(&e, &endpoint)))?;
+        .map_err(|e| cannot(connect::said(&e, &endpoint)))?;
     if a.init {
         return init(a, conn, &rt);
     }
@@ -219,7 +219,7 @@ async fn scale_of(
     let count = conn.query_value(COUNT).await.map_err(|e| {
         let said = match &e {
             bakeoff_driver::DriverError::Server(se) => bakeoff_driver::libpq_error(COUNT, se),
-            e => connect::said(e),
+            e => connect::said(e, endpoint),
         };
         format!(
             "could not count number of branches: {said}\npgbench: hint: Perhaps you need to do initialization (\"pgbench -i\") in database \"{}\".",

@@ -7,6 +7,28 @@ use super::session::PgbenchSession;
 use super::stats::{Live, Logged};
 
 impl PgbenchSession {
+    /// A transaction that ran to its end: its latency, lateness, tries and log line.
+    pub(super) fn completed(
+        &mut self,
+        s: usize,
+        started: Instant,
+        lag: Option<Duration>,
+        tries: u32,
+    ) {
+        let took = started.elapsed();
+        let st = &mut self.stats[s];
+        st.record(took.as_secs_f64());
+        if self.src.latency_limit.is_some_and(|l| took > l) {
+            st.late += 1;
+        }
+        st.tried(tries);
+        self.live_tries(tries, false);
+        if let Some(live) = &self.src.live {
+            live.done_in(took.as_micros() as u64);
+        }
+        self.log(s, started, lag, None, tries - 1);
+    }
+
     /// -P's counters for a transaction that ended after `tries` tries, `failed` or done.
     pub(super) fn live_tries(&self, tries: u32, failed: bool) {
         if let Some(live) = &self.src.live {

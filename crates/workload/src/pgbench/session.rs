@@ -425,28 +425,15 @@ impl Events for PgbenchSession {
         let retry_from = self.rng.clone();
         let mut tries = 1u32;
         loop {
-            let (done, then_stop) = match self.transaction(s, c).await {
-                Err(Stop::Finished(messages)) => (Ok(()), Some(messages)),
-                done => (done, None),
-            };
-            match done {
+            match self.transaction(s, c).await {
                 Ok(()) => {
-                    let took = started.elapsed();
-                    let st = &mut self.stats[s];
-                    st.record(took.as_secs_f64());
-                    if self.src.latency_limit.is_some_and(|l| took > l) {
-                        st.late += 1;
-                    }
-                    st.tried(tries);
-                    self.live_tries(tries, false);
-                    if let Some(live) = &self.src.live {
-                        live.done_in(took.as_micros() as u64);
-                    }
-                    self.log(s, started, lag, None, tries - 1);
-                    if let Some(messages) = then_stop {
-                        return self.abort(&messages).await;
-                    }
+                    self.completed(s, started, lag, tries);
                     break;
+                }
+                // The transaction counts, then the client stops.
+                Err(Stop::Finished(messages)) => {
+                    self.completed(s, started, lag, tries);
+                    return self.abort(&messages).await;
                 }
                 Err(Stop::Retryable(kind, pc, said)) => {
                     self.roll_back().await?;
@@ -474,7 +461,7 @@ impl Events for PgbenchSession {
                     self.log(s, started, lag, Some(kind), tries - 1);
                     break;
                 }
-                Err(Stop::Abort(messages) | Stop::Finished(messages)) => {
+                Err(Stop::Abort(messages)) => {
                     return self.abort(&messages).await;
                 }
                 Err(Stop::Driver(e)) => return Err(EventError::Driver(e)),
