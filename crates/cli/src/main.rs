@@ -11,6 +11,7 @@ mod exit;
 mod fleet;
 mod header;
 mod host;
+mod interrupt;
 mod legacy;
 mod output;
 mod pgbench;
@@ -26,7 +27,6 @@ mod target;
 mod tls;
 
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 
 use clap::{CommandFactory, FromArgMatches};
 
@@ -81,7 +81,7 @@ fn run(raw: &[String]) -> ExitCode {
     for note in &normalized.notes {
         dialect::said!("note: {note}");
     }
-    install_sigint();
+    interrupt::install();
     let result = match &cli.command {
         args::Command::Prepare(a) => commands::prepare(a),
         args::Command::Run(a) => commands::run(a),
@@ -124,6 +124,7 @@ fn run(raw: &[String]) -> ExitCode {
             return pgbench::main("bakeoff", &argv);
         }
     };
+    interrupt::leave_to_abandoner();
     match result {
         Ok(code) => code,
         Err(e) if dialect::is_sysbench() => {
@@ -155,46 +156,4 @@ fn quiet_sigpipe() {
         }
         default(info)
     }));
-}
-
-/// First Ctrl-C: finish the run as interrupted (servers stop, results print). Second: leave now.
-fn install_sigint() {
-    extern "C" fn on_sigint(_: libc::c_int) {
-        let now = monotonic_ns();
-        if !exit::INTERRUPTED.swap(true, Ordering::SeqCst) {
-            FIRST_PRESS.store(now, Ordering::SeqCst);
-            say(b"\nbakeoff: stopping cleanly; Ctrl-C again to abandon at once\n");
-            return;
-        }
-        // `timeout -s INT` and a terminal's Ctrl-C reach bakeoff and its process group at
-        // once: a second signal this close to the first is the same press.
-        if now.saturating_sub(FIRST_PRESS.load(Ordering::SeqCst)) < 500_000_000 {
-            return;
-        }
-        say(b"bakeoff: abandoned at once (exit 130): runs already stored are kept; servers it started may still be stopping\n");
-        // Servers stopped between their turns go on first, so they can die with bakeoff.
-        bakeoff_server::freeze::thaw_all_now();
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(130) };
-    }
-    /// When the first press came (CLOCK_MONOTONIC, ns).
-    static FIRST_PRESS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    fn monotonic_ns() -> u64 {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime is async-signal-safe and writes only `t`.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-        (t.tv_sec as u64) * 1_000_000_000 + t.tv_nsec as u64
-    }
-    fn say(msg: &[u8]) {
-        // SAFETY: write(2) is async-signal-safe; a failed write is nothing to act on here.
-        unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
-    }
-    // SAFETY: the handler only touches atomics and calls clock_gettime, write, kill and _exit,
-    // all async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
-    }
 }

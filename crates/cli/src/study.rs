@@ -404,7 +404,10 @@ impl StudyObserver for Progress {
         // In a log (no status line), each finished run says where the study stands: runs
         // done so far (a block taking turns ends several at once).
         if let (false, Some((n, total, left))) = (self.tty, self.at) {
-            line = format!("[{n}/{total}, about {} left] {line}", hours_minutes(left));
+            line = match n >= total {
+                true => format!("[{n}/{total}] {line}"),
+                false => format!("[{n}/{total}, about {} left] {line}", hours_minutes(left)),
+            };
             self.at = Some((n + 1, total, left));
         }
         if self.tty {

@@ -79,6 +79,8 @@ impl Agent {
             host: host.to_string(),
             what: format!("could not start the agent ({e})"),
         })?;
+        // Abandoning (a second Ctrl-C) kills the agent's group with the servers'.
+        bakeoff_server::abandon::track_group(child.id());
         let stderr = Arc::new(Mutex::new(String::new()));
         if let Some(mut err) = child.stderr.take() {
             let keep = stderr.clone();

@@ -22,6 +22,7 @@
 //!
 //! What it must not do: print, or exit the process.
 
+pub mod abandon;
 mod adapters;
 mod binary;
 pub mod engine;

@@ -39,7 +39,9 @@ impl RunDir {
         };
         // 0700: the socket, the init file and the datadir are the server's owner's alone (the
         // socket account holds every privilege; whoever reaches the socket is that account).
+        crate::abandon::refuse_if_abandoning().map_err(err)?;
         private_dir(&path).map_err(err)?;
+        crate::abandon::track_rundir(&path);
         write_private(
             &path.join(MARKER),
             &format!("{}\n", std::process::id()),
@@ -64,22 +66,28 @@ impl RunDir {
         self.path.join(TMP)
     }
 
-    /// Remove the directory if it is still ours: a real directory holding our marker, a
-    /// regular file this user wrote (the directory itself may belong to the server's user).
-    /// Errors are ignored: nothing measured lives here.
+    /// Remove the directory if it is still ours (see [`remove_if_ours`]).
     pub fn remove(&self) {
-        use std::os::unix::fs::MetadataExt;
-        let Ok(meta) = fs::symlink_metadata(&self.path) else {
-            return;
-        };
-        let marker = fs::symlink_metadata(self.path.join(MARKER));
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
-        if !meta.is_dir() || !marker.is_ok_and(|m| m.is_file() && m.uid() == me) {
-            return;
-        }
-        let _ = fs::remove_dir_all(&self.path);
+        remove_if_ours(&self.path);
+        crate::abandon::untrack_rundir(&self.path);
     }
+}
+
+/// Remove `path` if it is a run directory of ours: a real directory holding our marker, a
+/// regular file this user wrote (the directory itself may belong to the server's user).
+/// Errors are ignored: nothing measured lives here. Whether it removed it.
+pub(crate) fn remove_if_ours(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return false;
+    };
+    let marker = fs::symlink_metadata(path.join(MARKER));
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_dir() || !marker.is_ok_and(|m| m.is_file() && m.uid() == me) {
+        return false;
+    }
+    fs::remove_dir_all(path).is_ok()
 }
 
 /// A run directory goes with its owner, on every path: a start that fails half-way (datadir

@@ -64,7 +64,7 @@ pub fn main(program: &str, raw: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    crate::install_sigint();
+    crate::interrupt::install();
     match run(&a) {
         Ok(code) => code,
         Err(e) => {

@@ -1,0 +1,205 @@
+//! What abandoning leaves behind: nothing bakeoff started. Every process group bakeoff spawns
+//! (servers, datadir initializers, agents) and every run directory it makes is recorded here,
+//! so that a second Ctrl-C can kill exactly those, wait until they are gone and remove exactly
+//! those directories, and say what it did.
+//!
+//! [`abandon_all`] runs on an ordinary thread (the CLI's), never in a signal handler: removing
+//! a directory tree allocates. The parent-death signal (`launch::spawn_contained`) stays the
+//! backstop for a process that dies any other way, but it reaches only a direct child: a
+//! shell script's children (mariadb-install-db's `mariadbd --bootstrap`) outlive it, which is
+//! why the whole group is killed here.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Leaders of the process groups bakeoff spawned (each a child of ours, its pid its group).
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// Run directories made and not yet removed.
+static RUNDIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// What [`abandon_all`] did.
+#[derive(Debug, Default)]
+pub struct Abandoned {
+    /// Processes killed (every member of every group, alive when it looked).
+    pub killed: usize,
+    /// Processes still there when the wait ran out (pid, command name).
+    pub left: Vec<(i32, String)>,
+    /// Run directories removed.
+    pub removed: usize,
+}
+
+/// Record the process group led by `pid`, a child just spawned in a group of its own.
+pub fn track_group(pid: u32) {
+    let mut g = GROUPS.lock().unwrap_or_else(|p| p.into_inner());
+    // Groups whose leader was reaped are no longer ours to name: their pid may come back.
+    g.retain(|&p| is_unreaped_child(p));
+    g.push(pid as i32);
+}
+
+pub(crate) fn track_rundir(path: &Path) {
+    RUNDIRS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(path.to_path_buf());
+}
+
+pub(crate) fn untrack_rundir(path: &Path) {
+    RUNDIRS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|p| p != path);
+}
+
+/// Kill every group bakeoff spawned whose leader it has not reaped, wait up to `wait` until
+/// none of their processes is left, then remove every run directory it made.
+pub fn abandon_all(wait: Duration) -> Abandoned {
+    // From here on nothing new starts (`refuse_if_abandoning`); a start already past that
+    // check is recorded right after, so a second pass finds what the first could not.
+    ABANDONING.store(true, Ordering::SeqCst);
+    let mut done = Abandoned::default();
+    for _ in 0..2 {
+        // A server stopped between its turns takes SIGKILL as well; thawed it dies at once.
+        crate::freeze::thaw_all_now();
+        let groups = GROUPS.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let dirs = std::mem::take(&mut *RUNDIRS.lock().unwrap_or_else(|p| p.into_inner()));
+        let pass = kill_and_remove(&groups, dirs, wait);
+        done.killed += pass.killed;
+        done.removed += pass.removed;
+        done.left = pass.left;
+    }
+    done
+}
+
+/// Set once abandoning has begun: no server, initializer or run directory starts after it.
+static ABANDONING: AtomicBool = AtomicBool::new(false);
+
+/// Refuse to start anything once abandoning has begun.
+pub(crate) fn refuse_if_abandoning() -> std::io::Result<()> {
+    match ABANDONING.load(Ordering::SeqCst) {
+        true => Err(std::io::Error::other(
+            "bakeoff is abandoning (a second Ctrl-C)",
+        )),
+        false => Ok(()),
+    }
+}
+
+fn kill_and_remove(groups: &[i32], dirs: Vec<PathBuf>, wait: Duration) -> Abandoned {
+    let groups: Vec<i32> = groups
+        .iter()
+        .copied()
+        .filter(|&p| is_unreaped_child(p))
+        .collect();
+    let mut done = Abandoned::default();
+    for &g in &groups {
+        done.killed += members(g).len();
+        // SAFETY: kill has no memory preconditions; `g` is a group whose leader is our
+        // unreaped child, so the id cannot have been reused by anyone else's group.
+        unsafe { libc::kill(-g, libc::SIGKILL) };
+    }
+    let deadline = Instant::now() + wait;
+    loop {
+        let left: Vec<i32> = groups.iter().flat_map(|&g| members(g)).collect();
+        if left.is_empty() {
+            break;
+        }
+        if Instant::now() >= deadline {
+            done.left = left.into_iter().map(|p| (p, command_name(p))).collect();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for dir in dirs {
+        // Run directories are fenced: only a marked directory of ours is removed.
+        if crate::rundir::remove_if_ours(&dir) {
+            done.removed += 1;
+        }
+    }
+    done
+}
+
+/// Whether `pid` is a child of this process not yet waited for (alive or a zombie).
+fn is_unreaped_child(pid: i32) -> bool {
+    // SAFETY: an all-zero siginfo_t is valid; waitid writes only into it. WNOWAIT leaves the
+    // child to whoever waits for it.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    // SAFETY: as above.
+    unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) == 0 }
+}
+
+/// The living (not zombie) processes of group `pgid`, from /proc.
+fn members(pgid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| stat_state_and_group(&s))
+                .is_some_and(|(state, group)| group == pgid && state != 'Z' && state != 'X')
+        })
+        .collect()
+}
+
+/// The state and process group in a /proc/PID/stat line. The command name is in parentheses
+/// and may hold spaces or parentheses itself: the fields after it start at its last `)`.
+fn stat_state_and_group(stat: &str) -> Option<(char, i32)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let group = fields.next()?.parse().ok()?;
+    Some((state, group))
+}
+
+fn command_name(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    #[test]
+    fn a_stat_line_is_read_past_a_name_with_parentheses() {
+        let line = "4242 (a (b) c) S 1 4240 4240 0 -1 4194560";
+        assert_eq!(stat_state_and_group(line), Some(('S', 4240)));
+        assert_eq!(stat_state_and_group("garbage"), None);
+    }
+
+    #[test]
+    fn a_group_and_its_grandchildren_are_killed_and_a_rundir_removed() {
+        // A shell in a group of its own whose child outlives it unless the group is killed.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 300 & sleep 300"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let dir = crate::rundir::RunDir::create(None).unwrap();
+        let path = dir.path().to_path_buf();
+        std::mem::forget(dir);
+        // Both sleeps are up before the kill.
+        let started = Instant::now();
+        while members(pid as i32).len() < 3 && started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // The lists given, not the process's: other tests' servers run beside this one.
+        let done = kill_and_remove(&[pid as i32], vec![path.clone()], Duration::from_secs(5));
+        assert_eq!(done.killed, 3, "the shell and its two sleeps");
+        assert!(done.left.is_empty(), "{:?}", done.left);
+        assert!(members(pid as i32).is_empty());
+        assert!(done.removed == 1 && !path.exists());
+        child.wait().unwrap();
+        // Reaped: no longer ours to name.
+        assert!(!is_unreaped_child(pid as i32));
+    }
+}
