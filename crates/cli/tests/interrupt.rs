@@ -166,7 +166,10 @@ fn one_press_by_the_group_stops_cleanly_and_the_study_resumes_with_its_run() {
         err.contains("bakeoff: stopping cleanly; Ctrl-C again to abandon at once"),
         "{err}"
     );
-    assert!(!err.contains("bakeoff: abandoning"), "one press, not two: {err}");
+    assert!(
+        !err.contains("bakeoff: abandoning"),
+        "one press, not two: {err}"
+    );
     trial.assert_nothing_left("one press");
     let resumed = trial.resume();
     assert!(resumed.contains("1 of 2 runs to do"), "{resumed}");

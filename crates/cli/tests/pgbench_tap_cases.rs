@@ -46,6 +46,11 @@ fn scripts_the_tap_suites_found_wanting_run_as_pgbench_runs_them() {
             "DO $$BEGIN RAISE EXCEPTION 'boom' USING DETAIL = 'the detail', HINT = 'a hint'; END$$;\n",
             &[],
         ),
+        // A notice's DETAIL and HINT, each on its own line, as libpq's notice processor.
+        (
+            "DO $$BEGIN RAISE NOTICE 'n' USING DETAIL = 'd', HINT = 'h'; END$$;\n",
+            &[],
+        ),
         // COPY in a script.
         ("COPY (SELECT 1) TO STDOUT;\n", &[]),
     ];

@@ -31,7 +31,7 @@ pub use adapters::pgsql::{
     libpq_error, PgConn, PgReply, PgRowSet, PgStmt, PgUntil, PgVia, TextParams, PG_IGNORABLE,
 };
 pub use bakeoff_proto::command::Param;
-pub use bakeoff_proto::{printable, OkPacket, Outcome, ServerError};
+pub use bakeoff_proto::{printable, printable_lines, OkPacket, Outcome, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
 pub use net::stream::reads_on_this_thread;

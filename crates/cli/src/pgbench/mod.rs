@@ -316,7 +316,7 @@ fn bench(
     let mode = a.mode.unwrap_or(QueryMode::Simple);
     let logs = report::TxLogs::open(a)?;
     let debug = a.debug.then(|| {
-        let say: Box<dyn Fn(&str) + Send + Sync> = Box::new(|m| eprintln!("pgbench: {m}"));
+        let say: Box<dyn Fn(&str) + Send + Sync> = Box::new(|m| eprintln!("pgbench: {}", shown(m)));
         say
     });
     let source = Arc::new(PgbenchSource {
@@ -332,10 +332,11 @@ fn bench(
             .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
         paced: a.rate.is_some(),
         stats: Mutex::new(Vec::new()),
-        on_abort: Box::new(|m| eprintln!("pgbench: error: {m}")),
-        on_notice: Box::new(|m| eprintln!("{m}")),
+        on_abort: Box::new(|m| eprintln!("pgbench: error: {}", shown(m))),
+        on_notice: Box::new(|m| eprintln!("{}", shown(m))),
         on_verbose: a.verbose_errors.then(|| {
-            let f: Box<dyn Fn(&str) + Send + Sync> = Box::new(|m| eprintln!("pgbench: {m}"));
+            let f: Box<dyn Fn(&str) + Send + Sync> =
+                Box::new(|m| eprintln!("pgbench: {}", shown(m)));
             f
         }),
         on_transaction: logs.clone().map(|l| {
@@ -404,4 +405,11 @@ fn bench(
         return Ok(ExitCode::from(crate::exit::EXIT_INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A client's message as the terminal gets it: the server's words reach these lines through
+/// variables a script took from its results (`\gset`, `\aset`) and the SQL they went into,
+/// so every control character but the line breaks is written out (`\x1b`).
+fn shown(m: &str) -> String {
+    bakeoff_driver::printable_lines(m)
 }

@@ -63,6 +63,8 @@ pub enum Answer {
     Stall,
     /// One row of one column holding this text.
     Value(&'static str),
+    /// The statement done, and the session said to be in a transaction block (`T`).
+    InTransaction,
 }
 
 /// The script.
@@ -349,6 +351,11 @@ fn answer_with(c: &mut Conn, a: &Answer) -> std::io::Result<()> {
             c.write_all(&out)?;
         }
         Answer::Stall => std::thread::sleep(Duration::from_secs(60)),
+        Answer::InTransaction => {
+            let mut out = msg(b'C', b"BEGIN\x00");
+            out.extend(msg(b'Z', b"T"));
+            c.write_all(&out)?;
+        }
         Answer::Value(v) => {
             let mut head = 1i16.to_be_bytes().to_vec();
             head.extend_from_slice(b"v\x00");

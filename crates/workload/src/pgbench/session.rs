@@ -152,6 +152,9 @@ pub(super) enum Stop {
     Retryable(&'static str, usize, String),
     /// The client stops: pgbench's messages, each its own `pgbench: error:` line.
     Abort(Vec<String>),
+    /// The same, on a connection that cannot be used again (mid-COPY): dropped, not rolled
+    /// back (a ROLLBACK would wait behind the COPY's data, which a server may send forever).
+    AbortBroken(Vec<String>),
     /// The transaction ran to the script's end and counts; then the client stops (a
     /// transaction block left open).
     Finished(Vec<String>),
@@ -163,7 +166,7 @@ impl From<DriverError> for Stop {
         match e {
             // COPY TO STDOUT in a script: pgbench aborts the client, as for COPY FROM STDIN.
             DriverError::CopyOut { .. } => {
-                Stop::Abort(vec!["COPY is not supported in pgbench, aborting".into()])
+                Stop::AbortBroken(vec!["COPY is not supported in pgbench, aborting".into()])
             }
             e => Stop::Driver(e),
         }
@@ -462,6 +465,10 @@ impl Events for PgbenchSession {
                     break;
                 }
                 Err(Stop::Abort(messages)) => {
+                    return self.abort(&messages).await;
+                }
+                Err(Stop::AbortBroken(messages)) => {
+                    self.conn = None;
                     return self.abort(&messages).await;
                 }
                 Err(Stop::Driver(e)) => return Err(EventError::Driver(e)),

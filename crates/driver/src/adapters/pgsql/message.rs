@@ -41,9 +41,19 @@ pub fn startup(out: &mut Vec<u8>, params: &[(&str, &str)]) {
     let at = out.len();
     out.extend_from_slice(&[0; 4]);
     out.extend_from_slice(&PROTOCOL_3.to_be_bytes());
+    // Each name and value ends at its first NUL, as libpq's C strings do: a NUL inside one
+    // (from a service file, say) would otherwise start a parameter of its own, such as a
+    // second `user` after the password was chosen for the first.
+    let upto_nul = |s: &str| {
+        s.as_bytes()
+            .split(|&b| b == 0)
+            .next()
+            .unwrap_or_default()
+            .to_vec()
+    };
     for (k, v) in params {
-        cstr(out, k.as_bytes());
-        cstr(out, v.as_bytes());
+        cstr(out, &upto_nul(k));
+        cstr(out, &upto_nul(v));
     }
     out.push(0);
     finish(out, at);
@@ -334,5 +344,16 @@ mod tests {
         let f = error_fields(b"SERROR\0C40P01\0Mdeadlock detected\0\0");
         assert_eq!(f[1], (b'C', "40P01".to_string()));
         assert_eq!(error_fields(b"SERR").len(), 0);
+    }
+
+    #[test]
+    fn a_nul_inside_a_startup_value_ends_it_as_in_libpq() {
+        let mut out = Vec::new();
+        startup(
+            &mut out,
+            &[("user", "u"), ("application_name", "a\0user\0mallory")],
+        );
+        let body = &out[8..];
+        assert_eq!(body, b"user\0u\0application_name\0a\0\0");
     }
 }
