@@ -128,14 +128,30 @@ fn run(raw: &[String]) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) if dialect::is_sysbench() => {
-            dialect::fatal(&format!("{e:#}"));
+            dialect::fatal(&told(&e));
             ExitCode::from(exit::EXIT_USAGE)
         }
         Err(e) => {
-            eprintln!("bakeoff: {e:#}");
+            eprintln!("bakeoff: {}", told(&e));
             ExitCode::from(exit::EXIT_USAGE)
         }
     }
+}
+
+/// An error and its causes, each said once: a cause whose words the message before it
+/// already carries (a driver's error quotes its I/O error) is not said again.
+fn told(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain().map(|c| c.to_string()) {
+        if out.contains(&cause) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&cause);
+    }
+    out
 }
 
 /// A reader that stops early (`bakeoff ... | head`) ends bakeoff quietly, with the status a

@@ -11,7 +11,9 @@ pub enum DriverError {
         op: &'static str,
         source: io::Error,
     },
-    #[error("could not connect to {endpoint}: {source}")]
+    /// The connect itself failed. Refused, or no socket at the path: nothing listens there,
+    /// which no timeout or server setting changes, so the message asks what a user can check.
+    #[error("{}", connect_said(endpoint, source))]
     Connect { endpoint: String, source: io::Error },
     /// The connect timeout ran out, while the server did not answer or its listen queue
     /// stayed full.
@@ -105,4 +107,16 @@ impl DriverError {
 /// (ER_SERVER_SHUTDOWN 1053, ER_CONNECTION_KILLED 1927 in MariaDB).
 pub fn is_lost_code(code: u16) -> bool {
     matches!(code, 2006 | 2013 | 2011 | 2055 | 1053 | 1927)
+}
+
+fn connect_said(endpoint: &str, source: &io::Error) -> String {
+    match (source.kind(), endpoint.starts_with("unix:")) {
+        (io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound, true) => format!(
+            "nothing is listening at {endpoint}: {source}; is the server running, is that its socket?"
+        ),
+        (io::ErrorKind::ConnectionRefused, false) => format!(
+            "nothing is listening at {endpoint}: {source}; is the server running, is that the port?"
+        ),
+        _ => format!("could not connect to {endpoint}: {source}"),
+    }
 }

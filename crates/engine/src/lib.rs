@@ -357,7 +357,9 @@ pub fn connect_hint(e: &bakeoff_workload::EventError) -> String {
     use bakeoff_driver::DriverError;
     use bakeoff_workload::EventError;
     match e {
-        EventError::Driver(DriverError::ConnectTimeout { .. } | DriverError::Connect { .. }) => {
+        // A refused connect before any was accepted says itself what to check (nothing
+        // listens); a queue that stayed full, or a server that never answered, is this.
+        EventError::Driver(DriverError::ConnectTimeout { .. }) => {
             format!(". If connects time out or find the server's listen queue full, raise the server's back_log, the kernel's net.core.somaxconn{} or the connect timeout (--mysql-connect-timeout)", bakeoff_driver::somaxconn().map(|n| format!(" (now {n})")).unwrap_or_default())
         }
         EventError::Driver(DriverError::Server(s)) | EventError::Server { error: s, .. }

@@ -73,7 +73,10 @@ impl Conn {
             attempts += 1;
             let attempt = Self::connect_inner(opts, &endpoint);
             let err = match tokio::time::timeout_at(deadline, attempt).await {
-                Ok(Ok(conn)) => return Ok(conn),
+                Ok(Ok(conn)) => {
+                    retry::answered(&endpoint);
+                    return Ok(conn);
+                }
                 Ok(Err(e)) if retry::is_queue_full(&e, tcp) => e,
                 Ok(Err(e)) => return Err(e),
                 Err(_) => break,

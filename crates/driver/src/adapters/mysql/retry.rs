@@ -31,11 +31,15 @@ pub fn somaxconn() -> Option<u32> {
 /// True when `e` means "the server's listen queue is full right now", not "nothing listens"
 /// or "the server said no". `tcp` is whether the endpoint is TCP: on a unix socket a refusal
 /// means there is no listener, so it is final there.
+///
+/// A TCP refusal is a full queue only where this endpoint has accepted a connection of this
+/// process before (a kernel set to reset on overflow, `tcp_abort_on_overflow`): refused from
+/// the first, nothing listens there, and waiting out the connect timeout helps nobody.
 pub(crate) fn is_queue_full(e: &DriverError, tcp: bool) -> bool {
     match e {
-        DriverError::Connect { source, .. } => match source.kind() {
+        DriverError::Connect { source, endpoint } => match source.kind() {
             io::ErrorKind::WouldBlock => true,
-            io::ErrorKind::ConnectionRefused => tcp,
+            io::ErrorKind::ConnectionRefused => tcp && answered_before(endpoint),
             io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => tcp,
             _ => false,
         },
@@ -51,6 +55,22 @@ pub(crate) fn is_queue_full(e: &DriverError, tcp: bool) -> bool {
         }
         _ => false,
     }
+}
+
+/// Endpoints that accepted a connection of this process (a handful: one per server given).
+static ANSWERED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Note that `endpoint` accepted a connection.
+pub(crate) fn answered(endpoint: &str) {
+    let mut a = ANSWERED.lock().unwrap_or_else(|p| p.into_inner());
+    if !a.iter().any(|e| e == endpoint) {
+        a.push(endpoint.to_string());
+    }
+}
+
+fn answered_before(endpoint: &str) -> bool {
+    let a = ANSWERED.lock().unwrap_or_else(|p| p.into_inner());
+    a.iter().any(|e| e == endpoint)
 }
 
 /// Capped exponential backoff with jitter, so clients that failed together do not all come
@@ -99,6 +119,12 @@ mod tests {
             false
         ));
         assert!(is_queue_full(&connect_err(io::ErrorKind::WouldBlock), true));
+        // Refused over TCP: a full queue only once the endpoint has answered before.
+        assert!(!is_queue_full(
+            &connect_err(io::ErrorKind::ConnectionRefused),
+            true
+        ));
+        answered("x");
         assert!(is_queue_full(
             &connect_err(io::ErrorKind::ConnectionRefused),
             true

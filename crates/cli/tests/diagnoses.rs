@@ -1,0 +1,77 @@
+//! What bakeoff says when the server is not where it was told, or an option is not what the
+//! server takes: the right cause, at once, and what to check.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{bakeoff, text};
+
+/// A TCP port nothing listens on, refused.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    port
+}
+
+#[test]
+fn a_refused_port_or_a_missing_socket_fails_at_once_saying_nothing_listens() {
+    let port = closed_port();
+    let missing = bakeoff_testkit::scratch::path("no-such.sock");
+    let pg_missing = bakeoff_testkit::scratch::path("no-such-dir");
+    let cases: Vec<(Vec<String>, String, &str)> = vec![
+        (
+            vec![
+                "--mysql-host=127.0.0.1".into(),
+                format!("--mysql-port={port}"),
+            ],
+            format!("nothing is listening at 127.0.0.1:{port}: "),
+            "is the server running, is that the port?",
+        ),
+        (
+            vec![format!("--mysql-socket={}", missing.display())],
+            format!("nothing is listening at unix:{}: ", missing.display()),
+            "is the server running, is that its socket?",
+        ),
+        (
+            vec![
+                "--server".into(),
+                format!("postgresql://u@127.0.0.1:{port}/db"),
+            ],
+            format!("nothing is listening at 127.0.0.1:{port}: "),
+            "is the server running, is that the port?",
+        ),
+        (
+            vec![
+                "--server".into(),
+                format!("postgresql://u@/db?host={}", pg_missing.display()),
+            ],
+            format!(
+                "nothing is listening at unix:{}/.s.PGSQL.5432: ",
+                pg_missing.display()
+            ),
+            "is the server running, is that its socket?",
+        ),
+    ];
+    for (given, at, ask) in cases {
+        let mut args = vec!["run", "oltp_point_select", "--time=1"];
+        args.extend(given.iter().map(String::as_str));
+        let started = Instant::now();
+        let o = bakeoff(&args, None);
+        let took = started.elapsed();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{given:?}: {err}");
+        assert!(err.contains(&at) && err.contains(ask), "{given:?}: {err}");
+        // Said once: the cause is not repeated after the message that quotes it.
+        let cause = err
+            .split(&at)
+            .nth(1)
+            .and_then(|r| r.split(';').next())
+            .unwrap_or("");
+        assert_eq!(err.matches(cause).count(), 1, "{given:?}: {err}");
+        assert!(!err.contains("back_log"), "no queue to blame: {err}");
+        // At once: not after the connect timeout (10 s).
+        assert!(took < Duration::from_secs(3), "{given:?}: took {took:?}");
+    }
+}
