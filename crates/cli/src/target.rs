@@ -17,6 +17,7 @@ pub(crate) fn specs(e: &EmbeddedArgs) -> Result<Vec<ServerSpec>> {
         (None, "pgsql") => Some(bakeoff_server::find_postgres_binary()?),
         (None, _) => None,
     };
+    check_settings(e, binary.as_deref())?;
     Ok(variants
         .into_iter()
         .map(|variant| ServerSpec {
@@ -27,6 +28,55 @@ pub(crate) fn specs(e: &EmbeddedArgs) -> Result<Vec<ServerSpec>> {
             ..ServerSpec::default()
         })
         .collect())
+}
+
+/// Every `--set` and `--server-option` name checked against the server binary before a
+/// server starts, as `study check` checks a study's: a misspelt name is said at once, with
+/// the nearest one the server knows, instead of after a start that fails on it.
+fn check_settings(e: &EmbeddedArgs, binary: Option<&std::path::Path>) -> Result<()> {
+    let engine = match (binary, e.db_driver.as_str()) {
+        (Some(b), _) => bakeoff_server::Engine::of_binary(b),
+        (None, "pgsql") => bakeoff_server::Engine::PostgreSql,
+        (None, _) => bakeoff_server::Engine::default(),
+    };
+    let named = e.variant.settings.iter().map(|s| ("--set", s.name.clone()));
+    // A plugin loaded by the options brings settings the binary alone does not list.
+    let plugins = e.server_options.iter().any(|o| o.contains("plugin"));
+    let options = e
+        .server_options
+        .iter()
+        .filter(|_| !plugins)
+        .filter_map(|o| option_setting(o))
+        .map(|name| ("--server-option", name));
+    let refused: Vec<String> = named
+        .chain(options)
+        .filter_map(|(option, name)| {
+            bakeoff_study::setting_refused(engine, binary, &name)
+                .map(|why| format!("{option} {why}"))
+        })
+        .collect();
+    match refused.is_empty() {
+        true => Ok(()),
+        false => Err(anyhow::anyhow!(
+            "{}\nnothing was started",
+            refused.join("\n")
+        )),
+    }
+}
+
+/// The setting a server option sets (`name[=value]`, the lab adds the dashes). The files a
+/// server reads its defaults from are options, not settings, and are left to the server.
+fn option_setting(option: &str) -> Option<String> {
+    let name = option.trim_start_matches('-').split('=').next()?.trim();
+    let not_settings = [
+        "no-defaults",
+        "defaults-file",
+        "defaults-extra-file",
+        "defaults-group-suffix",
+        "print-defaults",
+    ];
+    (!name.is_empty() && !not_settings.contains(&name.replace('_', "-").as_str()))
+        .then(|| name.to_string())
 }
 
 /// Start every instance of the variant the options describe, here, printing each one's

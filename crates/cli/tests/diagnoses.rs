@@ -75,3 +75,41 @@ fn a_refused_port_or_a_missing_socket_fails_at_once_saying_nothing_listens() {
         assert!(took < Duration::from_secs(3), "{given:?}: took {took:?}");
     }
 }
+
+/// A misspelt `--set` or `--server-option` is refused before any server starts, with the
+/// name the binary knows, as `study check` refuses it in a study file.
+#[test]
+fn a_misspelt_setting_is_refused_before_a_server_starts() {
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--set", "innodb_bufer_pool_size=1G"],
+            "--set `innodb_bufer_pool_size` is not a MariaDB setting",
+        ),
+        (
+            &["--server-option=innodb-bufer-pool-size=1G"],
+            "--server-option `innodb-bufer-pool-size` is not a MariaDB setting",
+        ),
+        (
+            &["--db-driver=pgsql", "--set", "shared_bufers=1GB"],
+            "--set `shared_bufers` is not a PostgreSQL setting",
+        ),
+    ];
+    for (given, says) in cases {
+        let mut args = vec!["run", "oltp_point_select", "--time=1"];
+        args.extend_from_slice(given);
+        let started = Instant::now();
+        let o = bakeoff(&args, None);
+        let took = started.elapsed();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{given:?}: {err}");
+        assert!(
+            err.contains(says) && err.contains("did you mean"),
+            "{given:?}: {err}"
+        );
+        assert!(
+            err.contains("nothing was started") && !err.contains("Starting the embedded"),
+            "{err}"
+        );
+        assert!(took < Duration::from_secs(3), "{given:?}: took {took:?}");
+    }
+}

@@ -47,8 +47,8 @@ pub mod tables;
 pub use alternate::{mode_line as alternation_line, why_not as why_not_alternate};
 pub use bakeoff_server::file_sha256;
 pub use file::{
-    parse, Alternation, DatasetPolicy, GivenServer, Idle, NamedVariant, Order, Price, StudySpec,
-    Workload, MAX_CELLS,
+    parse, setting_refused, Alternation, DatasetPolicy, GivenServer, Idle, NamedVariant, Order,
+    Price, StudySpec, Workload, MAX_CELLS,
 };
 pub use manifest::text_sha256;
 pub use matrix::{estimate, series, Series};

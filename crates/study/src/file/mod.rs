@@ -22,6 +22,7 @@ use toml::de::DeTable;
 
 use crate::reader::{a_span, cpu_list, int_value, one_of, str_value, Problem, Problems, Table};
 pub use alternation::{Alternation, Idle};
+pub use engines::setting_refused;
 use sections::{dataset, hosts, prices, workload};
 pub use spec::{
     DatasetPolicy, GivenServer, NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS,
