@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{bakeoff, text};
+use common::{bakeoff, db, real_sysbench, text};
 
 /// A TCP port nothing listens on, refused.
 fn closed_port() -> u16 {
@@ -112,4 +112,45 @@ fn a_misspelt_setting_is_refused_before_a_server_starts() {
         );
         assert!(took < Duration::from_secs(3), "{given:?}: took {took:?}");
     }
+}
+
+/// `prepare` over tables sysbench made: refused, saying `bakeoff cleanup` would leave them
+/// (it does) and what would remove them, not sent to a cleanup that does nothing.
+#[test]
+fn prepare_over_tables_it_did_not_create_says_what_would_remove_them() {
+    let d = db("diag_foreign");
+    let s = bakeoff_testkit::server();
+    let bakeoff_driver::Endpoint::Unix(sock) = &s.connect_options().endpoint else {
+        unreachable!()
+    };
+    let made = std::process::Command::new(real_sysbench())
+        .args(["oltp_read_only", "--table-size=10"])
+        .arg(format!("--mysql-socket={}", sock.display()))
+        .arg(format!("--mysql-user={}", s.user()))
+        .arg(format!("--mysql-password={}", s.password().expose()))
+        .arg(format!("--mysql-db={d}"))
+        .arg("prepare")
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{:?}", text(&made));
+    let o = bakeoff(&["prepare", "oltp_read_only", "--table-size=10"], Some(&d));
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("table 'sbtest1' already exists and bakeoff did not create it")
+            && err.contains("`bakeoff cleanup` leaves it alone")
+            && err.contains("drop or rename it yourself"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("run `bakeoff cleanup` with the same options first"),
+        "{err}"
+    );
+    // As said: cleanup leaves them.
+    let o = bakeoff(&["cleanup", "oltp_read_only"], Some(&d));
+    assert!(
+        text(&o).0.contains("Leaving table 'sbtest1' alone"),
+        "{:?}",
+        text(&o)
+    );
 }

@@ -104,9 +104,9 @@ impl SeriesCtx<'_> {
                 stop: Some(stop),
             }) => {
                 let stop = match stop {
-                    Stop::Failed(CellError::Dataset(DatasetError::Exists(t))) => {
-                        Stop::Failed(CellError::Preflight(not_ours(&t)))
-                    }
+                    Stop::Failed(CellError::Dataset(
+                        DatasetError::Exists(t) | DatasetError::ExistsNotOurs { table: t, .. },
+                    )) => Stop::Failed(CellError::Preflight(not_ours(&t))),
                     other => other,
                 };
                 let manifest = self.manifest(&servers, Some(&info));

@@ -115,13 +115,38 @@ pub(super) async fn make_room<O: Owner>(o: &mut O, tables: &[String]) -> Result<
     place_is_ours(o).await?;
     for name in tables {
         if o.facts(name).await?.is_some() {
-            return Err(DatasetError::Exists(name.clone()));
+            return Err(match is_marked(o, name).await {
+                true => DatasetError::Exists(name.clone()),
+                false => DatasetError::ExistsNotOurs {
+                    table: name.clone(),
+                    fix: o.elsewhere(),
+                },
+            });
         }
     }
     if !marker_is_ours(o).await? {
         o.create_marker().await?;
     }
     Ok(())
+}
+
+/// Whether table `name` is bakeoff's: its marker row's token on it, the marker bakeoff's. Any
+/// doubt (a marker not bakeoff's, an old one, an error asking) is "no".
+async fn is_marked<O: Owner>(o: &mut O, name: &str) -> bool {
+    if !matches!(marker_is_ours(o).await, Ok(true)) {
+        return false;
+    }
+    let Ok(rows) = o.marker_rows().await else {
+        return false;
+    };
+    let token = rows
+        .iter()
+        .find(|(t, _)| t == name)
+        .and_then(|(_, token)| Token::parse(token));
+    match (token, o.facts(name).await) {
+        (Some(token), Ok(Some(f))) => refusal(&f, Claim::Token(&token)).is_none(),
+        _ => false,
+    }
 }
 
 /// Before bakeoff runs a workload on tables it prepared (`run --server`): each one

@@ -140,6 +140,11 @@ impl Conn {
                 Some(0x00) => return Ok(()),
                 Some(0xff) => {
                     let e = bakeoff_proto::parse_err(&p).map_err(|e| self.proto(e))?;
+                    // An unknown database (ER_BAD_DB_ERROR) is refused at login, but the
+                    // credentials were good: said as the server's error, not as a failed login.
+                    if e.code == 1049 {
+                        return Err(DriverError::Server(e));
+                    }
                     return Err(failed(e.to_string()));
                 }
                 Some(0xfe) => {
