@@ -28,28 +28,51 @@ pub(crate) fn print_progress(p: Progress) {
 }
 
 /// Loading's progress on a terminal: rows, rows/s and time left, one line on stderr rewritten
-/// in place at most four times a second. Nothing when stderr is not a terminal (logs, CI).
+/// in place at most four times a second. When stderr is not a terminal, nothing (`prepare`
+/// and `run`, whose logs are sysbench's), or with [`LoadLine::logged`] a line every
+/// [`LOG_EVERY`] and one when the load is done (a study's log).
 pub(crate) struct LoadLine {
-    started: std::time::Instant,
-    last: std::sync::Mutex<Option<std::time::Instant>>,
+    state: std::sync::Mutex<LoadState>,
     tty: bool,
+    logged: bool,
+}
+
+/// How often a log hears of a load under way.
+const LOG_EVERY: Duration = Duration::from_secs(5);
+
+struct LoadState {
+    /// When this load started: the first rows, or rows fewer than the last (the next load).
+    started: std::time::Instant,
+    last: Option<std::time::Instant>,
+    done: u64,
 }
 
 impl LoadLine {
     pub(crate) fn new() -> LoadLine {
         use std::io::IsTerminal;
         LoadLine {
-            started: std::time::Instant::now(),
-            last: std::sync::Mutex::new(None),
+            state: std::sync::Mutex::new(LoadState {
+                started: std::time::Instant::now(),
+                last: None,
+                done: 0,
+            }),
             tty: std::io::stderr().is_terminal(),
+            logged: false,
+        }
+    }
+
+    /// The same, with lines in a log too.
+    pub(crate) fn logged() -> LoadLine {
+        LoadLine {
+            logged: true,
+            ..LoadLine::new()
         }
     }
 
     /// Print `p`, drawing the rows line for `Rows` and ending it before anything else.
     pub(crate) fn show(&self, p: Progress) {
         match p {
-            Progress::Rows { done, total } if self.tty => self.rows(done, total),
-            Progress::Rows { .. } => {}
+            Progress::Rows { done, total } => self.rows(done, total),
             other => {
                 self.end();
                 print_progress(other)
@@ -59,30 +82,55 @@ impl LoadLine {
 
     /// End the rows line, if one was drawn, so the next message starts on a line of its own.
     pub(crate) fn end(&self) {
-        if let Ok(mut last) = self.last.lock() {
-            if self.tty && last.take().is_some() {
+        if let Ok(mut s) = self.state.lock() {
+            if self.tty && s.last.take().is_some() {
                 eprintln!();
             }
         }
     }
 
-    fn rows(&self, done: u64, total: u64) {
-        let now = std::time::Instant::now();
-        let Ok(mut last) = self.last.lock() else {
-            return;
-        };
-        if last.is_some_and(|l| now - l < Duration::from_millis(250)) && done < total {
+    /// Rows `done` of `total`, said as often as the terminal or the log takes it.
+    pub(crate) fn rows(&self, done: u64, total: u64) {
+        if !self.tty && !self.logged {
             return;
         }
-        *last = Some(now);
-        let secs = self.started.elapsed().as_secs_f64().max(1e-3);
+        let now = std::time::Instant::now();
+        let Ok(mut s) = self.state.lock() else {
+            return;
+        };
+        if done < s.done || s.done == 0 {
+            s.started = now;
+            s.last = None;
+        }
+        s.done = done;
+        let every = match self.tty {
+            true => Duration::from_millis(250),
+            false => LOG_EVERY,
+        };
+        let finished = done >= total;
+        match s.last {
+            // A log hears the first rows only once the load has taken a while.
+            None if !self.tty && !finished => {
+                s.last = Some(now);
+                return;
+            }
+            Some(l) if now - l < every && !finished => return,
+            _ => {}
+        }
+        s.last = Some(now);
+        let secs = (now - s.started).as_secs_f64().max(1e-3);
         let rate = done as f64 / secs;
-        let left = total.saturating_sub(done) as f64 / rate.max(1.0);
-        eprint!(
-            "\r\x1b[Kloading: {done} of {total} rows ({:.0}%), {:.0} rows/s, {:.0} s left",
-            done as f64 * 100.0 / total.max(1) as f64,
-            rate,
-            left
-        );
+        let line = match finished {
+            true => format!("loaded {total} rows in {secs:.1} s, {rate:.0} rows/s"),
+            false => format!(
+                "loading: {done} of {total} rows ({:.0}%), {rate:.0} rows/s, {:.0} s left",
+                done as f64 * 100.0 / total.max(1) as f64,
+                total.saturating_sub(done) as f64 / rate.max(1.0)
+            ),
+        };
+        match self.tty {
+            true => eprint!("\r\x1b[K{line}"),
+            false => eprintln!("{line}"),
+        }
     }
 }

@@ -352,14 +352,18 @@ pub(crate) struct Progress {
     line: String,
     /// The run under way: its place, the study's total, the time left before it.
     at: Option<(usize, usize, Duration)>,
+    /// Loading's rows and rate, on the status line or a line in the log now and then.
+    load: Box<dyn Fn(u64, u64) + Send + Sync>,
 }
 
 impl Progress {
     pub(crate) fn new() -> Progress {
+        let line = crate::progress::LoadLine::logged();
         Progress {
             tty: std::io::stderr().is_terminal(),
             line: String::new(),
             at: None,
+            load: Box::new(move |done, total| line.rows(done, total)),
         }
     }
 
@@ -419,6 +423,10 @@ impl StudyObserver for Progress {
     fn on_note(&mut self, note: &str) {
         self.clear();
         eprintln!("note: {note}");
+    }
+
+    fn loading(&self) -> Option<&(dyn Fn(u64, u64) + Sync)> {
+        Some(&*self.load)
     }
 }
 

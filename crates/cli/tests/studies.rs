@@ -86,6 +86,11 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
         err.contains("1 of 1 runs to do") && err.contains("1 ok, 0 failed"),
         "{err}"
     );
+    // Loading says its rows and rate, in a log too.
+    assert!(
+        err.contains("loaded 300 rows in ") && err.contains(" rows/s"),
+        "{err}"
+    );
     let db = dir.join("tiny.db");
     assert!(db.exists(), "results beside the study file");
 

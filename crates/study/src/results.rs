@@ -14,6 +14,11 @@ pub trait StudyObserver {
     fn on_tick(&mut self, _tps: f64) {}
     fn on_run_done(&mut self, _record: &RunRecord) {}
     fn on_note(&mut self, _note: &str) {}
+    /// Where loading's rows go as tables load (rows done, rows in all), called from the
+    /// loader: None says nothing.
+    fn loading(&self) -> Option<&(dyn Fn(u64, u64) + Sync)> {
+        None
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

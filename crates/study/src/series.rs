@@ -179,7 +179,8 @@ impl SeriesCtx<'_> {
             prewarm: false,
             connections: None,
         };
-        match set_up(&setup, self.clients.as_deref(), &mut Quiet) {
+        let mut tell = LoadTell(self.obs.loading());
+        match set_up(&setup, self.clients.as_deref(), &mut tell) {
             Ok(Ready { servers, stop }) => {
                 let manifest = self.manifest(&servers, None);
                 match stop {
@@ -323,9 +324,12 @@ impl SeriesCtx<'_> {
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        load_tables(&rt, endpoints, &self.tables(), &|_| {})
-            .map(drop)
-            .map_err(|e| e.to_string())
+        let tell = LoadTell(self.obs.loading());
+        load_tables(&rt, endpoints, &self.tables(), &|p| {
+            crate::cell::CellObserver::on_load(&tell, p)
+        })
+        .map(drop)
+        .map_err(|e| e.to_string())
     }
 
     pub(crate) fn session(
@@ -571,6 +575,20 @@ pub(crate) fn remaining(spec: &StudySpec, started: Instant, done: usize, todo: u
         return estimate(spec) / runs * left;
     }
     started.elapsed() / done as u32 * left
+}
+
+/// A cell's observer that passes loading's rows on to the study's observer, and nothing else.
+struct LoadTell<'a>(Option<&'a (dyn Fn(u64, u64) + Sync)>);
+
+impl Observer for LoadTell<'_> {}
+impl RunObserver for LoadTell<'_> {}
+impl crate::cell::CellObserver for LoadTell<'_> {
+    fn on_load(&self, p: bakeoff_workload::dataset::Progress) {
+        if let (Some(say), bakeoff_workload::dataset::Progress::Rows { done, total }) = (self.0, p)
+        {
+            say(done, total)
+        }
+    }
 }
 
 struct Forward<'o> {
