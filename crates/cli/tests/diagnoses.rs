@@ -154,3 +154,13 @@ fn prepare_over_tables_it_did_not_create_says_what_would_remove_them() {
         text(&o)
     );
 }
+
+/// What makes a run suspect is said in one set of words: `compare --help` says the report's.
+#[test]
+fn compare_help_says_the_reports_suspect_criteria() {
+    let o = bakeoff(&["compare", "--help"], None);
+    let (out, _) = text(&o);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains(&bakeoff_report::suspect::criteria()), "{out}");
+    assert!(!flat.contains("drifted more than 10%"), "{out}");
+}

@@ -539,11 +539,8 @@ fn precision(s: &mut String, m: &Model) {
     if !m.suspects.is_empty() {
         let _ = write!(
             s,
-            "<p>Suspect runs: a trend through the run beyond its tick noise and larger than the study's precision, a stall (ticks below {:.0}% of the run's median), a run further than {:.1} robust standard deviations from its cell's others (MAD-based), steal {:.0} points beyond the study's usual run, or other processes busy beyond half a CPU (at most {:.0}% of the machine; what the server's processes and bakeoff's client did not use, the kernel's interrupt work included). {}</p>",
-            crate::suspect::STALL * 100.0,
-            crate::suspect::OUTLIER,
-            crate::suspect::STEAL * 100.0,
-            crate::suspect::OTHERS * 100.0,
+            "<p>Suspect runs: {}. {}</p>",
+            crate::suspect::criteria(),
             if m.suspects.iter().any(|x| x.excluded) {
                 "They are left out of the comparisons (--exclude-suspect)."
             } else {

@@ -22,6 +22,18 @@ pub const OUTLIER: f64 = 3.5;
 /// Fewer ticks than this say nothing about a trend (a line through them needs 2 spare).
 const MIN_TICKS: usize = 4;
 
+/// What makes a run suspect, in one sentence: the report, `compare --help` and the README say
+/// these words, so that the three agree.
+pub fn criteria() -> String {
+    format!(
+        "a trend through the run beyond its tick noise and larger than the study's precision, a stall (ticks below {:.0}% of the run's median), a run further than {:.1} robust standard deviations from its cell's others (MAD-based), steal {:.0} points beyond the study's usual run, or other processes busy beyond half a CPU (at most {:.0}% of the machine; what the server's processes and bakeoff's client did not use, the kernel's interrupt work included)",
+        STALL * 100.0,
+        OUTLIER,
+        STEAL * 100.0,
+        OTHERS * 100.0,
+    )
+}
+
 /// What the run's telemetry says of the machine (see `Store::run_health`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Health {

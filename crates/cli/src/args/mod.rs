@@ -253,10 +253,8 @@ pub struct ResultsArgs {
     /// each curve reports its best throughput that keeps to it.
     #[arg(long, value_name = "MS", default_value_t = 10.0)]
     pub p99_limit: f64,
-    /// Leave suspect runs out of the curves and comparisons: runs whose throughput drifted
-    /// more than 10% from the first third to the last, or whose machine had more than 2%
-    /// steal or more than 10% of its CPU busy with other processes. They are listed either way.
-    #[arg(long)]
+    /// Leave suspect runs out of the curves and comparisons (they are listed either way)
+    #[arg(long, long_help = exclude_suspect_help())]
     pub exclude_suspect: bool,
 }
 
@@ -523,4 +521,12 @@ mod tests {
             "{debug}"
         );
     }
+}
+
+/// `--exclude-suspect`'s long help: the report's own words for what makes a run suspect.
+fn exclude_suspect_help() -> String {
+    format!(
+        "Leave suspect runs out of the curves and comparisons. A run is suspect for {}. They are listed, with why, either way.",
+        bakeoff_report::suspect::criteria()
+    )
 }
