@@ -39,19 +39,23 @@ fn print_header(p: &Printer<'_>, r: &RunSpec) {
     let seed = (p.seed_given || !sysbench).then_some(r.seed);
     let head = output::run_options(&output::RunHeader::of(r, p.interval, p.validate, seed));
     let mut extras = vec![distribution_line(p.spec)];
+    let server = p.embedded.clone();
     if !p.ignored.is_empty() {
         extras.push(ignored_line(p.spec, &p.ignored));
     }
     if sysbench {
         notice!("{head}");
         extras.iter().for_each(|e| said!("{e}"));
+        // On stdout even here: sysbench would have measured the server at its default
+        // socket, and a log of this run must not read as if it had.
+        server.iter().for_each(|s| println!("{s}"));
     } else {
         println!(
             "bakeoff {} (sysbench 1.0.20 compatible)\n",
             env!("CARGO_PKG_VERSION")
         );
         println!("{head}");
-        extras.iter().for_each(|e| println!("{e}"));
+        extras.iter().chain(&server).for_each(|e| println!("{e}"));
     }
     notice!("{}", output::WORKERS_STARTING);
 }
@@ -93,6 +97,9 @@ pub(crate) struct Printer<'a> {
     validate: bool,
     /// --db-driver: which embedded server starts (mysql or pgsql).
     engine: String,
+    /// The embedded server this run measures, said on stdout with the header: a DBA who
+    /// forgot --mysql-socket reads there that it was not theirs.
+    embedded: Option<String>,
 }
 
 impl<'a> Printer<'a> {
@@ -115,6 +122,7 @@ impl<'a> Printer<'a> {
             seed_given: a.general.rand_seed != 0,
             validate: a.general.validate,
             engine: a.general.embedded.db_driver.clone(),
+            embedded: None,
         }
     }
 }
@@ -132,6 +140,16 @@ impl CellObserver for Printer<'_> {
 
     fn on_server_up(&mut self, index: usize, _of: usize, server: &Running, spec: &ServerSpec) {
         crate::target::print_server_up(server, index, self.instances, spec);
+        if let (Running::Here(s), 0) = (server, index) {
+            let yours = match self.engine.as_str() {
+                "pgsql" => "--server postgresql://... measures yours",
+                _ => "--mysql-socket or --mysql-host measures yours",
+            };
+            self.embedded = Some(format!(
+                "Server: embedded {}, started by bakeoff for this run ({yours})",
+                s.version()
+            ));
+        }
     }
 
     fn on_note(&mut self, note: &str) {

@@ -164,3 +164,29 @@ fn compare_help_says_the_reports_suspect_criteria() {
     assert!(flat.contains(&bakeoff_report::suspect::criteria()), "{out}");
     assert!(!flat.contains("drifted more than 10%"), "{out}");
 }
+
+/// A run with no server given measures the embedded one, and its stdout says so, in either
+/// grammar: a DBA who forgot --mysql-socket reads it in the log with the figures.
+#[test]
+fn a_run_on_the_embedded_server_says_so_on_stdout() {
+    let as_sysbench = common::bakeoff_as_sysbench();
+    let runs = [
+        std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args(["run", "oltp_point_select", "--time=1", "--table-size=100"])
+            .output()
+            .unwrap(),
+        std::process::Command::new(&as_sysbench)
+            .args(["oltp_point_select", "--time=1", "--table-size=100", "run"])
+            .output()
+            .unwrap(),
+    ];
+    for o in runs {
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(
+            out.lines().any(|l| l.starts_with("Server: embedded ")
+                && l.contains("started by bakeoff for this run (--mysql-socket or --mysql-host measures yours)")),
+            "{out}"
+        );
+    }
+}
