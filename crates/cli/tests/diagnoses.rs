@@ -190,3 +190,40 @@ fn a_run_on_the_embedded_server_says_so_on_stdout() {
         );
     }
 }
+
+/// A server that accepts and never answers: the run fails after the connect timeout it
+/// states, once (the pre-run check and the run's own connects used to wait it out twice).
+#[test]
+fn a_silent_server_takes_the_connect_timeout_it_states() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in l.incoming().flatten() {
+            held.push(c);
+        }
+    });
+    let started = Instant::now();
+    let o = bakeoff(
+        &[
+            "run",
+            "oltp_point_select",
+            "--time=1",
+            "--mysql-host=127.0.0.1",
+            &format!("--mysql-port={port}"),
+            "--mysql-connect-timeout=2",
+        ],
+        None,
+    );
+    let took = started.elapsed();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("timed out connecting to 127.0.0.1") && err.contains("after 2 s"),
+        "{err}"
+    );
+    assert!(
+        took < Duration::from_millis(3500),
+        "took {took:?}: the timeout twice"
+    );
+}

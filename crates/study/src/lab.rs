@@ -347,21 +347,22 @@ impl Servers {
             .map_err(|e| e.to_string())?;
         let mut notes = Vec::new();
         for opts in &endpoints {
+            // A server that cannot be reached fails here, once: the run's own connects would
+            // only wait out the same connect timeout again.
             let (max, back_log) = rt
                 .block_on(async {
                     if opts.protocol == bakeoff_driver::Protocol::Postgres {
                         return pg_connection_room(opts).await;
                     }
-                    let mut c = Conn::connect(opts).await.ok()?;
-                    let rows = c
-                        .query_rows("SELECT @@max_connections, @@back_log")
-                        .await
-                        .ok()?;
-                    let row = rows.first()?;
-                    let num = |i: usize| row.get(i)?.as_ref()?.parse::<u32>().ok();
-                    Some((num(0), num(1)))
+                    let mut c = Conn::connect(opts).await?;
+                    let Ok(rows) = c.query_rows("SELECT @@max_connections, @@back_log").await
+                    else {
+                        return Ok((None, None));
+                    };
+                    let num = |i: usize| rows.first()?.get(i)?.as_ref()?.parse::<u32>().ok();
+                    Ok((num(0), num(1)))
                 })
-                .unwrap_or((None, None));
+                .map_err(|e| e.to_string())?;
             if let Some(max) = max.filter(|m| *m < per_server + 2) {
                 return Err(format!(
                     "--threads={wanted}: the server allows {max} connections (max_connections); {}",
@@ -549,13 +550,16 @@ pub fn given_cpus(pids: &[Option<u32>]) -> Vec<Option<CpuList>> {
 
 /// PostgreSQL's room for the load's connections: max_connections less the slots it keeps
 /// for superusers (it has no back_log: its listen queue is the kernel's somaxconn).
-async fn pg_connection_room(opts: &ConnectOptions) -> Option<(Option<u32>, Option<u32>)> {
-    let mut c = bakeoff_driver::PgConn::connect_pinned(opts).await.ok()?;
+async fn pg_connection_room(
+    opts: &ConnectOptions,
+) -> Result<(Option<u32>, Option<u32>), bakeoff_driver::DriverError> {
+    let mut c = bakeoff_driver::PgConn::connect_pinned(opts).await?;
     let rows = c
         .query_rows("SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int")
-        .await
-        .ok()?;
+        .await;
     c.quit().await;
-    let max = rows.first()?.first()?.as_ref()?.parse::<u32>().ok();
-    Some((max, None))
+    let max = rows
+        .ok()
+        .and_then(|r| r.first()?.first()?.as_ref()?.parse::<u32>().ok());
+    Ok((max, None))
 }
