@@ -39,7 +39,11 @@ fn check_settings(e: &EmbeddedArgs, binary: Option<&std::path::Path>) -> Result<
         (None, "pgsql") => bakeoff_server::Engine::PostgreSql,
         (None, _) => bakeoff_server::Engine::default(),
     };
-    let named = e.variant.settings.iter().map(|s| ("--set", s.name.clone()));
+    let named = e
+        .variant
+        .settings
+        .iter()
+        .map(|s| ("--set", s.name.clone(), s.value.clone()));
     // A plugin loaded by the options brings settings the binary alone does not list.
     let plugins = e.server_options.iter().any(|o| o.contains("plugin"));
     let options = e
@@ -47,11 +51,11 @@ fn check_settings(e: &EmbeddedArgs, binary: Option<&std::path::Path>) -> Result<
         .iter()
         .filter(|_| !plugins)
         .filter_map(|o| option_setting(o))
-        .map(|name| ("--server-option", name));
+        .map(|(name, value)| ("--server-option", name, value));
     let refused: Vec<String> = named
         .chain(options)
-        .filter_map(|(option, name)| {
-            bakeoff_study::setting_refused(engine, binary, &name)
+        .filter_map(|(option, name, value)| {
+            bakeoff_study::setting_refused(engine, binary, &name, &value)
                 .map(|why| format!("{option} {why}"))
         })
         .collect();
@@ -64,10 +68,13 @@ fn check_settings(e: &EmbeddedArgs, binary: Option<&std::path::Path>) -> Result<
     }
 }
 
-/// The setting a server option sets (`name[=value]`, the lab adds the dashes). The files a
-/// server reads its defaults from are options, not settings, and are left to the server.
-fn option_setting(option: &str) -> Option<String> {
-    let name = option.trim_start_matches('-').split('=').next()?.trim();
+/// The setting a server option sets (`name[=value]`, the lab adds the dashes), and its value
+/// ("" for none). The files a server reads its defaults from are options, not settings, and
+/// are left to the server.
+fn option_setting(option: &str) -> Option<(String, String)> {
+    let bare = option.trim_start_matches('-');
+    let (name, value) = bare.split_once('=').unwrap_or((bare, ""));
+    let name = name.trim();
     let not_settings = [
         "no-defaults",
         "defaults-file",
@@ -76,7 +83,7 @@ fn option_setting(option: &str) -> Option<String> {
         "print-defaults",
     ];
     (!name.is_empty() && !not_settings.contains(&name.replace('_', "-").as_str()))
-        .then(|| name.to_string())
+        .then(|| (name.to_string(), value.to_string()))
 }
 
 /// Start every instance of the variant the options describe, here, printing each one's

@@ -112,7 +112,7 @@ fn kill_and_remove(groups: &[i32], dirs: Vec<PathBuf>, wait: Duration) -> Abando
     }
     for dir in dirs {
         // Run directories are fenced: only a marked directory of ours is removed.
-        if crate::rundir::remove_if_ours(&dir) {
+        if crate::fence::remove_if_ours(&dir) {
             done.removed += 1;
         }
     }
@@ -184,9 +184,10 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id();
-        let dir = crate::rundir::RunDir::create(None).unwrap();
-        let path = dir.path().to_path_buf();
-        std::mem::forget(dir);
+        // A marked directory, as a run directory is.
+        let path = std::env::temp_dir().join(format!("bakeoff-abandon-test-{pid}"));
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join(crate::fence::MARKER), "0\n").unwrap();
         // Both sleeps are up before the kill.
         let started = Instant::now();
         while members(pid as i32).len() < 3 && started.elapsed() < Duration::from_secs(5) {

@@ -177,6 +177,20 @@ impl Catalog {
         }
     }
 
+    /// Whether the server would refuse `name=value` at its start. A name the catalog lists
+    /// is taken; a MySQL-family binary is asked about any other (it still takes options it
+    /// no longer lists, such as MariaDB's removed innodb_thread_concurrency, which then do
+    /// nothing: the started server's checks say so); PostgreSQL's list is complete.
+    pub fn refuses(&self, name: &str, value: &str) -> bool {
+        if self.knows(name) {
+            return false;
+        }
+        match self.engine {
+            Engine::PostgreSql => true,
+            _ => mysql::refuses_option(&self.binary, name, value),
+        }
+    }
+
     /// Every name it knows, in order (for "did you mean").
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.names.iter().map(String::as_str)

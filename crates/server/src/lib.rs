@@ -27,6 +27,7 @@ mod adapters;
 mod binary;
 pub mod engine;
 mod error;
+mod fence;
 pub mod freeze;
 pub mod lab_tls;
 mod launch;

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use crate::launch::RunAs;
 use crate::ServerError;
 
-const MARKER: &str = ".bakeoff-rundir";
+use crate::fence::{remove_if_ours, MARKER};
+
 const TMP: &str = "tmp";
 /// sun_path is 108 bytes; the socket path must fit with room to spare.
 const MAX_SOCKET_PATH: usize = 100;
@@ -71,23 +72,6 @@ impl RunDir {
         remove_if_ours(&self.path);
         crate::abandon::untrack_rundir(&self.path);
     }
-}
-
-/// Remove `path` if it is a run directory of ours: a real directory holding our marker, a
-/// regular file this user wrote (the directory itself may belong to the server's user).
-/// Errors are ignored: nothing measured lives here. Whether it removed it.
-pub(crate) fn remove_if_ours(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = fs::symlink_metadata(path) else {
-        return false;
-    };
-    let marker = fs::symlink_metadata(path.join(MARKER));
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if !meta.is_dir() || !marker.is_ok_and(|m| m.is_file() && m.uid() == me) {
-        return false;
-    }
-    fs::remove_dir_all(path).is_ok()
 }
 
 /// A run directory goes with its owner, on every path: a start that fails half-way (datadir

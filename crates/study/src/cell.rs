@@ -76,6 +76,19 @@ pub trait CellObserver: RunObserver {
 /// Nothing to tell (a study's series, which records its runs instead).
 impl CellObserver for Quiet {}
 
+/// A cell's observer that passes loading's rows on to the study's observer, and nothing else.
+pub(crate) struct LoadTell<'a>(pub Option<&'a (dyn Fn(u64, u64) + Sync)>);
+
+impl bakeoff_engine::Observer for LoadTell<'_> {}
+impl crate::measure::RunObserver for LoadTell<'_> {}
+impl CellObserver for LoadTell<'_> {
+    fn on_load(&self, p: Progress) {
+        if let (Some(say), Progress::Rows { done, total }) = (self.0, p) {
+            say(done, total)
+        }
+    }
+}
+
 /// How a cell ended.
 pub enum CellEnd {
     /// The variant did not take effect (failed axes, one a line): nothing was measured.

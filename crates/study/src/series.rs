@@ -16,7 +16,9 @@ use bakeoff_server::{global_variables, Engine, Server, ServerSpec, Template};
 use bakeoff_store::{RunKey, RunRecord};
 use bakeoff_workload::{dataset, SessionContext, Unique};
 
-use crate::cell::{load_tables, set_up, CellError, Load, Ready, ServerPlan, SetUp, Stop};
+use crate::cell::{
+    load_tables, set_up, CellError, CellObserver, Load, LoadTell, Ready, ServerPlan, SetUp, Stop,
+};
 use crate::lab::{Death, Running, Servers, StartError};
 use crate::manifest::{GivenInfo, Host, Manifest};
 use crate::matrix::{estimate, series, Series};
@@ -325,11 +327,9 @@ impl SeriesCtx<'_> {
             .build()
             .map_err(|e| e.to_string())?;
         let tell = LoadTell(self.obs.loading());
-        load_tables(&rt, endpoints, &self.tables(), &|p| {
-            crate::cell::CellObserver::on_load(&tell, p)
-        })
-        .map(drop)
-        .map_err(|e| e.to_string())
+        load_tables(&rt, endpoints, &self.tables(), &|p| tell.on_load(p))
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 
     pub(crate) fn session(
@@ -575,20 +575,6 @@ pub(crate) fn remaining(spec: &StudySpec, started: Instant, done: usize, todo: u
         return estimate(spec) / runs * left;
     }
     started.elapsed() / done as u32 * left
-}
-
-/// A cell's observer that passes loading's rows on to the study's observer, and nothing else.
-struct LoadTell<'a>(Option<&'a (dyn Fn(u64, u64) + Sync)>);
-
-impl Observer for LoadTell<'_> {}
-impl RunObserver for LoadTell<'_> {}
-impl crate::cell::CellObserver for LoadTell<'_> {
-    fn on_load(&self, p: bakeoff_workload::dataset::Progress) {
-        if let (Some(say), bakeoff_workload::dataset::Progress::Rows { done, total }) = (self.0, p)
-        {
-            say(done, total)
-        }
-    }
 }
 
 struct Forward<'o> {

@@ -162,7 +162,7 @@ impl Engines {
             return;
         }
         for (s, span) in settings {
-            if !catalog.knows(&s.name) {
+            if catalog.refuses(&s.name, &s.value) {
                 p.at(span.clone(), unknown_setting(&catalog, &s.name));
             }
         }
@@ -172,13 +172,20 @@ impl Engines {
 /// Why the server `binary` (the engine's default when None) would not take setting `name`,
 /// said as `study check` says it; None when it takes it, or when the binary is not here to
 /// ask (the start will say). For `bakeoff run --set`, before a server starts.
-pub fn setting_refused(engine: Engine, binary: Option<&Path>, name: &str) -> Option<String> {
+pub fn setting_refused(
+    engine: Engine,
+    binary: Option<&Path>,
+    name: &str,
+    value: &str,
+) -> Option<String> {
     let path = match binary {
         Some(b) => b.to_path_buf(),
         None => engine.default_binary().ok()?,
     };
     let catalog = Catalog::of(&path).ok()?;
-    (!catalog.knows(name)).then(|| unknown_setting(&catalog, name))
+    catalog
+        .refuses(name, value)
+        .then(|| unknown_setting(&catalog, name))
 }
 
 /// Why `name` is refused for `catalog`'s server, and what to do: another engine's setting

@@ -7,6 +7,7 @@
 
 mod auth;
 mod conn;
+mod fields;
 mod io;
 mod message;
 mod rows;

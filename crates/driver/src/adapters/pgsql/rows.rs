@@ -3,7 +3,8 @@
 
 use bakeoff_proto::{OkPacket, Outcome};
 
-use super::conn::{server_error, PgConn};
+use super::conn::PgConn;
+use super::fields::server_error;
 use super::io::{invalid, Msg};
 use super::message::{self as m, command_tag, Fields};
 use crate::{Answer, DriverError};

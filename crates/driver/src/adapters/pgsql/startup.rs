@@ -3,7 +3,8 @@
 //! md5, SCRAM-SHA-256. Kerberos, GSS and SSPI are refused by name.
 
 use super::auth::{end_point_hash, md5_answer, Binding, Scram};
-use super::conn::{server_error, PgConn};
+use super::conn::PgConn;
+use super::fields::server_error;
 use super::io::invalid;
 use super::message as m;
 use crate::net::transport::Stream;

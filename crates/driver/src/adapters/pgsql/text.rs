@@ -5,7 +5,8 @@
 
 use bakeoff_proto::ServerError;
 
-use super::conn::{server_error, stmt_name, PgConn, PgStmt, Slot};
+use super::conn::{stmt_name, PgConn, PgStmt, Slot};
+use super::fields::server_error;
 use super::message::{self as m, command_tag, Fields};
 use crate::DriverError;
 

@@ -43,6 +43,23 @@ pub fn find_install_db(server: &Path) -> Result<PathBuf, ServerError> {
         })
 }
 
+/// Whether `binary` refuses `--name=value` (`--name` for no value) as an unknown option: asked with `--help`, so
+/// nothing starts. An answer that cannot be had (the binary will not run) is no refusal: the
+/// start will say.
+pub fn refuses_option(binary: &Path, name: &str, value: &str) -> bool {
+    let option = match value.is_empty() {
+        true => format!("--{name}"),
+        false => format!("--{name}={value}"),
+    };
+    let out = std::process::Command::new(binary)
+        .args(["--no-defaults", &option, "--verbose", "--help"])
+        .output();
+    out.is_ok_and(|o| {
+        let said = String::from_utf8_lossy(&o.stderr);
+        said.contains("unknown variable") || said.contains("unknown option")
+    })
+}
+
 /// The options and variables `binary` takes, from `--no-defaults --verbose --help`: the table
 /// after its "Variables (--variable-name=value)" heading, one name per line up to the first
 /// blank one, dashes read as underscores (the lab passes settings either way).

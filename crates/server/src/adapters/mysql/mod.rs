@@ -14,7 +14,7 @@ use std::time::Duration;
 use bakeoff_driver::{Conn, ConnectOptions};
 
 pub use binary::INSTALL_HINT;
-pub use binary::{find_server_binary, setting_names};
+pub use binary::{find_server_binary, refuses_option, setting_names};
 pub use queries::global_variables;
 
 use crate::adapters::family::{runtime, Bounds, Family, Launch};
