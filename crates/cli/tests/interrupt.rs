@@ -58,6 +58,20 @@ impl Trial {
         err
     }
 
+    /// The lines `compare` opens with, before its first blank line.
+    fn compare_head(&self) -> String {
+        let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .arg("compare")
+            .arg(self.dir.join("study.db"))
+            .output()
+            .expect("run bakeoff compare");
+        let out = String::from_utf8_lossy(&o.stdout);
+        out.lines()
+            .take_while(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Processes whose command line names this trial's directory (servers, initializers).
     fn processes(&self) -> Vec<String> {
         let mark = self.dir.join("tmp").display().to_string();
@@ -171,10 +185,23 @@ fn one_press_by_the_group_stops_cleanly_and_the_study_resumes_with_its_run() {
         "one press, not two: {err}"
     );
     trial.assert_nothing_left("one press");
+    // compare opens with the study's state: not whole, and how to go on.
+    assert!(
+        trial.compare_head().contains(
+            "incomplete: 1 of 2 runs; resume with `bakeoff study run` and its study file"
+        ),
+        "{}",
+        trial.compare_head()
+    );
     let resumed = trial.resume();
     assert!(resumed.contains("1 of 2 runs to do"), "{resumed}");
     assert!(resumed.contains("1 ok, 0 failed"), "{resumed}");
     trial.assert_nothing_left("resumed");
+    assert!(
+        trial.compare_head().contains("complete: all 2 runs"),
+        "{}",
+        trial.compare_head()
+    );
 }
 
 #[test]

@@ -196,6 +196,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     }
     let manifests = manifests(src, &origins);
     let mut model = Model {
+        opening: Default::default(),
         study: src.name.clone(),
         baseline: rule.describe(&axes),
         baseline_rule: rule,
@@ -246,6 +247,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         summary.extend(crate::decide::aa_sentence(label, &model.aa));
         model.workloads[i].summary = summary;
     }
+    model.opening = crate::opening::opening(src, &model);
     Ok(model)
 }
 

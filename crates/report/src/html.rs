@@ -9,7 +9,9 @@ use crate::svg::{escape, memory_charts, ratio_charts, workload_charts, Chart};
 const STYLE: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}\
 table{border-collapse:collapse;margin:1em 0;display:block;overflow-x:auto;max-width:100%}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
 th{background:#f4f4f4}td.l,th.l{text-align:left}.sig{font-weight:bold}.bad{color:#b00}.warn{color:#a60}\
-details{margin:1em 0}summary{cursor:pointer;font-weight:bold}figure{margin:1em 0}";
+details{margin:1em 0}summary{cursor:pointer;font-weight:bold}figure{margin:1em 0}\
+.opening{border-left:4px solid #468;padding:.2em 1em;margin:1em 0}.opening ul{padding-left:1.2em}\
+.banner{background:#fff3f0;border:1px solid #e0a090;padding:.6em 1em;margin:1em 0}";
 
 /// A table from a header row and body rows; cells are HTML already; a header starting with
 /// '<' is left-aligned (its column holds text).
@@ -145,7 +147,10 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
         .iter()
         .any(|c| c.points.iter().any(|p| p.tps.len() < 2))
     {
-        s.push_str("<p><small>-: one repetition, so no spread and no interval; <code>repetitions = 2</code> or more in the study file give them.</small></p>");
+        s.push_str(match m.opening.completeness.complete {
+            true => "<p><small>-: one repetition, so no spread and no interval; <code>repetitions = 2</code> or more in the study file give them.</small></p>",
+            false => "<p><small>-: one repetition stored so far, so no spread and no interval yet: the study is incomplete (resume it for the rest).</small></p>",
+        });
     }
     let limit = m.p99_limit_ms;
     let within = format!("best with p99 ≤ {limit} ms");
@@ -371,7 +376,9 @@ pub fn html(m: &Model) -> String {
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>bakeoff: {}</title><style>{STYLE}</style></head><body>",
         escape(&m.study)
     );
-    let _ = write!(s, "<h1>Study {}</h1><p>Comparisons: <b>{}</b>; {}; bold: the interval excludes 1. Hover a point for its values.</p>", escape(&m.study), escape(&m.baseline), if m.comparisons.iter().any(|c| c.method == "paired") {
+    let _ = write!(s, "<h1>Study {}</h1>", escape(&m.study));
+    crate::opening::html(&mut s, &m.opening);
+    let _ = write!(s, "<p>Comparisons: <b>{}</b>; {}; bold: the interval excludes 1. Hover a point for its values.</p>", escape(&m.baseline), if m.comparisons.iter().any(|c| c.method == "paired") {
         "ratios taken within each block (every variant once per block, in a shuffled order), their geometric mean with an interval from Student's t on the log scale at the study's family level"
     } else {
         "ratios of mean throughput with intervals from the repetitions at the study's family level"

@@ -21,7 +21,9 @@ mod engines;
 mod environment;
 mod evidence;
 mod html;
+mod legend;
 mod model;
+pub mod opening;
 mod pairing;
 mod plot;
 mod png;
@@ -49,11 +51,13 @@ use std::fmt::Write;
 /// problems.
 pub fn compare_table(m: &Model) -> String {
     let mut s = String::new();
+    for line in opening::text_lines(&m.opening) {
+        let _ = writeln!(s, "{line}");
+    }
     let paired = m.comparisons.iter().any(|c| c.method == "paired");
     let _ = writeln!(
         s,
-        "study {}: {} ({})",
-        m.study,
+        "\n{} ({})",
         m.baseline,
         if paired {
             "intervals paired within blocks (each block's ratio, their geometric mean, Student's t on the log scale), at the study's family level: 5% shared by its m comparisons (Bonferroni)"
@@ -115,10 +119,16 @@ pub fn compare_table(m: &Model) -> String {
             .iter()
             .any(|c| c.points.iter().any(|p| p.tps.len() < 2))
         {
-            let _ = writeln!(
-                s,
-                "  -: one repetition, so no spread and no interval; repetitions = 2 or more give them"
-            );
+            let _ = match m.opening.completeness.complete {
+                true => writeln!(
+                    s,
+                    "  -: one repetition, so no spread and no interval; repetitions = 2 or more give them"
+                ),
+                false => writeln!(
+                    s,
+                    "  -: one repetition stored so far, so no spread and no interval yet: the study is incomplete (resume it for the rest)"
+                ),
+            };
         }
         if paired
             && m.comparisons
@@ -246,15 +256,8 @@ pub fn compare_table(m: &Model) -> String {
     if let Some(c) = &m.cross_engine {
         s.push_str(&engines::text(c));
     }
-    // Last, what decides: per workload, a significant difference or the bound on any.
-    if m.workloads.iter().any(|w| !w.answer.is_empty()) {
-        let _ = writeln!(s, "\nin short:");
-        for w in &m.workloads {
-            for line in &w.answer {
-                let _ = writeln!(s, "  {}: {line}", w.label);
-            }
-        }
-    }
+    // What decides was said first (`opening`), and each workload's sentences under its name:
+    // no closing repeat of them.
     s
 }
 

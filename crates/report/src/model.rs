@@ -327,6 +327,8 @@ pub struct ProbeFigure {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Model {
+    /// The answer first: the study, whether it is whole, its verdicts, the machine's banner.
+    pub opening: Opening,
     pub study: String,
     /// How each variant's baseline is chosen, in words ("every variant against
     /// allocator=glibc at the same cpus").
@@ -467,4 +469,54 @@ pub struct Suspect {
     pub reasons: Vec<String>,
     /// Left out of the comparisons (`--exclude-suspect`).
     pub excluded: bool,
+}
+
+/// The study before its details.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Opening {
+    pub study: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// When its first run began (UTC, `2026-11-27 12:01 UTC`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub began: Option<String>,
+    /// Where it ran: each machine's name and CPUs.
+    pub hosts: Vec<String>,
+    /// From the first run's start to the last run's end, in seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_s: Option<f64>,
+    pub completeness: Completeness,
+    /// One line per workload: its verdicts and how sure (throughput; cost where judged).
+    pub verdicts: Vec<String>,
+    /// The machine disturbed the runs: how much, and what would resolve it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disturbed: Option<Disturbance>,
+}
+
+/// Whether every run the study asks for is stored.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Completeness {
+    /// Runs stored with a figure or a reason (ok, failed, invalid): an interrupted run is not.
+    pub runs: usize,
+    /// Runs the study asks for; None for an auto study, which stops when it is sure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planned: Option<usize>,
+    pub complete: bool,
+}
+
+/// How the machine disturbed the runs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Disturbance {
+    /// Runs flagged suspect, of the runs with a figure.
+    pub suspect: usize,
+    pub of: usize,
+    /// The steal of the study's usual run, where it reaches the suspect threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usual_steal: Option<f64>,
+    /// The smallest difference the study detects as run (80% power at its family's level;
+    /// the largest over its comparisons, a fraction).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detects: Option<f64>,
+    /// The banner, in words.
+    pub said: String,
 }

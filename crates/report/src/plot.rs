@@ -55,6 +55,9 @@ pub(crate) struct Axes<'a> {
     pub(crate) y_log: bool,
     /// A dashed horizontal line at this value (1.0 on a ratio chart).
     pub(crate) y_ref: Option<f64>,
+    /// Ratios: a log y axis around 1.0 sized by the ratios themselves (0.8 as far below as
+    /// 1.25 is above), an interval reaching past it clipped at the frame and marked there.
+    pub(crate) y_ratio: bool,
 }
 
 /// A round step for about five axis ticks up to `max`.
@@ -87,14 +90,6 @@ pub(crate) fn si(v: f64) -> String {
     }
 }
 
-pub(crate) fn short(name: &str) -> String {
-    if name.chars().count() > 28 {
-        format!("{}…", name.chars().take(27).collect::<String>())
-    } else {
-        name.to_string()
-    }
-}
-
 pub(crate) fn line_chart(axes: &Axes, lines: &[Line]) -> String {
     let all = || {
         lines
@@ -104,10 +99,16 @@ pub(crate) fn line_chart(axes: &Axes, lines: &[Line]) -> String {
     let log = axes.x_ticks.is_some();
     let fx = |x: f64| if log { x.max(1e-9).log2() } else { x };
     let (xmin, xmax) = match &axes.x_ticks {
-        Some(t) => (
-            fx(t.first().copied().unwrap_or(1.0)),
-            fx(t.last().copied().unwrap_or(1.0)),
-        ),
+        // Padded: a point (and its interval) at the first or last thread count would sit on
+        // the frame.
+        Some(t) => {
+            let (a, b) = (
+                fx(t.first().copied().unwrap_or(1.0)),
+                fx(t.last().copied().unwrap_or(1.0)),
+            );
+            let pad = if b > a { (b - a) * 0.05 } else { 0.5 };
+            (a - pad, b + pad)
+        }
         None => (0.0, all().map(|m| m.x).fold(0.0, f64::max)),
     };
     let ys = || {
@@ -128,8 +129,15 @@ pub(crate) fn line_chart(axes: &Axes, lines: &[Line]) -> String {
             LEFT + pw / 2.0
         }
     };
-    let (y_lo, y_hi, y_ticks) = y_range(ys(), axes.y_log);
-    let fy = |v: f64| if axes.y_log { v.max(1e-12).log10() } else { v };
+    let (y_lo, y_hi, y_ticks) = match axes.y_ratio {
+        true => ratio_range(all().map(|m| m.y)),
+        false => y_range(ys(), axes.y_log),
+    };
+    let fy = |v: f64| match (axes.y_ratio, axes.y_log) {
+        (true, _) => v.max(1e-12).ln(),
+        (_, true) => v.max(1e-12).log10(),
+        _ => v,
+    };
     let y = |v: f64| TOP + ph - (fy(v) - fy(y_lo)) / (fy(y_hi) - fy(y_lo)) * ph;
     let mut s = String::new();
     let _ = write!(
@@ -182,7 +190,26 @@ pub(crate) fn line_chart(axes: &Axes, lines: &[Line]) -> String {
         TOP + ph / 2.0,
         escape(axes.y_label)
     );
+    // Labels that fit and stay apart (see `legend.rs`); a key above them when they are an
+    // axis's values.
+    let named: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.legend)
+        .map(|l| l.name.as_str())
+        .collect();
+    let (key, mut labels) = crate::legend::labels(&named);
+    labels.reverse();
     let mut legend_row = 0;
+    if let Some(k) = &key {
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" font-weight="bold">{}</text>"#,
+            LEFT + pw + 16.0,
+            TOP + 14.0,
+            escape(k)
+        );
+        legend_row += 1;
+    }
     for l in lines {
         let colour = COLOURS[l.colour % COLOURS.len()];
         let dash = if l.dashed {
@@ -204,20 +231,35 @@ pub(crate) fn line_chart(axes: &Axes, lines: &[Line]) -> String {
         }
         for (wx, lo, hi) in &l.whiskers {
             let xx = x(*wx);
+            // Clipped at the frame: an arrowhead there says the interval goes on.
+            let (clo, chi) = (lo.max(y_lo), hi.min(y_hi));
             let _ = write!(
                 s,
-                r#"<line x1="{xx:.1}" y1="{:.1}" x2="{xx:.1}" y2="{:.1}" stroke="{colour}" stroke-width="1.5"/><line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{colour}"/><line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{colour}"/>"#,
-                y(*lo),
-                y(*hi),
-                xx - 4.0,
-                y(*lo),
-                xx + 4.0,
-                y(*lo),
-                xx - 4.0,
-                y(*hi),
-                xx + 4.0,
-                y(*hi)
+                r#"<line x1="{xx:.1}" y1="{:.1}" x2="{xx:.1}" y2="{:.1}" stroke="{colour}" stroke-width="1.5"/>"#,
+                y(clo),
+                y(chi)
             );
+            for (end, clipped, dir) in [(clo, *lo < y_lo, 1.0), (chi, *hi > y_hi, -1.0)] {
+                let yy = y(end);
+                let _ = match clipped {
+                    true => write!(
+                        s,
+                        r#"<path d="M{:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z" fill="{colour}"><title>the interval goes beyond the chart</title></path>"#,
+                        xx - 5.0,
+                        yy + dir * 8.0,
+                        xx + 5.0,
+                        yy + dir * 8.0,
+                        xx,
+                        yy
+                    ),
+                    false => write!(
+                        s,
+                        r#"<line x1="{:.1}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="{colour}"/>"#,
+                        xx - 4.0,
+                        xx + 4.0
+                    ),
+                };
+            }
         }
         for m in &l.dots {
             let _ = write!(
@@ -249,7 +291,7 @@ pub(crate) fn line_chart(axes: &Axes, lines: &[Line]) -> String {
                 ly - 6.0,
                 lx + 20.0,
                 escape(&l.name),
-                escape(&short(&l.name))
+                escape(&labels.pop().unwrap_or_default())
             );
         }
     }
@@ -289,6 +331,34 @@ pub(crate) fn y_range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64
     let n = ((top - bottom) / st).round() as i64;
     let ticks = (0..=n).map(|i| bottom + i as f64 * st).collect();
     (bottom, top, ticks)
+}
+
+/// A ratio axis: log, symmetric around 1.0 (0.8 as far below as 1.25 is above), reaching
+/// past the furthest ratio with room to spare and at least to +-10%; ticks at round ratios.
+/// Intervals do not size it: a wide one would squash every ratio onto the 1.0 line.
+pub(crate) fn ratio_range(ratios: impl Iterator<Item = f64>) -> (f64, f64, Vec<f64>) {
+    let reach = ratios
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .map(|v| v.ln().abs())
+        .fold(0.1f64.ln_1p(), f64::max)
+        * 1.2;
+    let (lo, hi) = ((-reach).exp(), reach.exp());
+    const ROUND: [f64; 21] = [
+        0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0,
+        5.0, 10.0, 20.0, 50.0,
+    ];
+    let mut ticks: Vec<f64> = ROUND
+        .iter()
+        .copied()
+        .filter(|t| (lo..=hi).contains(t))
+        .collect();
+    // At most about nine: the finest steps go first.
+    for fine in [[0.95, 1.05], [0.9, 1.1], [0.33, 3.0], [0.2, 5.0]] {
+        if ticks.len() > 9 {
+            ticks.retain(|t| !fine.contains(t));
+        }
+    }
+    (lo, hi, ticks)
 }
 
 /// Whether values (all positive ones) span more than two decades: then a log axis shows

@@ -102,8 +102,10 @@ pub fn reasons(
         let critical = t_quantile(t.df, 0.995);
         if t.change.abs() > threshold && t.t.abs() > critical {
             out.push(format!(
-                "throughput moved {:+.1}% through the run (a trend beyond its tick noise: t = {:.1} on {} df; flagged beyond +-{:.0}%, the study's precision)",
-                t.change * 100.0,
+                "throughput {} from about {:.0} to {:.0} tps through the run (its first third's mean to its last's; a trend beyond its tick noise, t = {:.1} on {} df, larger than +-{:.0}%, the study's precision)",
+                if t.change < 0.0 { "fell" } else { "rose" },
+                t.from,
+                t.to,
                 t.t,
                 t.df,
                 threshold * 100.0
@@ -146,9 +148,14 @@ pub fn reasons(
 /// the slope's t statistic against the ticks' scatter around the line.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Trend {
+    /// The fitted line's change over the run, over the run's mean (what is judged).
     pub change: f64,
     pub t: f64,
     pub df: f64,
+    /// Mean throughput of the run's first and last thirds of ticks (what is said: a line
+    /// through a collapse can fall "-358%", which no reader can use).
+    pub from: f64,
+    pub to: f64,
 }
 
 pub fn trend(ticks: &[Tick]) -> Option<Trend> {
@@ -172,7 +179,11 @@ pub fn trend(ticks: &[Tick]) -> Option<Trend> {
     let df = n - 2.0;
     let se = (residual / df / sxx).sqrt();
     let span = ticks.last()?.t - ticks.first()?.t;
+    let third = (ticks.len() / 3).max(1);
+    let mean = |ts: &[Tick]| ts.iter().map(|t| t.tps).sum::<f64>() / ts.len() as f64;
     Some(Trend {
+        from: mean(&ticks[..third]),
+        to: mean(&ticks[ticks.len() - third..]),
         change: slope * span / ym,
         t: if se > 0.0 {
             slope / se
@@ -248,7 +259,10 @@ mod tests {
         assert!(reasons(&steady, &Health::default(), None, 0.05, 0.0).is_empty());
         let falling = ticks(&[1000.0, 1000.0, 900.0, 850.0, 800.0, 780.0]);
         let r = reasons(&falling, &Health::default(), None, 0.05, 0.0);
-        assert!(r.len() == 1 && r[0].contains("throughput moved -"), "{r:?}");
+        assert!(
+            r.len() == 1 && r[0].contains("throughput fell from about "),
+            "{r:?}"
+        );
         // A noisy run of the same means is not a trend: its scatter hides the slope.
         let noisy = ticks(&[1000.0, 700.0, 1200.0, 650.0, 1100.0, 780.0]);
         assert!(reasons(&noisy, &Health::default(), None, 0.05, 0.0).is_empty());

@@ -179,8 +179,12 @@ fn ticks_chart(w: &WorkloadModel, variants: &[String], threads: u32, p99: bool) 
                         x: t.t,
                         y: if p99 { t.p99_ms } else { t.tps },
                         tip: format!(
-                            "{}, repetition {}, {:.0} s: {:.1} tps, p99 {:.2} ms",
-                            c.variant, s.repetition, t.t, t.tps, t.p99_ms
+                            "{}, repetition {}, {}: {:.1} tps, p99 {:.2} ms",
+                            c.variant,
+                            s.repetition,
+                            seconds(t.t),
+                            t.tps,
+                            t.p99_ms
                         ),
                     })
                     .collect(),
@@ -231,8 +235,13 @@ fn memory_chart(m: &Model, vsz: bool) -> Option<String> {
                         x: p.t,
                         y: if vsz { p.vsz_mib - base.1 } else { p.rss_mib },
                         tip: format!(
-                            "{}, {:.0} s: RSS {:.1} MiB, VSZ {:.1} MiB ({:+.1} MiB since this server's first tick)",
-                            s.variant, p.t, p.rss_mib, p.vsz_mib, p.vsz_mib - base.1
+                            "{}, {}: RSS {}, VSZ {} ({}{} since this server's first tick)",
+                            s.variant,
+                            seconds(p.t),
+                            size(p.rss_mib),
+                            size(p.vsz_mib),
+                            if p.vsz_mib >= base.1 { "+" } else { "-" },
+                            size((p.vsz_mib - base.1).abs())
                         ),
                     }
                 })
@@ -369,9 +378,10 @@ pub fn ratio_charts(m: &Model, w: &WorkloadModel) -> Vec<Chart> {
                     &Axes {
                         title: &title,
                         x_label: "client threads (log2 scale)",
-                        y_label: "throughput ratio (1.0 = the baseline)",
+                        y_label: "throughput ratio (1.0 = the baseline, log scale)",
                         x_ticks: thread_ticks(w),
                         y_ref: Some(1.0),
+                        y_ratio: true,
                         ..Axes::default()
                     },
                     &lines,
@@ -414,4 +424,39 @@ pub fn charts(m: &Model) -> Vec<Chart> {
         .collect();
     out.extend(memory_charts(m));
     out
+}
+
+/// A time at the data's own resolution: ticks of 0.25 s read as 0.25 s, not rounded to 1 s.
+fn seconds(t: f64) -> String {
+    let s = format!("{t:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} s")
+}
+
+/// A size given in MiB, in the unit that reads best (8 TiB of reserved address space is not
+/// "8389130.6 MiB").
+pub(crate) fn size(mib: f64) -> String {
+    let units = [("MiB", 1.0), ("GiB", 1024.0), ("TiB", 1024.0 * 1024.0)];
+    let (unit, scale) = units
+        .iter()
+        .rev()
+        .find(|(_, scale)| mib.abs() >= *scale)
+        .copied()
+        .unwrap_or(units[0]);
+    format!("{:.1} {unit}", mib / scale)
+}
+
+#[cfg(test)]
+mod unit_tests {
+    use super::*;
+
+    #[test]
+    fn times_keep_their_resolution_and_sizes_their_unit() {
+        assert_eq!(seconds(0.25), "0.25 s");
+        assert_eq!(seconds(3.0), "3 s");
+        assert_eq!(size(8_389_130.6), "8.0 TiB");
+        assert_eq!(size(1536.0), "1.5 GiB");
+        assert_eq!(size(12.3), "12.3 MiB");
+        assert_eq!(size(0.5), "0.5 MiB");
+    }
 }

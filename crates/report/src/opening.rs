@@ -1,0 +1,358 @@
+//! The answer first: what the study is, whether it is whole, what it decided per workload and
+//! how sure, and whether the machine disturbed its runs. `compare` and the page open with
+//! these lines, and `compare --format json` carries them as facts; the details follow.
+
+use std::fmt::Write;
+
+use crate::model::{Comparison, Completeness, Disturbance, Model, Opening, Verdict};
+use crate::source::{num, text, Source};
+
+/// A share of runs flagged beyond which the machine, not a run, is the story.
+const DISTURBED_SHARE: f64 = 0.25;
+
+pub(crate) fn opening(src: &Source, m: &Model) -> Opening {
+    let study = src.studies.first();
+    let spec: serde_json::Value = study
+        .and_then(|s| serde_json::from_str(&s.spec_json).ok())
+        .unwrap_or_default();
+    let runs: Vec<&bakeoff_store::Row> = src.studies.iter().flat_map(|s| &s.runs).collect();
+    let kept = |r: &&&bakeoff_store::Row| text(r, "status") != "interrupted";
+    let begun = runs
+        .iter()
+        .map(|r| num(r, "started_at"))
+        .filter(|t| *t > 0.0);
+    let first = begun.clone().fold(f64::INFINITY, f64::min);
+    let last = runs
+        .iter()
+        .map(|r| num(r, "started_at") + num(r, "seconds"))
+        .fold(0.0f64, f64::max);
+    let stored = runs.iter().filter(kept).count();
+    let planned = planned_runs(&spec, src.studies.len());
+    let complete = match (planned, &m.auto) {
+        (Some(p), _) => stored >= p,
+        (None, Some(a)) => a.blocks >= a.needed.min(a.max_repetitions),
+        (None, None) => true,
+    } && !runs.iter().any(|r| text(r, "status") == "interrupted");
+    let with_figure = runs.iter().filter(|r| text(r, "status") == "ok").count();
+    Opening {
+        study: m.study.clone(),
+        description: spec["description"].as_str().map(str::to_string),
+        began: first.is_finite().then(|| utc(first as i64)),
+        hosts: hosts(m),
+        span_s: (first.is_finite() && last > first).then(|| last - first),
+        completeness: Completeness {
+            runs: stored,
+            planned,
+            complete,
+        },
+        verdicts: m
+            .workloads
+            .iter()
+            .map(|w| verdict_line(&w.label, &m.comparisons))
+            .collect(),
+        disturbed: disturbance(m, with_figure),
+    }
+}
+
+/// Runs a fixed study asks for: every variant (and the noise check's twin) at every workload
+/// and thread count, once per repetition. None for auto studies and merged ones.
+fn planned_runs(spec: &serde_json::Value, studies: usize) -> Option<usize> {
+    if studies != 1 || !spec["auto"].is_null() {
+        return None;
+    }
+    let len = |k: &str| spec[k].as_array().map(Vec::len);
+    let twin = usize::from(spec["noise_check"] == true);
+    let reps = spec["repetitions"].as_u64()? as usize;
+    Some((len("variants")? + twin) * len("workloads")? * len("threads")? * reps)
+}
+
+fn hosts(m: &Model) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in &m.environments {
+        let name = e.host["hostname"].as_str().unwrap_or("this machine");
+        let line = match e.host["cpus"].as_u64() {
+            Some(n) => format!("{name} ({n} CPUs)"),
+            None => name.to_string(),
+        };
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// A workload's verdicts in a line: how many comparisons differ, are equivalent or undecided
+/// at the study's family level, the largest difference with its interval; cost the same.
+fn verdict_line(workload: &str, all: &[Comparison]) -> String {
+    let rows: Vec<&Comparison> = all
+        .iter()
+        .filter(|c| c.workload == workload && c.ratio.is_some())
+        .collect();
+    if rows.is_empty() {
+        return format!("{workload}: nothing to compare (one variant, or no baseline figure)");
+    }
+    let judged: Vec<&&Comparison> = rows.iter().filter(|c| c.verdict != Verdict::Open).collect();
+    if judged.is_empty() {
+        let why = match rows
+            .iter()
+            .any(|c| c.note.as_deref() == Some(crate::pairing::FIXED_ORDER))
+        {
+            true => "order = \"sequential\" (ratios only)",
+            false => "one repetition, so no interval (ratios only)",
+        };
+        let largest = rows
+            .iter()
+            .max_by(|a, b| dist(a).total_cmp(&dist(b)))
+            .map(|c| {
+                format!(
+                    "; largest: {} {:.2}x at {} threads",
+                    c.variant,
+                    c.ratio.unwrap_or(1.0),
+                    c.threads
+                )
+            })
+            .unwrap_or_default();
+        return format!("{workload}: no verdict: {why}{largest}");
+    }
+    let mut line = format!(
+        "{workload}: {}",
+        counts(judged.iter().map(|c| (c.verdict, c.margin)))
+    );
+    if let Some(c) = judged
+        .iter()
+        .filter(|c| c.significant)
+        .max_by(|a, b| dist(a).total_cmp(&dist(b)))
+    {
+        let (lo, hi) = c.interval.unwrap_or((1.0, 1.0));
+        line.push_str(&format!(
+            "; largest: {} {:.2}x ({lo:.2}x - {hi:.2}x{}) at {} threads",
+            c.variant,
+            c.ratio.unwrap_or(1.0),
+            c.level
+                .map_or(String::new(), |l| format!(", {:.2}%", l * 100.0)),
+            c.threads
+        ));
+    }
+    let cost: Vec<(Verdict, f64)> = judged
+        .iter()
+        .filter_map(|c| Some((c.cost.as_ref()?.verdict, c.margin)))
+        .filter(|(v, _)| *v != Verdict::Open)
+        .collect();
+    if !cost.is_empty() {
+        line.push_str(&format!(
+            "; CPU per transaction: {}",
+            counts(cost.into_iter())
+        ));
+    }
+    line
+}
+
+/// "1 of 4 differ, 2 equivalent within +-5.0%, 1 undecided".
+fn counts(verdicts: impl Iterator<Item = (Verdict, f64)>) -> String {
+    let all: Vec<(Verdict, f64)> = verdicts.collect();
+    let n = |v: &[Verdict]| all.iter().filter(|(x, _)| v.contains(x)).count();
+    let margin = all.first().map_or(0.05, |(_, m)| *m) * 100.0;
+    let mut parts = vec![format!(
+        "{} of {} differ",
+        n(&[Verdict::Different, Verdict::DifferentWithin]),
+        all.len()
+    )];
+    if n(&[Verdict::Equivalent]) > 0 {
+        parts.push(format!(
+            "{} equivalent within +-{margin:.1}%",
+            n(&[Verdict::Equivalent])
+        ));
+    }
+    if n(&[Verdict::Undecided]) > 0 {
+        parts.push(format!("{} undecided", n(&[Verdict::Undecided])));
+    }
+    parts.join(", ")
+}
+
+fn dist(c: &Comparison) -> f64 {
+    c.ratio.unwrap_or(1.0).ln().abs()
+}
+
+/// The banner: many runs flagged, or a machine that loses time to its host in every run.
+fn disturbance(m: &Model, with_figure: usize) -> Option<Disturbance> {
+    let suspect = m.suspects.len();
+    let many = with_figure > 0 && suspect as f64 >= DISTURBED_SHARE * with_figure as f64;
+    if !many && m.usual_steal.is_none() {
+        return None;
+    }
+    let mut said = match many {
+        true => format!(
+            "The machine disturbed this study: {suspect} of its {with_figure} runs are suspect (listed below with why)."
+        ),
+        false => "The machine lost time to its host in every run.".to_string(),
+    };
+    if let Some(steal) = m.usual_steal {
+        said.push_str(&format!(
+            " Its usual run lost {:.1}% of the CPU to the hypervisor (steal).",
+            steal * 100.0
+        ));
+    }
+    let detects = m
+        .comparisons
+        .iter()
+        .filter_map(|c| c.detectable)
+        .fold(None, |a: Option<f64>, d| Some(a.map_or(d, |a| a.max(d))));
+    if let Some(d) = detects {
+        said.push_str(&format!(
+            " As run, it tells apart only differences of {:.1}% or more.",
+            d * 100.0
+        ));
+    }
+    said.push_str(" `bakeoff study plan` on the same file measures how steady this machine is and says how many blocks a decision needs here, or that none will do.");
+    Some(Disturbance {
+        suspect,
+        of: with_figure,
+        usual_steal: m.usual_steal,
+        detects,
+        said,
+    })
+}
+
+/// The text lines `compare` opens with.
+pub fn text_lines(o: &Opening) -> Vec<String> {
+    let mut out = vec![format!(
+        "study {}{}",
+        o.study,
+        o.description
+            .as_deref()
+            .map_or(String::new(), |d| format!(": {d}"))
+    )];
+    let mut facts = Vec::new();
+    if let Some(b) = &o.began {
+        facts.push(format!("began {b}"));
+    }
+    if !o.hosts.is_empty() {
+        facts.push(format!("on {}", o.hosts.join(", ")));
+    }
+    if let Some(s) = o.span_s {
+        facts.push(format!("took {}", duration(s)));
+    }
+    facts.push(completeness(&o.completeness));
+    out.push(facts.join("; "));
+    out.extend(o.verdicts.iter().cloned());
+    if let Some(d) = &o.disturbed {
+        out.push(format!("!! {}", d.said));
+    }
+    out
+}
+
+/// "all 24 runs", "12 of 24 runs: incomplete; resume with `bakeoff study run` on its file".
+pub fn completeness(c: &Completeness) -> String {
+    match (c.complete, c.planned) {
+        (true, Some(p)) => format!("complete: all {p} runs"),
+        (true, None) => format!("complete: {} runs", c.runs),
+        (false, Some(p)) => format!(
+            "incomplete: {} of {p} runs; resume with `bakeoff study run` and its study file",
+            c.runs
+        ),
+        (false, None) => format!(
+            "incomplete: {} runs, not yet sure; resume with `bakeoff study run` and its study file",
+            c.runs
+        ),
+    }
+}
+
+fn duration(s: f64) -> String {
+    let s = s.round() as u64;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// Seconds since the epoch as a UTC date and time (civil from days, Howard Hinnant's).
+fn utc(t: i64) -> String {
+    let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        secs / 3600,
+        (secs % 3600) / 60
+    )
+}
+
+/// The answer first: what the study is and whether it is whole, a line per workload with its
+/// verdicts, and the machine's banner.
+pub(crate) fn html(s: &mut String, o: &Opening) {
+    s.push_str("<section class=\"opening\">");
+    if let Some(d) = &o.description {
+        let _ = write!(s, "<p><b>{}</b></p>", crate::plot::escape(d));
+    }
+    let mut facts = Vec::new();
+    if let Some(b) = &o.began {
+        facts.push(format!("began {b}"));
+    }
+    if !o.hosts.is_empty() {
+        facts.push(format!("on {}", o.hosts.join(", ")));
+    }
+    if let Some(t) = o.span_s {
+        facts.push(format!("took {:.0} s", t));
+    }
+    let whole = crate::opening::completeness(&o.completeness);
+    let class = if o.completeness.complete {
+        ""
+    } else {
+        " class=\"bad\""
+    };
+    let _ = write!(
+        s,
+        "<p>{}; <span{class}>{}</span></p><ul>",
+        crate::plot::escape(&facts.join("; ")),
+        crate::plot::escape(&whole)
+    );
+    for v in &o.verdicts {
+        let _ = write!(s, "<li>{}</li>", crate::plot::escape(v));
+    }
+    s.push_str("</ul></section>");
+    if let Some(d) = &o.disturbed {
+        let _ = write!(
+            s,
+            "<p class=\"banner\">{}</p>",
+            crate::plot::escape(&d.said)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_durations_read_as_people_write_them() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(1_795_781_460), "2026-11-27 12:11 UTC");
+        assert_eq!(duration(42.4), "42 s");
+        assert_eq!(duration(125.0), "2 min 5 s");
+        assert_eq!(duration(7_380.0), "2 h 03 min");
+    }
+
+    #[test]
+    fn a_study_missing_runs_says_how_many_and_how_to_resume() {
+        let c = Completeness {
+            runs: 12,
+            planned: Some(24),
+            complete: false,
+        };
+        assert_eq!(
+            completeness(&c),
+            "incomplete: 12 of 24 runs; resume with `bakeoff study run` and its study file"
+        );
+        let spec = serde_json::json!({"variants": [1, 2], "workloads": [1], "threads": [1, 2, 4], "repetitions": 2, "noise_check": true});
+        assert_eq!(planned_runs(&spec, 1), Some(18));
+        assert_eq!(planned_runs(&spec, 2), None);
+    }
+}
