@@ -119,9 +119,19 @@ impl LoadLine {
         }
         s.last = Some(now);
         let secs = (now - s.started).as_secs_f64().max(1e-3);
+        if finished {
+            // The next load starts afresh, whatever its first count.
+            s.done = 0;
+        }
         let rate = done as f64 / secs;
         let line = match finished {
-            true => format!("loaded {total} rows in {secs:.1} s, {rate:.0} rows/s"),
+            true => format!(
+                "loaded {total} rows in {}, {rate:.0} rows/s",
+                match secs < 1.0 {
+                    true => format!("{:.0} ms", secs * 1000.0),
+                    false => format!("{secs:.1} s"),
+                }
+            ),
             false => format!(
                 "loading: {done} of {total} rows ({:.0}%), {rate:.0} rows/s, {:.0} s left",
                 done as f64 * 100.0 / total.max(1) as f64,

@@ -322,11 +322,12 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
 /// A finished run in one line: what ran, how it ended, the first line of why. A run that
 /// measured nothing says why alone, not "0 tps".
 pub(crate) fn run_line(r: &RunRecord) -> String {
+    let threads = r.key.map_or(0, |k| k.threads);
     let what = format!(
-        "{} | {} | {} threads",
+        "{} | {} | {threads} thread{}",
         r.variant_name,
         r.workload_label,
-        r.key.map_or(0, |k| k.threads)
+        if threads == 1 { "" } else { "s" }
     );
     let why = r.reason.as_deref().map(|w| w.lines().next().unwrap_or(""));
     if r.status != "ok" && r.events == 0 {
@@ -350,8 +351,11 @@ pub(crate) fn run_line(r: &RunRecord) -> String {
 pub(crate) struct Progress {
     tty: bool,
     line: String,
-    /// The run under way: its place, the study's total, the time left before it.
-    at: Option<(usize, usize, Duration)>,
+    /// Runs done before this invocation (a resumed study's), the study's total, and when
+    /// this invocation's first run began: set by the first run's start.
+    at: Option<(usize, usize, std::time::Instant)>,
+    /// Runs told done in this invocation (a block taking turns tells its runs at its end).
+    finished: usize,
     /// Loading's rows and rate, on the status line or a line in the log now and then.
     load: Box<dyn Fn(u64, u64) + Send + Sync>,
 }
@@ -363,6 +367,7 @@ impl Progress {
             tty: std::io::stderr().is_terminal(),
             line: String::new(),
             at: None,
+            finished: 0,
             load: Box::new(move |done, total| line.rows(done, total)),
         }
     }
@@ -383,7 +388,9 @@ impl Progress {
 
 impl StudyObserver for Progress {
     fn on_run_start(&mut self, done: usize, total: usize, what: &str, left: Duration) {
-        self.at = Some((done + 1, total, left));
+        if self.at.is_none() {
+            self.at = Some((done, total, std::time::Instant::now()));
+        }
         self.show(format!(
             "[{}/{total}] {what} | about {} left",
             done + 1,
@@ -407,12 +414,15 @@ impl StudyObserver for Progress {
         let mut line = run_line(r);
         // In a log (no status line), each finished run says where the study stands: runs
         // done so far (a block taking turns ends several at once).
-        if let (false, Some((n, total, left))) = (self.tty, self.at) {
+        self.finished += 1;
+        if let (false, Some((before, total, began))) = (self.tty, self.at) {
+            let n = (before + self.finished).min(total);
+            // From the runs so far in this invocation.
+            let left = began.elapsed() / self.finished as u32 * (total - n) as u32;
             line = match n >= total {
                 true => format!("[{n}/{total}] {line}"),
                 false => format!("[{n}/{total}, about {} left] {line}", hours_minutes(left)),
             };
-            self.at = Some((n + 1, total, left));
         }
         if self.tty {
             eprint!("\r\x1b[K");

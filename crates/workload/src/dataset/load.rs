@@ -131,7 +131,25 @@ pub(super) struct Meter<'p> {
     pub(super) interrupt: &'p AtomicBool,
 }
 
-impl Meter<'_> {
+impl<'p> Meter<'p> {
+    /// A meter for `total` rows; says 0 of them at once, so that whoever shows a rate counts
+    /// from the load's start, not from its first chunk.
+    pub(super) fn new(
+        total: u64,
+        progress: &'p (dyn Fn(Progress) + Sync),
+        interrupt: &'p AtomicBool,
+    ) -> Meter<'p> {
+        if total > 0 {
+            progress(Progress::Rows { done: 0, total });
+        }
+        Meter {
+            done: AtomicU64::new(0),
+            total,
+            progress,
+            interrupt,
+        }
+    }
+
     pub(super) fn add(&self, rows: u64) {
         let done = self.done.fetch_add(rows, Ordering::Relaxed) + rows;
         (self.progress)(Progress::Rows {

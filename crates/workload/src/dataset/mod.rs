@@ -40,7 +40,7 @@ mod tables;
 mod token;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -107,12 +107,7 @@ pub async fn prepare(
     }
     let jobs = chunks(tables.len() as u32, size);
     let total = u64::from(size) * tables.len() as u64;
-    let meter = Meter {
-        done: AtomicU64::new(0),
-        total,
-        progress,
-        interrupt,
-    };
+    let meter = Meter::new(total, progress, interrupt);
     let (rows, local_infile) = load_on_threads(opts, spec, jobs, seed, parallel.max(1), &meter)?;
     let interrupted = || interrupt.load(Ordering::Relaxed);
     if interrupted() {

@@ -10,7 +10,7 @@
 //! on the user's search path runs from them.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -82,12 +82,7 @@ pub async fn prepare(
             });
         }
     }
-    let meter = Meter {
-        done: AtomicU64::new(0),
-        total: u64::from(size) * tables.len() as u64,
-        progress,
-        interrupt,
-    };
+    let meter = Meter::new(u64::from(size) * tables.len() as u64, progress, interrupt);
     let jobs = Mutex::new(chunks(tables.len() as u32, size));
     let (jobs, meter) = (&jobs, &meter);
     let schema = schema.as_str();

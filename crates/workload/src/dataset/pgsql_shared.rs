@@ -3,7 +3,7 @@
 //! Prepared in sysbench's order (worker w takes tables w+1, w+1+threads, ...; each table
 //! created, loaded, indexed in turn), the rows by COPY on the worker's own connection.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use bakeoff_driver::{ConnectOptions, DriverError, Outcome, PgConn};
@@ -35,12 +35,7 @@ pub fn prepare_shared(
         runtime()?.block_on(refuse_existing(opts, &all))?;
     }
     let size = initial_rows(spec);
-    let meter = Meter {
-        done: AtomicU64::new(0),
-        total: u64::from(size) * all.len() as u64,
-        progress,
-        interrupt,
-    };
+    let meter = Meter::new(u64::from(size) * all.len() as u64, progress, interrupt);
     let workers = match size {
         0 => 1,
         _ => threads.clamp(1, all.len().max(1) as u32),

@@ -4,7 +4,7 @@
 //! w+1, w+1+threads, ... and each table in turn created, loaded and indexed, so with one
 //! thread the messages come as sysbench prints them.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use bakeoff_driver::{Conn, ConnectOptions};
@@ -35,12 +35,7 @@ pub fn prepare_shared(
     rt.block_on(refuse_existing(opts, spec, &all))?;
     let size = initial_rows(spec);
     let total = u64::from(size) * all.len() as u64;
-    let meter = Meter {
-        done: AtomicU64::new(0),
-        total,
-        progress,
-        interrupt,
-    };
+    let meter = Meter::new(total, progress, interrupt);
     // Nothing to load (bulk_insert, an empty oltp_insert): creating is quick, one worker
     // creates them all in order.
     let workers = match size {
