@@ -193,6 +193,23 @@ fn one_press_by_the_group_stops_cleanly_and_the_study_resumes_with_its_run() {
         "{}",
         trial.compare_head()
     );
+    // And in JSON, as facts.
+    let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["compare", "--format", "json"])
+        .arg(trial.dir.join("study.db"))
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("compare's JSON");
+    let whole = &json["opening"]["completeness"];
+    assert_eq!(
+        (
+            whole["runs"].as_u64(),
+            whole["planned"].as_u64(),
+            whole["complete"].as_bool()
+        ),
+        (Some(1), Some(2), Some(false)),
+        "{json}"
+    );
     let resumed = trial.resume();
     assert!(resumed.contains("1 of 2 runs to do"), "{resumed}");
     assert!(resumed.contains("1 ok, 0 failed"), "{resumed}");

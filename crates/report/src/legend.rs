@@ -22,10 +22,14 @@ pub(crate) fn labels(names: &[&str]) -> (Option<String>, Vec<String>) {
         .copied()
         .filter(|t| tokens.iter().all(|ts| ts.contains(t)))
         .collect();
-    let left: Vec<Vec<&str>> = tokens
+    let mut left: Vec<Vec<&str>> = tokens
         .iter()
         .map(|ts| ts.iter().copied().filter(|t| !shared.contains(t)).collect())
         .collect();
+    // One name (a ratio chart's single line), or names alike: nothing to drop.
+    if left.iter().all(Vec::is_empty) {
+        left = tokens.clone();
+    }
     let key = one_axis(&left);
     let mut out: Vec<String> = left
         .iter()
@@ -104,6 +108,13 @@ mod tests {
         assert_eq!(key, None);
         assert_ne!(l[0], l[1]);
         assert!(l.iter().all(|x| x.chars().count() <= MOST), "{l:?}");
+    }
+
+    #[test]
+    fn a_single_long_name_becomes_its_key_and_value() {
+        let (key, l) = labels(&["innodb_adaptive_hash_index=OFF"]);
+        assert_eq!(key.as_deref(), Some("innodb_adaptive_hash_index:"));
+        assert_eq!(l, ["OFF"]);
     }
 
     #[test]

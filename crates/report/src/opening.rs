@@ -22,10 +22,18 @@ pub(crate) fn opening(src: &Source, m: &Model) -> Opening {
         .map(|r| num(r, "started_at"))
         .filter(|t| *t > 0.0);
     let first = begun.clone().fold(f64::INFINITY, f64::min);
-    let last = runs
+    // The last start, and what ran from it: a block taking turns stores its runs under the
+    // block's start, and they ran one after another's slices, so their seconds add up.
+    let last_start = runs
         .iter()
-        .map(|r| num(r, "started_at") + num(r, "seconds"))
+        .map(|r| num(r, "started_at"))
         .fold(0.0f64, f64::max);
+    let last = last_start
+        + runs
+            .iter()
+            .filter(|r| num(r, "started_at") == last_start)
+            .map(|r| num(r, "seconds"))
+            .sum::<f64>();
     let stored = runs.iter().filter(kept).count();
     let planned = planned_runs(&spec, src.studies.len());
     let complete = match (planned, &m.auto) {
@@ -48,7 +56,7 @@ pub(crate) fn opening(src: &Source, m: &Model) -> Opening {
         verdicts: m
             .workloads
             .iter()
-            .map(|w| verdict_line(&w.label, &m.comparisons))
+            .map(|w| verdict_line(&w.label, &m.comparisons, complete))
             .collect(),
         disturbed: disturbance(m, with_figure),
     }
@@ -83,7 +91,7 @@ fn hosts(m: &Model) -> Vec<String> {
 
 /// A workload's verdicts in a line: how many comparisons differ, are equivalent or undecided
 /// at the study's family level, the largest difference with its interval; cost the same.
-fn verdict_line(workload: &str, all: &[Comparison]) -> String {
+fn verdict_line(workload: &str, all: &[Comparison], complete: bool) -> String {
     let rows: Vec<&Comparison> = all
         .iter()
         .filter(|c| c.workload == workload && c.ratio.is_some())
@@ -98,17 +106,18 @@ fn verdict_line(workload: &str, all: &[Comparison]) -> String {
             .any(|c| c.note.as_deref() == Some(crate::pairing::FIXED_ORDER))
         {
             true => "order = \"sequential\" (ratios only)",
-            false => "one repetition, so no interval (ratios only)",
+            false if complete => "one repetition, so no interval (ratios only)",
+            false => "one repetition stored so far, so no interval yet (ratios only)",
         };
         let largest = rows
             .iter()
             .max_by(|a, b| dist(a).total_cmp(&dist(b)))
             .map(|c| {
                 format!(
-                    "; largest: {} {:.2}x at {} threads",
+                    "; largest: {} {:.2}x at {}",
                     c.variant,
                     c.ratio.unwrap_or(1.0),
-                    c.threads
+                    threads(c.threads)
                 )
             })
             .unwrap_or_default();
@@ -125,12 +134,12 @@ fn verdict_line(workload: &str, all: &[Comparison]) -> String {
     {
         let (lo, hi) = c.interval.unwrap_or((1.0, 1.0));
         line.push_str(&format!(
-            "; largest: {} {:.2}x ({lo:.2}x - {hi:.2}x{}) at {} threads",
+            "; largest: {} {:.2}x ({lo:.2}x - {hi:.2}x{}) at {}",
             c.variant,
             c.ratio.unwrap_or(1.0),
             c.level
                 .map_or(String::new(), |l| format!(", {:.2}%", l * 100.0)),
-            c.threads
+            threads(c.threads)
         ));
     }
     let cost: Vec<(Verdict, f64)> = judged
@@ -169,6 +178,25 @@ fn counts(verdicts: impl Iterator<Item = (Verdict, f64)>) -> String {
     parts.join(", ")
 }
 
+/// Escaped for HTML, a `command` in backticks set as code.
+fn code(s: &str) -> String {
+    crate::plot::escape(s)
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| match i % 2 {
+            1 => format!("<code>{part}</code>"),
+            _ => part.to_string(),
+        })
+        .collect()
+}
+
+fn threads(n: u32) -> String {
+    match n {
+        1 => "1 thread".into(),
+        n => format!("{n} threads"),
+    }
+}
+
 fn dist(c: &Comparison) -> f64 {
     c.ratio.unwrap_or(1.0).ln().abs()
 }
@@ -198,10 +226,13 @@ fn disturbance(m: &Model, with_figure: usize) -> Option<Disturbance> {
         .filter_map(|c| c.detectable)
         .fold(None, |a: Option<f64>, d| Some(a.map_or(d, |a| a.max(d))));
     if let Some(d) = detects {
-        said.push_str(&format!(
-            " As run, it tells apart only differences of {:.1}% or more.",
-            d * 100.0
-        ));
+        said.push_str(&match d > 0.5 {
+            true => " As run, it cannot tell apart differences of even 50%.".to_string(),
+            false => format!(
+                " As run, it tells apart only differences of {:.1}% or more.",
+                d * 100.0
+            ),
+        });
     }
     said.push_str(" `bakeoff study plan` on the same file measures how steady this machine is and says how many blocks a decision needs here, or that none will do.");
     Some(Disturbance {
@@ -230,7 +261,7 @@ pub fn text_lines(o: &Opening) -> Vec<String> {
         facts.push(format!("on {}", o.hosts.join(", ")));
     }
     if let Some(s) = o.span_s {
-        facts.push(format!("took {}", duration(s)));
+        facts.push(format!("took about {}", duration(s)));
     }
     facts.push(completeness(&o.completeness));
     out.push(facts.join("; "));
@@ -300,7 +331,7 @@ pub(crate) fn html(s: &mut String, o: &Opening) {
         facts.push(format!("on {}", o.hosts.join(", ")));
     }
     if let Some(t) = o.span_s {
-        facts.push(format!("took {:.0} s", t));
+        facts.push(format!("took about {}", duration(t)));
     }
     let whole = crate::opening::completeness(&o.completeness);
     let class = if o.completeness.complete {
@@ -312,18 +343,14 @@ pub(crate) fn html(s: &mut String, o: &Opening) {
         s,
         "<p>{}; <span{class}>{}</span></p><ul>",
         crate::plot::escape(&facts.join("; ")),
-        crate::plot::escape(&whole)
+        code(&whole)
     );
     for v in &o.verdicts {
         let _ = write!(s, "<li>{}</li>", crate::plot::escape(v));
     }
     s.push_str("</ul></section>");
     if let Some(d) = &o.disturbed {
-        let _ = write!(
-            s,
-            "<p class=\"banner\">{}</p>",
-            crate::plot::escape(&d.said)
-        );
+        let _ = write!(s, "<p class=\"banner\">{}</p>", code(&d.said));
     }
 }
 
