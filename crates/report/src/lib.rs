@@ -60,9 +60,9 @@ pub fn compare_table(m: &Model) -> String {
         "\n{} ({})",
         m.baseline,
         if paired {
-            "intervals paired within blocks (each block's ratio, their geometric mean, Student's t on the log scale), at the study's family level: 5% shared by its m comparisons (Bonferroni)"
+            "intervals paired within blocks: each block's ratio, their geometric mean, Student's t on the log scale; 5% shared by the study's comparisons (Bonferroni)"
         } else {
-            "intervals from the repetitions, at the study's family level: 5% shared by its m comparisons (Bonferroni)"
+            "intervals from the repetitions; 5% shared by the study's comparisons (Bonferroni)"
         }
     );
     for w in &m.workloads {
@@ -341,7 +341,8 @@ pub struct Planned {
 fn run_line(s: &mut String, (variant, workload, threads, rep): (&str, &str, u32, u32), text: &str) {
     let _ = writeln!(
         s,
-        "  {variant} | {workload} | {threads} threads | repetition {rep}: {text}"
+        "  {variant} | {workload} | {threads} thread{} | repetition {rep}: {text}",
+        if threads == 1 { "" } else { "s" }
     );
 }
 

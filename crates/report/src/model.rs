@@ -513,6 +513,10 @@ pub struct Disturbance {
     /// The steal of the study's usual run, where it reaches the suspect threshold.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usual_steal: Option<f64>,
+    /// The median share of the machine's CPU other processes took in its runs, where that
+    /// is what disturbed them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub others: Option<f64>,
     /// The smallest difference the study detects as run (80% power at its family's level;
     /// the largest over its comparisons, a fraction).
     #[serde(skip_serializing_if = "Option::is_none")]

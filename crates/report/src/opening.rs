@@ -58,7 +58,7 @@ pub(crate) fn opening(src: &Source, m: &Model) -> Opening {
             .iter()
             .map(|w| verdict_line(&w.label, &m.comparisons, complete))
             .collect(),
-        disturbed: disturbance(m, with_figure),
+        disturbed: disturbance(m, with_figure, &others_by_run(src)),
     }
 }
 
@@ -105,28 +105,54 @@ fn verdict_line(workload: &str, all: &[Comparison], complete: bool) -> String {
             .iter()
             .any(|c| c.note.as_deref() == Some(crate::pairing::FIXED_ORDER))
         {
-            true => "order = \"sequential\" (ratios only)",
-            false if complete => "one repetition, so no interval (ratios only)",
-            false => "one repetition stored so far, so no interval yet (ratios only)",
+            true => "order = \"sequential\"",
+            false if complete => "one repetition, so no interval",
+            false => "one repetition stored so far, so no interval yet",
         };
-        let largest = rows
+        // Ratios from one run a side are no evidence: their range, said as such.
+        let (lo, hi) = rows
             .iter()
-            .max_by(|a, b| dist(a).total_cmp(&dist(b)))
-            .map(|c| {
-                format!(
-                    "; largest: {} {:.2}x at {}",
-                    c.variant,
-                    c.ratio.unwrap_or(1.0),
-                    threads(c.threads)
-                )
-            })
-            .unwrap_or_default();
-        return format!("{workload}: no verdict: {why}{largest}");
+            .filter_map(|c| c.ratio)
+            .fold((f64::INFINITY, 0.0f64), |(a, b), r| (a.min(r), b.max(r)));
+        return format!(
+            "{workload}: no verdict: {why}; ratios {lo:.2}x to {hi:.2}x, not evidence yet"
+        );
     }
     let mut line = format!(
-        "{workload}: {}",
+        "{workload}: {} (comparisons: each variant at each thread count)",
         counts(judged.iter().map(|c| (c.verdict, c.margin)))
     );
+    // How sure: where nothing differs, the narrowest and the widest interval it was judged
+    // on, with their level and blocks; "0 of 3 differ" alone reads as "the same".
+    let open: Vec<&&&Comparison> = judged.iter().filter(|c| !c.significant).collect();
+    let width = |c: &&&&Comparison| c.interval.map_or(f64::INFINITY, |(lo, hi)| (hi / lo).ln());
+    if let (Some(n), Some(w)) = (
+        open.iter().min_by(|a, b| width(a).total_cmp(&width(b))),
+        open.iter().max_by(|a, b| width(a).total_cmp(&width(b))),
+    ) {
+        let at = |c: &Comparison| {
+            let (lo, hi) = c.interval.unwrap_or((1.0, 1.0));
+            let level = c
+                .level
+                .map_or(String::new(), |l| format!(", {:.2}%", l * 100.0));
+            match lo < 0.1 || hi > 10.0 {
+                // Two runs a side can give 0.00x - 1e22x: no figure a reader can use.
+                true => format!("wider than 0.1x - 10x ({}{level})", threads(c.threads)),
+                false => format!("{lo:.2}x - {hi:.2}x ({}{level})", threads(c.threads)),
+            }
+        };
+        let span = match std::ptr::eq(**n, **w) {
+            true => at(n),
+            false => format!("from {} to {}", at(n), at(w)),
+        };
+        line.push_str(&format!(
+            "; the undecided and equivalent: intervals {span}, {}",
+            match n.method {
+                "paired" => format!("paired over {} blocks", n.blocks),
+                _ => format!("{} repetitions", n.blocks),
+            }
+        ));
+    }
     if let Some(c) = judged
         .iter()
         .filter(|c| c.significant)
@@ -202,18 +228,28 @@ fn dist(c: &Comparison) -> f64 {
 }
 
 /// The banner: many runs flagged, or a machine that loses time to its host in every run.
-fn disturbance(m: &Model, with_figure: usize) -> Option<Disturbance> {
+fn disturbance(m: &Model, with_figure: usize, others: &[f64]) -> Option<Disturbance> {
     let suspect = m.suspects.len();
     let many = with_figure > 0 && suspect as f64 >= DISTURBED_SHARE * with_figure as f64;
     if !many && m.usual_steal.is_none() {
         return None;
     }
     let mut said = match many {
-        true => format!(
-            "The machine disturbed this study: {suspect} of its {with_figure} runs are suspect (listed below with why)."
-        ),
+        true => format!("The machine disturbed this study: {suspect} of its {with_figure} runs are suspect (listed below with why)."),
         false => "The machine lost time to its host in every run.".to_string(),
     };
+    // How much: the share of the machine other processes took, over the runs.
+    let busy = others.len() >= 2 && median(others) > crate::suspect::OTHERS / 2.0;
+    if busy {
+        let lo = others.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = others.iter().copied().fold(0.0f64, f64::max);
+        said.push_str(&format!(
+            " Other processes used {:.0}% to {:.0}% of the machine's CPU (median {:.0}%) during its runs: the throughput, latency and curves below describe a busy machine. Stop the other load, then run the study again.",
+            lo * 100.0,
+            hi * 100.0,
+            median(others) * 100.0
+        ));
+    }
     if let Some(steal) = m.usual_steal {
         said.push_str(&format!(
             " Its usual run lost {:.1}% of the CPU to the hypervisor (steal).",
@@ -226,22 +262,46 @@ fn disturbance(m: &Model, with_figure: usize) -> Option<Disturbance> {
         .filter_map(|c| c.detectable)
         .fold(None, |a: Option<f64>, d| Some(a.map_or(d, |a| a.max(d))));
     if let Some(d) = detects {
-        said.push_str(&match d > 0.5 {
-            true => " As run, it cannot tell apart differences of even 50%.".to_string(),
-            false => format!(
-                " As run, it tells apart only differences of {:.1}% or more.",
-                d * 100.0
-            ),
-        });
+        said.push_str(&format!(
+            " As run, its least certain comparison would catch only a change of {}.",
+            match d > 0.5 {
+                true => format!("about {:.1}x", 1.0 + d),
+                false => format!("{:.1}% or more", d * 100.0),
+            }
+        ));
     }
-    said.push_str(" `bakeoff study plan` on the same file measures how steady this machine is and says how many blocks a decision needs here, or that none will do.");
+    said.push_str(" `bakeoff study plan` on the study file measures how steady this machine is and says how many blocks a decision needs here, or that none will do.");
     Some(Disturbance {
         suspect,
         of: with_figure,
         usual_steal: m.usual_steal,
+        others: busy.then(|| median(others)),
         detects,
         said,
     })
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// The share of the machine other processes took in each run with a figure (see
+/// `suspect::Health::others`).
+fn others_by_run(src: &Source) -> Vec<f64> {
+    src.studies
+        .iter()
+        .flat_map(|s| {
+            let health = crate::design::health_by_run(s);
+            let cpus = crate::design::Design::of(s).cpus;
+            s.runs
+                .iter()
+                .filter(|r| text(r, "status") == "ok")
+                .filter_map(move |r| health.get(&(num(r, "id") as i64))?.others(cpus?))
+                .collect::<Vec<f64>>()
+        })
+        .collect()
 }
 
 /// The text lines `compare` opens with.
@@ -258,10 +318,10 @@ pub fn text_lines(o: &Opening) -> Vec<String> {
         facts.push(format!("began {b}"));
     }
     if !o.hosts.is_empty() {
-        facts.push(format!("on {}", o.hosts.join(", ")));
+        facts.push(format!("host {}", o.hosts.join(", ")));
     }
     if let Some(s) = o.span_s {
-        facts.push(format!("took about {}", duration(s)));
+        facts.push(format!("runs spanned about {}", duration(s)));
     }
     facts.push(completeness(&o.completeness));
     out.push(facts.join("; "));
@@ -328,10 +388,10 @@ pub(crate) fn html(s: &mut String, o: &Opening) {
         facts.push(format!("began {b}"));
     }
     if !o.hosts.is_empty() {
-        facts.push(format!("on {}", o.hosts.join(", ")));
+        facts.push(format!("host {}", o.hosts.join(", ")));
     }
     if let Some(t) = o.span_s {
-        facts.push(format!("took about {}", duration(t)));
+        facts.push(format!("runs spanned about {}", duration(t)));
     }
     let whole = crate::opening::completeness(&o.completeness);
     let class = if o.completeness.complete {

@@ -130,7 +130,12 @@ pub(crate) fn line_chart(axes: &Axes, lines: &[Line]) -> String {
         }
     };
     let (y_lo, y_hi, y_ticks) = match axes.y_ratio {
-        true => ratio_range(all().map(|m| m.y)),
+        true => ratio_range(
+            all().map(|m| m.y),
+            lines
+                .iter()
+                .flat_map(|l| l.whiskers.iter().flat_map(|w| [w.1, w.2])),
+        ),
         false => y_range(ys(), axes.y_log),
     };
     let fy = |v: f64| match (axes.y_ratio, axes.y_log) {
@@ -244,13 +249,18 @@ pub(crate) fn line_chart(axes: &Axes, lines: &[Line]) -> String {
                 let _ = match clipped {
                     true => write!(
                         s,
-                        r#"<path d="M{:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z" fill="{colour}"><title>the interval goes beyond the chart</title></path>"#,
+                        r#"<path d="M{:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z" fill="{colour}"><title>the interval goes on to {}</title></path><text x="{:.1}" y="{:.1}" font-size="10" fill="{colour}">{}</text>"#,
                         xx - 5.0,
                         yy + dir * 8.0,
                         xx + 5.0,
                         yy + dir * 8.0,
                         xx,
-                        yy
+                        yy,
+                        format!("{:.2}x", if dir > 0.0 { *lo } else { *hi }),
+                        xx + 7.0,
+                        // Inside the frame, beside the arrowhead.
+                        yy - dir * if dir > 0.0 { 10.0 } else { 18.0 },
+                        format!("{:.2}x", if dir > 0.0 { *lo } else { *hi })
                     ),
                     false => write!(
                         s,
@@ -334,30 +344,51 @@ pub(crate) fn y_range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64
 }
 
 /// A ratio axis: log, symmetric around 1.0 (0.8 as far below as 1.25 is above), reaching
-/// past the furthest ratio with room to spare and at least to +-10%; ticks at round ratios.
-/// Intervals do not size it: a wide one would squash every ratio onto the 1.0 line.
-pub(crate) fn ratio_range(ratios: impl Iterator<Item = f64>) -> (f64, f64, Vec<f64>) {
-    let reach = ratios
-        .filter(|v| *v > 0.0 && v.is_finite())
-        .map(|v| v.ln().abs())
-        .fold(0.1f64.ln_1p(), f64::max)
-        * 1.2;
+/// past the furthest ratio and interval end with room to spare, at least to +-10%; ticks at
+/// round ratios. Intervals size it only up to 0.5x-2x: a wider one would squash every ratio
+/// onto the 1.0 line, so it is clipped at the frame instead (and said there).
+pub(crate) fn ratio_range(
+    ratios: impl Iterator<Item = f64>,
+    interval_ends: impl Iterator<Item = f64>,
+) -> (f64, f64, Vec<f64>) {
+    let reach_of = |v: f64| (v > 0.0 && v.is_finite()).then(|| v.ln().abs());
+    let points = ratios.filter_map(reach_of).fold(0.1f64.ln_1p(), f64::max);
+    let ends = interval_ends
+        .filter_map(reach_of)
+        .fold(0.0f64, f64::max)
+        .min(2f64.ln());
+    let reach = points.max(ends) * 1.1;
     let (lo, hi) = ((-reach).exp(), reach.exp());
     const ROUND: [f64; 21] = [
         0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0,
         5.0, 10.0, 20.0, 50.0,
     ];
-    let mut ticks: Vec<f64> = ROUND
-        .iter()
-        .copied()
-        .filter(|t| (lo..=hi).contains(t))
-        .collect();
-    // At most about nine: the finest steps go first.
-    for fine in [[0.95, 1.05], [0.9, 1.1], [0.33, 3.0], [0.2, 5.0]] {
-        if ticks.len() > 9 {
-            ticks.retain(|t| !fine.contains(t));
+    // From 1.0 outward on each side, each tick at least a ninth of the axis from the last
+    // one kept: labels never crowd around 1.0 on a wide axis.
+    let gap = 2.0 * reach / 9.0;
+    let inside = |t: &f64| (lo..=hi).contains(t);
+    let mut ticks = vec![1.0];
+    let mut last = 0.0f64;
+    for t in ROUND.iter().copied().filter(inside).filter(|t| *t > 1.0) {
+        if t.ln() - last >= gap {
+            ticks.push(t);
+            last = t.ln();
         }
     }
+    let mut last = 0.0f64;
+    for t in ROUND
+        .iter()
+        .rev()
+        .copied()
+        .filter(inside)
+        .filter(|t| *t < 1.0)
+    {
+        if last - t.ln() >= gap {
+            ticks.push(t);
+            last = t.ln();
+        }
+    }
+    ticks.sort_by(f64::total_cmp);
     (lo, hi, ticks)
 }
 
@@ -388,4 +419,30 @@ pub(crate) fn solid(name: &str, variants: &[String], points: Vec<Mark>) -> Line 
 /// A variant's colour: its place among all the model's variants, the same in every chart.
 pub(crate) fn colour(variants: &[String], name: &str) -> usize {
     variants.iter().position(|v| v == name).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ratio_axis_is_centred_on_one_sized_by_ratios_and_intervals_up_to_2x() {
+        // Ratios near 1 with a 0.2x-3.6x interval: the axis reaches 0.5x-2x (times room), not
+        // 0.2x-3.6x, and its ticks keep apart.
+        let (lo, hi, ticks) = ratio_range([1.22, 0.91].into_iter(), [0.22, 3.63].into_iter());
+        assert!((lo * hi - 1.0).abs() < 1e-9, "symmetric: {lo} {hi}");
+        assert!(hi > 2.0 && hi < 2.5, "{hi}");
+        assert!(
+            ticks.contains(&1.0) && ticks.contains(&2.0) && ticks.contains(&0.5),
+            "{ticks:?}"
+        );
+        let gaps: Vec<f64> = ticks.windows(2).map(|w| (w[1] / w[0]).ln()).collect();
+        assert!(
+            gaps.iter().all(|g| *g >= 2.0 * hi.ln() / 9.0 - 1e-9),
+            "{ticks:?}"
+        );
+        // Without intervals, at least +-10%.
+        let (lo, hi, _) = ratio_range([1.0].into_iter(), std::iter::empty());
+        assert!(lo < 0.91 && hi > 1.1, "{lo} {hi}");
+    }
 }

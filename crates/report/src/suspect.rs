@@ -26,7 +26,7 @@ const MIN_TICKS: usize = 4;
 /// these words, so that the three agree.
 pub fn criteria() -> String {
     format!(
-        "a trend through the run beyond its tick noise and larger than the study's precision, a stall (ticks below {:.0}% of the run's median), a run further than {:.1} robust standard deviations from its cell's others (MAD-based), steal {:.0} points beyond the study's usual run, or other processes busy beyond half a CPU (at most {:.0}% of the machine; what the server's processes and bakeoff's client did not use, the kernel's interrupt work included)",
+        "a trend through the run beyond its tick noise and larger than the study's equivalence margin, a stall (ticks below {:.0}% of the run's median), a run further than {:.1} robust standard deviations from its cell's others (MAD-based, in cells of five runs or more), steal {:.0} points beyond the study's usual run, or other processes busy beyond half a CPU (at most {:.0}% of the machine; what the server's processes and bakeoff's client did not use, the kernel's interrupt work included)",
         STALL * 100.0,
         OUTLIER,
         STEAL * 100.0,
@@ -102,7 +102,7 @@ pub fn reasons(
         let critical = t_quantile(t.df, 0.995);
         if t.change.abs() > threshold && t.t.abs() > critical {
             out.push(format!(
-                "throughput {} from about {:.0} to {:.0} tps through the run (its first third's mean to its last's; a trend beyond its tick noise, t = {:.1} on {} df, larger than +-{:.0}%, the study's precision)",
+                "throughput {} from about {:.0} to {:.0} tps through the run (its first third's mean to its last's; not settled: lengthen the warmup or the run; a trend beyond its tick noise, t = {:.1} on {} df, larger than +-{:.0}%, the study's equivalence margin)",
                 if t.change < 0.0 { "fell" } else { "rose" },
                 t.from,
                 t.to,
@@ -213,7 +213,8 @@ fn stall(ticks: &[Tick]) -> Option<String> {
 /// there, this one's included), by the median and the median absolute deviation of their
 /// logs: robust, so the outlier itself does not widen the yardstick.
 pub fn outlier(tps: f64, cell: &[f64]) -> Option<String> {
-    if cell.len() < 3 || tps <= 0.0 || cell.iter().any(|x| *x <= 0.0) {
+    // A MAD from three or four runs is the gap between two of them: no scale to judge by.
+    if cell.len() < 5 || tps <= 0.0 || cell.iter().any(|x| *x <= 0.0) {
         return None;
     }
     let median = |mut v: Vec<f64>| {
@@ -289,6 +290,7 @@ mod tests {
         let cell = [1000.0, 1010.0, 990.0, 1005.0, 600.0];
         assert!(outlier(600.0, &cell).is_some_and(|w| w.contains("far outside")));
         assert_eq!(outlier(1010.0, &cell), None);
+        assert_eq!(outlier(600.0, &cell[1..]), None, "four runs give no scale");
     }
 
     #[test]
