@@ -75,12 +75,13 @@ impl Agent {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| RemoteError::Ssh {
-            host: host.to_string(),
-            what: format!("could not start the agent ({e})"),
+        // Recorded: abandoning (a second Ctrl-C) kills the agent's group with the servers'.
+        let mut child = bakeoff_server::abandon::spawn_tracked(|| cmd.spawn()).map_err(|e| {
+            RemoteError::Ssh {
+                host: host.to_string(),
+                what: format!("could not start the agent ({e})"),
+            }
         })?;
-        // Abandoning (a second Ctrl-C) kills the agent's group with the servers'.
-        bakeoff_server::abandon::track_group(child.id());
         let stderr = Arc::new(Mutex::new(String::new()));
         if let Some(mut err) = child.stderr.take() {
             let keep = stderr.clone();

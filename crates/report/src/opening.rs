@@ -313,6 +313,18 @@ pub fn text_lines(o: &Opening) -> Vec<String> {
             .as_deref()
             .map_or(String::new(), |d| format!(": {d}"))
     )];
+    let mut facts = facts(o);
+    facts.push(completeness(&o.completeness));
+    out.push(facts.join("; "));
+    out.extend(o.verdicts.iter().cloned());
+    if let Some(d) = &o.disturbed {
+        out.push(format!("!! {}", d.said));
+    }
+    out
+}
+
+/// When, where and how long, each a phrase.
+fn facts(o: &Opening) -> Vec<String> {
     let mut facts = Vec::new();
     if let Some(b) = &o.began {
         facts.push(format!("began {b}"));
@@ -323,13 +335,7 @@ pub fn text_lines(o: &Opening) -> Vec<String> {
     if let Some(s) = o.span_s {
         facts.push(format!("runs spanned about {}", duration(s)));
     }
-    facts.push(completeness(&o.completeness));
-    out.push(facts.join("; "));
-    out.extend(o.verdicts.iter().cloned());
-    if let Some(d) = &o.disturbed {
-        out.push(format!("!! {}", d.said));
-    }
-    out
+    facts
 }
 
 /// "all 24 runs", "12 of 24 runs: incomplete; resume with `bakeoff study run` on its file".
@@ -383,16 +389,7 @@ pub(crate) fn html(s: &mut String, o: &Opening) {
     if let Some(d) = &o.description {
         let _ = write!(s, "<p><b>{}</b></p>", crate::plot::escape(d));
     }
-    let mut facts = Vec::new();
-    if let Some(b) = &o.began {
-        facts.push(format!("began {b}"));
-    }
-    if !o.hosts.is_empty() {
-        facts.push(format!("host {}", o.hosts.join(", ")));
-    }
-    if let Some(t) = o.span_s {
-        facts.push(format!("runs spanned about {}", duration(t)));
-    }
+    let facts = facts(o);
     let whole = crate::opening::completeness(&o.completeness);
     let class = if o.completeness.complete {
         ""

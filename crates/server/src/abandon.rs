@@ -30,19 +30,33 @@ pub struct Abandoned {
     pub removed: usize,
 }
 
-/// Record the process group led by `pid`, a child just spawned in a group of its own.
-pub fn track_group(pid: u32) {
+/// Spawn a child in a process group of its own with `spawn` and record its group, as one
+/// step abandoning cannot fall between; refused once abandoning has begun.
+pub fn spawn_tracked(
+    spawn: impl FnOnce() -> std::io::Result<std::process::Child>,
+) -> std::io::Result<std::process::Child> {
     let mut g = GROUPS.lock().unwrap_or_else(|p| p.into_inner());
+    refuse_if_abandoning()?;
+    let child = spawn()?;
     // Groups whose leader was reaped are no longer ours to name: their pid may come back.
     g.retain(|&p| is_unreaped_child(p));
-    g.push(pid as i32);
+    g.push(child.id() as i32);
+    Ok(child)
 }
 
-pub(crate) fn track_rundir(path: &Path) {
-    RUNDIRS
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(path.to_path_buf());
+/// Make a run directory with `make` (the directory and its marker) and record it, as one
+/// step: abandoning takes the list only between such steps, so it never meets a directory
+/// it does not know of, or one not yet marked as bakeoff's.
+pub(crate) fn make_rundir<E>(
+    path: &Path,
+    refused: impl FnOnce(std::io::Error) -> E,
+    make: impl FnOnce() -> Result<(), E>,
+) -> Result<(), E> {
+    let mut dirs = RUNDIRS.lock().unwrap_or_else(|p| p.into_inner());
+    refuse_if_abandoning().map_err(refused)?;
+    make()?;
+    dirs.push(path.to_path_buf());
+    Ok(())
 }
 
 pub(crate) fn untrack_rundir(path: &Path) {
@@ -58,6 +72,7 @@ pub fn abandon_all(wait: Duration) -> Abandoned {
     // From here on nothing new starts (`refuse_if_abandoning`); a start already past that
     // check is recorded right after, so a second pass finds what the first could not.
     ABANDONING.store(true, Ordering::SeqCst);
+    // Taking each list waits for a start or a directory being made to be recorded.
     let mut done = Abandoned::default();
     for _ in 0..2 {
         // A server stopped between its turns takes SIGKILL as well; thawed it dies at once.
@@ -76,7 +91,7 @@ pub fn abandon_all(wait: Duration) -> Abandoned {
 static ABANDONING: AtomicBool = AtomicBool::new(false);
 
 /// Refuse to start anything once abandoning has begun.
-pub(crate) fn refuse_if_abandoning() -> std::io::Result<()> {
+fn refuse_if_abandoning() -> std::io::Result<()> {
     match ABANDONING.load(Ordering::SeqCst) {
         true => Err(std::io::Error::other(
             "bakeoff is abandoning (a second Ctrl-C)",
@@ -112,7 +127,8 @@ fn kill_and_remove(groups: &[i32], dirs: Vec<PathBuf>, wait: Duration) -> Abando
     }
     for dir in dirs {
         // Run directories are fenced: only a marked directory of ours is removed.
-        if crate::fence::remove_if_ours(&dir) {
+        // Gone either way counts: the clean stop under way may remove it first.
+        if crate::fence::remove_if_ours(&dir) || std::fs::symlink_metadata(&dir).is_err() {
             done.removed += 1;
         }
     }

@@ -7,11 +7,18 @@ use std::path::Path;
 /// The file that marks a directory as a run directory of bakeoff's, holding its owner's pid.
 pub(crate) const MARKER: &str = ".bakeoff-rundir";
 
+/// One removal at a time: a run directory's owner and abandoning may both remove it at once
+/// (a Ctrl-C while a start is being given up), and two walks of one tree fail each other,
+/// one seeing the marker gone, the other an entry gone, leaving the rest behind.
+static REMOVING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Remove `path` if it is a run directory of ours: a real directory holding our marker, a
 /// regular file this user wrote (the directory itself may belong to the server's user).
-/// Errors are ignored: nothing measured lives here. Whether it removed it.
+/// A removal that fails (a killed server's last write racing it) is tried again for a second.
+/// Errors are otherwise ignored: nothing measured lives here. Whether it removed it.
 pub(crate) fn remove_if_ours(path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
+    let _one = REMOVING.lock().unwrap_or_else(|p| p.into_inner());
     let Ok(meta) = fs::symlink_metadata(path) else {
         return false;
     };
@@ -21,5 +28,11 @@ pub(crate) fn remove_if_ours(path: &Path) -> bool {
     if !meta.is_dir() || !marker.is_ok_and(|m| m.is_file() && m.uid() == me) {
         return false;
     }
-    fs::remove_dir_all(path).is_ok()
+    for _ in 0..50 {
+        if fs::remove_dir_all(path).is_ok() || fs::symlink_metadata(path).is_err() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
 }

@@ -90,7 +90,6 @@ pub fn spawn_contained(
     run_as: Option<RunAs>,
     placement: Placement,
 ) -> io::Result<Child> {
-    crate::abandon::refuse_if_abandoning()?;
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // Own process group: a Ctrl-C in the terminal reaches bakeoff only, which then stops the
@@ -127,17 +126,16 @@ pub fn spawn_contained(
             Ok(())
         });
     }
-    let (tx, rx) = mpsc::channel();
-    spawner()
-        .lock()
-        .map_err(|_| io::Error::other("spawner lock poisoned"))?
-        .send((cmd, tx))
-        .map_err(|_| io::Error::other("spawner thread is gone"))?;
-    let child = rx
-        .recv()
-        .map_err(|_| io::Error::other("spawner thread is gone"))??;
-    crate::abandon::track_group(child.id());
-    Ok(child)
+    crate::abandon::spawn_tracked(|| {
+        let (tx, rx) = mpsc::channel();
+        spawner()
+            .lock()
+            .map_err(|_| io::Error::other("spawner lock poisoned"))?
+            .send((cmd, tx))
+            .map_err(|_| io::Error::other("spawner thread is gone"))?;
+        rx.recv()
+            .map_err(|_| io::Error::other("spawner thread is gone"))?
+    })
 }
 
 /// Send `sig` to a child we spawned (never to a PID read from anywhere else).

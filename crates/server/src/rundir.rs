@@ -40,14 +40,14 @@ impl RunDir {
         };
         // 0700: the socket, the init file and the datadir are the server's owner's alone (the
         // socket account holds every privilege; whoever reaches the socket is that account).
-        crate::abandon::refuse_if_abandoning().map_err(err)?;
-        private_dir(&path).map_err(err)?;
-        crate::abandon::track_rundir(&path);
-        write_private(
-            &path.join(MARKER),
-            &format!("{}\n", std::process::id()),
-            None,
-        )?;
+        crate::abandon::make_rundir(&path, err, || {
+            private_dir(&path).map_err(err)?;
+            write_private(
+                &path.join(MARKER),
+                &format!("{}\n", std::process::id()),
+                None,
+            )
+        })?;
         // The server's own tmpdir: a starting mariadbd deletes every `#sql*` file in its tmpdir,
         // so in a shared /tmp one server's start destroys another's bootstrap temp tables.
         private_dir(&path.join(TMP)).map_err(err)?;
