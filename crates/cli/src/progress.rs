@@ -98,7 +98,7 @@ impl LoadLine {
         let Ok(mut s) = self.state.lock() else {
             return;
         };
-        if done < s.done || s.done == 0 {
+        if done == 0 || done < s.done {
             s.started = now;
             s.last = None;
         }

@@ -169,3 +169,19 @@ fn links_between_pages_resolve() {
         broken.join("\n")
     );
 }
+
+/// The README's annotated study is `examples/first-study.toml` word for word (which
+/// `studies.rs` checks with every example), so the two cannot drift apart.
+#[test]
+fn the_readmes_study_is_the_example_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme.find("```toml\n").expect("a study in the README") + "```toml\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let file = std::fs::read_to_string(root.join("examples/first-study.toml")).unwrap();
+    assert_eq!(&readme[start..end], file);
+    assert!(
+        readme.lines().count() <= 150,
+        "the README is an on-ramp: at most 150 lines"
+    );
+}

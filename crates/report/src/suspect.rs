@@ -22,7 +22,7 @@ pub const OUTLIER: f64 = 3.5;
 /// Fewer ticks than this say nothing about a trend (a line through them needs 2 spare).
 const MIN_TICKS: usize = 4;
 
-/// What makes a run suspect, in one sentence: the report, `compare --help` and the README say
+/// What makes a run suspect, in one sentence: the report, `compare --help` and the guide (docs/src/verdicts.md) say
 /// these words, so that the three agree.
 pub fn criteria() -> String {
     format!(

@@ -3,7 +3,7 @@
 //! vacuum, p primary keys, f foreign keys), with its messages.
 //!
 //! These are pgbench's tables, not bakeoff's: like pgbench, -i drops and replaces any
-//! `pgbench_*` tables of these four names in the database. The README says so.
+//! `pgbench_*` tables of these four names in the database. The pgbench guide says so.
 
 use std::time::Instant;
 
