@@ -185,3 +185,73 @@ fn the_readmes_study_is_the_example_file() {
         "the README is an on-ramp: at most 150 lines"
     );
 }
+
+/// Every command `bakeoff --help` lists has a row on the command line's page.
+#[test]
+fn every_command_has_a_row_on_the_command_line_page() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let page = std::fs::read_to_string(root.join("docs/src/reference/command-line.md")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 10, "{help}");
+    let missing: Vec<&&str> = commands
+        .iter()
+        .filter(|c| !page.contains(&format!("| `{c}` |")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "commands without a row on the page: {missing:?}"
+    );
+}
+
+/// Every study in the book (a ```toml block that sweeps `threads`) passes `study check`.
+#[test]
+fn every_study_in_the_book_checks() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut dirs = vec![root.join("docs/src")];
+    let mut studies = Vec::new();
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for block in text.split("```toml\n").skip(1) {
+                    let study = block.split("```").next().unwrap_or("");
+                    if study.lines().any(|l| l.starts_with("threads")) {
+                        studies.push((p.clone(), study.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(!studies.is_empty(), "the book has studies");
+    for (i, (page, study)) in studies.iter().enumerate() {
+        let file = bakeoff_testkit::scratch::path(&format!("book-study-{i}.toml"));
+        std::fs::write(&file, study).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args(["study", "check"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "a study in {} does not check:\n{study}\n{}",
+            page.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
