@@ -1,7 +1,7 @@
 //! Ctrl-C. The first press stops cleanly: the run in progress ends as interrupted, servers stop
-//! in order, what was measured is stored and printed. A second signal within 0.5 s of the first
-//! is the same press (`timeout -s INT` and a terminal deliver SIGINT to bakeoff and to its
-//! process group at once). A later second press abandons: every process group bakeoff started
+//! in order, what was measured is stored and printed. A signal within 0.5 s of the press
+//! before it is the same press (`timeout -s INT` delivers SIGINT to bakeoff and to its process
+//! group at once), the second and third as much as the first. A later second press abandons: every process group bakeoff started
 //! (servers, datadir initializers, agents) is killed, waited for, and its run directories
 //! removed, on a thread of its own (a signal handler may not allocate); the results database
 //! and every stored run stay. A third press leaves at once, without cleaning up.
@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use crate::exit;
 
-/// When the first press came (CLOCK_MONOTONIC, ns).
-static FIRST_PRESS: AtomicU64 = AtomicU64::new(0);
+/// When the last press came (CLOCK_MONOTONIC, ns).
+static LAST_PRESS: AtomicU64 = AtomicU64::new(0);
 /// Presses counted after the first (the abandoning one and any after it).
 static LATER_PRESSES: AtomicU8 = AtomicU8::new(0);
 /// The write end of the pipe that wakes the abandoning thread (-1 before it exists).
@@ -38,13 +38,14 @@ fn install_once() {
 extern "C" fn on_sigint(_: libc::c_int) {
     let now = monotonic_ns();
     if !exit::INTERRUPTED.swap(true, Ordering::SeqCst) {
-        FIRST_PRESS.store(now, Ordering::SeqCst);
+        LAST_PRESS.store(now, Ordering::SeqCst);
         say(b"\nbakeoff: stopping cleanly; Ctrl-C again to abandon at once\n");
         return;
     }
-    if now.saturating_sub(FIRST_PRESS.load(Ordering::SeqCst)) < 500_000_000 {
+    if now.saturating_sub(LAST_PRESS.load(Ordering::SeqCst)) < 500_000_000 {
         return;
     }
+    LAST_PRESS.store(now, Ordering::SeqCst);
     let wake = WAKE.load(Ordering::SeqCst);
     if LATER_PRESSES.fetch_add(1, Ordering::SeqCst) > 0 || wake < 0 {
         say(b"bakeoff: leaving at once (exit 130), without cleaning up\n");

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use crate::model::{Comparison, Completeness, Disturbance, Model, Opening, Verdict};
 use crate::source::{num, text, Source};
+use crate::summary::{method, threads};
 
 /// A share of runs flagged beyond which the machine, not a run, is the story.
 const DISTURBED_SHARE: f64 = 0.25;
@@ -17,11 +18,11 @@ pub(crate) fn opening(src: &Source, m: &Model) -> Opening {
         .unwrap_or_default();
     let runs: Vec<&bakeoff_store::Row> = src.studies.iter().flat_map(|s| &s.runs).collect();
     let kept = |r: &&&bakeoff_store::Row| text(r, "status") != "interrupted";
-    let begun = runs
+    let first = runs
         .iter()
         .map(|r| num(r, "started_at"))
-        .filter(|t| *t > 0.0);
-    let first = begun.clone().fold(f64::INFINITY, f64::min);
+        .filter(|t| *t > 0.0)
+        .fold(f64::INFINITY, f64::min);
     // The last start, and what ran from it: a block taking turns stores its runs under the
     // block's start, and they ran one after another's slices, so their seconds add up.
     let last_start = runs
@@ -147,10 +148,7 @@ fn verdict_line(workload: &str, all: &[Comparison], complete: bool) -> String {
         };
         line.push_str(&format!(
             "; the undecided and equivalent: intervals {span}, {}",
-            match n.method {
-                "paired" => format!("paired over {} blocks", n.blocks),
-                _ => format!("{} repetitions", n.blocks),
-            }
+            method(n)
         ));
     }
     if let Some(c) = judged
@@ -214,13 +212,6 @@ fn code(s: &str) -> String {
             _ => part.to_string(),
         })
         .collect()
-}
-
-fn threads(n: u32) -> String {
-    match n {
-        1 => "1 thread".into(),
-        n => format!("{n} threads"),
-    }
 }
 
 fn dist(c: &Comparison) -> f64 {

@@ -190,7 +190,7 @@ fn level(c: &Comparison) -> String {
 const USEFUL: f64 = 0.5;
 
 /// How an interval was made, in a few words.
-fn method(c: &Comparison) -> String {
+pub(crate) fn method(c: &Comparison) -> String {
     match c.method {
         "paired" => format!("paired over {} blocks", c.blocks),
         _ => format!("{} repetitions, unpaired", c.blocks),
@@ -274,7 +274,7 @@ fn shapes(w: &WorkloadModel) -> Vec<String> {
     out
 }
 
-fn threads(n: u32) -> String {
+pub(crate) fn threads(n: u32) -> String {
     if n == 1 {
         "1 thread".into()
     } else {

@@ -69,22 +69,15 @@ pub(crate) fn untrack_rundir(path: &Path) {
 /// Kill every group bakeoff spawned whose leader it has not reaped, wait up to `wait` until
 /// none of their processes is left, then remove every run directory it made.
 pub fn abandon_all(wait: Duration) -> Abandoned {
-    // From here on nothing new starts (`refuse_if_abandoning`); a start already past that
-    // check is recorded right after, so a second pass finds what the first could not.
+    // From here on nothing new starts (`refuse_if_abandoning`, checked under each list's
+    // lock); taking a list waits for a start or a directory being made to be recorded, so
+    // the lists taken are all there will be.
     ABANDONING.store(true, Ordering::SeqCst);
-    // Taking each list waits for a start or a directory being made to be recorded.
-    let mut done = Abandoned::default();
-    for _ in 0..2 {
-        // A server stopped between its turns takes SIGKILL as well; thawed it dies at once.
-        crate::freeze::thaw_all_now();
-        let groups = GROUPS.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let dirs = std::mem::take(&mut *RUNDIRS.lock().unwrap_or_else(|p| p.into_inner()));
-        let pass = kill_and_remove(&groups, dirs, wait);
-        done.killed += pass.killed;
-        done.removed += pass.removed;
-        done.left = pass.left;
-    }
-    done
+    // A server stopped between its turns takes SIGKILL as well; thawed it dies at once.
+    crate::freeze::thaw_all_now();
+    let groups = GROUPS.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let dirs = std::mem::take(&mut *RUNDIRS.lock().unwrap_or_else(|p| p.into_inner()));
+    kill_and_remove(&groups, dirs, wait)
 }
 
 /// Set once abandoning has begun: no server, initializer or run directory starts after it.
