@@ -14,6 +14,7 @@ mod host;
 mod interrupt;
 mod legacy;
 mod output;
+mod parse_only;
 mod pgbench;
 mod plan;
 mod prepared;
@@ -80,6 +81,12 @@ fn run(raw: &[String]) -> ExitCode {
     };
     for note in &normalized.notes {
         dialect::said!("note: {note}");
+    }
+    if parse_only::requested() {
+        return parse_only::stop(match dialect::is_sysbench() {
+            true => "sysbench's grammar",
+            false => "bakeoff's grammar",
+        });
     }
     interrupt::install();
     let result = match &cli.command {

@@ -52,6 +52,9 @@ pub fn main(program: &str, raw: &[String]) -> ExitCode {
             );
             return ExitCode::SUCCESS;
         }
+        Ok(Parsed::Run(_)) if crate::parse_only::requested() => {
+            return crate::parse_only::stop("pgbench's grammar");
+        }
         Ok(Parsed::Run(a)) => a,
         Err(r) => {
             match r.getopt {

@@ -1,0 +1,115 @@
+//! Every command line the README's "first five minutes" gives parses: each is read by the
+//! grammar it is written in (sysbench's, pgbench's or bakeoff's own) with `BAKEOFF_PARSE_ONLY=1`,
+//! which stops before starting a server or touching a file. A renamed option or command that
+//! leaves the README behind fails here.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The README's section, from its header to the next one.
+fn section() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme
+        .find("## The first five minutes")
+        .expect("the README has a first five minutes");
+    let rest = &readme[start + 3..];
+    rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
+}
+
+/// Command lines: each line of a ```sh block (split at `&&`), and each inline `bakeoff ...`
+/// outside code blocks (the prose names check, run, compare, report and plan that way).
+fn command_lines(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut block: Option<&str> = None;
+    for line in text.lines() {
+        if let Some(fence) = line.strip_prefix("```") {
+            block = match block {
+                None => Some(if fence.is_empty() { "output" } else { fence }),
+                Some(_) => None,
+            };
+            continue;
+        }
+        match block {
+            Some("sh") => lines.extend(line.split("&&").map(|c| c.trim().to_string())),
+            Some(_) => {}
+            None => lines.extend(line.split('`').skip(1).step_by(2).map(str::to_string)),
+        }
+    }
+    lines.retain(|l| l.starts_with("bakeoff "));
+    lines
+}
+
+/// Splits a line as a shell would for these plain lines (no quotes are used in them).
+fn words(line: &str) -> Vec<&str> {
+    assert!(
+        !line.contains(['"', '\'', '$', '|', ';']),
+        "a line this test cannot split like a shell: {line}"
+    );
+    line.split_whitespace().skip(1).collect()
+}
+
+#[test]
+fn every_command_line_in_the_first_five_minutes_parses() {
+    let lines = command_lines(&section());
+    let mut grammars = Vec::new();
+    for line in &lines {
+        let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args(words(line))
+            .env("BAKEOFF_PARSE_ONLY", "1")
+            .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+            .output()
+            .expect("run bakeoff");
+        // sysbench's grammar prints its header line first, as sysbench does.
+        let out = String::from_utf8_lossy(&o.stdout);
+        let last = out.lines().last().unwrap_or("");
+        assert!(
+            o.status.success() && last.starts_with("parsed as "),
+            "`{line}` does not parse: {:?}\n{out}{}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        grammars.push(last.trim_start_matches("parsed as ").to_string());
+    }
+    // The section promises one line in each grammar, and check/run/compare/report/plan.
+    for want in [
+        "sysbench's grammar",
+        "pgbench's grammar",
+        "bakeoff's grammar",
+    ] {
+        assert!(
+            grammars.iter().any(|g| g == want),
+            "no line read as {want}: {lines:?}"
+        );
+    }
+    for cmd in [
+        "study check",
+        "study run",
+        "compare",
+        "report",
+        "study plan",
+    ] {
+        let want = format!("bakeoff {cmd} ");
+        assert!(
+            lines.iter().any(|l| l.starts_with(&want)),
+            "no `{want}...` line: {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn a_line_that_does_not_parse_is_caught() {
+    // The check itself: an option no grammar knows is refused in parse-only mode too.
+    for args in [
+        &["oltp_point_select", "--no-such-option=1", "run"][..],
+        &["pgbench", "--no-such-option", "mydb"][..],
+        &["study", "check"][..],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args(args)
+            .env("BAKEOFF_PARSE_ONLY", "1")
+            .output()
+            .expect("run bakeoff");
+        assert!(!o.status.success(), "{args:?} passed parse-only");
+    }
+}
