@@ -78,7 +78,10 @@ impl<'t, 'i> Table<'t, 'i> {
     }
 
     pub fn get(&mut self, key: &'static str) -> Option<&'t Value<'i>> {
-        self.known.push(key);
+        // A key read twice (its span, then its value) is listed once in "known keys here".
+        if !self.known.contains(&key) {
+            self.known.push(key);
+        }
         self.table
             .iter()
             .find(|(k, _)| k.get_ref().as_ref() == key)
