@@ -555,3 +555,35 @@ fn verbose_errors_say_each_retry_as_pgbench() {
         "--- bakeoff\n{ours:#?}\n--- pgbench\n{theirs:#?}"
     );
 }
+
+/// A built-in script beside one's own: pgbench takes the scale from pgbench_branches whenever
+/// any built-in runs (so the built-in picks from every account), and `:scale` in the other
+/// script is that scale too. bakeoff took it only when every script was built in.
+#[test]
+fn a_builtin_beside_a_file_script_reads_the_scale_from_the_tables() {
+    let t = Target::new("pgb_mixed_scale");
+    let o = t.run(&bakeoff(), &["-i", "-s", "3", "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    t.write("scale.sql", "\\set s debug(:scale)\nSELECT 1;\n");
+    for program in [real_pgbench(), bakeoff()] {
+        let o = t.run(
+            &program,
+            &["-n", "-f", "scale.sql@1", "-b", "select-only@1", "-t", "20"],
+        );
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(o.status.success(), "{}: {err}", program.display());
+        assert!(
+            out.contains("scaling factor: 3"),
+            "{}: {out}",
+            program.display()
+        );
+        assert!(
+            !err.contains("): int ") || err.contains("): int 3"),
+            "{}: {err}",
+            program.display()
+        );
+    }
+}

@@ -121,10 +121,12 @@ fn run(a: &PgbenchArgs) -> Result<ExitCode, String> {
     if a.debug {
         eprintln!("pgbench: {}", connect::described(a, &endpoint));
     }
-    let builtin_used = a
-        .scripts
-        .iter()
-        .all(|s| matches!(s, ScriptArg::Builtin(..)));
+    // As pgbench: any built-in script (none given is tpcb-like) reads the scale from the
+    // tables, for every script of the run.
+    let builtin_used = a.scripts.is_empty()
+        || a.scripts
+            .iter()
+            .any(|s| matches!(s, ScriptArg::Builtin(..)));
     let scale = rt.block_on(scale_of(a, &mut conn, builtin_used, &endpoint))?;
     // pgbench names a partitioned pgbench_accounts in its report when a built-in runs.
     let partitions = match builtin_used {
