@@ -372,6 +372,18 @@ impl Progress {
         }
     }
 
+    /// Where the study stands after the runs finished so far: "[n/total, about T left]".
+    fn counted(&self) -> Option<String> {
+        let (before, total, began) = self.at?;
+        let n = (before + self.finished).min(total);
+        // From the runs so far in this invocation.
+        let left = began.elapsed() / self.finished.max(1) as u32 * (total - n) as u32;
+        Some(match n >= total {
+            true => format!("[{n}/{total}]"),
+            false => format!("[{n}/{total}, about {} left]", hours_minutes(left)),
+        })
+    }
+
     fn show(&mut self, s: String) {
         if self.tty {
             eprint!("\r\x1b[K{s}");
@@ -388,8 +400,10 @@ impl Progress {
 
 impl StudyObserver for Progress {
     fn on_run_start(&mut self, done: usize, total: usize, what: &str, left: Duration) {
-        if self.at.is_none() {
-            self.at = Some((done, total, std::time::Instant::now()));
+        match &mut self.at {
+            None => self.at = Some((done, total, std::time::Instant::now())),
+            // An auto study's pilot changes the total: the counts follow it.
+            Some((_, t, _)) => *t = total,
         }
         self.show(format!(
             "[{}/{total}] {what} | about {} left",
@@ -415,14 +429,8 @@ impl StudyObserver for Progress {
         // In a log (no status line), each finished run says where the study stands: runs
         // done so far (a block taking turns ends several at once).
         self.finished += 1;
-        if let (false, Some((before, total, began))) = (self.tty, self.at) {
-            let n = (before + self.finished).min(total);
-            // From the runs so far in this invocation.
-            let left = began.elapsed() / self.finished as u32 * (total - n) as u32;
-            line = match n >= total {
-                true => format!("[{n}/{total}] {line}"),
-                false => format!("[{n}/{total}, about {} left] {line}", hours_minutes(left)),
-            };
+        if let (false, Some(counted)) = (self.tty, self.counted()) {
+            line = format!("{counted} {line}");
         }
         if self.tty {
             eprint!("\r\x1b[K");
@@ -444,6 +452,22 @@ impl StudyObserver for Progress {
 mod tests {
     use super::*;
     use bakeoff_store::RunKey;
+
+    #[test]
+    fn the_counts_follow_a_total_the_pilot_changed() {
+        let mut p = Progress::new();
+        p.on_run_start(0, 60, "first", Duration::ZERO);
+        p.finished = 60;
+        assert_eq!(p.counted().as_deref(), Some("[60/60]"));
+        // The pilot asked for more blocks: the next run starts with the new total.
+        p.on_run_start(60, 96, "block 6", Duration::ZERO);
+        p.finished = 61;
+        assert!(
+            p.counted().unwrap().starts_with("[61/96, about "),
+            "{:?}",
+            p.counted()
+        );
+    }
 
     #[test]
     fn estimates_round_up_and_never_say_zero() {
