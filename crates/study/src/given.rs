@@ -16,7 +16,15 @@ use crate::series::SeriesCtx;
 use crate::GivenServer;
 
 const CPU_UNKNOWN: &str = "unknown: a server bakeoff did not start, whose process is not on this machine (server CPU per transaction is not measured; `ssh` in its [[variant]] reads it on its host)";
-const CPU_HERE: &str = "read from its process on this machine (its unix socket's peer)";
+/// How the process was found: the unix socket's peer, or the listener of a loopback port.
+fn cpu_here(endpoint: &bakeoff_driver::Endpoint) -> &'static str {
+    match endpoint {
+        bakeoff_driver::Endpoint::Tcp { .. } => {
+            "read from its process on this machine (the listener of its loopback port)"
+        }
+        _ => "read from its process on this machine (its unix socket's peer)",
+    }
+}
 
 impl SeriesCtx<'_> {
     /// The given server, checked, with its tables; None when nothing can be measured (the
@@ -45,7 +53,7 @@ impl SeriesCtx<'_> {
         }
         let mut servers = GivenServers::here(vec![opts]);
         if servers.pids.iter().any(Option::is_some) {
-            info.server_cpu = CPU_HERE.into();
+            info.server_cpu = cpu_here(&servers.options[0].endpoint).into();
         }
         if let Some(ssh) = &given.ssh {
             match crate::lab::watch_given(ssh, &servers.options[0]) {

@@ -157,8 +157,10 @@ pub enum StudyCommand {
         #[arg(long, default_value_t = 3)]
         pilot_blocks: u32,
     },
-    /// Run a study unattended, or resume it: runs already stored are not redone. Results go
-    /// to SQLite, committed after every run. Ctrl-C stores the current run as interrupted.
+    /// Run a study unattended, or resume it: runs already stored (failed ones too) are not
+    /// redone. Results go to SQLite, committed after every run, or every block where its
+    /// servers take turns. Ctrl-C keeps what finished; the run under way (the block, where
+    /// servers take turns) is run again when the same command resumes.
     Run {
         /// The study file (TOML).
         file: std::path::PathBuf,
