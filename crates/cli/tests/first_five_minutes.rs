@@ -113,3 +113,28 @@ fn a_line_that_does_not_parse_is_caught() {
         assert!(!o.status.success(), "{args:?} passed parse-only");
     }
 }
+
+/// What the README shows `study check` printing is what it prints (the output changed under
+/// the README once).
+#[test]
+fn the_readmes_study_check_output_is_what_check_prints() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text = section();
+    let at = text
+        .find("`bakeoff study check examples/first-study.toml`")
+        .expect("the README shows study check");
+    let block = &text[at..];
+    let start = block.find("```\n").expect("its output follows") + 4;
+    let shown = &block[start..start + block[start..].find("```").unwrap()];
+    let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["study", "check", "examples/first-study.toml"])
+        .current_dir(&root)
+        .output()
+        .expect("run bakeoff");
+    assert!(o.status.success());
+    assert_eq!(
+        shown,
+        String::from_utf8_lossy(&o.stdout),
+        "README's block, then check's output"
+    );
+}

@@ -255,3 +255,34 @@ fn every_study_in_the_book_checks() {
         );
     }
 }
+
+/// Every page under docs/src is in SUMMARY.md (mdBook leaves a page it does not list out of
+/// the book), and every page SUMMARY.md lists is there.
+#[test]
+fn every_page_is_in_the_summary() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src");
+    let summary = std::fs::read_to_string(src.join("SUMMARY.md")).unwrap();
+    let mut pages = Vec::new();
+    for dir in [
+        src.clone(),
+        src.join("guide"),
+        src.join("reference"),
+        src.join("contributing"),
+    ] {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "md") && p.file_name().unwrap() != "SUMMARY.md" {
+                pages.push(p.strip_prefix(&src).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    let missing: Vec<_> = pages
+        .iter()
+        .filter(|p| !summary.contains(&format!("]({p})")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "pages SUMMARY.md does not list: {missing:?}"
+    );
+    assert!(pages.len() >= 10, "{pages:?}");
+}
