@@ -6,12 +6,19 @@ Two kinds of evidence, each for both tools in the same script run:
   and system calls and context switches per query under `perf stat`. Each is the difference of
   two runs of the same command line that differ only in how many events they run, divided by
   the difference in queries, so start-up, connecting and the end cancel.
-* Timings as randomized multiple interleaved trials (`Trials`): many short runs, the two tools'
-  order shuffled in every pair, each pair's ratio taken on the log scale, and the mean of those
-  judged by a paired 95% interval: "ahead", "behind", "equivalent within +-X%" or "undecided".
-  This VM's CPUs change speed by up to 2x in spells of seconds; runs a few seconds apart share
-  a spell more often than not, and the shuffle keeps one tool from always running in the spell
-  after the other's (a fixed order moved rows by 5-9% here).
+* Timings as randomized multiple interleaved trials (`Trials`): many short runs in pairs,
+  each pair's ratio taken on the log scale, judged by paired intervals: "equivalent within
+  +-X%", "ahead", "behind" or "undecided". This VM's CPUs change speed by up to 2x in spells of
+  seconds, so a pair's ratio spreads widely (a log-ratio sd of 0.18 for 2 s runs here); the
+  order is counterbalanced (a random order, then its reverse) so that neither tool runs more
+  often in the spell after the other's (a fixed order moved rows by 5-9% here).
+
+The rule holds its error rates under its own stopping: the pairs are looked at every `look`
+pairs (10) up to `max_pairs`, and each look spends an equal share of the 5% (Bonferroni over
+the looks): a difference is claimed when the 1 - 5%/k interval excludes 1, equivalence (two
+one-sided tests) when the 1 - 10%/k interval lies within the margin, symmetric on the log
+scale ([1/1.05, 1.05] for 5%). Stopping at the first look that decides, with a plain 95%
+interval, called identical tools different about 20% of the time in a simulation of this VM.
 """
 import math, os, random, re, statistics, subprocess, sys, tempfile
 
@@ -26,63 +33,119 @@ def t975(df):
     return _T975[df - 1] if df <= 30 else 1.960 + 2.4 / df
 
 
-def paired(ratios, margin):
-    """The paired interval of per-pair ratios (bakeoff's over the peer's) on the log scale and
-    its verdict. `margin` is the equivalence margin as a fraction (0.05: +-5%)."""
+def t_quantile(p, df):
+    """Student's t quantile for a two-sided level 1 - 2(1 - p), by bisection on its CDF
+    (the regularized incomplete beta by continued fraction): levels past the table's 97.5%."""
+    if p == 0.975:
+        return t975(df)
+    def cdf(t):
+        x = df / (df + t * t)
+        return 1 - 0.5 * _betainc(df / 2, 0.5, x)
+    lo, hi = 0.0, 100.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _betainc(a, b, x):
+    if x <= 0 or x >= 1:
+        return 0.0 if x <= 0 else 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1 - x))
+    if x > (a + 1) / (a + b + 2):
+        return 1 - _betainc(b, a, 1 - x)
+    f, c, d = 1.0, 1.0, 0.0
+    for i in range(200):
+        m = i // 2
+        if i == 0:
+            num = 1.0
+        elif i % 2 == 0:
+            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        else:
+            num = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1))
+        d = 1 + num * d
+        d = 1 / (d if abs(d) > 1e-30 else 1e-30)
+        c = 1 + num / (c if abs(c) > 1e-30 else 1e-30)
+        f *= c * d
+        if abs(c * d - 1) < 1e-12:
+            break
+    return front * (f - 1) / a
+
+
+def paired(ratios, margin, looks=1, alpha=0.05):
+    """Per-pair ratios (bakeoff's over the peer's) judged on the log scale at one of `looks`
+    equal shares of `alpha`. `margin` is the equivalence margin as a fraction (0.05: +-5%)."""
     logs = [math.log(r) for r in ratios]
     n = len(logs)
     mean = statistics.fmean(logs)
-    half = t975(n - 1) * statistics.stdev(logs) / math.sqrt(n) if n > 1 else math.inf
+    se = statistics.stdev(logs) / math.sqrt(n) if n > 1 else math.inf
+    a = alpha / looks
+    half = t_quantile(1 - a / 2, n - 1) * se if n > 1 else math.inf
+    tost = t_quantile(1 - a, n - 1) * se if n > 1 else math.inf
     lo, hi = math.exp(mean - half), math.exp(mean + half)
-    reach = max(abs(lo - 1), abs(hi - 1))
-    if lo > 1:
+    reach = math.exp(max(abs(mean - tost), abs(mean + tost))) - 1
+    verdict = "undecided"
+    if reach <= margin:
+        verdict = f"equivalent within +-{reach * 100:.1f}%"
+        if lo > 1 or hi < 1:
+            verdict += ", " + ("ahead" if lo > 1 else "behind")
+    elif lo > 1:
         verdict = "ahead"
     elif hi < 1:
         verdict = "behind"
-    elif reach <= margin:
-        verdict = f"equivalent within +-{reach * 100:.1f}%"
-    else:
-        verdict = "undecided"
-    return dict(n=n, ratio=math.exp(mean), lo=lo, hi=hi, verdict=verdict)
+    return dict(n=n, ratio=math.exp(mean), lo=lo, hi=hi, level=1 - a, verdict=verdict)
 
 
-def decided(ratios, margin):
-    return paired(ratios, margin)["verdict"] != "undecided"
+def decided(ratios, margin, looks=1):
+    return paired(ratios, margin, looks)["verdict"] != "undecided"
 
 
 class Trials:
-    """Pairs of runs of two tools in a shuffled order, until the paired interval decides (at
-    least `min_pairs`, at most `max_pairs`). Stopping once decided spends the machine where the
-    answer is close; the minimum keeps an early lucky streak from deciding alone."""
+    """Pairs of runs of two tools, looked at every `look` pairs until the rule decides or
+    `max_pairs` ran (see the module's text). Stopping once decided spends the machine where the
+    answer is close; the looks' shares of the 5% keep that from deciding by chance."""
 
-    def __init__(self, seed, margin=0.05, min_pairs=10, max_pairs=40):
+    def __init__(self, seed, margin=0.05, look=10, max_pairs=60):
         self.rng = random.Random(seed)
-        self.margin, self.min_pairs, self.max_pairs = margin, min_pairs, max_pairs
+        self.margin, self.look, self.max_pairs = margin, look, max_pairs
+        self.looks = max(1, max_pairs // look)
 
     def run(self, tools, one, key="qps", label=""):
         """`one(tool)` runs a tool once and returns a dict with `key`. Returns every run by
         tool and the per-pair ratios of the second tool over the first."""
         res = {t: [] for t in tools}
         ratios = []
+        order = list(tools)
+        # One pair first, not counted: a row's first runs meet caches and a server the last
+        # row left in another state (the first pair of a row read 0.37x where the rest read 1).
+        for tool in order:
+            one(tool)
         while len(ratios) < self.max_pairs:
-            order = list(tools)
-            self.rng.shuffle(order)
+            # Counterbalanced: a random order, then its reverse.
+            if len(ratios) % 2 == 0:
+                self.rng.shuffle(order)
+            else:
+                order.reverse()
             for tool in order:
                 res[tool].append(one(tool))
             ratios.append(res[tools[1]][-1][key] / res[tools[0]][-1][key])
             print(f"# {label} pair {len(ratios)} order {'/'.join(order)} ratio {ratios[-1]:.3f}",
                   file=sys.stderr, flush=True)
-            if len(ratios) >= self.min_pairs and decided(ratios, self.margin):
+            if len(ratios) % self.look == 0 and decided(ratios, self.margin, self.looks):
                 break
         return res, ratios
 
+    def cells(self, ratios):
+        v = paired(ratios, self.margin, self.looks)
+        return f"{v['ratio']:.3f}x | {v['lo']:.3f}-{v['hi']:.3f} ({v['level'] * 100:.2f}%) | {v['n']} | {v['verdict']}"
 
-def verdict_cells(ratios, margin):
-    v = paired(ratios, margin)
-    return f"{v['ratio']:.3f}x | {v['lo']:.3f}-{v['hi']:.3f} | {v['n']} | {v['verdict']}"
+    def rule(self):
+        return (f"pairs looked at every {self.look} up to {self.max_pairs}, each look at {5 / self.looks:.2f}% "
+                f"(a difference on the {100 - 5 / self.looks:.2f}% interval, equivalence within "
+                f"+-{self.margin * 100:.0f}% by two one-sided tests on the {100 - 10 / self.looks:.2f}% one)")
 
 
-VERDICT_HEADER = "ratio (geo. mean) | 95% interval | pairs | verdict"
+VERDICT_HEADER = "ratio (geo. mean of pairs) | interval | pairs | verdict"
 
 
 def _callgrind_instructions(argv, env=None, cwd=None):
@@ -135,6 +198,16 @@ def kernel_per_query(argv_for, queries_in, small, large, env=None, cwd=None):
     return (s2 - s1) / q, (c2 - c1) / q
 
 
+def counts_rows(label, conns, peer, ours):
+    """The instructions row (at one connection), then the kernel's row (at `conns`)."""
+    rows = []
+    if "instr" in peer:
+        rows.append(counts_row(f"{label}, 1", {"instr": peer["instr"]}, {"instr": ours["instr"]}))
+    rows.append(counts_row(f"{label}, {conns}", {k: v for k, v in peer.items() if k != "instr"},
+                           {k: v for k, v in ours.items() if k != "instr"}))
+    return "\n".join(rows)
+
+
 def counts_row(label, peer, ours):
     """One Markdown row: each count of the peer and of bakeoff, and bakeoff's over the peer's."""
     cells = []
@@ -147,6 +220,15 @@ def counts_row(label, peer, ours):
     return f"| {label} | " + " | ".join(cells) + " |"
 
 
-def counts_header(peer):
-    return (f"| row | {peer} instr/q | bakeoff instr/q | ratio | {peer} syscalls/q | bakeoff syscalls/q | ratio "
-            f"| {peer} switches/q | bakeoff switches/q | ratio |\n|" + "---|" * 10)
+def counts_header(peer, unit="q"):
+    return (f"| row (workload, connections) | {peer} instr/{unit} | bakeoff instr/{unit} | ratio | {peer} syscalls/{unit} "
+            f"| bakeoff syscalls/{unit} | ratio | {peer} switches/{unit} | bakeoff switches/{unit} | ratio |\n|" + "---|" * 10)
+
+
+COUNTS_CAVEATS = (
+    "Caveats: under callgrind the client runs some 50x slower while the server does not, so replies are "
+    "always waiting: a client that polls (bakeoff) skips its would-block rounds, one that blocks (the peer) "
+    "does not, which favours bakeoff; work done per second (bakeoff's tick, its 50 ms interrupt check) "
+    "is counted 50x too often, which disfavours it. Above one connection, system calls and context "
+    "switches per query depend on how many replies one wake-up finds, and so on the machine's speed, and "
+    "switches include preemption by the server and by anything else running: one measurement each.")
