@@ -155,6 +155,23 @@ fn prepare_over_tables_it_did_not_create_says_what_would_remove_them() {
     );
 }
 
+/// A run on a server with no tables at all says they are not there, not that bakeoff did not
+/// make them (it said "was not made by `bakeoff prepare`" of a table that did not exist).
+#[test]
+fn a_run_on_a_server_without_the_tables_says_they_are_not_there() {
+    let d = db("diag_missing");
+    let o = bakeoff(&["run", "oltp_point_select", "--time=1"], Some(&d));
+    let (_, err) = text(&o);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "table 'sbtest1' is not there: run `bakeoff prepare` with the same options first"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("was not made by"), "{err}");
+}
+
 /// What makes a run suspect is said in one set of words: `compare --help` says the report's.
 #[test]
 fn compare_help_says_the_reports_suspect_criteria() {

@@ -149,6 +149,15 @@ async fn is_marked<O: Owner>(o: &mut O, name: &str) -> bool {
     }
 }
 
+/// A table bakeoff did not prepare: not there at all, or there but not made by bakeoff (the
+/// two call for different fixes, and "not made by bakeoff" about a missing table misleads).
+async fn not_prepared<O: Owner>(o: &mut O, table: String) -> DatasetError {
+    match o.facts(&table).await {
+        Ok(None) => DatasetError::NotThere(table),
+        _ => DatasetError::NotPrepared(table),
+    }
+}
+
 /// Before bakeoff runs a workload on tables it prepared (`run --server`): each one
 /// bakeoff's, carrying the token of the marker row that names it; the marker bakeoff's too.
 pub(super) async fn check_marked<O: Owner>(
@@ -158,7 +167,7 @@ pub(super) async fn check_marked<O: Owner>(
     let first = tables.first().cloned().unwrap_or_default();
     place_is_ours(o).await?;
     if !marker_is_ours(o).await? {
-        return Err(DatasetError::NotPrepared(first));
+        return Err(not_prepared(o, first).await);
     }
     let rows = o.marker_rows().await?;
     for name in tables {
@@ -166,7 +175,10 @@ pub(super) async fn check_marked<O: Owner>(
             .iter()
             .find(|(t, _)| t == name)
             .and_then(|(_, token)| Token::parse(token));
-        let (Some(token), Some(f)) = (token, o.facts(name).await?) else {
+        let Some(f) = o.facts(name).await? else {
+            return Err(DatasetError::NotThere(name.clone()));
+        };
+        let Some(token) = token else {
             return Err(DatasetError::NotPrepared(name.clone()));
         };
         if let Some(why) = refusal(&f, Claim::Token(&token)) {

@@ -30,6 +30,8 @@ pub enum DatasetError {
     },
     #[error("table '{0}' was not made by `bakeoff prepare` (no marker row in bakeoff_tables carries its token), so `bakeoff run` on this server will not write to it: run `bakeoff prepare` with the same options first, or set existing_tables = \"use\" in a study's [[variant]] to run on tables of your own")]
     NotPrepared(String),
+    #[error("table '{0}' is not there: run `bakeoff prepare` with the same options first")]
+    NotThere(String),
     #[error("table '{0}' is not there: existing_tables = \"use\" runs on tables the server already has; load them first (`bakeoff prepare`)")]
     Missing(String),
     #[error("bakeoff_tables was written by a bakeoff older than drop tokens: its tables carry no proof that bakeoff made them, so bakeoff drops none and adds none. Check the tables it lists (SELECT table_name FROM bakeoff_tables), drop those that are yours by hand, then DROP TABLE bakeoff_tables")]
