@@ -292,7 +292,8 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
     let out = run_study(&spec, &hash, &mut results, &INTERRUPTED, &mut progress)?;
     progress.clear();
     eprintln!(
-        "study {}: {} ok, {} failed, {} invalid{}; results in {} (bakeoff export {})",
+        // The next step a reader wants is the answer; export is for spreadsheets (the book).
+        "study {}: {} ok, {} failed, {} invalid{}; results in {} (the answer: bakeoff compare {})",
         spec.name,
         out.ok,
         out.failed,
