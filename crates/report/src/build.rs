@@ -219,6 +219,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         problems,
         warnings,
     };
+    crate::asked::judge_on_asked(&mut model.comparisons);
     crate::decide::judge_all(&mut model.comparisons);
     for c in &mut model.comparisons {
         c.bound = match (c.verdict, c.interval) {
@@ -413,6 +414,7 @@ fn compare(
                 evidence,
                 cost: None,
                 cost_evidence: None,
+                asked: None,
             };
             let bp = base.and_then(|b| b.points.iter().find(|b| b.threads == p.threads));
             out.push(match (&against, bp) {
@@ -426,8 +428,21 @@ fn compare(
                         let pairs = pairs(b, p, |p, i| Some(p.tps[i]));
                         let e = Evidence::paired(&pairs, design.pilot);
                         let cpu = pairs_cpu(b, p, pairs.len());
+                        let asked =
+                            design
+                                .auto
+                                .zip(design.pilot)
+                                .map(|((precision, cap), pilot)| crate::asked::Asked {
+                                    precision,
+                                    cap,
+                                    pilot,
+                                    settled: false,
+                                    pairs: pairs.clone(),
+                                    cpu: cpu.clone(),
+                                });
                         Comparison {
                             cost_evidence: Evidence::paired_beside(&cpu, design.pilot),
+                            asked,
                             ..row(mean_ratio, e, None, pairs.len() as u32)
                         }
                     } else {

@@ -51,7 +51,11 @@ pub struct Judged {
 }
 
 pub fn judge(e: Evidence, family: usize, margin: f64) -> Judged {
-    let alpha = ALPHA / family.max(1) as f64;
+    judge_at(e, ALPHA / family.max(1) as f64, margin)
+}
+
+/// What evidence decides at its own two-sided level `alpha` (the family's share for it).
+pub fn judge_at(e: Evidence, alpha: f64, margin: f64) -> Judged {
     // Each interval with the spread that is wider at its own quantile (see `spread_at`).
     let around = |p: f64| {
         let (se, df) = e.spread_at(p);
@@ -94,7 +98,14 @@ pub fn judge_all(comparisons: &mut [Comparison]) {
             c.verdict = Verdict::Open;
             continue;
         };
-        let j = judge(e, family, c.margin);
+        // An auto study spends its family's 5% in two looks: a tenth at the pilot, on
+        // settling comparisons beyond the margin, the rest on those judged at the end.
+        let share = match &c.asked {
+            None => 1.0,
+            Some(a) if a.settled => SETTLE_SHARE,
+            Some(_) => 1.0 - SETTLE_SHARE,
+        };
+        let j = judge_at(e, share * ALPHA / family.max(1) as f64, c.margin);
         c.family = family as u32;
         c.ratio = Some(j.ratio);
         c.ci = Some(j.ci);
@@ -139,10 +150,41 @@ pub fn stein_blocks(pilot: &[(u32, f64, f64)], family: usize, precision: f64) ->
 /// spread that sizes it (its pilot's, see `Evidence::sizing`): at least the pilot's own.
 pub fn blocks_for(e: &Evidence, family: usize, precision: f64) -> u32 {
     let s = e.sizing();
-    let t = t_quantile(s.df, 1.0 - ALPHA / family.max(1) as f64 / 2.0);
+    let alpha = (1.0 - SETTLE_SHARE) * ALPHA / family.max(1) as f64;
+    let t = t_quantile(s.df, 1.0 - alpha / 2.0);
     let h = (1.0 + precision).ln();
     let n = (t * s.sd / h).powi(2).ceil();
     (n.min(1e6) as u32).max(s.df as u32 + 1)
+}
+
+/// The part of an auto study's 5% spent at the pilot's look, on settling comparisons beyond
+/// the margin (see [`settled_by_pilot`]); small, since only differences far beyond it are to
+/// be settled there. The rest is spent on the comparisons judged at the end, so a
+/// comparison's two looks together claim a difference with none there at most 5%/m of the
+/// time (Bonferroni over the looks).
+pub const SETTLE_SHARE: f64 = 0.1;
+
+/// Whether the pilot alone settles a comparison: its own two-sided interval at
+/// 1 - `SETTLE_SHARE` x 5%/m lies wholly beyond +-`margin`, so no number of further blocks
+/// could make it equivalent or different-but-within, and sizing it to +-precision would only
+/// narrow an interval nobody needs narrow (a variant 1.85x its baseline whose block ratios
+/// spread 4% asked for 30 blocks). The need then counts the comparisons still open; every
+/// verdict is judged on all the blocks as before.
+pub fn settled_by_pilot(e: &Evidence, family: usize, margin: f64) -> bool {
+    let p = e.sizing();
+    let alpha = SETTLE_SHARE * ALPHA / family.max(1) as f64;
+    let half = t_quantile(p.df, 1.0 - alpha / 2.0) * p.sd / (p.df + 1.0).sqrt();
+    let m = (1.0 + margin).ln();
+    p.mean - half > m || p.mean + half < -m
+}
+
+/// The blocks a comparison asks of the study: the pilot's own where the pilot settled it,
+/// else those for +-`precision` (see [`blocks_for`]).
+pub fn blocks_asked(e: &Evidence, family: usize, precision: f64, margin: f64) -> u32 {
+    if settled_by_pilot(e, family, margin) {
+        return e.sizing().df as u32 + 1;
+    }
+    blocks_for(e, family, precision)
 }
 
 /// The blocks a study of `family` comparisons will run for +-`precision` when a planning
@@ -170,6 +212,7 @@ pub fn need_range(
             pilot: Some(crate::evidence::Pilot {
                 sd: sd * f.max(0.0).sqrt(),
                 df: k,
+                mean: 0.0,
             }),
         };
         blocks_for(&e, family, precision)
@@ -265,8 +308,13 @@ pub fn aa_sentence(workload: &str, checks: &[AaCheck]) -> Option<String> {
 /// Where an auto study stopped, in words.
 pub fn auto_line(a: &AutoStatus) -> String {
     let asked = format!("+-{:.1}%", a.precision * 100.0);
+    let settled = match a.settled {
+        0 => String::new(),
+        1 => " (1 comparison the pilot settled alone, beyond the equivalence margin, asked for no more)".to_string(),
+        n => format!(" ({n} comparisons the pilot settled alone, beyond the equivalence margin, asked for no more)"),
+    };
     let sized = format!(
-        "a pilot of {} blocks sized the study for every comparison's family-adjusted interval within {asked}",
+        "a pilot of {} blocks sized the study for every comparison's family-adjusted interval within {asked}{settled}",
         a.pilot
     );
     if a.needed <= a.max_repetitions {

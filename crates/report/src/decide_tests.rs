@@ -278,6 +278,7 @@ fn a_pilot_that_asks_for_more_says_whose_noise_it_was() {
         max_repetitions: 8,
         pilot: 5,
         needed: 330,
+        settled: 0,
         blocks: 8,
         steadiness: Some(0.372),
     };
@@ -340,6 +341,7 @@ fn the_wider_spread_is_chosen_at_each_decisions_own_quantile() {
         pilot: Some(crate::evidence::Pilot {
             sd: 21f64.sqrt(),
             df: 2.0,
+            mean: 0.0,
         }),
     };
     assert_eq!(e.spread_at(0.975), (3.0, 20.0));
@@ -393,6 +395,7 @@ fn the_family_is_the_study_every_workloads_comparison_in_it() {
         }),
         cost: None,
         cost_evidence: None,
+        asked: None,
     };
     let mut all = vec![row("w1"), row("w1"), row("w2"), row("w2"), row("w3")];
     all[4].evidence = None;

@@ -92,11 +92,20 @@ pub(crate) fn auto_status(designs: &[Design], m: &Model) -> Option<AutoStatus> {
         .filter(|c| c.note.is_none() && c.evidence.is_some())
         .collect();
     let pilot = d.pilot.unwrap_or(0);
+    let settled = |c: &&&crate::model::Comparison| {
+        c.evidence
+            .is_some_and(|e| crate::decide::settled_by_pilot(&e, c.family as usize, c.margin))
+    };
     let needed = rows
         .iter()
         .filter_map(|c| {
             let e = c.evidence?;
-            Some(crate::decide::blocks_for(&e, c.family as usize, precision))
+            Some(crate::decide::blocks_asked(
+                &e,
+                c.family as usize,
+                precision,
+                c.margin,
+            ))
         })
         .max()
         .unwrap_or(pilot);
@@ -105,6 +114,7 @@ pub(crate) fn auto_status(designs: &[Design], m: &Model) -> Option<AutoStatus> {
         max_repetitions,
         pilot,
         needed,
+        settled: rows.iter().filter(settled).count() as u32,
         blocks: rows.iter().map(|c| c.blocks).max().unwrap_or(0),
         steadiness: m
             .probes

@@ -23,6 +23,8 @@ pub struct Evidence {
 pub struct Pilot {
     pub sd: f64,
     pub df: f64,
+    /// The pilot's own mean log ratio (whether the pilot settled the comparison alone).
+    pub mean: f64,
 }
 
 impl Evidence {
@@ -49,9 +51,13 @@ impl Evidence {
             se: sd / (n as f64).sqrt(),
             df: (n - 1) as f64,
             n: n as u32,
-            pilot: (first.len() >= 2 && first.len() < n).then(|| Pilot {
-                sd: mean_sd(&first).1,
-                df: (first.len() - 1) as f64,
+            pilot: (first.len() >= 2 && first.len() < n).then(|| {
+                let (mean, sd) = mean_sd(&first);
+                Pilot {
+                    sd,
+                    df: (first.len() - 1) as f64,
+                    mean,
+                }
             }),
         })
     }
@@ -74,9 +80,11 @@ impl Evidence {
             .map(|&(_, b, v)| (v / b).ln())
             .collect();
         if after.len() >= 2 && (after.len() - 1) as f64 > p.df {
+            let (mean, sd) = mean_sd(&after);
             e.pilot = Some(Pilot {
-                sd: mean_sd(&after).1,
+                sd,
                 df: (after.len() - 1) as f64,
+                mean,
             });
         }
         Some(e)
@@ -121,6 +129,7 @@ impl Evidence {
         self.pilot.unwrap_or(Pilot {
             sd: self.se * f64::from(self.n).sqrt(),
             df: self.df,
+            mean: self.estimate,
         })
     }
 }

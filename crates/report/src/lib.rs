@@ -13,6 +13,7 @@
 //! What it must not do: open files, print or exit; the CLI does.
 
 mod analysis;
+mod asked;
 pub mod baseline;
 mod build;
 pub mod decide;
@@ -262,16 +263,17 @@ pub fn compare_table(m: &Model) -> String {
 }
 
 /// How many blocks an auto study's pilot says it needs (Stein's first stage: the largest over
-/// its comparisons, at their family's adjusted level), judged from its runs so far
+/// its comparisons the pilot did not settle alone, at their family's adjusted level; `needed`
+/// and `settled` of the status), judged from its runs so far
 /// (`Store::runs` rows, or `RunRecord::row`) with exactly the comparisons the report makes.
 /// None when the study is not auto or no comparison has an interval yet.
 pub fn blocks_needed(
     spec_json: &str,
     runs: Vec<bakeoff_store::Row>,
-) -> Result<Option<u32>, String> {
+) -> Result<Option<AutoStatus>, String> {
     let m = judge_runs(spec_json, runs)?;
     let any = m.comparisons.iter().any(|c| c.evidence.is_some());
-    Ok(m.auto.filter(|_| any).map(|a| a.needed))
+    Ok(m.auto.filter(|_| any))
 }
 
 /// What a study needs, from a pilot's runs (`bakeoff study plan`): per comparison (workload,
@@ -296,6 +298,7 @@ pub fn plan(
                 pilot: Some(evidence::Pilot {
                     sd: spread,
                     df: f64::from(study_pilot.max(2) - 1),
+                    mean: e.estimate,
                 }),
                 ..e
             };
@@ -305,7 +308,11 @@ pub fn plan(
                 threads: c.threads,
                 family: c.family,
                 spread,
-                blocks: decide::blocks_for(&sized, c.family as usize, precision),
+                blocks: if decide::settled_by_pilot(&e, c.family as usize, c.margin) {
+                    study_pilot
+                } else {
+                    decide::blocks_for(&sized, c.family as usize, precision)
+                },
             })
         })
         .collect())

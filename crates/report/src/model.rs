@@ -146,6 +146,9 @@ pub struct Comparison {
     /// The evidence cost is judged from (log scale), before judging.
     #[serde(skip)]
     pub cost_evidence: Option<crate::evidence::Evidence>,
+    /// An auto study's sizing and paired blocks, until judged on the blocks it asked for.
+    #[serde(skip)]
+    pub asked: Option<crate::asked::Asked>,
 }
 
 /// The server's CPU per transaction of a comparison's variant over its baseline's (below 1:
@@ -451,6 +454,8 @@ pub struct AutoStatus {
     pub pilot: u32,
     /// Blocks the pilot said the study needs (may exceed max_repetitions).
     pub needed: u32,
+    /// Comparisons the pilot settled alone, beyond the margin (their need is the pilot's).
+    pub settled: u32,
     /// Blocks run (the most any comparison has).
     pub blocks: u32,
     /// How much a fixed loop's 100 ms slices varied on this machine's least steady CPU before

@@ -50,14 +50,22 @@ pub fn after_block<E>(
                 .is_some_and(|n| n <= u64::from(auto.pilot))
         })
         .collect();
-    let (planned, note) = match bakeoff_report::blocks_needed(spec_json, pilot) {
+    let status = bakeoff_report::blocks_needed(spec_json, pilot);
+    let settled = match status {
+        Ok(Some(ref a)) if a.settled > 0 => format!(
+            "; {} comparison(s) they settle alone, beyond the equivalence margin, ask for no more",
+            a.settled
+        ),
+        _ => String::new(),
+    };
+    let (planned, note) = match status.map(|a| a.map(|a| a.needed)) {
         Ok(Some(needed)) if needed <= last => (
             needed.max(auto.pilot),
-            format!("the pilot's {block} blocks ask for {needed} in all for every comparison within {asked} (at the study's family level): running {}", needed.max(auto.pilot)),
+            format!("the pilot's {block} blocks ask for {needed} in all for every comparison within {asked} (at the study's family level{settled}): running {}", needed.max(auto.pilot)),
         ),
         Ok(Some(needed)) => (
             last,
-            format!("the pilot's {block} blocks ask for {needed} for every comparison within {asked}, more than max_repetitions = {last}: running {last}, so the intervals will be wider than asked (the report says what a new study would need)"),
+            format!("the pilot's {block} blocks ask for {needed} for every comparison within {asked}{settled}, more than max_repetitions = {last}: running {last}, so the intervals will be wider than asked (the report says what a new study would need)"),
         ),
         Ok(None) => (
             last,

@@ -23,6 +23,10 @@ pub enum Mode {
 pub struct Truth {
     pub tps: Vec<f64>,
     pub cost: Vec<f64>,
+    /// A run's own log-scale noise beyond the machine's, by variant: a variant whose ratio
+    /// to the others moves with the machine's state (one CPU-bound against one waiting on
+    /// fsync, whose block ratios spread 4% where the A/A pair's spread 1%).
+    pub noise: Vec<f64>,
 }
 
 impl Truth {
@@ -31,12 +35,17 @@ impl Truth {
         Truth {
             tps: vec![1.0; variants],
             cost: vec![1.0; variants],
+            noise: vec![0.0; variants],
         }
     }
 
     fn of(&self, variant: usize) -> (f64, f64) {
         let at = |v: &[f64]| v.get(variant).copied().unwrap_or(1.0);
         (at(&self.tps), at(&self.cost))
+    }
+
+    fn noise_of(&self, variant: usize) -> f64 {
+        self.noise.get(variant).copied().unwrap_or(0.0)
     }
 }
 
@@ -194,6 +203,11 @@ impl Lab<'_> {
     ) {
         let m = self.speed.machine();
         let (tps, cost) = self.truth.of(variant);
+        // Drawn only where asked, so studies without it keep their seeds' streams.
+        let own = match self.truth.noise_of(variant) {
+            0.0 => 0.0,
+            sd => sd * self.speed.normal(),
+        };
         // Each cell its own base figure; only ratios within a cell matter.
         let base = 1000.0 * (1.0 + workload as f64) * (1.0 + t as f64);
         let run = RunRecord {
@@ -206,7 +220,7 @@ impl Lab<'_> {
             variant_name: self.spec.variant_name(variant),
             workload_label: self.spec.workloads[workload].label.clone(),
             status: "ok".into(),
-            tps: base * tps * speed * (restart + m.run_sd * self.speed.run_noise()).exp(),
+            tps: base * tps * speed * (restart + m.run_sd * self.speed.run_noise() + own).exp(),
             server_cpu_us_per_event: Some(
                 100.0
                     * cost
