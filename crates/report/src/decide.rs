@@ -164,6 +164,25 @@ pub fn blocks_for(e: &Evidence, family: usize, precision: f64) -> u32 {
 /// time (Bonferroni over the looks).
 pub const SETTLE_SHARE: f64 = 0.1;
 
+/// A comparison's two-sided level in percent as judged at the end, and, in an auto study, the
+/// level at which its pilot settles what lies beyond the margin: a tenth of its share there,
+/// the rest at the end (see [`SETTLE_SHARE`]).
+pub fn looks(c: &Comparison) -> (f64, Option<f64>) {
+    let each = 100.0 * ALPHA / f64::from(c.family.max(1));
+    match c.asked {
+        None => (each, None),
+        Some(_) => ((1.0 - SETTLE_SHARE) * each, Some(SETTLE_SHARE * each)),
+    }
+}
+
+/// A level's share in percent with as many decimals as it needs, up to three ("1.125%",
+/// "0.25%").
+pub fn percent(p: f64) -> String {
+    let s = format!("{p:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
 /// Whether the pilot alone settles a comparison: its own two-sided interval at
 /// 1 - `SETTLE_SHARE` x 5%/m lies wholly beyond +-`margin`, so no number of further blocks
 /// could make it equivalent or different-but-within, and sizing it to +-precision would only
@@ -319,7 +338,7 @@ pub fn auto_line(a: &AutoStatus) -> String {
     );
     if a.needed <= a.max_repetitions {
         return format!(
-            "repetitions = \"auto\": {sized}: {} blocks needed, {} run (Stein's two-stage design: each interval uses the pilot's spread, so its coverage holds).",
+            "repetitions = \"auto\": {sized}: {} blocks needed, {} run (Stein's two-stage design: each comparison is judged on the blocks it asked for, with the pilot's spread, so its coverage holds).",
             a.needed, a.blocks
         );
     }

@@ -440,3 +440,36 @@ fn a_pilots_need_is_a_range_as_wide_as_its_few_blocks_leave_it() {
     let (lo9, _, hi9) = need_range(0.03, 29.0, 4, 0.025, 5);
     assert!(hi9 - lo9 < hi - lo, "30 blocks know more");
 }
+
+#[test]
+fn a_pilot_settles_only_what_lies_wholly_beyond_the_margin() {
+    let pilot = |ratios: &[f64]| -> Evidence {
+        let pairs: Vec<(u32, f64, f64)> = ratios
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| (i as u32 + 1, 100.0, 100.0 * r))
+            .collect();
+        Evidence::paired(&pairs, None).unwrap()
+    };
+    // 1.85x spreading 4%: beyond +-5% even at 99.75%; its need is the pilot's 5 blocks.
+    let far = pilot(&[1.80, 1.92, 1.83, 1.88, 1.79]);
+    assert!(settled_by_pilot(&far, 2, 0.05));
+    assert_eq!(blocks_asked(&far, 2, 0.025, 0.05), 5);
+    assert!(
+        blocks_for(&far, 2, 0.025) > 5,
+        "sized alone it would ask for more"
+    );
+    // 1.10x with the same spread: its interval reaches into the margin, so it is sized.
+    let near = pilot(&[1.06, 1.15, 1.08, 1.12, 1.05]);
+    assert!(!settled_by_pilot(&near, 2, 0.05));
+    assert_eq!(
+        blocks_asked(&near, 2, 0.025, 0.05),
+        blocks_for(&near, 2, 0.025)
+    );
+    // Below as above.
+    let below = pilot(&[1.0 / 1.80, 1.0 / 1.92, 1.0 / 1.83, 1.0 / 1.88, 1.0 / 1.79]);
+    assert!(settled_by_pilot(&below, 2, 0.05));
+    assert_eq!(percent(0.125), "0.125%");
+    assert_eq!(percent(2.25), "2.25%");
+    assert_eq!(percent(2.0), "2%");
+}

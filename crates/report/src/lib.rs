@@ -146,10 +146,21 @@ pub fn compare_table(m: &Model) -> String {
             .iter()
             .find(|c| c.workload == w.label && c.verdict != Verdict::Open)
         {
-            let alpha = 5.0 / f64::from(c.family.max(1));
+            let (alpha, pilot) = decide::looks(c);
+            let any_settled = m
+                .comparisons
+                .iter()
+                .any(|c| c.asked.as_ref().is_some_and(|a| a.settled));
+            let settled = pilot.filter(|_| any_settled).map_or(String::new(), |p| {
+                format!(
+                    "; a comparison the pilot settled was judged on the pilot's blocks, its {} interval beyond +-{:.1}%",
+                    decide::percent(100.0 - p),
+                    c.margin * 100.0
+                )
+            });
             let _ = writeln!(
                 s,
-                "  the study's {} comparisons share 5%: *: different (its {:.2}% interval excludes 1); none: undecided (the same interval); ~: different, but within +-{:.1}%, and =: equivalent within +-{:.1}% (each shown with the {:.2}% interval of its equivalence test)",
+                "  the study's {} comparisons share 5%: *: different (its {:.2}% interval excludes 1); none: undecided (the same interval); ~: different, but within +-{:.1}%, and =: equivalent within +-{:.1}% (each shown with the {:.2}% interval of its equivalence test){settled}",
                 c.family,
                 100.0 - alpha,
                 c.margin * 100.0,

@@ -247,9 +247,12 @@ fn disturbance(m: &Model, with_figure: usize, others: &[f64]) -> Option<Disturba
             steal * 100.0
         ));
     }
+    // Among the comparisons left open or equivalent: one already found different caught its
+    // change, however few blocks it took.
     let detects = m
         .comparisons
         .iter()
+        .filter(|c| !c.significant)
         .filter_map(|c| c.detectable)
         .fold(None, |a: Option<f64>, d| Some(a.map_or(d, |a| a.max(d))));
     if let Some(d) = detects {

@@ -96,8 +96,16 @@ fn differences(
     let differ = count(&[Verdict::Different, Verdict::DifferentWithin]);
     let margin = judged[0].margin * 100.0;
     let f = judged[0].family.max(1);
+    let looks = match crate::decide::looks(judged[0]) {
+        (_, None) => String::new(),
+        (end, Some(pilot)) => format!(
+            " ({} at the pilot, for settling what lies beyond the margin; {} at the end)",
+            crate::decide::percent(pilot),
+            crate::decide::percent(end)
+        ),
+    };
     let family = format!(
-        "each of the study's {f} tested at {:.2}% so that chance alone makes any claim among them at most 5% of the time",
+        "each of the study's {f} tested at {:.2}%{looks} so that chance alone makes any claim among them at most 5% of the time",
         5.0 / f64::from(f)
     );
     let mut out = vec![format!("{differ} of {m} comparison(s) differ ({family}).")];
@@ -135,6 +143,7 @@ fn differences(
         }
         let detectable = judged
             .iter()
+            .filter(|c| !c.significant)
             .filter_map(|c| c.detectable)
             .fold(0.0f64, f64::max);
         let detects = match detectable > USEFUL {
