@@ -235,7 +235,7 @@ fn disturbance(m: &Model, with_figure: usize, others: &[f64]) -> Option<Disturba
         let lo = others.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = others.iter().copied().fold(0.0f64, f64::max);
         said.push_str(&format!(
-            " Other processes used {:.0}% to {:.0}% of the machine's CPU (median {:.0}%) during its runs: the throughput, latency and curves below describe a busy machine. Stop the other load, then run the study again.",
+            " Other processes used {:.0}% to {:.0}% of the machine's CPU (median {:.0}%) during its runs, the kernel's own work counted with them (its interrupts, and the I/O threads a workload's fsyncs wake). If other load ran, the throughput, latency and curves below describe a busy machine: stop it, then run the study again; if nothing else ran, this is the kernel working for the server.",
             lo * 100.0,
             hi * 100.0,
             median(others) * 100.0

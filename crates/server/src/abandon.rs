@@ -75,6 +75,7 @@ pub fn abandon_all(wait: Duration) -> Abandoned {
     ABANDONING.store(true, Ordering::SeqCst);
     // A server stopped between its turns takes SIGKILL as well; thawed it dies at once.
     crate::freeze::thaw_all_now();
+    crate::cgroup::thaw_all_now();
     let groups = GROUPS.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let dirs = std::mem::take(&mut *RUNDIRS.lock().unwrap_or_else(|p| p.into_inner()));
     kill_and_remove(&groups, dirs, wait)

@@ -126,7 +126,7 @@ pub fn thaw_all_now() {
 }
 
 /// `pid` and its descendants, breadth first.
-fn tree_of(pid: u32) -> Vec<u32> {
+pub(crate) fn tree_of(pid: u32) -> Vec<u32> {
     let children = children_by_parent();
     let mut out = vec![pid];
     let mut seen = BTreeSet::from([pid]);

@@ -25,6 +25,7 @@
 pub mod abandon;
 mod adapters;
 mod binary;
+pub mod cgroup;
 pub mod engine;
 mod error;
 mod fence;

@@ -22,8 +22,8 @@ mod window;
 
 pub use checkpoint::{Checkpoint, Checkpoints, Totals};
 pub use sampler::{
-    listening_process, own_cpu_seconds, read_process, several_nodes, HostSample, ProcReading,
-    RemoteProcess, SampleTarget, Sampler, ServerSample, Telemetry,
+    listening_process, own_cpu_seconds, read_process, several_nodes, CpuReader, HostSample,
+    ProcReading, RemoteProcess, SampleTarget, Sampler, ServerSample, Telemetry,
 };
 pub use sbhist::SbHistogram;
 pub use window::{LatencySummary, Window, WindowSummary};

@@ -16,14 +16,14 @@ use bakeoff_store::{ProbeRecord, Row, RunKey, RunRecord};
 use bakeoff_telemetry::{SampleTarget, Sampler};
 use bakeoff_workload::{SessionContext, Unique};
 
-use super::idle::Turns;
+use super::idle::{freezing_said, groups_of, Turns};
 use crate::lab::{Death, Servers};
 use crate::manifest::Host;
 use crate::matrix::Series;
 use crate::record::fill_turns;
 use crate::results::{Results, StudyError, StudyObserver, StudyOutcome};
 use crate::series::{remaining, run_spec, SeriesCtx, TemplateKey};
-use crate::StudySpec;
+use crate::{Idle, StudySpec};
 
 pub(crate) struct BlockRun<'a> {
     pub spec: &'a StudySpec,
@@ -261,13 +261,26 @@ impl BlockRun<'_> {
         // Each slice reads the server's process only (a few /proc files); its status
         // counters, a query's worth of work, are read once around the whole cell: between
         // its turns a server does next to nothing to count.
+        let pids: Vec<Vec<u32>> = up.iter().map(|u| u.servers.pids()).collect();
+        let groups = match spec.alternation.idle {
+            Idle::Freeze => {
+                let made = groups_of(&pids);
+                if let Some(line) = freezing_said(&made) {
+                    self.obs.on_note(&line);
+                }
+                made.unwrap_or_default()
+            }
+            Idle::Run => Vec::new(),
+        };
         let mut samplers: Vec<Option<Sampler>> = up
             .iter()
-            .map(|u| {
-                Some(Sampler::new(
-                    process_only(&u.servers),
-                    how.run.client_threads,
-                ))
+            .enumerate()
+            .map(|(i, u)| {
+                let mut s = Sampler::new(process_only(&u.servers), how.run.client_threads);
+                if let Some(g) = groups.get(i).cloned() {
+                    s.cpu_from(Arc::new(move || g.cpu_seconds()));
+                }
+                Some(s)
             })
             .collect();
         let mut statuses: Vec<Sampler> = up
@@ -276,9 +289,8 @@ impl BlockRun<'_> {
             .collect();
         statuses.iter_mut().for_each(Sampler::begin);
         self.tell_start(block, w, threads, up.len());
-        let pids = up.iter().map(|u| u.servers.pids()).collect();
         let mut res = {
-            let mut turns = Turns::new(spec.alternation.idle, pids, &mut *self.obs);
+            let mut turns = Turns::new(spec.alternation.idle, pids, groups, &mut *self.obs);
             run_turns(&sources, &how, self.interrupt, &mut samplers, &mut turns)
         };
         if let Ok(res) = res.as_mut() {
@@ -295,8 +307,11 @@ impl BlockRun<'_> {
                 if let Some(why) = slow_events(s.total.latency.p95_ms, how.slice) {
                     let v = spec.variant_name(u.variant);
                     let label = &spec.workloads[w].label;
-                    self.obs
-                        .on_note(&format!("{v} | {label} | {threads} threads: {why}"));
+                    let cell = format!("{v} | {label} | {threads} threads");
+                    if first_time(&cell) {
+                        self.obs
+                            .on_note(&format!("{cell}: {why} (said once a cell)"));
+                    }
                 }
             }
         }
@@ -412,6 +427,16 @@ fn status_only(servers: &Servers) -> Vec<SampleTarget> {
         (t.pid, t.remote) = (None, None);
     }
     targets
+}
+
+/// Whether `cell`'s slow-events note is new in this process (a study is one): said in every
+/// block it repeated some twenty times in the quickstart's log under load.
+fn first_time(cell: &str) -> bool {
+    static SAID: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    SAID.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(cell.to_string())
 }
 
 /// Why a server's figures in turns of `slice` miss its slowest events, when they do: an

@@ -1,13 +1,19 @@
 //! What the servers not taking the load do between their turns, and the study's progress as
 //! slices close.
 
+use std::sync::Arc;
+
 use bakeoff_engine::{Slice, TurnObserver};
+use bakeoff_server::cgroup::Group;
 use bakeoff_server::freeze::Tree;
 
 use crate::{Idle, StudyObserver};
 
 /// Told of every switch by the engine (nothing in flight then): under `Idle::Freeze`, every
 /// server but the next is stopped and the next let go; under `Idle::Run` nothing is touched.
+/// Each server is frozen as a cgroup of its own where the machine allows one for every
+/// server (one write stops its whole tree, processes it forks meanwhile included), else by
+/// signalling the process trees read from /proc.
 pub(crate) struct Turns<'o> {
     pub idle: Idle,
     /// Each server's processes (a variant's instances).
@@ -18,6 +24,8 @@ pub(crate) struct Turns<'o> {
     /// a process per connection, all open before the first switch, and now and then a
     /// worker of its own).
     trees: Vec<Vec<Tree>>,
+    /// Each server's cgroup (see [`groups_of`]): empty where the machine allows none.
+    groups: Vec<Arc<Group>>,
     switches: u32,
 }
 
@@ -25,7 +33,12 @@ pub(crate) struct Turns<'o> {
 const REREAD: u32 = 20;
 
 impl<'o> Turns<'o> {
-    pub fn new(idle: Idle, pids: Vec<Vec<u32>>, obs: &'o mut dyn StudyObserver) -> Self {
+    pub fn new(
+        idle: Idle,
+        pids: Vec<Vec<u32>>,
+        groups: Vec<Arc<Group>>,
+        obs: &'o mut dyn StudyObserver,
+    ) -> Self {
         let frozen = vec![false; pids.len()];
         Turns {
             idle,
@@ -33,20 +46,31 @@ impl<'o> Turns<'o> {
             frozen,
             obs,
             trees: Vec::new(),
+            groups,
             switches: 0,
         }
     }
 
     fn set(&mut self, server: usize, frozen: bool) {
-        if self.frozen[server] != frozen {
+        if self.frozen[server] == frozen {
+            return;
+        }
+        if let Some(g) = self.groups.get(server) {
+            g.set_frozen(frozen);
+        } else {
             if self.trees.is_empty() {
                 self.reread();
             }
             for tree in &self.trees[server] {
                 tree.set_frozen(frozen);
             }
-            self.frozen[server] = frozen;
         }
+        self.frozen[server] = frozen;
+    }
+
+    /// Whether the servers are frozen as cgroups.
+    fn in_groups(&self) -> bool {
+        !self.groups.is_empty()
     }
 
     /// Read every server's process trees again. A process a server started in its last turn
@@ -75,10 +99,36 @@ impl<'o> Turns<'o> {
     }
 }
 
+/// A cgroup per server (its instances' process trees), every server's or none (a block
+/// whose servers were frozen two ways would treat them differently): made before a cell's
+/// turns, so that its samplers read each server's CPU time from its group too.
+pub(crate) fn groups_of(pids: &[Vec<u32>]) -> Result<Vec<Arc<Group>>, String> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    pids.iter()
+        .map(|p| {
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Group::of(&n.to_string(), p).map(Arc::new)
+        })
+        .collect()
+}
+
+/// How idle servers are frozen, said once a study: as cgroups, or by signals and why.
+pub(crate) fn freezing_said(made: &Result<Vec<Arc<Group>>, String>) -> Option<String> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let mut line = None;
+    SAID.call_once(|| {
+        line = Some(match made {
+            Ok(_) => "idle servers are frozen as cgroups of their own (cgroup v2): one write stops a server's whole tree, processes it forks included, and its CPU time is the kernel's count in microseconds".to_string(),
+            Err(why) => format!("idle servers are frozen by SIGSTOP to each process of their trees, read from /proc now and then ({why}; as root, or in a delegated cgroup, bakeoff freezes each server as a cgroup of its own)"),
+        });
+    });
+    line
+}
+
 impl TurnObserver for Turns<'_> {
     fn on_switch(&mut self, to: usize) {
         self.switches += 1;
-        if self.idle == Idle::Freeze && self.switches % REREAD == 0 {
+        if self.idle == Idle::Freeze && self.switches % REREAD == 0 && !self.in_groups() {
             self.reread();
         }
         if self.idle == Idle::Freeze {

@@ -91,6 +91,9 @@ struct Reading {
 /// its agent. None when it cannot (the process or the link is gone).
 pub type RemoteProcess = std::sync::Arc<dyn Fn() -> Option<ProcReading> + Send + Sync>;
 
+/// Reads the CPU time (user, system seconds) of every process of the servers sampled.
+pub type CpuReader = std::sync::Arc<dyn Fn() -> Option<(f64, f64)> + Send + Sync>;
+
 /// One server to sample: its process when it runs here (or a reader of it on its host), and
 /// how to read its status.
 #[derive(Default)]
@@ -131,6 +134,8 @@ pub struct Sampler {
     client_cpus: f64,
     /// Nanoseconds of the client's CPU it spent polling by choice (see `discount_client`).
     idle_client_ns: Option<Arc<AtomicU64>>,
+    /// Where the servers' CPU time is read instead of /proc (see `cpu_from`).
+    cpu: Option<CpuReader>,
     first: Option<Reading>,
     last: Option<Reading>,
 }
@@ -162,6 +167,7 @@ impl Sampler {
                 .collect(),
             client_cpus: f64::from(client_cpus.max(1)),
             idle_client_ns: None,
+            cpu: None,
             first: None,
             last: None,
         }
@@ -186,8 +192,16 @@ impl Sampler {
             .idle_client_ns
             .as_ref()
             .map_or(0.0, |n| n.load(Ordering::Relaxed) as f64 / 1e9);
+        let mut server = servers.filter(|s| !s.is_empty()).map(|s| sum(&s));
+        if let (Some(r), Some(cpu)) = (server.as_mut(), &self.cpu) {
+            // The kernel's own count or nothing: /proc's ticks beside it would mix clocks.
+            match cpu() {
+                Some((user, sys)) => (r.user_s, r.sys_s) = (user, sys),
+                None => server = None,
+            }
+        }
         Reading {
-            server: servers.filter(|s| !s.is_empty()).map(|s| sum(&s)),
+            server,
             host: read_host(),
             client: own_cpu_seconds() - idle,
             idle,
@@ -199,6 +213,13 @@ impl Sampler {
     /// sockets that had nothing), so its share still says whether the load needed the CPU.
     pub fn discount_client(&mut self, ns: Arc<AtomicU64>) {
         self.idle_client_ns = Some(ns);
+    }
+
+    /// The servers' CPU time (user, system seconds, all of them together) read from `f`
+    /// instead of /proc's clock ticks: a cgroup's count, in microseconds, where the servers
+    /// have one of their own.
+    pub fn cpu_from(&mut self, f: CpuReader) {
+        self.cpu = Some(f);
     }
 
     /// Start of the measured span.
