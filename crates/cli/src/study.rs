@@ -103,6 +103,9 @@ fn describe(s: &StudySpec, file: &Path) -> String {
     );
     let _ = writeln!(out, "{}", blocks_line(s));
     let _ = writeln!(out, "{}", bakeoff_study::alternation_line(s));
+    if let Some(caveat) = bakeoff_study::alternation_caveat(s) {
+        let _ = writeln!(out, "{caveat}");
+    }
     let _ = match bakeoff_study::why_not_alternate(s) {
         None => writeln!(
             out,

@@ -44,7 +44,9 @@ pub mod spread;
 pub mod steady;
 pub mod tables;
 
-pub use alternate::{mode_line as alternation_line, why_not as why_not_alternate};
+pub use alternate::{
+    caveat as alternation_caveat, mode_line as alternation_line, why_not as why_not_alternate,
+};
 pub use bakeoff_server::file_sha256;
 pub use file::{
     parse, setting_refused, Alternation, DatasetPolicy, GivenServer, Idle, NamedVariant, Order,

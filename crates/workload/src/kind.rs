@@ -48,6 +48,14 @@ impl WorkloadKind {
             .unwrap_or("?")
     }
 
+    /// Whether its events change rows (so its server writes its log and pages to disk).
+    pub fn writes(self) -> bool {
+        !matches!(
+            self,
+            OltpReadOnly | OltpPointSelect | SelectRandomPoints | SelectRandomRanges
+        )
+    }
+
     /// Whether BEGIN/COMMIT wrap the event (before --skip-trx).
     pub fn transactional(self) -> bool {
         matches!(self, OltpReadWrite | OltpReadOnly | OltpWriteOnly)

@@ -65,6 +65,9 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
             spec.name,
             bakeoff_study::alternation_line(&spec)
         );
+        if let Some(caveat) = bakeoff_study::alternation_caveat(&spec) {
+            eprintln!("{caveat}");
+        }
         let mut results = StoredStudy {
             store: &mut store,
             study,

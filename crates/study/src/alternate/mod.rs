@@ -22,4 +22,4 @@ mod idle;
 pub(crate) mod plan;
 
 pub(crate) use block::BlockRun;
-pub use plan::{mode_line, why_not};
+pub use plan::{caveat, mode_line, why_not};
