@@ -34,8 +34,19 @@ pub(crate) fn judge_on_asked(comparisons: &mut [Comparison]) {
         let (Some(a), Some(e)) = (&mut c.asked, c.evidence) else {
             continue;
         };
+        // A pilot with fewer than two pairs sized nothing: all the blocks, as before.
+        if a.pairs.iter().filter(|p| p.0 <= a.pilot).count() < 2 {
+            continue;
+        }
         a.settled = crate::decide::settled_by_pilot(&e, family, c.margin);
-        let ask = crate::decide::blocks_asked(&e, family, a.precision, c.margin).min(a.cap);
+        // The last block number it is judged on: blocks are numbered from 1 and the study
+        // ran up to the largest ask, so a count asked is a number here (a failed run leaves
+        // a gap, not a later block).
+        let ask = match a.settled {
+            true => a.pilot,
+            false => crate::decide::blocks_for(&e, family, a.precision).max(a.pilot),
+        }
+        .min(a.cap);
         let within = |pairs: &[(u32, f64, f64)]| -> Vec<(u32, f64, f64)> {
             pairs.iter().copied().filter(|p| p.0 <= ask).collect()
         };

@@ -428,18 +428,20 @@ fn compare(
                         let pairs = pairs(b, p, |p, i| Some(p.tps[i]));
                         let e = Evidence::paired(&pairs, design.pilot);
                         let cpu = pairs_cpu(b, p, pairs.len());
-                        let asked =
-                            design
-                                .auto
-                                .zip(design.pilot)
-                                .map(|((precision, cap), pilot)| crate::asked::Asked {
-                                    precision,
-                                    cap,
-                                    pilot,
-                                    settled: false,
-                                    pairs: pairs.clone(),
-                                    cpu: cpu.clone(),
-                                });
+                        let asked = design
+                            .auto
+                            .zip(design.pilot)
+                            // One study's comparisons only: merged studies' families
+                            // mix pilots the runner never sized together.
+                            .filter(|_| designs.len() == 1)
+                            .map(|((precision, cap), pilot)| crate::asked::Asked {
+                                precision,
+                                cap,
+                                pilot,
+                                settled: false,
+                                pairs: pairs.clone(),
+                                cpu: cpu.clone(),
+                            });
                         Comparison {
                             cost_evidence: Evidence::paired_beside(&cpu, design.pilot),
                             asked,

@@ -122,8 +122,16 @@ pub fn judge_all(comparisons: &mut [Comparison]) {
         .filter(|c| c.cost_evidence.is_some())
         .count();
     for c in comparisons.iter_mut() {
+        // Cost's blocks were cut where throughput's were, so whether they are the pilot's
+        // hangs on throughput's pilot mean, which a slow spell moves with cost's: it spends
+        // its share as throughput does (two looks, one bound).
+        let share = match &c.asked {
+            None => 1.0,
+            Some(a) if a.settled => SETTLE_SHARE,
+            Some(_) => 1.0 - SETTLE_SHARE,
+        };
         c.cost = c.cost_evidence.map(|e| {
-            let j = judge(e, costs, c.margin);
+            let j = judge_at(e, share * ALPHA / costs.max(1) as f64, c.margin);
             CostVerdict {
                 ratio: j.ratio,
                 verdict: j.verdict,
@@ -187,8 +195,8 @@ pub fn percent(p: f64) -> String {
 /// 1 - `SETTLE_SHARE` x 5%/m lies wholly beyond +-`margin`, so no number of further blocks
 /// could make it equivalent or different-but-within, and sizing it to +-precision would only
 /// narrow an interval nobody needs narrow (a variant 1.85x its baseline whose block ratios
-/// spread 4% asked for 30 blocks). The need then counts the comparisons still open; every
-/// verdict is judged on all the blocks as before.
+/// spread 4% asked for 30 blocks). The need then counts the comparisons still open; each
+/// comparison is judged on the blocks it asked for (see `asked.rs`).
 pub fn settled_by_pilot(e: &Evidence, family: usize, margin: f64) -> bool {
     let p = e.sizing();
     let alpha = SETTLE_SHARE * ALPHA / family.max(1) as f64;

@@ -115,7 +115,12 @@ pub(crate) fn auto_status(designs: &[Design], m: &Model) -> Option<AutoStatus> {
         pilot,
         needed,
         settled: rows.iter().filter(settled).count() as u32,
-        blocks: rows.iter().map(|c| c.blocks).max().unwrap_or(0),
+        // The blocks run, not the fewer a comparison was judged on.
+        blocks: rows
+            .iter()
+            .map(|c| c.asked.as_ref().map_or(c.blocks, |a| a.pairs.len() as u32))
+            .max()
+            .unwrap_or(0),
         steadiness: m
             .probes
             .iter()

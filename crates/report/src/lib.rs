@@ -153,7 +153,7 @@ pub fn compare_table(m: &Model) -> String {
                 .any(|c| c.asked.as_ref().is_some_and(|a| a.settled));
             let settled = pilot.filter(|_| any_settled).map_or(String::new(), |p| {
                 format!(
-                    "; a comparison the pilot settled was judged on the pilot's blocks, its {} interval beyond +-{:.1}%",
+                    "; a comparison the pilot settled was judged on the pilot's blocks alone, at {} (a tenth of its share of the 5%), and that interval lay beyond +-{:.1}%: its ratio is those blocks' estimate",
                     decide::percent(100.0 - p),
                     c.margin * 100.0
                 )
@@ -170,8 +170,9 @@ pub fn compare_table(m: &Model) -> String {
             if let Some(k) = m.comparisons.iter().find_map(|c| c.cost.as_ref()) {
                 let _ = writeln!(
                     s,
-                    "  cpu/tx: the server's CPU per transaction over the baseline's, paired and judged the same way in a family of its own ({} comparisons share 5%; the marks as above)",
-                    k.family
+                    "  cpu/tx: the server's CPU per transaction over the baseline's, paired on the same blocks and judged the same way in a family of its own ({} comparisons share 5%; the marks as above, each at its own level: {})",
+                    k.family,
+                    decide::percent(100.0 * k.level)
                 );
             }
         }
@@ -319,7 +320,7 @@ pub fn plan(
                 threads: c.threads,
                 family: c.family,
                 spread,
-                blocks: if decide::settled_by_pilot(&e, c.family as usize, c.margin) {
+                blocks: if decide::settled_by_pilot(&sized, c.family as usize, c.margin) {
                     study_pilot
                 } else {
                     decide::blocks_for(&sized, c.family as usize, precision)
