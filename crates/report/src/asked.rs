@@ -12,20 +12,6 @@
 use crate::evidence::Evidence;
 use crate::model::Comparison;
 
-/// What a comparison of an auto study keeps until it is judged: the study's sizing and its
-/// paired blocks (block, baseline, variant) of throughput and of CPU per transaction.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Asked {
-    pub precision: f64,
-    pub cap: u32,
-    pub pilot: u32,
-    /// Whether the pilot settled it alone (set when judged): judged then on the pilot's
-    /// blocks at the pilot look's share of the family's 5%.
-    pub settled: bool,
-    pub pairs: Vec<(u32, f64, f64)>,
-    pub cpu: Vec<(u32, f64, f64)>,
-}
-
 /// Cut every auto comparison's evidence to the blocks it asked for, at the family size the
 /// verdicts will use (every comparison with evidence).
 pub(crate) fn judge_on_asked(comparisons: &mut [Comparison]) {

@@ -434,7 +434,7 @@ fn compare(
                             // One study's comparisons only: merged studies' families
                             // mix pilots the runner never sized together.
                             .filter(|_| designs.len() == 1)
-                            .map(|((precision, cap), pilot)| crate::asked::Asked {
+                            .map(|((precision, cap), pilot)| crate::model::Asked {
                                 precision,
                                 cap,
                                 pilot,

@@ -148,7 +148,7 @@ pub struct Comparison {
     pub cost_evidence: Option<crate::evidence::Evidence>,
     /// An auto study's sizing and paired blocks, until judged on the blocks it asked for.
     #[serde(skip)]
-    pub asked: Option<crate::asked::Asked>,
+    pub asked: Option<Asked>,
 }
 
 /// The server's CPU per transaction of a comparison's variant over its baseline's (below 1:
@@ -528,4 +528,18 @@ pub struct Disturbance {
     pub detects: Option<f64>,
     /// The banner, in words.
     pub said: String,
+}
+
+/// What a comparison of an auto study keeps until it is judged: the study's sizing and its
+/// paired blocks (block, baseline, variant) of throughput and of CPU per transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asked {
+    pub precision: f64,
+    pub cap: u32,
+    pub pilot: u32,
+    /// Whether the pilot settled it alone (set when judged): judged then on the pilot's
+    /// blocks at the pilot look's share of the family's 5%.
+    pub settled: bool,
+    pub pairs: Vec<(u32, f64, f64)>,
+    pub cpu: Vec<(u32, f64, f64)>,
 }
