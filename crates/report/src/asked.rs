@@ -25,14 +25,8 @@ pub(crate) fn judge_on_asked(comparisons: &mut [Comparison]) {
             continue;
         }
         a.settled = crate::decide::settled_by_pilot(&e, family, c.margin);
-        // The last block number it is judged on: blocks are numbered from 1 and the study
-        // ran up to the largest ask, so a count asked is a number here (a failed run leaves
-        // a gap, not a later block).
-        let ask = match a.settled {
-            true => a.pilot,
-            false => crate::decide::blocks_for(&e, family, a.precision).max(a.pilot),
-        }
-        .min(a.cap);
+        let ask =
+            crate::decide::blocks_asked(&e, family, a.precision, c.margin, a.pilot).min(a.cap);
         let within = |pairs: &[(u32, f64, f64)]| -> Vec<(u32, f64, f64)> {
             pairs.iter().copied().filter(|p| p.0 <= ask).collect()
         };

@@ -98,14 +98,7 @@ pub fn judge_all(comparisons: &mut [Comparison]) {
             c.verdict = Verdict::Open;
             continue;
         };
-        // An auto study spends its family's 5% in two looks: a tenth at the pilot, on
-        // settling comparisons beyond the margin, the rest on those judged at the end.
-        let share = match &c.asked {
-            None => 1.0,
-            Some(a) if a.settled => SETTLE_SHARE,
-            Some(_) => 1.0 - SETTLE_SHARE,
-        };
-        let j = judge_at(e, share * ALPHA / family.max(1) as f64, c.margin);
+        let j = judge_at(e, share(c) * ALPHA / family.max(1) as f64, c.margin);
         c.family = family as u32;
         c.ratio = Some(j.ratio);
         c.ci = Some(j.ci);
@@ -125,11 +118,7 @@ pub fn judge_all(comparisons: &mut [Comparison]) {
         // Cost's blocks were cut where throughput's were, so whether they are the pilot's
         // hangs on throughput's pilot mean, which a slow spell moves with cost's: it spends
         // its share as throughput does (two looks, one bound).
-        let share = match &c.asked {
-            None => 1.0,
-            Some(a) if a.settled => SETTLE_SHARE,
-            Some(_) => 1.0 - SETTLE_SHARE,
-        };
+        let share = share(c);
         c.cost = c.cost_evidence.map(|e| {
             let j = judge_at(e, share * ALPHA / costs.max(1) as f64, c.margin);
             CostVerdict {
@@ -143,6 +132,17 @@ pub fn judge_all(comparisons: &mut [Comparison]) {
                 blocks: e.n,
             }
         });
+    }
+}
+
+/// The part of its family's share a comparison is judged at: an auto study spends it in two
+/// looks, a tenth at the pilot on settling comparisons beyond the margin, the rest on those
+/// judged at the end (see [`SETTLE_SHARE`]); any other study all at once.
+fn share(c: &Comparison) -> f64 {
+    match &c.asked {
+        None => 1.0,
+        Some(a) if a.settled => SETTLE_SHARE,
+        Some(_) => 1.0 - SETTLE_SHARE,
     }
 }
 
@@ -205,13 +205,15 @@ pub fn settled_by_pilot(e: &Evidence, family: usize, margin: f64) -> bool {
     p.mean - half > m || p.mean + half < -m
 }
 
-/// The blocks a comparison asks of the study: the pilot's own where the pilot settled it,
-/// else those for +-`precision` (see [`blocks_for`]).
-pub fn blocks_asked(e: &Evidence, family: usize, precision: f64, margin: f64) -> u32 {
+/// The last block a comparison asks the study to run, of a pilot of `pilot` blocks: the
+/// pilot's where the pilot settled it, else those for +-`precision` (see [`blocks_for`]).
+/// Blocks are numbered from 1 and a study runs up to the largest ask, so the count asked is a
+/// block number (a failed run leaves a gap, not a later block).
+pub fn blocks_asked(e: &Evidence, family: usize, precision: f64, margin: f64, pilot: u32) -> u32 {
     if settled_by_pilot(e, family, margin) {
-        return e.sizing().df as u32 + 1;
+        return pilot;
     }
-    blocks_for(e, family, precision)
+    blocks_for(e, family, precision).max(pilot)
 }
 
 /// The blocks a study of `family` comparisons will run for +-`precision` when a planning

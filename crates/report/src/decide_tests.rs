@@ -454,7 +454,7 @@ fn a_pilot_settles_only_what_lies_wholly_beyond_the_margin() {
     // 1.85x spreading 4%: beyond +-5% even at 99.75%; its need is the pilot's 5 blocks.
     let far = pilot(&[1.80, 1.92, 1.83, 1.88, 1.79]);
     assert!(settled_by_pilot(&far, 2, 0.05));
-    assert_eq!(blocks_asked(&far, 2, 0.025, 0.05), 5);
+    assert_eq!(blocks_asked(&far, 2, 0.025, 0.05, 5), 5);
     assert!(
         blocks_for(&far, 2, 0.025) > 5,
         "sized alone it would ask for more"
@@ -463,8 +463,8 @@ fn a_pilot_settles_only_what_lies_wholly_beyond_the_margin() {
     let near = pilot(&[1.06, 1.15, 1.08, 1.12, 1.05]);
     assert!(!settled_by_pilot(&near, 2, 0.05));
     assert_eq!(
-        blocks_asked(&near, 2, 0.025, 0.05),
-        blocks_for(&near, 2, 0.025)
+        blocks_asked(&near, 2, 0.025, 0.05, 5),
+        blocks_for(&near, 2, 0.025).max(5)
     );
     // Below as above.
     let below = pilot(&[1.0 / 1.80, 1.0 / 1.92, 1.0 / 1.83, 1.0 / 1.88, 1.0 / 1.79]);

@@ -92,10 +92,8 @@ pub(crate) fn auto_status(designs: &[Design], m: &Model) -> Option<AutoStatus> {
         .filter(|c| c.note.is_none() && c.evidence.is_some())
         .collect();
     let pilot = d.pilot.unwrap_or(0);
-    let settled = |c: &&&crate::model::Comparison| {
-        c.evidence
-            .is_some_and(|e| crate::decide::settled_by_pilot(&e, c.family as usize, c.margin))
-    };
+    // Settled as the verdicts took it (`asked.rs`).
+    let settled = |c: &&&crate::model::Comparison| c.asked.as_ref().is_some_and(|a| a.settled);
     let needed = rows
         .iter()
         .filter_map(|c| {
@@ -105,6 +103,7 @@ pub(crate) fn auto_status(designs: &[Design], m: &Model) -> Option<AutoStatus> {
                 c.family as usize,
                 precision,
                 c.margin,
+                pilot,
             ))
         })
         .max()

@@ -15,7 +15,6 @@ use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::{
     launch_cpus, pin_this_thread, place_this_thread, ClientPlacement, WhenRefused,
 };
-use bakeoff_server::variant::CpuList;
 use bakeoff_store::{ProbeRecord, RunKey};
 
 use crate::alternate::BlockRun;
@@ -48,6 +47,8 @@ pub fn run_study(
     let started = Instant::now();
     let mut done_now = 0usize;
     let mut templates = HashMap::new();
+    // Notes a study says once however many blocks repeat them (see `BlockRun::said`).
+    let mut said = HashSet::new();
     let mut last_client: Option<ClientPlacement> = None;
     // Checked when the file was read; an address that no longer parses runs here.
     let server_host = spec
@@ -86,6 +87,7 @@ pub fn run_study(
                 progress: (started, &mut done_now, finished.len(), total),
                 templates: &mut templates,
                 client,
+                said: &mut said,
             }
             .run(block, &finished)?;
         }
@@ -284,8 +286,7 @@ fn todo(spec: &StudySpec, s: &Series, finished: &HashSet<RunKey>) -> Vec<u32> {
 /// it. A pin the kernel refuses (CPUs this machine lacks; `study check` names them) leaves the
 /// load on bakeoff's own CPUs, recorded as such, with the sharing warning where it applies.
 fn place_client(spec: &StudySpec, v: &crate::NamedVariant) -> ClientPlacement {
-    let given = v.client_cpus.as_ref().or(spec.client_cpus.as_ref());
-    let servers: Vec<Option<&CpuList>> = v.instances.iter().map(|i| i.cpus.as_ref()).collect();
+    let (given, servers) = spec.client_request(v);
     place_this_thread(given, &servers, WhenRefused::RunEverywhere)
         .unwrap_or_else(|_| ClientPlacement::unplaced(&servers, &launch_cpus()))
 }

@@ -16,7 +16,7 @@ use bakeoff_store::{ProbeRecord, Row, RunKey, RunRecord};
 use bakeoff_telemetry::{SampleTarget, Sampler};
 use bakeoff_workload::{SessionContext, Unique};
 
-use super::idle::{freezing_said, groups_of, Turns};
+use super::idle::{freezing_line, groups_of, Turns};
 use crate::lab::{Death, Servers};
 use crate::manifest::Host;
 use crate::matrix::Series;
@@ -38,6 +38,9 @@ pub(crate) struct BlockRun<'a> {
     pub templates: &'a mut HashMap<TemplateKey, Template>,
     /// Where the load runs (this thread is pinned there): the same for every variant.
     pub client: ClientPlacement,
+    /// Notes already said in this study (how idle servers are frozen, a cell's slow
+    /// events): said in every block they repeated some twenty times under load.
+    pub said: &'a mut HashSet<String>,
 }
 
 /// A variant's servers, up for a group of the block, and its manifest.
@@ -265,8 +268,8 @@ impl BlockRun<'_> {
         let groups = match spec.alternation.idle {
             Idle::Freeze => {
                 let made = groups_of(&pids);
-                if let Some(line) = freezing_said(&made) {
-                    self.obs.on_note(&line);
+                if self.said.insert("freezing".into()) {
+                    self.obs.on_note(&freezing_line(&made));
                 }
                 made.unwrap_or_default()
             }
@@ -308,7 +311,7 @@ impl BlockRun<'_> {
                     let v = spec.variant_name(u.variant);
                     let label = &spec.workloads[w].label;
                     let cell = format!("{v} | {label} | {threads} threads");
-                    if first_time(&cell) {
+                    if self.said.insert(cell.clone()) {
                         self.obs
                             .on_note(&format!("{cell}: {why} (said once a cell)"));
                     }
@@ -427,16 +430,6 @@ fn status_only(servers: &Servers) -> Vec<SampleTarget> {
         (t.pid, t.remote) = (None, None);
     }
     targets
-}
-
-/// Whether `cell`'s slow-events note is new in this process (a study is one): said in every
-/// block it repeated some twenty times in the quickstart's log under load.
-fn first_time(cell: &str) -> bool {
-    static SAID: std::sync::Mutex<std::collections::BTreeSet<String>> =
-        std::sync::Mutex::new(std::collections::BTreeSet::new());
-    SAID.lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(cell.to_string())
 }
 
 /// Why a server's figures in turns of `slice` miss its slowest events, when they do: an

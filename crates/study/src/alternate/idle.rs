@@ -112,17 +112,12 @@ pub(crate) fn groups_of(pids: &[Vec<u32>]) -> Result<Vec<Arc<Group>>, String> {
         .collect()
 }
 
-/// How idle servers are frozen, said once a study: as cgroups, or by signals and why.
-pub(crate) fn freezing_said(made: &Result<Vec<Arc<Group>>, String>) -> Option<String> {
-    static SAID: std::sync::Once = std::sync::Once::new();
-    let mut line = None;
-    SAID.call_once(|| {
-        line = Some(match made {
-            Ok(_) => "idle servers are frozen as cgroups of their own (cgroup v2): one write stops a server's whole tree, processes it forks included, and its CPU time is the kernel's count in microseconds".to_string(),
-            Err(why) => format!("idle servers are frozen by SIGSTOP to each process of their trees, read from /proc now and then ({why}; as root, or in a delegated cgroup, bakeoff freezes each server as a cgroup of its own)"),
-        });
-    });
-    line
+/// How idle servers are frozen: as cgroups, or by signals and why.
+pub(crate) fn freezing_line(made: &Result<Vec<Arc<Group>>, String>) -> String {
+    match made {
+        Ok(_) => "idle servers are frozen as cgroups of their own (cgroup v2): one write stops a server's whole tree, processes it forks included, and its CPU time is the kernel's count in microseconds".to_string(),
+        Err(why) => format!("idle servers are frozen by SIGSTOP to each process of their trees, read from /proc now and then ({why}; as root, or in a delegated cgroup, bakeoff freezes each server as a cgroup of its own)"),
+    }
 }
 
 impl TurnObserver for Turns<'_> {

@@ -76,8 +76,7 @@ fn client_apart(spec: &StudySpec) -> bool {
     use bakeoff_server::placement::{launch_cpus, ClientPlacement};
     let own = launch_cpus();
     spec.variants.iter().all(|v| {
-        let given = v.client_cpus.as_ref().or(spec.client_cpus.as_ref());
-        let servers: Vec<_> = v.instances.iter().map(|i| i.cpus.as_ref()).collect();
+        let (given, servers) = spec.client_request(v);
         ClientPlacement::choose(given, &servers, &own).apart
     })
 }

@@ -256,6 +256,17 @@ impl StudySpec {
         }
     }
 
+    /// The CPUs a series of variant `v` asks for its load (the variant's `client_cpus`, else
+    /// the study's) and each of its servers' CPUs: where the runner places the client, and
+    /// what `study check` judges apart or not.
+    pub fn client_request<'s>(
+        &'s self,
+        v: &'s NamedVariant,
+    ) -> (Option<&'s CpuList>, Vec<Option<&'s CpuList>>) {
+        let given = v.client_cpus.as_ref().or(self.client_cpus.as_ref());
+        (given, v.instances.iter().map(|i| i.cpus.as_ref()).collect())
+    }
+
     /// The variants a block runs: every one, and the noise check's twin of the first.
     pub fn block_variants(&self) -> usize {
         self.variants.len() + usize::from(self.noise_check)
