@@ -195,6 +195,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         });
     }
     let manifests = manifests(src, &origins);
+    let first = first_variant_tps(&cells);
     let mut model = Model {
         opening: Default::default(),
         study: src.name.clone(),
@@ -211,7 +212,14 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         cross_engine: crate::engines::cross_engine(&manifests),
         probes: probes(src, &origins),
         workloads,
-        aa: crate::decide::aa_checks(&twins, &first_variant_tps(&cells)),
+        aa: crate::decide::aa_checks(
+            &twins,
+            &first,
+            designs
+                .first()
+                .filter(|_| designs.len() == 1)
+                .and_then(|d| d.pilot),
+        ),
         auto: None,
         suspects,
         usual_steal: (usual_steal >= crate::suspect::STEAL).then_some(usual_steal),
