@@ -166,18 +166,27 @@ def _callgrind_instructions(argv, env=None, cwd=None):
 
 
 def _perf_counts(argv, env=None, cwd=None):
-    p = subprocess.run(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter,context-switches", "--"] + argv,
-                       capture_output=True, text=True, env=env, cwd=cwd)
+    """System calls and context switches of `argv` (every thread) under perf stat, and its
+    voluntary and involuntary switches from the rusage wait4 returns for perf (perf's own few
+    are in both runs of a difference and cancel)."""
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        p = subprocess.Popen(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter,context-switches", "--"] + argv,
+                             stdout=out, stderr=err, text=True, env=env, cwd=cwd)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if p.returncode != 0:
-        raise RuntimeError(f"under perf stat, {argv[0]} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+        raise RuntimeError(f"under perf stat, {argv[0]} failed ({p.returncode}):\n{stderr[-2000:]}")
     counts = {}
-    for line in p.stderr.splitlines():
+    for line in stderr.splitlines():
         f = line.split(",")
         if len(f) > 2 and f[2] in ("raw_syscalls:sys_enter", "context-switches") and f[0].isdigit():
             counts[f[2]] = int(f[0])
     if len(counts) != 2:
-        raise RuntimeError(f"perf stat gave no counts (is perf allowed here?):\n{p.stderr[-1000:]}")
-    return counts["raw_syscalls:sys_enter"], counts["context-switches"], p.stdout
+        raise RuntimeError(f"perf stat gave no counts (is perf allowed here?):\n{stderr[-1000:]}")
+    return dict(syscalls=counts["raw_syscalls:sys_enter"], switches=counts["context-switches"],
+                voluntary=ru.ru_nvcsw, involuntary=ru.ru_nivcsw), stdout
 
 
 def instructions_per_query(argv_for, queries_in, small, large, env=None, cwd=None):
@@ -191,11 +200,37 @@ def instructions_per_query(argv_for, queries_in, small, large, env=None, cwd=Non
 
 def kernel_per_query(argv_for, queries_in, small, large, env=None, cwd=None):
     """System calls and context switches per query, by the same difference under perf stat
-    (every thread of the tool counted)."""
-    s1, c1, o1 = _perf_counts(argv_for(small), env, cwd)
-    s2, c2, o2 = _perf_counts(argv_for(large), env, cwd)
+    (every thread of the tool counted), the switches also split into voluntary (the client
+    blocked: waited for a reply) and involuntary (it was preempted: by the server, on shared
+    CPUs) from the rusage. A dict of those four."""
+    k1, o1 = _perf_counts(argv_for(small), env, cwd)
+    k2, o2 = _perf_counts(argv_for(large), env, cwd)
     q = queries_in(o2) - queries_in(o1)
-    return (s2 - s1) / q, (c2 - c1) / q
+    return {k: (k2[k] - k1[k]) / q for k in k1}
+
+
+KERNEL = ("syscalls", "switches", "voluntary", "involuntary")
+
+
+def counted(tools, one, repeats=3, seed=0):
+    """Each tool's counts `repeats` times, the tools in counterbalanced order (a random order,
+    then its reverse), since a count above one connection moves with the machine's speed and
+    the load (the same native row read 2.73 and 3.74 syscalls a query an hour apart): the
+    peer's three and bakeoff's three then meet the same spells. `one(tool, first)` returns a
+    dict of counts (`first`: this tool's first time, where callgrind's instructions, which
+    do not move, are counted once). Returns {tool: {count: [values]}}."""
+    rng = random.Random(seed)
+    order = list(tools)
+    out = {t: {} for t in tools}
+    for r in range(repeats):
+        if r % 2 == 0:
+            rng.shuffle(order)
+        else:
+            order.reverse()
+        for tool in order:
+            for k, v in one(tool, r == 0).items():
+                out[tool].setdefault(k, []).append(v)
+    return out
 
 
 def counts_rows(label, conns, peer, ours):
@@ -208,21 +243,48 @@ def counts_rows(label, conns, peer, ours):
     return "\n".join(rows)
 
 
+COLUMNS = (("instr", "{:.0f}", "instr"), ("syscalls", "{:.2f}", "syscalls"), ("switches", "{:.2f}", "switches"),
+           ("voluntary", "{:.2f}", "of which voluntary"), ("involuntary", "{:.2f}", "involuntary"))
+
+
+def measured(values, fmt):
+    """A count's median, with the range of its measurements when there are several."""
+    vs = values if isinstance(values, list) else [values]
+    m = statistics.median(vs)
+    if len(vs) == 1:
+        return fmt.format(m)
+    return f"{fmt.format(m)} ({fmt.format(min(vs))}-{fmt.format(max(vs))})"
+
+
+def against(peer, ours):
+    """bakeoff's count against the peer's, from their measurements: "<=" where its median is
+    at most the peer's, "~" where it is above it but the two ranges overlap (the counts cannot
+    tell them apart: each moves with the load by that much), ">" where even bakeoff's least
+    exceeds the peer's most."""
+    p = peer if isinstance(peer, list) else [peer]
+    o = ours if isinstance(ours, list) else [ours]
+    if statistics.median(o) <= statistics.median(p):
+        return "<="
+    return "~" if min(o) <= max(p) else ">"
+
+
 def counts_row(label, peer, ours):
-    """One Markdown row: each count of the peer and of bakeoff, and bakeoff's over the peer's."""
+    """One Markdown row: each count of the peer and of bakeoff (median and range), bakeoff's
+    median over the peer's, and `against`'s mark."""
     cells = []
-    for k, fmt in (("instr", "{:.0f}"), ("syscalls", "{:.2f}"), ("switches", "{:.2f}")):
+    for k, fmt, _ in COLUMNS:
         a, b = peer.get(k), ours.get(k)
         if a is None or b is None:
             cells.append("- | - | -")
         else:
-            cells.append(f"{fmt.format(a)} | {fmt.format(b)} | {b / a:.2f}x")
+            ratio = statistics.median(b if isinstance(b, list) else [b]) / statistics.median(a if isinstance(a, list) else [a])
+            cells.append(f"{measured(a, fmt)} | {measured(b, fmt)} | {ratio:.2f}x {against(a, b)}")
     return f"| {label} | " + " | ".join(cells) + " |"
 
 
 def counts_header(peer, unit="q"):
-    return (f"| row (workload, connections) | {peer} instr/{unit} | bakeoff instr/{unit} | ratio | {peer} syscalls/{unit} "
-            f"| bakeoff syscalls/{unit} | ratio | {peer} switches/{unit} | bakeoff switches/{unit} | ratio |\n|" + "---|" * 10)
+    cols = "".join(f" {peer} {name}/{unit} | bakeoff {name}/{unit} | ratio |" for _, _, name in COLUMNS)
+    return f"| row (workload, connections) |{cols}\n|" + "---|" * (1 + 3 * len(COLUMNS))
 
 
 COUNTS_CAVEATS = (
@@ -231,4 +293,7 @@ COUNTS_CAVEATS = (
     "does not, which favours bakeoff; work done per second (bakeoff's tick, its 50 ms interrupt check) "
     "is counted 50x too often, which disfavours it. Above one connection, system calls and context "
     "switches per query depend on how many replies one wake-up finds, and so on the machine's speed, and "
-    "switches include preemption by the server and by anything else running: one measurement each.")
+    "switches include preemption by the server and by anything else running (the involuntary ones). "
+    "Each count is the median of its measurements (the tools alternating), with their range; the ratio "
+    "is of medians, marked <= (at most the peer's), ~ (above it, the ranges overlapping: the counts cannot "
+    "tell them apart) or > (bakeoff's least above the peer's most).")
