@@ -276,6 +276,9 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
     for note in environment_notes(&spec) {
         eprintln!("note: {note}");
     }
+    if let Some(caveat) = bakeoff_study::alternation_caveat(&spec) {
+        eprintln!("{caveat}");
+    }
     let mut store = Store::open(&db)?;
     let hash = text_sha256(&src);
     let spec_json = serde_json::to_string(&spec)?;

@@ -237,25 +237,10 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     }
     model.auto = auto_status(&designs, &model);
     model.costs = costs(src, &cells, &model);
-    for i in 0..model.workloads.len() {
-        let mut summary = crate::summary::sentences(
-            &model.workloads[i],
-            &model.comparisons,
-            &model.baseline_rule,
-            &model.axes,
-            &model.coordinates,
-        );
-        model.workloads[i].answer = crate::summary::answer(
-            &model.workloads[i],
-            &model.comparisons,
-            &model.baseline_rule,
-            &model.axes,
-            &model.coordinates,
-        );
-        let label = &model.workloads[i].label;
-        summary.extend(crate::decide::aa_sentence(label, &model.aa));
-        model.workloads[i].summary = summary;
-    }
+    let (written, aa) = (crate::turns::written_in_turns(src), model.aa.clone());
+    crate::summary::fill(&mut model, |label| {
+        crate::turns::sentences(label, &aa, &written)
+    });
     model.opening = crate::opening::opening(src, &model);
     Ok(model)
 }

@@ -35,6 +35,7 @@ mod stats;
 mod summary;
 pub mod suspect;
 mod svg;
+mod turns;
 
 pub use analysis::analyse;
 pub use build::{build, Options};

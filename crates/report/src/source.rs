@@ -37,6 +37,7 @@ impl Source {
                 manifests: store.manifests(*id).map_err(e)?,
                 probes: store.probe_rows(Some(*id)).map_err(e)?,
                 health: store.run_health(*id).map_err(e)?,
+                methods: store.run_methods(*id).map_err(e)?,
             };
             newest.insert(s.origin(), (*id, s));
         }
@@ -67,6 +68,8 @@ pub struct StudySource {
     pub probes: Vec<Row>,
     /// What each run's telemetry says of the machine (`Store::run_health`), by run id.
     pub health: Vec<Row>,
+    /// How each run was measured (`Store::run_methods`), by run id.
+    pub methods: Vec<Row>,
 }
 
 pub(crate) fn text(r: &Row, k: &str) -> String {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::baseline::Rule;
 use crate::model::Verdict;
-use crate::model::{Comparison, WorkloadModel};
+use crate::model::{Comparison, Model, WorkloadModel};
 
 /// Most differences stated per workload, and most curves described.
 const MOST: usize = 3;
@@ -34,6 +34,20 @@ pub fn sentences(
     }
     out.extend(shapes(w));
     out
+}
+
+/// Every workload's sentences and answer, with `closing(label)` (its A/A check, the caveat
+/// of a workload that wrote in turns) after its sentences.
+pub(crate) fn fill(model: &mut Model, closing: impl Fn(&str) -> Vec<String>) {
+    for i in 0..model.workloads.len() {
+        let w = &model.workloads[i];
+        let (rule, axes, coords) = (&model.baseline_rule, &model.axes, &model.coordinates);
+        let mut summary = sentences(w, &model.comparisons, rule, axes, coords);
+        let answer = answer(w, &model.comparisons, rule, axes, coords);
+        summary.extend(closing(&w.label));
+        model.workloads[i].summary = summary;
+        model.workloads[i].answer = answer;
+    }
 }
 
 /// The workload's answer: its significant differences with their intervals, or the bound on

@@ -503,3 +503,55 @@ fn listed_variants_compare_with_the_first_listed_and_the_page_names_the_baseline
     let json = serde_json::to_value(&m).unwrap();
     assert_eq!(json["comparisons"][0]["against"], "allocator=glibc cpus=0");
 }
+
+/// A workload whose runs wrote while their servers took turns says, beside its verdicts, what
+/// bakeoff measured of turns on write workloads; one that took turns and only read, and one
+/// that wrote one server at a time, do not. Read from what each run recorded.
+#[test]
+fn a_workload_that_wrote_in_turns_carries_the_caveat_beside_its_verdicts() {
+    let db = TempDb::new("turns-caveat");
+    let mut s = Store::open(db.path()).unwrap();
+    let study = s.begin_study("turns", "h", "{}", false).unwrap();
+    let summary = |turns: bool, writes: u32| match turns {
+        true => format!(r#"{{"turns":{{"slice_ms":50}},"total":{{"writes":{writes}}}}}"#),
+        false => format!(r#"{{"total":{{"writes":{writes}}}}}"#),
+    };
+    let shapes = [
+        (0, "oltp_write_only", true, 4000),
+        (1, "oltp_point_select", true, 0),
+        (2, "oltp_update_index", false, 4000),
+    ];
+    for (workload, label, turns, writes) in shapes {
+        for (variant, name) in [(0, "a"), (1, "b")] {
+            for rep in 1..=3 {
+                let r = RunRecord {
+                    key: Some(RunKey {
+                        repetition: rep,
+                        variant,
+                        workload,
+                        threads: 4,
+                    }),
+                    variant_name: name.into(),
+                    workload_label: label.into(),
+                    status: "ok".into(),
+                    tps: 1000.0 + f64::from(variant * 500 + rep),
+                    summary_json: summary(turns, writes),
+                    manifest_json: "{}".into(),
+                    ..Default::default()
+                };
+                s.record(study, &r).unwrap();
+            }
+        }
+    }
+    drop(s);
+    let m = model(db.path(), &Options::default());
+    let said = |label: &str| {
+        let w = m.workloads.iter().find(|w| w.label == label).unwrap();
+        w.summary
+            .iter()
+            .any(|l| l.contains("took turns while it wrote"))
+    };
+    assert!(said("oltp_write_only"), "{:?}", m.workloads[0].summary);
+    assert!(!said("oltp_point_select"), "read only");
+    assert!(!said("oltp_update_index"), "one server at a time");
+}

@@ -87,6 +87,18 @@ impl Store {
         )
     }
 
+    /// How each run was measured, where it bears on trusting it: `turn_slice_ms` (set where
+    /// its servers took turns) and `writes` (the statements that wrote), by id.
+    pub fn run_methods(&self, study: i64) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT id,
+                    json_extract(summary_json, '$.turns.slice_ms') AS turn_slice_ms,
+                    json_extract(summary_json, '$.total.writes') AS writes
+             FROM runs WHERE study_id = ?1 ORDER BY id",
+            Some(study),
+        )
+    }
+
     /// Each run's summary (what the engine and the client hosts reported, as JSON) with its
     /// identity: id, threads, status, events, summary_json.
     pub fn summaries(&self, study: i64) -> Result<Vec<Row>, StoreError> {
