@@ -218,7 +218,8 @@ def counted(tools, one, repeats=3, seed=0):
     the load (the same native row read 2.73 and 3.74 syscalls a query an hour apart): the
     peer's three and bakeoff's three then meet the same spells. `one(tool, first)` returns a
     dict of counts (`first`: this tool's first time, where callgrind's instructions, which
-    do not move, are counted once). Returns {tool: {count: [values]}}."""
+    do not move, are counted once). `seed` differs per row, so that which tool goes first
+    (and last) changes from row to row. Returns {tool: {count: [values]}}."""
     rng = random.Random(seed)
     order = list(tools)
     out = {t: {} for t in tools}
@@ -281,7 +282,7 @@ def counts_row(label, peer, ours):
             om = statistics.median(b if isinstance(b, list) else [b])
             # A count below what the row prints (blocking once in 1,000 transactions) has no
             # ratio worth reading: the mark alone says where bakeoff's stands.
-            ratio = f"{om / pm:.2f}x " if pm >= 0.005 else ""
+            ratio = f"{om / pm:.2f}x " if pm >= 0.005 and om >= 0.005 else ""
             cells.append(f"{measured(a, fmt)} | {measured(b, fmt)} | {ratio}{against(a, b)}")
     return f"| {label} | " + " | ".join(cells) + " |"
 

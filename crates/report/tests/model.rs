@@ -549,7 +549,7 @@ fn a_workload_that_wrote_in_turns_carries_the_caveat_beside_its_verdicts() {
         let w = m.workloads.iter().find(|w| w.label == label).unwrap();
         w.summary
             .iter()
-            .any(|l| l.contains("took turns while it wrote"))
+            .any(|l| l.contains("wrote while their servers took turns"))
     };
     assert!(said("oltp_write_only"), "{:?}", m.workloads[0].summary);
     assert!(!said("oltp_point_select"), "read only");
