@@ -15,14 +15,10 @@ const MOST: usize = 3;
 /// A curve that ends this far (percent) below its peak has a drop worth a sentence.
 const DROP_PCT: f64 = 10.0;
 
-pub fn sentences(
-    w: &WorkloadModel,
-    comparisons: &[Comparison],
-    rule: &Rule,
-    axes: &[String],
-    coords: &BTreeMap<String, BTreeMap<String, String>>,
-) -> Vec<String> {
-    let mut out = answer(w, comparisons, rule, axes, coords);
+/// The workload's sentences: its answer (see [`answer`]), then what is missing and the
+/// curves' shapes.
+fn sentences(w: &WorkloadModel, comparisons: &[Comparison], answer: &[String]) -> Vec<String> {
+    let mut out = answer.to_vec();
     let missing = comparisons
         .iter()
         .filter(|c| c.workload == w.label && c.ratio.is_none())
@@ -42,8 +38,8 @@ pub(crate) fn fill(model: &mut Model, closing: impl Fn(&str) -> Vec<String>) {
     for i in 0..model.workloads.len() {
         let w = &model.workloads[i];
         let (rule, axes, coords) = (&model.baseline_rule, &model.axes, &model.coordinates);
-        let mut summary = sentences(w, &model.comparisons, rule, axes, coords);
         let answer = answer(w, &model.comparisons, rule, axes, coords);
+        let mut summary = sentences(w, &model.comparisons, &answer);
         summary.extend(closing(&w.label));
         model.workloads[i].summary = summary;
         model.workloads[i].answer = answer;

@@ -12,7 +12,8 @@ pub enum Idle {
     /// Left running: its background work (a once-a-second log flush, purge) shares the
     /// machine with the server whose turn it is.
     Run,
-    /// Stopped (SIGSTOP on its process tree) and let go at its turn.
+    /// Stopped and let go at its turn: as a cgroup of its own where bakeoff may make one,
+    /// else by SIGSTOP to each process of its tree.
     Freeze,
 }
 
