@@ -66,12 +66,16 @@ fn blocks_line(s: &StudySpec) -> String {
         ),
         None => String::new(),
     };
-    let noise = match s.noise_check {
-        true => format!(
-            "; A/A check: '{}' runs twice in every block (their interval should hold 1; their spread is the noise between runs and blocks)",
-            s.variants[0].name
+    let first = &s.variants[0].name;
+    let noise = match (s.noise_check, s.noise_twin) {
+        (true, Some(i)) => format!(
+            "; A/A check: '{}' is '{first}' in all but its name, so its runs are the check's and no third run of the set-up is added (their interval should hold 1; their spread is the noise between runs and blocks)",
+            s.variants[i].name
         ),
-        false => String::new(),
+        (true, None) => format!(
+            "; A/A check: '{first}' runs twice in every block (their interval should hold 1; their spread is the noise between runs and blocks)"
+        ),
+        (false, _) => String::new(),
     };
     format!("blocks: {design}{auto}{noise}")
 }

@@ -134,13 +134,15 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
             if designs[si].twin == Some(variant.index) {
                 if src.studies.len() == 1 {
                     twins
-                        .entry(workload)
+                        .entry(workload.clone())
                         .or_default()
                         .entry(threads)
                         .or_default()
                         .insert(repetition, num(r, "tps"));
                 }
-                continue;
+                if !designs[si].twin_listed {
+                    continue;
+                }
             }
             if let Some(shared) = shared_by_variant.get(&(si, variant.index)) {
                 warnings.push(Warning {

@@ -16,8 +16,11 @@ pub(crate) struct Design {
     /// Blocks with every variant's series: comparisons pair within them. Studies written
     /// before blocks, and sequential ones, are not.
     pub paired: bool,
-    /// The noise check's runs: the variant index one past the study's variants.
+    /// The noise check's runs: the variant index one past the study's variants, or a listed
+    /// variant the same as the first (`noise_twin`), whose runs are compared as well.
     pub twin: Option<i64>,
+    /// The twin is a listed variant: its runs are the check's and a comparison's.
+    pub twin_listed: bool,
     /// `repetitions = "auto"`: (precision, max_repetitions).
     pub auto: Option<(f64, u32)>,
     /// The blocks of an auto study's pilot, whose spread sized it and makes every interval
@@ -43,7 +46,9 @@ impl Design {
         Design {
             paired: spec["paired"] == true,
             fixed_order: spec["order"] == "sequential",
-            twin: (spec["noise_check"] == true).then_some(variants),
+            twin: (spec["noise_check"] == true)
+                .then(|| spec["noise_twin"].as_i64().unwrap_or(variants)),
+            twin_listed: spec["noise_twin"].is_i64(),
             auto: precision.zip(auto["max_repetitions"].as_u64().map(|n| n as u32)),
             pilot: auto["pilot"].as_u64().map(|n| n as u32),
             margin: spec["equivalence"]

@@ -70,7 +70,7 @@ fn planned_runs(spec: &serde_json::Value, studies: usize) -> Option<usize> {
         return None;
     }
     let len = |k: &str| spec[k].as_array().map(Vec::len);
-    let twin = usize::from(spec["noise_check"] == true);
+    let twin = usize::from(spec["noise_check"] == true && !spec["noise_twin"].is_i64());
     let reps = spec["repetitions"].as_u64()? as usize;
     Some((len("variants")? + twin) * len("workloads")? * len("threads")? * reps)
 }

@@ -189,6 +189,40 @@ mod tests {
         assert_eq!(s.variant(3).name, s.variants[0].name);
     }
 
+    /// An A/A/B lists its own twin of the first: the check reads it, and adds no fourth
+    /// server to every block (settings listed in another order are the same set-up); a
+    /// variant the same but for one setting is no twin (the check adds its own, as before).
+    #[test]
+    fn a_listed_variant_the_same_as_the_first_is_the_noise_checks_twin() {
+        let aab = |again: &str| {
+            let src = format!(
+                "threads = [4]\nrepetitions = \"auto\"\n[[workload]]\nname = \"oltp_write_only\"\n[[variant]]\nname = \"a\"\nsettings = {{ innodb_flush_log_at_trx_commit = 1, sync_binlog = 0 }}\n[[variant]]\nname = \"b\"\nsettings = {{ innodb_flush_log_at_trx_commit = 2, sync_binlog = 0 }}\n[[variant]]\nname = \"a-again\"\nsettings = {{ {again} }}\n"
+            );
+            parse(&src, "t").unwrap_or_else(|e| panic!("{e:?}"))
+        };
+        let s = aab("innodb_flush_log_at_trx_commit = 1, sync_binlog = 0");
+        assert!(s.noise_check);
+        assert_eq!(s.noise_twin, Some(2));
+        assert_eq!(s.block_variants(), 3, "a, b and a-again: no fourth");
+        let block = block_series(&s, 1);
+        let mut v: Vec<usize> = block.iter().map(|x| x.variant).collect();
+        v.sort();
+        assert_eq!(v, [0, 1, 2]);
+        let json: serde_json::Value = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            json["noise_twin"], 2,
+            "the report reads it from the stored spec"
+        );
+        let reordered = aab("sync_binlog = 0, innodb_flush_log_at_trx_commit = 1");
+        assert_eq!(reordered.noise_twin, Some(2));
+        let other = aab("innodb_flush_log_at_trx_commit = 1, sync_binlog = 1");
+        assert_eq!(other.noise_twin, None);
+        assert_eq!(other.block_variants(), 4);
+        let mut off = aab("innodb_flush_log_at_trx_commit = 1, sync_binlog = 0");
+        off.noise_check = false;
+        assert_eq!(off.block_variants(), 3);
+    }
+
     #[test]
     fn randomized_order_is_a_seeded_shuffle_of_each_repetition() {
         let a = series(&spec("order = \"randomized\"\nseed = 7"));

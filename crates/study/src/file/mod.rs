@@ -202,6 +202,10 @@ fn read(
         repetitions: reps.count,
         auto: reps.auto,
         noise_check: reps.noise_check,
+        noise_twin: reps
+            .noise_check
+            .then(|| variants::twin_of_first(&variants))
+            .flatten(),
         equivalence: reps.equivalence,
         paired: order != Some(Order::Sequential),
         duration: Duration::from_secs(duration),

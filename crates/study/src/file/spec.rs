@@ -173,9 +173,15 @@ pub struct StudySpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub equivalence: Option<f64>,
     /// Each block runs the first variant a second time (stored as variant index
-    /// `variants.len()`): the A/A check of the set-up.
+    /// `variants.len()`, or as `noise_twin`): the A/A check of the set-up.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub noise_check: bool,
+    /// A listed variant the same as the first in everything but its name (an A/A/B's
+    /// `a-again`): with the noise check on, its runs are the check's, and no second run of
+    /// the first is added. Another server of the same set-up tells nothing a declared one
+    /// does not, and costs every block a turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_twin: Option<usize>,
     /// Comparisons are paired within blocks (any order but sequential); results written
     /// before blocks existed lack it and keep their unpaired intervals.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -267,9 +273,10 @@ impl StudySpec {
         (given, v.instances.iter().map(|i| i.cpus.as_ref()).collect())
     }
 
-    /// The variants a block runs: every one, and the noise check's twin of the first.
+    /// The variants a block runs: every one, and the noise check's twin of the first unless
+    /// a listed variant is that twin.
     pub fn block_variants(&self) -> usize {
-        self.variants.len() + usize::from(self.noise_check)
+        self.variants.len() + usize::from(self.noise_check && self.noise_twin.is_none())
     }
 
     pub fn cells(&self) -> usize {

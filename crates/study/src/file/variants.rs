@@ -355,3 +355,16 @@ fn describe(v: &NamedVariant, varying: &[bool], total: usize) -> String {
         parts.join(" ")
     }
 }
+
+/// The first listed variant after the first that is the same as it in everything but its
+/// name: the A/A check's twin, where one was declared. Compared as stored, its settings as
+/// parsed (in one order, whatever order the file lists them in).
+pub(super) fn twin_of_first(variants: &[NamedVariant]) -> Option<usize> {
+    let unnamed = |v: &NamedVariant| {
+        let mut json = serde_json::to_value(v).ok()?;
+        json.as_object_mut()?.remove("name");
+        Some(json)
+    };
+    let first = unnamed(variants.first()?)?;
+    (1..variants.len()).find(|&i| unnamed(&variants[i]).as_ref() == Some(&first))
+}
