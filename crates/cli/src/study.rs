@@ -69,7 +69,7 @@ fn blocks_line(s: &StudySpec) -> String {
     let first = &s.variants[0].name;
     let noise = match (s.noise_check, s.noise_twin) {
         (true, Some(i)) => format!(
-            "; A/A check: '{}' is '{first}' in all but its name, so its runs are the check's and no third run of the set-up is added (their interval should hold 1; their spread is the noise between runs and blocks)",
+            "; A/A check: '{}' is '{first}' in all but its name, so the check compares those two and adds no hidden '{first} (A/A)' server (that interval should hold 1; its spread is the noise between runs and blocks)",
             s.variants[i].name
         ),
         (true, None) => format!(
@@ -287,6 +287,8 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
     let hash = text_sha256(&src);
     let spec_json = serde_json::to_string(&spec)?;
     let study = store.begin_study(&spec.name, &hash, &spec_json, new)?;
+    let mut spec = spec;
+    spec.keep_layout_of(&store.study_spec(study)?);
     let left = pending(&spec, &store.finished(study)?);
     let total = series(&spec).len() * spec.threads.len();
     eprintln!(

@@ -140,7 +140,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
                         .or_default()
                         .insert(repetition, num(r, "tps"));
                 }
-                if !designs[si].twin_listed {
+                if designs[si].listed_twin.is_none() {
                     continue;
                 }
             }
@@ -214,14 +214,10 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         cross_engine: crate::engines::cross_engine(&manifests),
         probes: probes(src, &origins),
         workloads,
-        aa: crate::decide::aa_checks(
-            &twins,
-            &first,
-            designs
-                .first()
-                .filter(|_| designs.len() == 1)
-                .and_then(|d| d.pilot),
-        ),
+        aa: match designs.first().filter(|_| designs.len() == 1) {
+            Some(d) => crate::decide::aa_checks(&twins, &first, d.pilot, d.listed_twin.as_deref()),
+            None => Vec::new(),
+        },
         auto: None,
         suspects,
         usual_steal: (usual_steal >= crate::suspect::STEAL).then_some(usual_steal),

@@ -424,7 +424,7 @@ fn the_a_a_checks_share_five_percent() {
                 .insert(threads, noisy.collect());
         }
     }
-    let checks = aa_checks(&twins, &first, None);
+    let checks = aa_checks(&twins, &first, None, None);
     assert_eq!(checks.len(), 4);
     assert!(
         checks.iter().all(|c| (c.level - 0.9875).abs() < 1e-12),

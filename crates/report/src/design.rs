@@ -19,8 +19,9 @@ pub(crate) struct Design {
     /// The noise check's runs: the variant index one past the study's variants, or a listed
     /// variant the same as the first (`noise_twin`), whose runs are compared as well.
     pub twin: Option<i64>,
-    /// The twin is a listed variant: its runs are the check's and a comparison's.
-    pub twin_listed: bool,
+    /// The twin's name where it is a listed variant: its runs are the check's and a
+    /// comparison's.
+    pub listed_twin: Option<String>,
     /// `repetitions = "auto"`: (precision, max_repetitions).
     pub auto: Option<(f64, u32)>,
     /// The blocks of an auto study's pilot, whose spread sized it and makes every interval
@@ -48,7 +49,10 @@ impl Design {
             fixed_order: spec["order"] == "sequential",
             twin: (spec["noise_check"] == true)
                 .then(|| spec["noise_twin"].as_i64().unwrap_or(variants)),
-            twin_listed: spec["noise_twin"].is_i64(),
+            listed_twin: spec["noise_twin"]
+                .as_u64()
+                .and_then(|i| spec["variants"][i as usize]["name"].as_str())
+                .map(str::to_string),
             auto: precision.zip(auto["max_repetitions"].as_u64().map(|n| n as u32)),
             pilot: auto["pilot"].as_u64().map(|n| n as u32),
             margin: spec["equivalence"]

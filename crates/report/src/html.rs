@@ -506,7 +506,11 @@ fn precision(s: &mut String, m: &Model) {
         let _ = write!(s, "<p>{}</p>", escape(&crate::decide::auto_line(a)));
     }
     if !m.aa.is_empty() {
-        s.push_str("<p>The A/A check ran the first variant a second time in every block: its interval should hold 1 (one that does not is a fault of the set-up; the study's checks share 5%, so chance alone warns in 1 study in 20); its spread measures the noise between runs and between blocks.</p>");
+        let how = match m.aa.iter().find_map(|a| a.twin.as_deref()) {
+            Some(twin) => format!("read '{}', listed the same as the first variant, in every block (its comparison reads the same runs)", escape(twin)),
+            None => "ran the first variant a second time in every block".to_string(),
+        };
+        let _ = write!(s, "<p>The A/A check {how}: its interval should hold 1 (one that does not is a fault of the set-up; the study's checks share 5%, so chance alone warns in 1 study in 20); its spread measures the noise between runs and between blocks.</p>");
         table(
             s,
             &[

@@ -426,6 +426,10 @@ pub struct AaCheck {
     /// One run's spread (log scale, as a fraction) and the drift between blocks beyond it.
     pub run_noise: f64,
     pub block_noise: f64,
+    /// The listed variant whose runs are the twin's (an A/A/B's `a-again`): its comparison
+    /// reads the same runs, judged there on the blocks it asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub twin: Option<String>,
 }
 
 /// What a comparison says (see `decide.rs`).

@@ -221,6 +221,16 @@ mod tests {
         let mut off = aab("innodb_flush_log_at_trx_commit = 1, sync_binlog = 0");
         off.noise_check = false;
         assert_eq!(off.block_variants(), 3);
+        // Resumed: a study stored by this build keeps its listed twin; one stored before
+        // listed twins goes on adding its own, as its first blocks did.
+        let mut again = aab("innodb_flush_log_at_trx_commit = 1, sync_binlog = 0");
+        again.keep_layout_of(&serde_json::to_string(&again).unwrap());
+        assert_eq!(again.noise_twin, Some(2));
+        let mut older = json.clone();
+        older.as_object_mut().unwrap().remove("noise_twin");
+        again.keep_layout_of(&older.to_string());
+        assert_eq!(again.noise_twin, None);
+        assert_eq!(again.block_variants(), 4);
     }
 
     #[test]

@@ -309,10 +309,10 @@ fn the_pilot_settles_what_is_far_beyond_the_margin_and_the_rest_keep_their_rates
     assert!(r.false_different <= 0.025 + slack(0.025, trials), "{r:?}");
     assert!(r.coverage >= 0.95 - slack(0.95, trials), "{r:?}");
     assert!(r.cost_coverage >= 0.95 - slack(0.95, trials), "{r:?}");
-    // The A/A check beside them: on all the blocks' spread alone it warned 5.6-5.7% on this
-    // cell's neighbours in the settling grid (b 1.20 and 1.25, 4,000 studies each); with the
-    // pilot's spread where wider, under 4%, so these 2,000 are held to 5% with no slack.
-    assert!(r.aa_warned <= 0.05, "{r:?}");
+    // The A/A check beside them, read from a-again (the listed twin, which also sizes the
+    // study): 4.0-4.5% on this cell and its neighbours in the settling grid (b 1.20 to
+    // 1.25, 12,000 studies each), about its nominal 5%, so held to 5% with the slack.
+    assert!(r.aa_warned <= 0.05 + slack(0.05, trials), "{r:?}");
     // Far beyond: b settled at the pilot in nearly every study; the blocks are a again's.
     let (spec, far) = aab(1.85);
     let settled = rates(&spec, Mode::Turns, vm, &far, 200, seed_of("far", 0)).unwrap();

@@ -273,6 +273,16 @@ impl StudySpec {
         (given, v.instances.iter().map(|i| i.cpus.as_ref()).collect())
     }
 
+    /// A study resumed keeps the block it began with: one stored by a build before listed
+    /// twins (its spec without `noise_twin`) goes on adding the check's own twin, so its
+    /// blocks stay alike and the report finds the twin where the stored spec says.
+    pub fn keep_layout_of(&mut self, stored_json: &str) {
+        let stored: serde_json::Value = serde_json::from_str(stored_json).unwrap_or_default();
+        if stored["noise_check"] == true && !stored["noise_twin"].is_u64() {
+            self.noise_twin = None;
+        }
+    }
+
     /// The variants a block runs: every one, and the noise check's twin of the first unless
     /// a listed variant is that twin.
     pub fn block_variants(&self) -> usize {
