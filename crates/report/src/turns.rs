@@ -10,7 +10,7 @@ use crate::model::AaCheck;
 use crate::source::{num, opt, text, Source};
 
 /// Said under a workload whose runs wrote while their servers took turns.
-pub(crate) const CAVEAT: &str = "Runs of this workload wrote while their servers took turns: on bakeoff's own 2-CPU VM, taking turns read b/a for a durability setting on a write workload up to 29% higher than one server at a time did in the same session (1.65-2.04x against 1.52-1.69x, A/A checks holding both ways), a gap not yet explained, while on a 16-CPU VM the two agreed (1.43-1.45x against 1.42-1.43x); before acting on a verdict here, check it with [alternation] enabled = false (docs/src/verdicts.md).";
+pub(crate) const CAVEAT: &str = "Runs of this workload wrote while their servers took turns: on bakeoff's own 2-CPU VM, taking turns read b/a for a durability setting on a write workload up to 29% higher than one server at a time did in the same session (1.65-2.07x against 1.52-1.69x, A/A checks holding both ways), a gap not yet explained, while on a 16-CPU VM the two agreed (1.43-1.45x against 1.42-1.43x); before acting on a verdict here, check it with [alternation] enabled = false (docs/src/verdicts.md).";
 
 /// The workloads (labels) with a run (ok) that took turns and wrote: in a merged source, one
 /// study's such runs are enough, and the sentence says "runs of", not all.

@@ -50,8 +50,8 @@ pub fn mode_line(spec: &StudySpec) -> String {
 
 /// What taking turns is known to misread, for `study check` and `study plan`. Measured with
 /// `bench/alternation` on this project's 2-CPU VM (issue 48's A/A/B:
-/// innodb_flush_log_at_trx_commit 2 against 1, oltp_write_only), three sessions each way:
-/// with the client on the servers' CPUs, b/a read 1.83-1.94x taking turns (frozen or running,
+/// innodb_flush_log_at_trx_commit 2 against 1, oltp_write_only), four sessions each way (the fourth 2026-11-27):
+/// with the client on the servers' CPUs, b/a read 1.83-1.98x taking turns (frozen or running,
 /// 50 ms or 500 ms turns, the filesystem flushed at every switch or not) against 1.52-1.69x one
 /// server at a time; with the servers on CPU 0 and the client on CPU 1, 1.66-1.67x against
 /// 1.55-1.62x (intervals overlapping in two sessions of three). The A/A checks held in every
@@ -65,7 +65,7 @@ pub fn caveat(spec: &StudySpec) -> Option<String> {
     }
     let how = match client_apart(spec) {
         true => "the servers and the client on CPUs apart, as here, 1.66-1.67x taking turns against 1.55-1.62x one server at a time",
-        false => "the client on the servers' CPUs, as here, 1.83-1.94x taking turns against 1.52-1.69x one server at a time (pinned apart: 1.66-1.67x against 1.55-1.62x)",
+        false => "the client on the servers' CPUs, as here, 1.83-1.98x taking turns against 1.52-1.69x one server at a time (pinned apart: 1.66-1.67x against 1.55-1.62x)",
     };
     Some(format!(
         "caveat: workload '{}' writes, and on bakeoff's own 2-CPU VM taking turns overstated the difference between variants that write differently: its A/A/B (durability settings) read, with {how}, its A/A checks holding every way; on a 16-CPU VM the two agreed (1.43-1.45x against 1.42-1.43x); check such a verdict with [alternation] enabled = false",
