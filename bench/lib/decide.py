@@ -257,13 +257,28 @@ def measured(values, fmt):
     return f"{fmt.format(m)} ({fmt.format(min(vs))}-{fmt.format(max(vs))})"
 
 
-def against(peer, ours):
-    """bakeoff's count against the peer's, from their measurements: "<=" where its median is
-    at most the peer's, "~" where it is above it but the two ranges overlap (the counts cannot
-    tell them apart: each moves with the load by that much), ">" where even bakeoff's least
-    exceeds the peer's most."""
+# Counts taken at least this many times per tool are judged by a paired interval.
+PAIRED_COUNTS = 5
+
+
+def against(peer, ours, margin=0.05):
+    """bakeoff's count against the peer's. Measured PAIRED_COUNTS times or more per tool, in
+    rounds (`counted`: each round both tools, one after the other, so a round's two counts met
+    the same spell), the rounds' ratios are judged as the timings' pairs are (`paired`, 95%,
+    on the log scale): "<" fewer, "=" equivalent within +-margin, ">" more, "?" undecided.
+    With fewer (or a count of zero), by their ranges: "<=" where bakeoff's median is at most
+    the peer's, "~" where it is above it but the ranges overlap (the counts cannot tell them
+    apart: each moves with the load by that much), ">" where bakeoff's least exceeds the
+    peer's most."""
     p = peer if isinstance(peer, list) else [peer]
     o = ours if isinstance(ours, list) else [ours]
+    if len(p) == len(o) >= PAIRED_COUNTS and min(p) > 0 and min(o) > 0:
+        verdict = paired([b / a for a, b in zip(p, o)], margin)["verdict"]
+        if verdict.endswith("behind"):
+            return "<"
+        if verdict.startswith("equivalent"):
+            return "="
+        return ">" if verdict == "ahead" else "?"
     if statistics.median(o) <= statistics.median(p):
         return "<="
     return "~" if min(o) <= max(p) else ">"
@@ -300,5 +315,7 @@ COUNTS_CAVEATS = (
     "switches per query depend on how many replies one wake-up finds, and so on the machine's speed, and "
     "switches include preemption by the server and by anything else running (the involuntary ones). "
     "Each count is the median of its measurements (the tools alternating), with their range; the ratio "
-    "is of medians, marked <= (at most the peer's), ~ (above it, the ranges overlapping: the counts cannot "
-    "tell them apart) or > (bakeoff's least above the peer's most).")
+    "is of medians. Measured 5 times or more, each round's ratio is judged as the timings' pairs are "
+    "(95%, log scale): < fewer, = equivalent within +-5%, > more, ? undecided; else by the ranges: "
+    "<= (at most the peer's), ~ (above it, the ranges overlapping: the counts cannot tell them apart) or > "
+    "(bakeoff's least above the peer's most). A row's counts pass at <, =, or <=.")
