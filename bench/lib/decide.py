@@ -318,4 +318,5 @@ COUNTS_CAVEATS = (
     "is of medians. Measured 5 times or more, each round's ratio is judged as the timings' pairs are "
     "(95%, log scale): < fewer, = equivalent within +-5%, > more, ? undecided; else by the ranges: "
     "<= (at most the peer's), ~ (above it, the ranges overlapping: the counts cannot tell them apart) or > "
-    "(bakeoff's least above the peer's most). A row's counts pass at <, =, or <=.")
+    "(bakeoff's least above the peer's most). A row's counts pass when instructions, system calls and "
+    "switches are each <, = or <=; the voluntary and involuntary split says where the switches come from.")
