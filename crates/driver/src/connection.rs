@@ -20,6 +20,19 @@ pub trait Connection: Sized {
 
     fn prepare(&mut self, sql: &str) -> impl Future<Output = Result<Self::Stmt, DriverError>>;
 
+    /// Prepare a statement that will run with values of `sample`'s kinds (the values
+    /// themselves do not matter). PostgreSQL types a statement's parameters when it parses
+    /// it, so knowing them lets it parse now rather than at the first execution; MySQL's
+    /// servers need no types, and this is `prepare`.
+    fn prepare_typed(
+        &mut self,
+        sql: &str,
+        sample: &[Param<'_>],
+    ) -> impl Future<Output = Result<Self::Stmt, DriverError>> {
+        let _ = sample;
+        self.prepare(sql)
+    }
+
     /// Execute a prepared statement; a statement the server refuses is [`Outcome::Err`], data
     /// for the caller to count, not an error of the connection.
     fn execute(

@@ -47,6 +47,47 @@ fn statements_are_counted_as_sysbench_counts_them() {
     });
 }
 
+/// A statement given its values' kinds is parsed when prepared (the backend's parse is then
+/// part of connecting, as sysbench's bind-time parse is), one without waits for its first
+/// execution or a `declare`, and the types are sysbench's (the statement then takes its values).
+#[test]
+fn typed_statements_are_parsed_when_prepared() {
+    let opts = pg_database("driver_typed");
+    rt().block_on(async {
+        let mut c = PgConn::connect(&opts).await.unwrap();
+        c.exec("CREATE TABLE t (id int PRIMARY KEY, c char(20) NOT NULL DEFAULT '')").await.unwrap();
+        let parsed = "SELECT count(*) FROM pg_prepared_statements";
+        let upd = c.prepare_typed("UPDATE t SET c=? WHERE id=?", &[Param::Str(b""), Param::Int(0)]).await.unwrap();
+        assert_eq!(c.query_value(parsed).await.unwrap().as_deref(), Some("1"));
+        assert_eq!(
+            c.query_value("SELECT parameter_types::text FROM pg_prepared_statements").await.unwrap().as_deref(),
+            Some("{\"character varying\",bigint}")
+        );
+        let sel = c.prepare("SELECT c FROM t WHERE id = ?").await.unwrap();
+        assert_eq!(c.query_value(parsed).await.unwrap().as_deref(), Some("1"), "untyped: parsed at its first execution");
+        // A sample that does not fit the statement leaves it for the first execution too.
+        let del = c.prepare_typed("DELETE FROM t WHERE id = ?", &[]).await.unwrap();
+        assert_eq!(c.query_value(parsed).await.unwrap().as_deref(), Some("1"));
+        c.declare(&sel, &[Param::Int(0)]).await.unwrap();
+        assert_eq!(c.query_value(parsed).await.unwrap().as_deref(), Some("2"));
+        c.exec("INSERT INTO t (id) VALUES (1)").await.unwrap();
+        let out = c.execute(&upd, &[Param::Str(b"v"), Param::Int(1)]).await.unwrap();
+        assert!(matches!(out, Outcome::Ok(ref ok) if ok.affected_rows == 1), "{out:?}");
+        assert_eq!(c.execute(&sel, &[Param::Int(1)]).await.unwrap(), Outcome::Rows(1));
+        let out = c.execute(&del, &[Param::Int(1)]).await.unwrap();
+        assert!(matches!(out, Outcome::Ok(ref ok) if ok.affected_rows == 1), "{out:?}");
+        assert_eq!(c.query_value(parsed).await.unwrap().as_deref(), Some("3"));
+        // A statement the server refuses: prepare_typed says so at once; declare leaves it
+        // to the first execution, which reports it as a refused statement.
+        let err = c.prepare_typed("SELECT * FROM missing WHERE id = ?", &[Param::Int(0)]).await.unwrap_err();
+        assert!(err.to_string().contains("missing"), "{err}");
+        let bad = c.prepare("SELECT * FROM missing WHERE id = ?").await.unwrap();
+        c.declare(&bad, &[Param::Int(0)]).await.unwrap();
+        assert!(matches!(c.execute(&bad, &[Param::Int(1)]).await.unwrap(), Outcome::Err(ref e) if e.sql_state == "42P01"));
+        c.quit().await;
+    });
+}
+
 /// Lines ahead of the lab's in the shared server's pg_hba.conf, then a reload.
 fn allow(lines: &str) {
     let admin = pg_admin();

@@ -208,22 +208,26 @@ impl<C: Connection> Session<C> {
                         true => format!("INSERT INTO sbtest{t} (k, c, pad) VALUES (?, ?, ?)"),
                         false => k.sql(t),
                     };
-                    row[k as usize] = Some(prepare(conn, sql, ps && !text_insert).await?);
+                    let sample = sample_of(k);
+                    row[k as usize] = Some(prepare(conn, sql, ps && !text_insert, sample).await?);
                 }
             }
             stmts.push(row);
         }
         self.stmts = stmts;
         if self.plan.trx {
-            self.begin = Some(prepare(conn, "BEGIN".into(), ps).await?);
-            self.commit = Some(prepare(conn, "COMMIT".into(), ps).await?);
+            self.begin = Some(prepare(conn, "BEGIN".into(), ps, &[]).await?);
+            self.commit = Some(prepare(conn, "COMMIT".into(), ps, &[]).await?);
         }
+        let ints = |n: u32| vec![Param::Int(0); n as usize];
         self.special = match spec.kind {
             WorkloadKind::SelectRandomPoints => {
-                Some(prepare(conn, random_points_sql(spec.options.random_points), ps).await?)
+                let n = spec.options.random_points;
+                Some(prepare(conn, random_points_sql(n), ps, &ints(n)).await?)
             }
             WorkloadKind::SelectRandomRanges => {
-                Some(prepare(conn, random_ranges_sql(spec.options.number_of_ranges), ps).await?)
+                let n = spec.options.number_of_ranges;
+                Some(prepare(conn, random_ranges_sql(n), ps, &ints(2 * n)).await?)
             }
             _ => None,
         };
@@ -496,13 +500,27 @@ impl Events for AnySession {
     }
 }
 
+/// Values of the kinds each statement runs with (see `oltp_event` and `Gen::row`), so that
+/// PostgreSQL parses it while connecting (`Connection::prepare_typed`).
+fn sample_of(kind: Kind) -> &'static [Param<'static>] {
+    const I: Param<'static> = Param::Int(0);
+    const S: Param<'static> = Param::Str(b"");
+    match kind {
+        Kind::Point | Kind::IndexUpdate | Kind::Delete => &[I],
+        Kind::Simple | Kind::Sum | Kind::Order | Kind::Distinct => &[I, I],
+        Kind::NonIndexUpdate => &[S, I],
+        Kind::Insert => &[I, I, S, S],
+    }
+}
+
 async fn prepare<C: Connection>(
     conn: &mut C,
     sql: String,
     ps: bool,
+    sample: &[Param<'_>],
 ) -> Result<Prepared<C::Stmt>, DriverError> {
     let stmt = if ps {
-        Some(conn.prepare(&sql).await?)
+        Some(conn.prepare_typed(&sql, sample).await?)
     } else {
         None
     };

@@ -46,6 +46,14 @@ impl Connection for PgConn {
         PgConn::prepare(self, sql).await
     }
 
+    async fn prepare_typed(
+        &mut self,
+        sql: &str,
+        sample: &[Param<'_>],
+    ) -> Result<PgStmt, DriverError> {
+        PgConn::prepare_typed(self, sql, sample).await
+    }
+
     async fn execute(
         &mut self,
         stmt: &PgStmt,

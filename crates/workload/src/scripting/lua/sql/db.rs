@@ -68,6 +68,19 @@ impl Db {
         })
     }
 
+    /// PostgreSQL: parse a statement now, typed as `sample`'s values (`PgConn::declare`);
+    /// MySQL parsed it at prepare.
+    pub(crate) async fn declare(
+        &mut self,
+        stmt: &DbStmt,
+        sample: &[Param<'_>],
+    ) -> Result<(), DriverError> {
+        match (self, stmt) {
+            (Db::Pg(c), DbStmt::Pg(s)) => c.declare(s, sample).await,
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) async fn execute(
         &mut self,
         stmt: &DbStmt,

@@ -43,6 +43,15 @@ enum Slot {
 }
 
 impl ParamSlot {
+    /// A value of this parameter's kind, whatever it holds now (a statement's types).
+    pub fn sample(&self) -> Param<'static> {
+        match self.kind {
+            Kind::Int => Param::Int(0),
+            Kind::Double => Param::Double(0.0),
+            Kind::Text => Param::Str(b""),
+        }
+    }
+
     /// Text, cut at the parameter's length, into the buffer it already has.
     fn set_text(&mut self, b: &[u8]) {
         let b = &b[..b.len().min(self.max_len)];

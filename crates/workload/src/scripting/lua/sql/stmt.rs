@@ -122,6 +122,29 @@ impl StmtInner {
         Ok(())
     }
 
+    /// PostgreSQL: parse the statement now, typed as its bound parameters' kinds, as
+    /// sysbench's driver does at bind time: a script binds in thread_init, so each backend's
+    /// parse happens while connecting, not in the run's first second. Whatever goes wrong is
+    /// left for the first execute to meet and report.
+    fn declare(&self) {
+        let Some(stmt) = self.stmt.get() else {
+            return;
+        };
+        let mut link = self.link.borrow_mut();
+        if link.dry || link.generation != self.generation {
+            return;
+        }
+        let sample: Vec<Param> = self
+            .params
+            .borrow()
+            .iter()
+            .map(|p| p.0.borrow().sample())
+            .collect();
+        if let Some(conn) = link.conn.as_mut() {
+            let _ = bakeoff_driver::complete(conn.declare(&stmt, &sample));
+        }
+    }
+
     /// Run, keeping why it failed for `failure()`: 0 done, 1 failed.
     fn execute(&self) -> c_int {
         match self.run() {
@@ -187,6 +210,7 @@ impl UserData for RawStmt {
                 .iter()
                 .map(|u| u.borrow::<LuaParam>().map(|p| p.clone()))
                 .collect::<mlua::Result<_>>()?;
+            this.0.declare();
             Ok(())
         });
         m.add_method("execute", |lua, this, ()| match this.0.execute() {
