@@ -362,8 +362,10 @@ pub fn connect_hint(e: &bakeoff_workload::EventError) -> String {
         EventError::Driver(DriverError::ConnectTimeout { .. }) => {
             format!(". If connects time out or find the server's listen queue full, raise the server's back_log, the kernel's net.core.somaxconn{} or the connect timeout (--mysql-connect-timeout)", bakeoff_driver::somaxconn().map(|n| format!(" (now {n})")).unwrap_or_default())
         }
+        // MySQL's "table doesn't exist"; PostgreSQL's undefined_table (its statements are
+        // parsed while connecting, so a missing table is found there).
         EventError::Driver(DriverError::Server(s)) | EventError::Server { error: s, .. }
-            if s.code == 1146 =>
+            if s.code == 1146 || s.sql_state == "42P01" =>
         {
             ". The workload's tables are not there: load them first (`bakeoff prepare` with the same options)".into()
         }

@@ -207,6 +207,7 @@ impl PgConn {
             parsed: false,
         });
         if params == 0 || sample.len() == usize::from(params) {
+            let sample = if params == 0 { &[][..] } else { sample };
             if let Outcome::Err(e) = self.parse_now(stmt.id, sample).await? {
                 return Err(DriverError::Server(e));
             }
@@ -216,14 +217,17 @@ impl PgConn {
 
     /// Parse now a statement `prepare` left for its first execution, typed as `sample`'s
     /// values (a script's bind_param, where sysbench's driver parses). A refusal leaves the
-    /// parse to that execution, which reports it as it always has.
+    /// parse to that execution, which reports it as it always has. Not inside a transaction:
+    /// a refused parse there would fail it unseen, and the script's next statements would
+    /// report that (25P02) instead of their own error.
     pub async fn declare(
         &mut self,
         stmt: &PgStmt,
         sample: &[Param<'_>],
     ) -> Result<(), DriverError> {
         let unparsed = self.stmts.get(stmt.id as usize).is_some_and(|s| !s.parsed);
-        if unparsed && sample.len() == usize::from(stmt.params) {
+        let idle = self.tx_status == b'I';
+        if unparsed && idle && sample.len() == usize::from(stmt.params) {
             self.parse_now(stmt.id, sample).await?;
         }
         Ok(())
@@ -238,7 +242,8 @@ impl PgConn {
         m::sync(&mut self.wbuf);
         self.send("prepare").await?;
         let outcome = self.read_outcome("prepare").await?;
-        self.stmts[id as usize].parsed = !matches!(outcome, Outcome::Err(_));
+        // A ParseComplete then an error still left the statement named on the server.
+        self.stmts[id as usize].parsed = !matches!(outcome, Outcome::Err(_)) || self.parse_took;
         Ok(outcome)
     }
 
