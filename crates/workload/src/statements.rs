@@ -1,6 +1,8 @@
 //! The statement texts of oltp_common.lua (section 1.3 of the reference) and the two
 //! select_random_* scripts, per table.
 
+use bakeoff_driver::Param;
+
 /// One kind of statement in an OLTP event. The discriminant indexes per-table arrays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -48,6 +50,22 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// Values of the kinds the statement runs with, one per `?` (the events bind them so:
+    /// `oltp_event`, `Gen::row`), so that PostgreSQL can parse it while connecting
+    /// (`Connection::prepare_typed`).
+    pub fn sample(self) -> &'static [Param<'static>] {
+        const I: Param<'static> = Param::Int(0);
+        const S: Param<'static> = Param::Str(b"");
+        match self {
+            Kind::Point | Kind::IndexUpdate | Kind::Delete => &[I],
+            Kind::Simple | Kind::Sum | Kind::Order | Kind::Distinct => &[I, I],
+            Kind::NonIndexUpdate => &[S, I],
+            Kind::Insert => &[I, I, S, S],
+        }
+    }
+}
+
 /// select_random_points.lua's statement, whitespace as in the script.
 pub fn random_points_sql(points: u32) -> String {
     let list = vec!["?"; points as usize].join(", ");
@@ -63,6 +81,14 @@ pub fn random_ranges_sql(ranges: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_statement_has_a_sample_value_per_placeholder() {
+        for k in Kind::ALL {
+            let marks = k.sql(1).matches('?').count();
+            assert_eq!(k.sample().len(), marks, "{k:?}");
+        }
+    }
 
     #[test]
     fn texts_match_the_reference() {

@@ -208,7 +208,7 @@ impl<C: Connection> Session<C> {
                         true => format!("INSERT INTO sbtest{t} (k, c, pad) VALUES (?, ?, ?)"),
                         false => k.sql(t),
                     };
-                    let sample = sample_of(k);
+                    let sample = k.sample();
                     row[k as usize] = Some(prepare(conn, sql, ps && !text_insert, sample).await?);
                 }
             }
@@ -497,19 +497,6 @@ impl Events for AnySession {
             AnySession::MySql(s) => s.finish(c).await,
             AnySession::Postgres(s) => s.finish(c).await,
         }
-    }
-}
-
-/// Values of the kinds each statement runs with (see `oltp_event` and `Gen::row`), so that
-/// PostgreSQL parses it while connecting (`Connection::prepare_typed`).
-fn sample_of(kind: Kind) -> &'static [Param<'static>] {
-    const I: Param<'static> = Param::Int(0);
-    const S: Param<'static> = Param::Str(b"");
-    match kind {
-        Kind::Point | Kind::IndexUpdate | Kind::Delete => &[I],
-        Kind::Simple | Kind::Sum | Kind::Order | Kind::Distinct => &[I, I],
-        Kind::NonIndexUpdate => &[S, I],
-        Kind::Insert => &[I, I, S, S],
     }
 }
 

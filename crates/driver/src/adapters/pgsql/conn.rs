@@ -206,8 +206,9 @@ impl PgConn {
             sql: text.into(),
             parsed: false,
         });
-        if params == 0 || sample.len() == usize::from(params) {
-            let sample = if params == 0 { &[][..] } else { sample };
+        // A statement without parameters is parsed now whatever the sample.
+        let sample = if params == 0 { &[][..] } else { sample };
+        if sample.len() == usize::from(params) {
             if let Outcome::Err(e) = self.parse_now(stmt.id, sample).await? {
                 return Err(DriverError::Server(e));
             }
