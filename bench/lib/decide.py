@@ -108,7 +108,7 @@ class Trials:
     def __init__(self, seed, margin=0.05, look=10, max_pairs=60):
         self.rng = random.Random(seed)
         self.margin, self.look, self.max_pairs = margin, look, max_pairs
-        self.looks = max(1, max_pairs // look)
+        self.looks = max(1, math.ceil(max_pairs / look))
 
     def run(self, tools, one, key="qps", label=""):
         """`one(tool)` runs a tool once and returns a dict with `key`. Returns every run by

@@ -11,8 +11,9 @@ apart; the rounds spread 0.06-0.16 (sd of the log ratio, 0.25 s slices, Lua poin
 rounds decide in a minute or two.
 
 What a slice measures: the statements the server took in from the tool between its SIGCONT
-and its SIGSTOP, by the server's own counter (MariaDB's `Questions`), over the time between
-the two signals. Both tools are counted by one clock and one definition, and neither tool's
+and the moment it took in the last one the tool had sent before its SIGSTOP, by the server's
+own counter (MariaDB's `Questions`, which counts a statement as it starts on it, and not
+COM_STMT_PREPARE), over that time. Both tools are counted by one clock and one definition, and neither tool's
 start, connecting or end is in any slice. The counter is read only while every tool is frozen
 and the server has taken in all they sent (`quiet`): a read while a tool runs came back 10 ms
 late at 64 connections, up to 55 ms, a fifth of a slice. The tools' own CPU (their /proc
@@ -26,17 +27,25 @@ What freezing could bias, and what was checked (2 CPUs, MariaDB, point select):
   threads is in its slice. Frozen and let go every 0.3 s, a tool alone kept 0.96-0.97 of its
   rate running through, sysbench and native bakeoff alike.
 - `--before` naming the same binary runs one tool as two: bakeoff's Lua path against itself
-  read 1.013x (0.989-1.038, 120 rounds), equivalent within 3.4%.
+  read 1.013x (0.989-1.038, 120 rounds), equivalent within 3.4%. That checks order and
+  position only: a bias that moves both copies alike (the backlog below, were its time left
+  out) leaves their ratio at 1.
+- A frozen tool in a transaction holds its row locks: each tool has tables of its own (the
+  benches give it a database of its own, prepared alike), so no tool waits on another's.
+- Each round's slices are ordered at random and the next round's in reverse; the rule judges
+  the two as one block, so order cancels within the judged unit and neighbouring rounds, which
+  share a spell, count once. The blocks' lag-1 correlation is printed beside the verdict.
 - Where both tools give each connection a thread (sysbench; bakeoff's Lua path, or native
   with --client-threads equal to the connections), turns and runs agree: native bakeoff with
   64 threads against sysbench at 64 connections, 1.126x (1.077-1.178) by turns, 1.165x
   (1.101-1.233) by 20 pairs of runs.
 - Not explained: native bakeoff's default at 64 connections (two threads multiplexing them)
-  read 0.91x sysbench by turns (0.94x with --warm 0.1 s, 0.91x with 0.4 s) where runs read
+  read 0.91x sysbench by turns (0.94x and 0.91x with each slice begun 0.1 s and 0.4 s after
+  the tool was let go, an experiment since removed) where runs read
   1.06x, and 8 s runs 0.99x (5 pairs, too few to say). So the benches take turns only where
   both tools have a thread per connection, until that is understood.
 """
-import math, os, random, signal, subprocess, sys, tempfile, time
+import ctypes, math, os, random, signal, subprocess, sys, tempfile, time
 
 import decide
 
@@ -48,21 +57,30 @@ class Questions:
     open (one process, no per-read start-up: a read costs the server one statement)."""
 
     def __init__(self, client, sock, user, password):
+        self.reads = 0  # each read is itself a statement, counted by the server
         self.p = subprocess.Popen([client, "--no-defaults", f"--socket={sock}", f"--user={user}",
                                    f"--password={password}", "--batch", "--skip-column-names", "--unbuffered"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def read(self):
-        self.p.stdin.write("SHOW GLOBAL STATUS LIKE 'Questions';\n")
-        self.p.stdin.flush()
-        line = self.p.stdout.readline()
+        try:
+            self.p.stdin.write("SHOW GLOBAL STATUS LIKE 'Questions';\n")
+            self.p.stdin.flush()
+            line = self.p.stdout.readline()
+        except OSError:
+            line = ""
         if not line:
-            raise RuntimeError(f"the counter's client ended: {self.p.stderr.read()[-1000:]}")
+            raise RuntimeError(f"the counter's client (mariadb) ended: {self.p.stderr.read()[-1000:]}")
+        self.reads += 1
         return int(line.split()[1])
 
     def close(self):
-        self.p.stdin.close()
-        self.p.wait()
+        try:
+            self.p.stdin.close()
+            self.p.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.p.kill()
+            self.p.wait()
 
 
 def cpu_seconds(pid):
@@ -77,7 +95,9 @@ class Tool:
     def __init__(self, name, argv, cwd=None):
         self.name, self.argv = name, argv
         self.err = tempfile.TemporaryFile(mode="w+")
-        self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self.err, cwd=cwd)
+        # Killed with the bench, even by SIGKILL: a frozen tool never ends by itself.
+        self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self.err, cwd=cwd,
+                                  preexec_fn=_die_with_parent)
 
     def alive(self):
         return self.p.poll() is None
@@ -92,10 +112,16 @@ class Tool:
         self.err.seek(0)
         return f"{self.name} ended ({self.p.returncode}) during the turns:\n{self.err.read()[-2000:]}"
 
-    def end(self):
-        if self.alive():
-            self.thaw()
-            self.p.terminate()
+    def stop(self):
+        """Let it go and ask it to end (it reports what it ran, which nobody reads)."""
+        try:
+            if self.alive():
+                self.thaw()
+                self.p.terminate()
+        except OSError:
+            pass
+
+    def reap(self):
         try:
             self.p.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -103,16 +129,34 @@ class Tool:
             self.p.wait()
 
 
+def end_all(tools):
+    """Every tool let go and ended, first all signalled, then all waited for, with SIGTERM held
+    off meanwhile: a cleanup cut short leaves a tool frozen for ever."""
+    held = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        for t in tools:
+            t.stop()
+        for t in tools:
+            t.reap()
+    finally:
+        signal.signal(signal.SIGTERM, held)
+
+
+def _die_with_parent():
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 class Turns:
     """Rounds of one slice per tool, looked at every `look` rounds up to `max_rounds`, judged as
     decide.Trials judges its pairs (the looks share the 5%)."""
 
-    def __init__(self, seed, margin=0.05, look=20, max_rounds=120, slice_s=0.25, settle_s=0.01, lead_s=2.0,
-                 warm_s=0.0):
-        self.warm_s = warm_s
+    def __init__(self, seed, margin=0.05, look=40, max_rounds=200, slice_s=0.25, settle_s=0.01, lead_s=2.0):
         self.rng = random.Random(seed)
+        # Whole blocks: a look falls on a block's end.
+        look += look % 2
         self.margin, self.look, self.max_rounds = margin, look, max_rounds
-        self.looks = max(1, max_rounds // look)
+        self.looks = max(1, math.ceil(max_rounds / look))
         self.slice_s, self.settle_s, self.lead_s = slice_s, settle_s, lead_s
 
     def start(self, tools, counter, conns):
@@ -120,33 +164,38 @@ class Turns:
         flow and `lead` (more at many connections: connecting 1024 takes a while) has passed; then
         freeze it. A tool that ends first is an error (its stderr said)."""
         started = {}
+        order = list(tools)
+        self.rng.shuffle(order)
         try:
-            for name, (argv, cwd) in tools.items():
+            for name in order:
+                argv, cwd = tools[name]
                 t = started[name] = Tool(name, argv, cwd)
-                flowing, last = None, 0
-                deadline = time.monotonic() + 300
-                while time.monotonic() < deadline:
-                    a = counter.read()
-                    time.sleep(0.3)
-                    if not t.alive():
-                        raise RuntimeError(t.failed())
-                    # Flowing: every connection's worth of statements, at a rate that holds
-                    # (connecting, each connection's prepares count too, and they tail off).
-                    n = counter.read() - a
-                    if n > max(conns, 100) and abs(n - last) < 0.3 * n:
-                        flowing = flowing or time.monotonic()
-                        if time.monotonic() - flowing >= self.lead_s + conns / 500:
-                            break
-                    last = n
-                else:
-                    raise RuntimeError(f"{name}'s statements did not flow within 300 s")
+                self._flow(t, counter, conns)
                 t.freeze()
-                quiet(counter, self.settle_s)
+                quiet(counter, self.settle_s, time.monotonic())
         except BaseException:
-            for t in started.values():
-                t.end()
+            end_all(started.values())
             raise
         return started
+
+    def _flow(self, t, counter, conns):
+        """Until `t`'s statements flow at a rate that holds (three 0.3 s windows each within 30%
+        of the last: connecting, the rate climbs), then `lead` more (more at many connections)."""
+        steady, last, since = 0, 0, None
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            a = counter.read()
+            time.sleep(0.3)
+            if not t.alive():
+                raise RuntimeError(t.failed())
+            n = counter.read() - a - 1
+            steady = steady + 1 if n > 0 and abs(n - last) < 0.3 * n else 0
+            last = n
+            if steady >= 3:
+                since = since or time.monotonic()
+                if time.monotonic() - since >= self.lead_s + conns / 500:
+                    return
+        raise RuntimeError(f"{t.name}'s statements did not flow at a steady rate within 300 s")
 
     def run(self, tools, counter, server_cpu, conns, label=""):
         """Returns per tool the rate of each measured slice (statements a second) and the CPU per
@@ -176,66 +225,86 @@ class Turns:
                     ratios.append(rates[b][-1] / rates[a][-1])
                     each = " ".join(f"{n} {rates[n][-1]:.0f}" for n in names)
                     print(f"# {label} round {len(ratios)} {each} ratio {ratios[-1]:.3f}", file=sys.stderr, flush=True)
-                    if len(ratios) % self.look == 0 and decide.decided(ratios, self.margin, self.looks):
+                    if len(ratios) % self.look == 0 and decide.decided(blocks(ratios), self.margin, self.looks):
                         break
         finally:
-            for t in started.values():
-                t.end()
+            end_all(started.values())
         cpu = {n: (s[1] / max(s[0], 1) * 1e6, s[2] / max(s[0], 1) * 1e6) for n, s in sums.items()}
         return rates, cpu, ratios
 
     def _slice(self, tool, counter, server_cpu):
         """Let `tool` run for a slice and freeze it again; (statements, client CPU s, server CPU
-        s, seconds). Every tool is frozen and the server quiet at both reads of the counter, so
-        the slice's edges are the signals' (a read while a tool runs came back 10 ms late at 64
-        connections here, up to 55 ms: a fifth of a slice), and the statements the tool had
-        sent when it froze, which the server still takes in and answers, are the tool's."""
-        if self.warm_s > 0:
-            tool.thaw()
-            time.sleep(self.warm_s)
-            ta = time.monotonic()
-            q0 = counter.read()
-            t0 = (ta + time.monotonic()) / 2
-            c0, s0 = cpu_seconds(tool.p.pid), server_cpu()
-        else:
-            q0, c0, s0 = counter.read(), cpu_seconds(tool.p.pid), server_cpu()
-            t0 = time.monotonic()
-            tool.thaw()
+        s, seconds). Every tool is frozen and the server quiet at both reads of the counter
+        that bound it: a read while a tool runs came back 10 ms late at 64 connections here,
+        up to 55 ms, a fifth of a slice. The statements the tool had sent when it froze are
+        its own: the server takes them in after the SIGSTOP (a frozen tool at 1024
+        connections has most of them waiting), so the slice's time runs on until it has."""
+        q0, c0, s0 = counter.read(), cpu_seconds(tool.p.pid), server_cpu()
+        reads0 = counter.reads
+        t0 = time.monotonic()
+        tool.thaw()
         time.sleep(self.slice_s)
         tool.freeze()
-        t1 = time.monotonic()
-        q1 = quiet(counter, self.settle_s)
+        q1, t1 = quiet(counter, self.settle_s, time.monotonic())
         c1, s1 = cpu_seconds(tool.p.pid), server_cpu()
         if not tool.alive():
             raise RuntimeError(tool.failed())
-        # The second read is itself one statement.
-        return q1 - q0 - 1, c1 - c0, s1 - s0, t1 - t0
+        # Less the reads since q0 (each counted itself; q0 is in q0 already).
+        n = q1 - q0 - (counter.reads - reads0)
+        if n <= 0:
+            raise RuntimeError(f"{tool.name} ran no statement in a {self.slice_s} s slice (is it stuck?)")
+        return n, c1 - c0, s1 - s0, t1 - t0
 
     def cells(self, ratios):
-        v = decide.paired(ratios, self.margin, self.looks)
-        return f"{v['ratio']:.3f}x | {v['lo']:.3f}-{v['hi']:.3f} ({v['level'] * 100:.2f}%) | {v['n']} | {v['verdict']}"
+        """Ratio, interval, rounds, verdict: judged on blocks (`blocks`)."""
+        v = decide.paired(blocks(ratios), self.margin, self.looks)
+        return f"{v['ratio']:.3f}x | {v['lo']:.3f}-{v['hi']:.3f} ({v['level'] * 100:.2f}%) | {len(ratios)} | {v['verdict']}"
 
     def rule(self):
         return (f"rounds of one {self.slice_s} s slice per tool (the server quiet for {self.settle_s} s "
-                f"around each), "
-                f"looked at every {self.look} up to {self.max_rounds}, each look at {5 / self.looks:.2f}% "
+                f"before each read of its counter), judged in blocks of two rounds (an order and its "
+                f"reverse), looked at every {self.look} rounds up to {self.max_rounds}, each look at {5 / self.looks:.2f}% "
                 f"(a difference on the {100 - 5 / self.looks:.2f}% interval, equivalence within "
                 f"+-{self.margin * 100:.0f}% by two one-sided tests on the {100 - 10 / self.looks:.2f}% one)")
 
 
-def quiet(counter, pause, most=5.0):
-    """The counter once the server has taken in every statement sent to it: two reads `pause`
-    apart that differ by the later read alone. (At 1024 connections a frozen tool has up to
-    1024 statements in the server's queue.)"""
+def quiet(counter, pause, since, most=5.0):
+    """Once every tool froze (at `since`): the counter when the server has taken in every
+    statement sent to it (two reads `pause` apart that differ by the later read alone), and
+    about when it took in the last (halfway between the reads around the last rise; halfway
+    from `since` to the first read if none rose after it)."""
+    t = time.monotonic()
     q = counter.read()
+    took_last = (since + t) / 2
     end = time.monotonic() + most
     while time.monotonic() < end:
+        done = time.monotonic()
         time.sleep(pause)
+        t = time.monotonic()
         r = counter.read()
         if r - q <= 1:
-            return r
+            return r, took_last
+        took_last = (done + t) / 2
         q = r
     raise RuntimeError(f"the server kept taking statements for {most} s after every tool froze")
+
+
+def blocks(ratios):
+    """A round and the next (its order reversed) as one ratio, their geometric mean: the
+    judged unit is then balanced for order, and neighbouring rounds, which share a spell of
+    the machine's speed, count once."""
+    return [math.sqrt(a * b) for a, b in zip(ratios[0::2], ratios[1::2])]
+
+
+def lag1(ratios):
+    """Correlation of each block's log ratio with the next one's: near 0, blocks are as
+    independent as the interval assumes; well above it, the interval is too narrow."""
+    lr = [math.log(x) for x in blocks(ratios)]
+    if len(lr) < 3:
+        return float("nan")
+    m = sum(lr) / len(lr)
+    var = sum((x - m) ** 2 for x in lr)
+    return sum((a - m) * (b - m) for a, b in zip(lr, lr[1:])) / var if var > 0 else float("nan")
 
 
 def spread(ratios):
