@@ -97,7 +97,7 @@ class Tool:
         self.err = tempfile.TemporaryFile(mode="w+")
         # Killed with the bench, even by SIGKILL: a frozen tool never ends by itself.
         self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self.err, cwd=cwd,
-                                  preexec_fn=_die_with_parent)
+                                  preexec_fn=_die_with(os.getpid()))
 
     def alive(self):
         return self.p.poll() is None
@@ -132,19 +132,32 @@ class Tool:
 def end_all(tools):
     """Every tool let go and ended, first all signalled, then all waited for, with SIGTERM held
     off meanwhile: a cleanup cut short leaves a tool frozen for ever."""
-    held = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    pending = []
+    held = signal.signal(signal.SIGTERM, lambda *_: pending.append(True))
     try:
         for t in tools:
             t.stop()
         for t in tools:
             t.reap()
     finally:
-        signal.signal(signal.SIGTERM, held)
+        signal.signal(signal.SIGTERM, held if held is not None else signal.SIG_DFL)
+        for t in tools:
+            t.err.close()
+    if pending:
+        signal.raise_signal(signal.SIGTERM)
 
 
-def _die_with_parent():
-    PR_SET_PDEATHSIG = 1
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+_prctl = ctypes.CDLL(None, use_errno=True).prctl  # bound here: the child only calls it
+
+
+def _die_with(parent):
+    """For preexec_fn: SIGKILL this child when the bench (`parent`) dies, even if it already has."""
+    def arm():
+        if _prctl(1, ctypes.c_ulong(signal.SIGKILL)) != 0:  # PR_SET_PDEATHSIG
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+        if os.getppid() != parent:
+            os._exit(1)
+    return arm
 
 
 class Turns:
@@ -155,6 +168,7 @@ class Turns:
         self.rng = random.Random(seed)
         # Whole blocks: a look falls on a block's end.
         look += look % 2
+        max_rounds += max_rounds % 2
         self.margin, self.look, self.max_rounds = margin, look, max_rounds
         self.looks = max(1, math.ceil(max_rounds / look))
         self.slice_s, self.settle_s, self.lead_s = slice_s, settle_s, lead_s
@@ -191,6 +205,8 @@ class Turns:
             n = counter.read() - a - 1
             steady = steady + 1 if n > 0 and abs(n - last) < 0.3 * n else 0
             last = n
+            if steady == 0:
+                since = None
             if steady >= 3:
                 since = since or time.monotonic()
                 if time.monotonic() - since >= self.lead_s + conns / 500:
@@ -271,20 +287,22 @@ class Turns:
 def quiet(counter, pause, since, most=5.0):
     """Once every tool froze (at `since`): the counter when the server has taken in every
     statement sent to it (two reads `pause` apart that differ by the later read alone), and
-    about when it took in the last (halfway between the reads around the last rise; halfway
-    from `since` to the first read if none rose after it)."""
-    t = time.monotonic()
+    about when it took in the last: halfway between the ends of the reads around the last rise,
+    or halfway from `since` to the end of the first read if none rose after it. Times are
+    taken as reads return: a read sent while the server works off a backlog comes back late
+    (10-55 ms at 64 connections), and the backlog may end inside it."""
     q = counter.read()
-    took_last = (since + t) / 2
-    end = time.monotonic() + most
+    after = time.monotonic()
+    took_last = (since + after) / 2
+    end = after + most
     while time.monotonic() < end:
-        done = time.monotonic()
+        before = after
         time.sleep(pause)
-        t = time.monotonic()
         r = counter.read()
+        after = time.monotonic()
         if r - q <= 1:
             return r, took_last
-        took_last = (done + t) / 2
+        took_last = (before + after) / 2
         q = r
     raise RuntimeError(f"the server kept taking statements for {most} s after every tool froze")
 
