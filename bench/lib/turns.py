@@ -60,7 +60,11 @@ class Questions:
         self.reads = 0  # each read is itself a statement, counted by the server
         self.p = subprocess.Popen([client, "--no-defaults", f"--socket={sock}", f"--user={user}",
                                    f"--password={password}", "--batch", "--skip-column-names", "--unbuffered"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  # Out of the terminal's group: a Ctrl-C meant for the bench would
+                                  # make the client answer the next read with its own words. It
+                                  # still dies with the bench.
+                                  start_new_session=True, preexec_fn=_die_with(os.getpid()))
 
     def read(self):
         try:
@@ -72,7 +76,10 @@ class Questions:
         if not line:
             raise RuntimeError(f"the counter's client (mariadb) ended: {self.p.stderr.read()[-1000:]}")
         self.reads += 1
-        return int(line.split()[1])
+        try:
+            return int(line.split()[1])
+        except (IndexError, ValueError):
+            raise RuntimeError(f"the counter's client (mariadb) answered {line.strip()!r}, not Questions' value")
 
     def close(self):
         try:
