@@ -221,10 +221,11 @@ class Turns:
                     return
         raise RuntimeError(f"{t.name}'s statements did not flow at a steady rate within 300 s")
 
-    def run(self, tools, counter, server_cpu, conns, label=""):
+    def run(self, tools, counter, server_cpu, conns, label="", rounds=None):
         """Returns per tool the rate of each measured slice (statements a second) and the CPU per
         statement (client, server; microseconds) over all its slices, and the rounds' ratios of
-        the second tool over the first."""
+        the second tool over the first. `rounds`: exactly that many measured rounds and no looks
+        (one start of several: `across` judges them)."""
         started = self.start(tools, counter, conns)
         names = list(tools)
         rates = {n: [] for n in names}
@@ -233,7 +234,7 @@ class Turns:
         try:
             # Two rounds unmeasured: each tool's first slice after its lead meets caches the
             # other left.
-            for r in range(2 + self.max_rounds):
+            for r in range(2 + (rounds or self.max_rounds)):
                 if r % 2 == 0:
                     self.rng.shuffle(names)
                 else:
@@ -249,7 +250,8 @@ class Turns:
                     ratios.append(rates[b][-1] / rates[a][-1])
                     each = " ".join(f"{n} {rates[n][-1]:.0f}" for n in names)
                     print(f"# {label} round {len(ratios)} {each} ratio {ratios[-1]:.3f}", file=sys.stderr, flush=True)
-                    if len(ratios) % self.look == 0 and decide.decided(blocks(ratios), self.margin, self.looks):
+                    if rounds is None and len(ratios) % self.look == 0 and \
+                            decide.decided(blocks(ratios), self.margin, self.looks):
                         break
         finally:
             end_all(started.values())
@@ -279,9 +281,10 @@ class Turns:
             raise RuntimeError(f"{tool.name} ran no statement in a {self.slice_s} s slice (is it stuck?)")
         return n, c1 - c0, s1 - s0, t1 - t0
 
-    def cells(self, ratios):
-        """Ratio, interval, rounds, verdict: judged on blocks (`blocks`)."""
-        v = decide.paired(blocks(ratios), self.margin, self.looks)
+    def cells(self, ratios, looks=None):
+        """Ratio, interval, rounds, verdict: judged on blocks (`blocks`), at one of `looks` shares
+        of the 5% (the rule's looks unless said: rounds of fixed starts had one)."""
+        v = decide.paired(blocks(ratios), self.margin, looks or self.looks)
         return f"{v['ratio']:.3f}x | {v['lo']:.3f}-{v['hi']:.3f} ({v['level'] * 100:.2f}%) | {len(ratios)} | {v['verdict']}"
 
     def rule(self):
@@ -290,6 +293,20 @@ class Turns:
                 f"reverse), looked at every {self.look} rounds up to {self.max_rounds}, each look at {5 / self.looks:.2f}% "
                 f"(a difference on the {100 - 5 / self.looks:.2f}% interval, equivalence within "
                 f"+-{self.margin * 100:.0f}% by two one-sided tests on the {100 - 10 / self.looks:.2f}% one)")
+
+
+def across(starts, margin):
+    """The verdict across starts (each a list of rounds' ratios, the tools started afresh for
+    it): each start's geometric mean ratio is one observation, judged by the paired rule at one
+    look. What lasts a whole start (which tables a tool has, which tool connected first, where
+    the server put their threads) is the same for every round of it, so the rounds of one start
+    cannot see it, and pooling them would claim a precision the row does not have; the starts'
+    spread does see it. Few starts give a wide interval (t with starts - 1 degrees of freedom):
+    that width is the honest price of an effect that lasts a start."""
+    means = [math.exp(sum(math.log(x) for x in r) / len(r)) for r in starts]
+    v = decide.paired(means, margin, 1)
+    each = ", ".join(f"{m:.3f}" for m in means)
+    return f"{each} | {v['ratio']:.3f}x | {v['lo']:.3f}-{v['hi']:.3f} ({v['level'] * 100:.0f}%) | {len(means)} | {v['verdict']}"
 
 
 def quiet(counter, pause, since, most=5.0):
