@@ -39,6 +39,11 @@ What freezing could bias, and what was checked (2 CPUs, MariaDB, point select):
   with --client-threads equal to the connections), turns and runs agree: native bakeoff with
   64 threads against sysbench at 64 connections, 1.126x (1.077-1.178) by turns, 1.165x
   (1.101-1.233) by 20 pairs of runs.
+- What lasts a start is outside every round of it: which database each tool has, which
+  connected first, where the server put their threads. Two copies of bakeoff's Lua path at
+  1024 connections read 0.918-1.122 over six starts (0.98-1.07 at 64). The benches start the
+  tools afresh several times a row, balanced over databases and start order, and judge the
+  row across the starts (`across`), with the starts' drift (`drift`) beside it.
 - Not explained: native bakeoff's default at 64 connections (two threads multiplexing them)
   read 0.91x sysbench by turns (0.94x and 0.91x with each slice begun 0.1 s and 0.4 s after
   the tool was let go, an experiment since removed) where runs read
@@ -180,13 +185,15 @@ class Turns:
         self.looks = max(1, math.ceil(max_rounds / look))
         self.slice_s, self.settle_s, self.lead_s = slice_s, settle_s, lead_s
 
-    def start(self, tools, counter, conns):
-        """Start each tool (`tools`: name -> (argv, cwd)) and let it run alone until its statements
-        flow and `lead` (more at many connections: connecting 1024 takes a while) has passed; then
-        freeze it. A tool that ends first is an error (its stderr said)."""
+    def start(self, tools, counter, conns, order=None):
+        """Start each tool (`tools`: name -> (argv, cwd)) in `order` (shuffled unless given) and let
+        it run alone until its statements flow and `lead` (more at many connections: connecting
+        1024 takes a while) has passed; then freeze it. A tool that ends first is an error (its
+        stderr said)."""
         started = {}
-        order = list(tools)
-        self.rng.shuffle(order)
+        if order is None:
+            order = list(tools)
+            self.rng.shuffle(order)
         try:
             for name in order:
                 argv, cwd = tools[name]
@@ -221,12 +228,12 @@ class Turns:
                     return
         raise RuntimeError(f"{t.name}'s statements did not flow at a steady rate within 300 s")
 
-    def run(self, tools, counter, server_cpu, conns, label="", rounds=None):
+    def run(self, tools, counter, server_cpu, conns, label="", rounds=None, order=None):
         """Returns per tool the rate of each measured slice (statements a second) and the CPU per
         statement (client, server; microseconds) over all its slices, and the rounds' ratios of
         the second tool over the first. `rounds`: exactly that many measured rounds and no looks
-        (one start of several: `across` judges them)."""
-        started = self.start(tools, counter, conns)
+        (one start of several: `across` judges them); `order`: the tools' start order."""
+        started = self.start(tools, counter, conns, order)
         names = list(tools)
         rates = {n: [] for n in names}
         sums = {n: [0, 0.0, 0.0] for n in names}  # statements, client s, server s
@@ -306,7 +313,25 @@ def across(starts, margin):
     means = [math.exp(sum(math.log(x) for x in r) / len(r)) for r in starts]
     v = decide.paired(means, margin, 1)
     each = ", ".join(f"{m:.3f}" for m in means)
-    return f"{each} | {v['ratio']:.3f}x | {v['lo']:.3f}-{v['hi']:.3f} ({v['level'] * 100:.0f}%) | {len(means)} | {v['verdict']}"
+    return (f"{each} | {v['ratio']:.3f}x | {v['lo']:.3f}-{v['hi']:.3f} ({v['level'] * 100:.0f}%) | {len(means)} | "
+            f"{v['verdict']} | {drift(means)}")
+
+
+def drift(means):
+    """The starts' log mean ratio against their index, by least squares: per start, in percent,
+    with its t. The verdict assumes starts alike; a steady drift (Lua point select at 1024
+    connections rose 1.3% a start over 12, t 4.4: sysbench slowed more than bakeoff as the
+    server aged) says the ratio depends on when it is measured, and the verdict averages it."""
+    k = len(means)
+    if k < 3:
+        return "-"
+    xs, ys = range(k), [math.log(m) for m in means]
+    mx, my = (k - 1) / 2, sum(ys) / k
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    resid = sum((y - my - slope * (x - mx)) ** 2 for x, y in zip(xs, ys)) / (k - 2)
+    t = slope / math.sqrt(resid / sxx) if resid > 0 else math.inf
+    return f"{(math.exp(slope) - 1) * 100:+.1f}% (t {t:.1f})"
 
 
 def quiet(counter, pause, since, most=5.0):
