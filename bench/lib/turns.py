@@ -44,6 +44,9 @@ What freezing could bias, and what was checked (2 CPUs, MariaDB, point select):
   1024 connections read 0.918-1.122 over six starts (0.98-1.07 at 64). The benches start the
   tools afresh several times a row, balanced over databases and start order, and judge the
   row across the starts (`across`), with the starts' drift (`drift`) beside it.
+  bench/lib/simulate_starts.py gives its error rates beside pooling (seeded): with starts
+  spreading 0.06, pooled rounds claimed a difference between equal tools in 37% of rows, the
+  starts in 5%.
 - Not explained: native bakeoff's default at 64 connections (two threads multiplexing them)
   read 0.91x sysbench by turns (0.94x and 0.91x with each slice begun 0.1 s and 0.4 s after
   the tool was let go, an experiment since removed) where runs read
