@@ -36,7 +36,7 @@ for sd_start in (0.0, 0.03, 0.06):
             a = [0, 0, 0]; p = [0, 0, 0]
             for _ in range(N):
                 st = row(rng, true, k, 40, sd_start, 0.17, 0.2)
-                means = [math.exp(sum(map(math.log, s)) / len(s)) for s in st]
+                means = turns.start_means(st)
                 for acc, v in ((a, decide.paired(means, 0.05, 1)), (p, decide.paired(turns.blocks([x for s in st for x in s]), 0.05, 1))):
                     for i, b in enumerate(judge(v, true)):
                         acc[i] += b

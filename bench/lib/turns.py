@@ -313,11 +313,16 @@ def across(starts, margin):
     cannot see it, and pooling them would claim a precision the row does not have; the starts'
     spread does see it. Few starts give a wide interval (t with starts - 1 degrees of freedom):
     that width is the honest price of an effect that lasts a start."""
-    means = [math.exp(sum(math.log(x) for x in r) / len(r)) for r in starts]
+    means = start_means(starts)
     v = decide.paired(means, margin, 1)
     each = ", ".join(f"{m:.3f}" for m in means)
     return (f"{each} | {v['ratio']:.3f}x | {v['lo']:.3f}-{v['hi']:.3f} ({v['level'] * 100:.0f}%) | {len(means)} | "
             f"{v['verdict']} | {drift(means)}")
+
+
+def start_means(starts):
+    """Each start's geometric mean ratio (its rounds' ratios)."""
+    return [math.exp(sum(math.log(x) for x in r) / len(r)) for r in starts]
 
 
 def drift(means):
