@@ -5,6 +5,7 @@
 
 pub(crate) mod der;
 pub(crate) mod habit;
+pub(crate) mod reactor;
 pub(crate) mod stream;
 pub(crate) mod tls;
 pub(crate) mod transport;
