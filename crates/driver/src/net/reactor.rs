@@ -44,8 +44,8 @@ impl<S: AsRawFd + AsFd + Read + Write> Reactor<S> {
 
     /// Read what is there, or wait for the reactor to say something is.
     ///
-    /// The first read after a request (a statement, or any message) first goes to the back of
-    /// the thread's queue of tasks ready to run. Otherwise a connection chases its own replies: its request wakes the
+    /// The first read after a request first goes to the back of the thread's queue of ready
+    /// connections. Otherwise a connection chases its own replies: its request wakes the
     /// server's thread, which on a machine with few CPUs takes this client's CPU at once,
     /// answers and sleeps, and the client, back, finds that very answer already in (the
     /// kept readiness below) and sends again, so one connection and its server thread
@@ -59,14 +59,9 @@ impl<S: AsRawFd + AsFd + Read + Write> Reactor<S> {
     /// 2.62 to 2.21, 2.87 to 2.31, 2.75 to 2.02, fewer reads finding nothing. The yield
     /// is a wake of this task by itself, which puts it at the back of the local queue
     /// without asking the reactor (tokio's `yield_now` defers to the reactor's next look:
-    /// see below for what waiting on the reactor costs). The queue holds the tasks the
-    /// reactor found ready at its last look and those that stepped back so; replies that came
-    /// in since wait for its next look, when the queue runs out or every 61 tasks.
+    /// see below for what waiting on the reactor costs).
     pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        // Only a task has a queue to go to the back of: a future that `block_on` polls itself
-        // (the server lab's probes, the loaders) has no other connections to let go first,
-        // and its wake would only cost the runtime a look at the reactor.
-        if std::mem::take(&mut self.sent) && tokio::task::try_id().is_some() {
+        if std::mem::take(&mut self.sent) {
             BackOfTheQueue(false).await;
         }
         loop {
@@ -188,16 +183,9 @@ mod tests {
             .unwrap()
     }
 
-    /// Run `f` as a task of a client thread's LocalSet, as the engine runs a connection.
-    fn in_a_task<F: Future<Output = ()> + 'static>(f: F) {
-        let local = tokio::task::LocalSet::new();
-        local.spawn_local(f);
-        current_thread().block_on(local);
-    }
-
     #[test]
     fn a_read_after_a_write_lets_the_others_go_first_even_with_its_reply_in() {
-        in_a_task(async {
+        current_thread().block_on(async {
             let (mut r, mut server) = with_reply_waiting().await;
             r.write_all(b"q").await.unwrap();
             let mut buf = [0u8; 8];
@@ -212,34 +200,9 @@ mod tests {
     }
 
     #[test]
-    fn only_the_first_read_after_a_write_steps_back() {
-        in_a_task(async {
-            let (mut r, mut server) = with_reply_waiting().await;
-            r.write_all(b"q").await.unwrap();
-            let mut buf = [0u8; 8];
-            assert_eq!(r.read(&mut buf).await.unwrap(), 3);
-            // The rest of a long reply: read at once, with no trip through the queue.
-            server.write_all(b"rest").unwrap();
-            let mut read = Box::pin(r.read(&mut buf));
-            assert_eq!(poll_once(&mut read).await.unwrap().unwrap(), 4);
-        });
-    }
-
-    #[test]
     fn a_read_with_no_write_before_it_takes_its_reply_at_once() {
-        in_a_task(async {
-            let (mut r, _server) = with_reply_waiting().await;
-            let mut buf = [0u8; 8];
-            let mut read = Box::pin(r.read(&mut buf));
-            assert_eq!(poll_once(&mut read).await.unwrap().unwrap(), 3);
-        });
-    }
-
-    #[test]
-    fn outside_a_task_a_read_after_a_write_does_not_step_back() {
         current_thread().block_on(async {
             let (mut r, _server) = with_reply_waiting().await;
-            r.write_all(b"q").await.unwrap();
             let mut buf = [0u8; 8];
             let mut read = Box::pin(r.read(&mut buf));
             assert_eq!(poll_once(&mut read).await.unwrap().unwrap(), 3);
