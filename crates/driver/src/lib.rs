@@ -34,7 +34,7 @@ pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{printable, printable_lines, OkPacket, Outcome, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
-pub use net::reactor::reads_on_this_thread;
+pub use net::stream::reads_on_this_thread;
 pub use net::tls::TlsSession;
 pub use options::{
     endpoints, parse_max_packet, parse_size, AuthOptions, ConnectOptions, Endpoint, Limits, PemCa,

@@ -5,7 +5,6 @@
 
 pub(crate) mod der;
 pub(crate) mod habit;
-pub(crate) mod reactor;
 pub(crate) mod stream;
 pub(crate) mod tls;
 pub(crate) mod transport;
