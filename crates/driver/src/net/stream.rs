@@ -209,6 +209,15 @@ async fn read_async<S: AsRawFd + Read>(s: &mut AsyncFd<S>, buf: &mut [u8]) -> io
                 // 2.52 to 2.23 and tps to 0.577x (0.559-0.596): each reply then waits for
                 // the reactor. So did a yield before a response's first read, which lets the
                 // reactor look first (2.48 to 2.20, tps 0.596x, 0.587-0.606). Left kept.
+                // Reading it at once does make a connection ping-pong with its server thread
+                // on CPUs they share (the send wakes the backend, which preempts the client,
+                // answers, and the client reads that answer and sends again), where pgbench
+                // goes on to its next client. Going round instead (the first read after a
+                // write re-queued its task by waking itself, behind the thread's other ready
+                // tasks, without a reactor look) took bakeoff pgbench -S -j 2 -c 64 -M prepared
+                // from 0.46 to 0.23 switches and 2.62 to 2.19 system calls a transaction
+                // (pgbench 0.35, 2.71), but tps to 0.920x (0.871-0.972, 40 pairs of 3 s runs)
+                // and 0.905x (0.863-0.949, 60 of 1 s) of this build's (2026-11-28). Left out.
                 return r;
             }
             Err(_would_block) => continue,
