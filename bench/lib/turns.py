@@ -328,7 +328,7 @@ def start_means(starts):
 def drift(means):
     """The starts' log mean ratio against their index, by least squares: per start, in percent,
     with its t. The verdict assumes starts alike; a steady drift (Lua point select at 1024
-    connections rose 1.3% a start over 12, t 4.4: sysbench slowed more than bakeoff as the
+    connections rose 1.4% a start over 12, t 4.4: sysbench slowed more than bakeoff as the
     server aged) says the ratio depends on when it is measured, and the verdict averages it."""
     k = len(means)
     if k < 3:
