@@ -115,6 +115,7 @@ pub fn run_spec(a: &LoadArgs, placement: &ClientPlacement) -> Result<RunSpec> {
         connections: g.threads,
         client_threads: g.client_threads.unwrap_or(client_cpus).clamp(1, g.threads),
         time,
+        time_includes_connecting: false,
         events: (g.events > 0).then_some(g.events),
         warmup: Duration::from_secs(g.warmup_time),
         events_per_connection: fixed.map(|(_, n)| n),

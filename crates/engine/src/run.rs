@@ -139,7 +139,17 @@ pub fn run_sampled<S: Source>(
     }
     let connect = shared.connects.cost(entered.elapsed());
     let started = Instant::now();
-    let _ = shared.end.set(spec.time.map(|t| started + spec.warmup + t));
+    let clock_from = if spec.time_includes_connecting {
+        entered
+    } else {
+        started
+    };
+    // Connecting may have used up the time (pgbench then runs no transaction): the end is
+    // then the start, never before it.
+    let _ = shared.end.set(
+        spec.time
+            .map(|t| (clock_from + spec.warmup + t).max(started)),
+    );
     observer.on_start();
     let _ = start_tx.send(Some(started));
     let mut result = coordinate(

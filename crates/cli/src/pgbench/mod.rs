@@ -358,6 +358,7 @@ fn bench(
         connections: a.clients,
         client_threads: jobs,
         time: a.time.map(Duration::from_secs),
+        time_includes_connecting: true,
         events: None,
         events_per_connection: match a.time {
             Some(_) => None,
