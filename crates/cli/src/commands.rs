@@ -124,11 +124,9 @@ pub fn run_spec(a: &LoadArgs, placement: &ClientPlacement) -> Result<RunSpec> {
         percentile: g.percentile,
         ignore_errors,
         grace,
-        seed: if g.rand_seed != 0 {
-            g.rand_seed
-        } else {
-            clock_seed()
-        },
+        seed: Some(g.rand_seed)
+            .filter(|&s| s != 0)
+            .unwrap_or_else(clock_seed),
         queue_limit: 131_072,
         batch_scheduling: g.client_sched == "batch",
         first_tid: 0,
