@@ -170,7 +170,8 @@ pub struct RunSpec {
     pub time: Option<Duration>,
     /// `time` counts from before the connections open, as pgbench's -T does (its clock
     /// starts as its threads do, and they connect first), not from when the load starts, as
-    /// sysbench's --time. At 1024 SCRAM logins that is seconds of difference.
+    /// sysbench's --time. At 1024 SCRAM logins that is seconds of difference. One host's:
+    /// a client host of a run spread over several clears it (they start at a shared gate).
     #[serde(default)]
     pub time_includes_connecting: bool,
     pub events: Option<u64>,

@@ -145,10 +145,10 @@ pub fn run_sampled<S: Source>(
         started
     };
     // Connecting may have used up the time (pgbench then runs no transaction): the end is
-    // then the start, never before it.
+    // then the start of measuring, never before it.
     let _ = shared.end.set(
         spec.time
-            .map(|t| (clock_from + spec.warmup + t).max(started)),
+            .map(|t| (clock_from + spec.warmup + t).max(started + spec.warmup)),
     );
     observer.on_start();
     let _ = start_tx.send(Some(started));

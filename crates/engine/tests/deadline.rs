@@ -82,10 +82,11 @@ fn sysbench_time_starts_when_the_load_does() {
 #[test]
 fn pgbench_time_counts_the_connecting_too() {
     let r = timed(true, TIME);
-    // The load gets what connecting left of the time: 0.6 s here, less if connecting was slow.
+    // The load gets what connecting left of the time: 0.6 s here, less if connecting was slow
+    // (the old rule gave it all of the time).
     let left = TIME.as_secs_f64() - r.setup_seconds;
     assert!(
-        r.elapsed_seconds < TIME.as_secs_f64() - 0.3,
+        r.elapsed_seconds < TIME.as_secs_f64(),
         "measured {} s",
         r.elapsed_seconds
     );
@@ -100,9 +101,5 @@ fn pgbench_time_counts_the_connecting_too() {
 #[test]
 fn a_pgbench_time_that_connecting_used_up_runs_no_load() {
     let r = timed(true, Duration::from_millis(200));
-    assert!(
-        r.elapsed_seconds < 0.2,
-        "measured {} s after the time was up",
-        r.elapsed_seconds
-    );
+    assert_eq!(r.total.events, 0, "events after the time was up");
 }

@@ -48,6 +48,9 @@ pub(super) fn run_part(p: LoadPart, out: &Out, interrupt: &AtomicBool, gate: &Ga
     // This host's CPUs are the client's: as many load threads as it may use.
     let cpus = u32::try_from(launch_cpus().len()).unwrap_or(1).max(1);
     run.client_threads = cpus.min(run.connections.max(1));
+    // Hosts start together at a gate after connecting, each by its own clock: a time that
+    // counted the connecting would end each host at its own moment. One host's option only.
+    run.time_includes_connecting = false;
     let mut sampler = Sampler::new(Vec::new(), run.client_threads);
     let mut obs = Streaming {
         out,
