@@ -1,10 +1,14 @@
-//! Ctrl-C. The first press stops cleanly: the run in progress ends as interrupted, servers stop
+//! Ctrl-C, and the signals that mean the same: SIGTERM (`kill`, `timeout`, a cancelled CI
+//! job), SIGHUP (the ssh session or terminal went away) and SIGQUIT each count as a press. The
+//! first press stops cleanly: the run in progress ends as interrupted, servers stop
 //! in order, what was measured is stored and printed. A signal within 0.5 s of the press
 //! before it is the same press (`timeout -s INT` delivers SIGINT to bakeoff and to its process
 //! group at once), the second and third as much as the first. A later second press abandons: every process group bakeoff started
 //! (servers, datadir initializers, agents) is killed, waited for, and its run directories
 //! removed, on a thread of its own (a signal handler may not allocate); the results database
-//! and every stored run stay. A third press leaves at once, without cleaning up.
+//! and every stored run stay. A third press leaves at once, without cleaning up; the
+//! watchdog (`bakeoff_server::watchdog`) then kills what bakeoff started, as it does when
+//! bakeoff is killed by a signal it cannot catch.
 
 use std::sync::atomic::{AtomicI32, AtomicU64, AtomicU8, Ordering};
 use std::time::Duration;
@@ -31,15 +35,25 @@ fn install_once() {
     // SAFETY: the handler only touches atomics and calls clock_gettime, write and _exit, all
     // async-signal-safe.
     unsafe {
-        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+            libc::signal(signal, on_press as *const () as libc::sighandler_t);
+        }
     }
 }
 
-extern "C" fn on_sigint(_: libc::c_int) {
+extern "C" fn on_press(signal: libc::c_int) {
+    if signal == libc::SIGHUP {
+        quiet_gone_terminal();
+    }
     let now = monotonic_ns();
     if !exit::INTERRUPTED.swap(true, Ordering::SeqCst) {
         LAST_PRESS.store(now, Ordering::SeqCst);
-        say(b"\nbakeoff: stopping cleanly; Ctrl-C again to abandon at once\n");
+        say(match signal {
+            libc::SIGTERM => b"\nbakeoff: SIGTERM: stopping cleanly, as for Ctrl-C; a second signal abandons at once\n",
+            libc::SIGHUP => b"\nbakeoff: SIGHUP: stopping cleanly, as for Ctrl-C; a second signal abandons at once\n",
+            libc::SIGQUIT => b"\nbakeoff: SIGQUIT: stopping cleanly, as for Ctrl-C; a second signal abandons at once\n",
+            _ => b"\nbakeoff: stopping cleanly; Ctrl-C again to abandon at once\n",
+        });
         return;
     }
     if now.saturating_sub(LAST_PRESS.load(Ordering::SeqCst)) < 500_000_000 {
@@ -114,6 +128,26 @@ fn abandon() -> ! {
     // SAFETY: _exit ends the process without running other threads' destructors, which may be
     // mid-run; the results database is committed run by run.
     unsafe { libc::_exit(exit::EXIT_INTERRUPTED as i32) }
+}
+
+/// After a hangup nobody reads the terminal, and a write to it fails (EIO), which the
+/// standard library's printing turns into a panic: the terminal's descriptors among stdin,
+/// stdout and stderr are pointed at /dev/null instead (a file or pipe they name stays).
+/// Async-signal-safe: isatty (an ioctl), open and dup2.
+fn quiet_gone_terminal() {
+    // SAFETY: open with a literal path; dup2 and close on descriptors of this process.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null < 0 {
+            return;
+        }
+        for fd in 0..3 {
+            if libc::isatty(fd) == 1 {
+                libc::dup2(null, fd);
+            }
+        }
+        libc::close(null);
+    }
 }
 
 fn monotonic_ns() -> u64 {

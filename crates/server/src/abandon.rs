@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::pidfd::Pidfd;
+
 /// Leaders of the process groups bakeoff spawned (each a child of ours, its pid its group).
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// Run directories made and not yet removed.
@@ -100,21 +102,43 @@ fn kill_and_remove(groups: &[i32], dirs: Vec<PathBuf>, wait: Duration) -> Abando
         .copied()
         .filter(|&p| is_unreaped_child(p))
         .collect();
-    let mut done = Abandoned::default();
+    // Everything each group leader started, whatever group it is in now (a PostgreSQL
+    // backend leads a process group of its own), held by pidfd before anything is killed.
+    let mut held: Vec<Pidfd> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for &g in &groups {
-        done.killed += members(g).len();
+        let tree = crate::freeze::tree_of(g as u32);
+        let members = members(g).into_iter().map(|p| p as u32);
+        for pid in tree.into_iter().chain(members) {
+            let fresh = seen.insert(pid);
+            let stat = crate::pidfd::stat(pid).filter(|s| s.state != 'Z' && s.state != 'X');
+            if let (true, Some(s)) = (fresh, stat) {
+                held.extend(Pidfd::open_as(pid, s.start));
+            }
+        }
+    }
+    let mut done = Abandoned::default();
+    for p in &held {
+        done.killed += usize::from(p.signal(libc::SIGKILL));
+    }
+    for &g in &groups {
         // SAFETY: kill has no memory preconditions; `g` is a group whose leader is our
         // unreaped child, so the id cannot have been reused by anyone else's group.
         unsafe { libc::kill(-g, libc::SIGKILL) };
     }
+    // A cgroup's processes, a fork after the trees were read included.
+    crate::cgroup::end_groups_of(std::process::id());
     let deadline = Instant::now() + wait;
     loop {
-        let left: Vec<i32> = groups.iter().flat_map(|&g| members(g)).collect();
+        let left: Vec<&Pidfd> = held.iter().filter(|p| !p.ended()).collect();
         if left.is_empty() {
             break;
         }
         if Instant::now() >= deadline {
-            done.left = left.into_iter().map(|p| (p, command_name(p))).collect();
+            done.left = left
+                .into_iter()
+                .map(|p| (p.pid() as i32, command_name(p.pid() as i32)))
+                .collect();
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -148,23 +172,10 @@ fn members(pgid: i32) -> Vec<i32> {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| stat_state_and_group(&s))
-                .is_some_and(|(state, group)| group == pgid && state != 'Z' && state != 'X')
+            crate::pidfd::stat(pid as u32)
+                .is_some_and(|s| s.group == pgid && s.state != 'Z' && s.state != 'X')
         })
         .collect()
-}
-
-/// The state and process group in a /proc/PID/stat line. The command name is in parentheses
-/// and may hold spaces or parentheses itself: the fields after it start at its last `)`.
-fn stat_state_and_group(stat: &str) -> Option<(char, i32)> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let group = fields.next()?.parse().ok()?;
-    Some((state, group))
 }
 
 fn command_name(pid: i32) -> String {
@@ -179,14 +190,9 @@ mod tests {
     use std::os::unix::process::CommandExt;
 
     #[test]
-    fn a_stat_line_is_read_past_a_name_with_parentheses() {
-        let line = "4242 (a (b) c) S 1 4240 4240 0 -1 4194560";
-        assert_eq!(stat_state_and_group(line), Some(('S', 4240)));
-        assert_eq!(stat_state_and_group("garbage"), None);
-    }
-
-    #[test]
     fn a_group_and_its_grandchildren_are_killed_and_a_rundir_removed() {
+        // Abandoning ends this process's cgroups too: not while a cgroup test has one.
+        let _one = crate::freeze::tests::serial();
         // A shell in a group of its own whose child outlives it unless the group is killed.
         let mut child = std::process::Command::new("sh")
             .args(["-c", "sleep 300 & sleep 300"])

@@ -9,22 +9,27 @@
 //! Dropping the group lets it go, moves whatever still lives back to the cgroup bakeoff runs
 //! in, and removes it.
 
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// Groups whose freeze file a last-resort thaw writes to (see [`thaw_all_now`]): open file
-/// descriptors (-1: free), so a signal handler needs no allocation.
-static FREEZERS: [AtomicI32; 256] = [const { AtomicI32::new(-1) }; 256];
+use crate::freeze::LEAVING;
+
+/// Every live group's freeze file, by group id: what a last-resort thaw ([`thaw_all_now`])
+/// writes to. Its lock is held while a group is frozen, so a thaw that begins meanwhile
+/// waits for the freeze and then undoes it.
+static LIVE: Mutex<BTreeMap<u64, Arc<std::fs::File>>> = Mutex::new(BTreeMap::new());
 
 /// One server's cgroup.
 #[derive(Debug)]
 pub struct Group {
     dir: PathBuf,
     parent: PathBuf,
-    freeze: std::fs::File,
-    slot: Option<usize>,
+    freeze: Arc<std::fs::File>,
+    id: u64,
 }
 
 impl Group {
@@ -34,25 +39,25 @@ impl Group {
     /// left behind.
     pub fn of(name: &str, pids: &[u32]) -> Result<Group, String> {
         let parent = own_v2_dir().ok_or("no cgroup v2 hierarchy is mounted here")?;
-        sweep(&parent);
+        end_dead_owners_groups(&parent);
         let dir = parent.join(format!("bakeoff-{}-{name}", std::process::id()));
-        std::fs::create_dir(&dir)
-            .map_err(|e| format!("cannot make a cgroup in {}: {e}", parent.display()))?;
+        make_dir(&dir).map_err(|e| format!("cannot make a cgroup in {}: {e}", parent.display()))?;
         let freeze = std::fs::OpenOptions::new()
             .write(true)
             .open(dir.join("cgroup.freeze"));
         let freeze = match freeze {
-            Ok(f) => f,
+            Ok(f) => Arc::new(f),
             Err(e) => {
                 let _ = std::fs::remove_dir(&dir);
                 return Err(format!("this kernel's cgroups have no freezer: {e}"));
             }
         };
-        let mut group = Group {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let group = Group {
             dir,
             parent,
             freeze,
-            slot: None,
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
         };
         // Twice: a process forked while the tree was read and its parent not yet moved
         // starts outside; its parent is inside by the second reading, and new ones with it.
@@ -71,7 +76,7 @@ impl Group {
                 }
             }
         }
-        group.slot = claim(group.freeze.as_raw_fd());
+        lock().insert(group.id, group.freeze.clone());
         Ok(group)
     }
 
@@ -79,11 +84,14 @@ impl Group {
         write(&self.dir.join("cgroup.procs"), &pid.to_string())
     }
 
-    /// Stop or continue every process in the group; false when the kernel refused.
+    /// Stop or continue every process in the group; false when the kernel refused, or when
+    /// bakeoff is leaving (a last-resort thaw ran: nothing is frozen after it).
     pub fn set_frozen(&self, frozen: bool) -> bool {
-        (&self.freeze)
-            .write_all(if frozen { b"1" } else { b"0" })
-            .is_ok()
+        if !frozen {
+            return (&*self.freeze).write_all(b"0").is_ok();
+        }
+        let _live = lock();
+        !LEAVING.load(Ordering::SeqCst) && (&*self.freeze).write_all(b"1").is_ok()
     }
 
     /// The group's CPU time so far, user and system, in seconds (`cpu.stat`).
@@ -100,20 +108,14 @@ impl Group {
 
     /// The processes in the group now.
     pub fn pids(&self) -> Vec<u32> {
-        std::fs::read_to_string(self.dir.join("cgroup.procs"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| l.trim().parse().ok())
-            .collect()
+        read_pids(&self.dir)
     }
 }
 
 impl Drop for Group {
     fn drop(&mut self) {
         self.set_frozen(false);
-        if let Some(s) = self.slot {
-            FREEZERS[s].store(-1, Ordering::SeqCst);
-        }
+        lock().remove(&self.id);
         for pid in self.pids() {
             let _ = write(&self.parent.join("cgroup.procs"), &pid.to_string());
         }
@@ -121,44 +123,94 @@ impl Drop for Group {
     }
 }
 
-/// Let every group go, from anywhere: a second Ctrl-C's handler calls it before leaving at
-/// once. Async-signal-safe: atomics and write(2) only.
+fn lock() -> std::sync::MutexGuard<'static, BTreeMap<u64, Arc<std::fs::File>>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Let every group go, and freeze none after it: abandoning (a second Ctrl-C) calls it from
+/// its own thread before it kills. Not for a signal handler: it takes a lock.
 pub fn thaw_all_now() {
-    for slot in &FREEZERS {
-        let fd = slot.load(Ordering::SeqCst);
-        if fd >= 0 {
-            // SAFETY: write(2) on a descriptor this process opened and still holds.
-            unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
+    LEAVING.store(true, Ordering::SeqCst);
+    for f in lock().values() {
+        let _ = (&**f).write_all(b"0");
+    }
+}
+
+/// A group's directory, 0755 whatever the umask (the kernel applies it to a cgroup's mkdir
+/// too; a group others may write to would let them move processes in and out of it).
+fn make_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().mode(0o755).create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
+}
+
+/// End the groups of bakeoff processes that are gone: a bakeoff killed, crashed or abandoned
+/// at once leaves its groups behind, maybe frozen and full (its watchdog ends them, unless it
+/// was killed too). What is in such a group is bakeoff's by construction: only bakeoff moves
+/// processes into a `bakeoff-PID-...` group.
+fn end_dead_owners_groups(parent: &Path) {
+    for (dir, owner) in bakeoff_groups(parent) {
+        if !Path::new(&format!("/proc/{owner}")).exists() {
+            end_group(&dir);
         }
     }
 }
 
-/// Remove the empty groups of bakeoff processes that are gone (one abandoned at once by a
-/// second Ctrl-C leaves its groups behind, emptied as its servers died).
-fn sweep(parent: &Path) {
-    let Ok(dir) = std::fs::read_dir(parent) else {
+/// End the groups of bakeoff process `owner`, gone now (its watchdog calls this; the
+/// process may still be a zombie, so it is not asked whether it lives).
+pub(crate) fn end_groups_of(owner: u32) {
+    let Some(parent) = own_v2_dir() else {
         return;
     };
-    for e in dir.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix("bakeoff-")
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir(e.path()); // refused while anything lives in it
+    for (dir, o) in bakeoff_groups(&parent) {
+        if o == owner {
+            end_group(&dir);
         }
     }
 }
 
-fn claim(fd: i32) -> Option<usize> {
-    FREEZERS.iter().position(|s| {
-        s.compare_exchange(-1, fd, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    })
+/// Kill everything in a group, frozen or not (`cgroup.kill`, Linux 5.14; before it, thawed
+/// and killed by pid), wait a while for it to empty, and remove it.
+fn end_group(dir: &Path) {
+    if write(&dir.join("cgroup.kill"), "1").is_err() {
+        let _ = write(&dir.join("cgroup.freeze"), "0");
+        for pid in read_pids(dir) {
+            // SAFETY: kill has no memory preconditions; the pid was just read from the group,
+            // which only bakeoff fills.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+    }
+    let until = Instant::now() + Duration::from_secs(5);
+    while std::fs::remove_dir(dir).is_err() && dir.exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The `bakeoff-PID-...` groups under `parent`, with the PID of the bakeoff that made each.
+fn bakeoff_groups(parent: &Path) -> Vec<(PathBuf, u32)> {
+    let Ok(dir) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let owner = name
+                .strip_prefix("bakeoff-")?
+                .split('-')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((e.path(), owner))
+        })
+        .collect()
+}
+
+fn read_pids(dir: &Path) -> Vec<u32> {
+    std::fs::read_to_string(dir.join("cgroup.procs"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
 }
 
 fn write(path: &Path, text: &str) -> std::io::Result<()> {
@@ -196,6 +248,7 @@ mod tests {
 
     #[test]
     fn a_tree_is_frozen_whole_its_new_children_too_and_left_as_found() {
+        let _one = crate::freeze::tests::serial();
         let Some(parent) = own_v2_dir() else {
             // A machine with no cgroup v2 makes no group: the /proc and SIGSTOP path is the
             // one used (freeze.rs).
@@ -207,7 +260,12 @@ mod tests {
             .spawn()
             .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(100));
-        let Ok(g) = Group::of("test", &[sh.id()]) else {
+        // SAFETY: umask only swaps this process's mask; the old one is put back at once.
+        let old = unsafe { libc::umask(0) };
+        let made = Group::of("test", &[sh.id()]);
+        // SAFETY: as above.
+        unsafe { libc::umask(old) };
+        let Ok(g) = made else {
             // Not allowed here (no right to make a group): the fallback is tested in
             // freeze.rs; nothing may be left behind.
             let left = std::fs::read_dir(&parent)
@@ -219,6 +277,9 @@ mod tests {
             let _ = sh.wait();
             return;
         };
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&g.dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o755, "whatever the umask: {mode:o}");
         let first = g.pids().len();
         assert!(first >= 2, "the shell and its sleeps");
         // A process the shell forks once in the group is in it, with no reading of /proc.
@@ -228,10 +289,14 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(frozen(&g));
         assert!(g.cpu_seconds().is_some());
-        // The last resort lets it go.
+        // The last resort lets it go, and nothing is frozen after it.
         thaw_all_now();
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(!frozen(&g));
+        assert!(!g.set_frozen(true));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!frozen(&g));
+        LEAVING.store(false, Ordering::SeqCst);
         let dir = g.dir.clone();
         drop(g);
         assert!(!dir.exists(), "removed");
@@ -239,5 +304,35 @@ mod tests {
         assert!(back.lines().any(|l| l.trim() == sh.id().to_string()));
         let _ = sh.kill();
         let _ = sh.wait();
+    }
+
+    #[test]
+    fn a_dead_owners_group_is_ended_frozen_and_full() {
+        let _one = crate::freeze::tests::serial();
+        let Some(parent) = own_v2_dir() else {
+            assert!(Group::of("test", &[std::process::id()]).is_err());
+            return;
+        };
+        // A pid that was ours and is gone names the group, as a bakeoff killed leaves it.
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let dead = gone.id();
+        gone.wait().unwrap();
+        let dir = parent.join(format!("bakeoff-{dead}-0"));
+        make_dir(&dir).unwrap();
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        write(&dir.join("cgroup.procs"), &sleeper.id().to_string()).unwrap();
+        write(&dir.join("cgroup.freeze"), "1").unwrap();
+        // The next group made sweeps it.
+        let g = Group::of("sweeper", &[]).unwrap();
+        drop(g);
+        assert!(!dir.exists(), "the dead owner's group is removed");
+        let status = sleeper.wait().unwrap();
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(libc::SIGKILL)
+        );
     }
 }

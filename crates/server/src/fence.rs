@@ -36,3 +36,20 @@ pub(crate) fn remove_if_ours(path: &Path) -> bool {
     }
     false
 }
+
+/// Remove the run directories of bakeoff process `owner`, gone now: the watchdog's last step
+/// after it killed what that process started (a run directory is named `bakeoff-PID-...`, in
+/// the temporary directory or /tmp, see `rundir.rs`). Only marked directories of ours go.
+pub(crate) fn remove_owners_rundirs(owner: u32) {
+    let prefix = format!("bakeoff-{owner}-");
+    for root in [std::env::temp_dir(), std::path::PathBuf::from("/tmp")] {
+        let Ok(entries) = fs::read_dir(&root) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with(&prefix) {
+                remove_if_ours(&e.path());
+            }
+        }
+    }
+}

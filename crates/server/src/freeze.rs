@@ -8,126 +8,165 @@
 //!
 //! [`Server`]: crate::Server
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
-/// Slots in the table of stopped processes.
-const SLOTS: usize = 4096;
-/// No slot.
-const NONE: usize = usize::MAX;
+use crate::pidfd::Pidfd;
 
-/// Every process stopped now, for [`thaw_all_now`]: slots of pids (0: free). A fixed array
-/// of atomics, so a signal handler can read it.
-static FROZEN: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
-/// Where the search for a free slot starts (the last one taken).
-static HINT: AtomicUsize = AtomicUsize::new(0);
-/// Set by [`thaw_all_now`]: bakeoff is leaving, and nothing may be stopped any more.
-static LEAVING: AtomicBool = AtomicBool::new(false);
+/// Set by [`thaw_all_now`]: bakeoff is leaving, and nothing may be stopped or frozen any more
+/// (the cgroup freezer reads it too).
+pub(crate) static LEAVING: AtomicBool = AtomicBool::new(false);
 
-/// A process and every process under it, as /proc showed them when read: reading /proc costs
-/// a millisecond or so, a switch between turns a few, so a caller that switches often reads
-/// the tree now and then, not at every switch. Each stopped process holds a slot of the
-/// table [`thaw_all_now`] reads, until it is let go or the tree is dropped.
+/// Every tree stopped now, by its id: what [`thaw_all_now`] lets go. Its lock is held while a
+/// tree is stopped, so a thaw that begins meanwhile waits for the stop and then undoes it.
+static STOPPED: Mutex<BTreeMap<u64, Vec<Arc<Pidfd>>>> = Mutex::new(BTreeMap::new());
+
+/// A process and every process under it, as /proc showed them when last read, each held by
+/// pidfd: reading /proc costs a millisecond or so, a switch between turns a few, so a caller
+/// that switches often reads the tree now and then ([`Tree::refresh`]), not at every switch.
+/// No process it stopped is ever let out of its hands still stopped: one that left the tree
+/// is let go as it leaves, and dropping a stopped tree lets it go.
 #[derive(Debug)]
 pub struct Tree {
-    pids: Vec<u32>,
-    slots: Vec<AtomicUsize>,
+    id: u64,
+    root: u32,
+    /// Parents first (breadth first).
+    procs: Vec<Arc<Pidfd>>,
+    frozen: bool,
 }
 
 impl Tree {
+    /// The tree under `pid`, a process bakeoff started.
     pub fn of(pid: u32) -> Tree {
-        let pids = tree_of(pid);
-        let slots = pids.iter().map(|_| AtomicUsize::new(NONE)).collect();
-        Tree { pids, slots }
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let mut tree = Tree {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            root: pid,
+            procs: Vec::new(),
+            frozen: false,
+        };
+        tree.refresh();
+        tree
+    }
+
+    /// Read the tree again: a process new to it is held (the watchdog holds it too, so that
+    /// it dies with bakeoff however bakeoff ends) and, if the tree is stopped, stopped; one
+    /// that left it (its parent ended) is let go first if it was stopped.
+    pub fn refresh(&mut self) {
+        // A held process that ended has given up its pid: whatever has it now is new.
+        let mut had: HashMap<u32, Arc<Pidfd>> = std::mem::take(&mut self.procs)
+            .into_iter()
+            .filter(|p| !p.ended())
+            .map(|p| (p.pid(), p))
+            .collect();
+        let mut new = Vec::new();
+        for (pid, start) in read_tree(self.root) {
+            match had.remove(&pid) {
+                Some(p) => self.procs.push(p),
+                None => {
+                    if let Some(p) = Pidfd::open_as(pid, start) {
+                        let p = Arc::new(p);
+                        new.push(p.clone());
+                        self.procs.push(p);
+                    }
+                }
+            }
+        }
+        crate::watchdog::hold(new.iter().map(|p| p.fd()));
+        if self.frozen {
+            // Left the tree: let go, never dropped stopped.
+            for p in had.values() {
+                p.signal(libc::SIGCONT);
+            }
+            self.stop();
+        }
     }
 
     /// Stop or continue every process of the tree; how many were signalled.
-    pub fn set_frozen(&self, frozen: bool) -> usize {
-        let kill = |p: u32, signal| {
-            // SAFETY: kill with a valid signal on a pid read from /proc; no memory is shared.
-            unsafe { libc::kill(p as libc::pid_t, signal) == 0 }
-        };
-        if !frozen {
-            // Children first; forgotten only once let go, so a Ctrl-C between the two finds
-            // them still in the table.
-            let n = self
-                .pids
-                .iter()
-                .rev()
-                .filter(|&&p| kill(p, libc::SIGCONT))
-                .count();
-            self.forget();
-            return n;
+    pub fn set_frozen(&mut self, frozen: bool) -> usize {
+        if frozen {
+            return self.stop();
         }
-        // Parents first (no new child escapes); each remembered before it is stopped.
-        let mut n = 0;
-        for (i, &p) in self.pids.iter().enumerate() {
-            if self.slots[i].load(Ordering::SeqCst) == NONE {
-                self.slots[i].store(take_slot(p), Ordering::SeqCst);
-            }
-            n += usize::from(kill(p, libc::SIGSTOP));
-            // A last-resort thaw ran meanwhile: bakeoff is leaving, nothing stays stopped.
-            if LEAVING.load(Ordering::SeqCst) {
-                kill(p, libc::SIGCONT);
-            }
-        }
+        // Children first; forgotten only once let go, so a thaw between the two finds them.
+        let n = self
+            .procs
+            .iter()
+            .rev()
+            .filter(|p| p.signal(libc::SIGCONT))
+            .count();
+        lock().remove(&self.id);
+        self.frozen = false;
         n
     }
 
-    /// Give back the tree's slots.
-    fn forget(&self) {
-        for (i, slot) in self.slots.iter().enumerate() {
-            let s = slot.swap(NONE, Ordering::SeqCst);
-            if s != NONE {
-                let _ =
-                    FROZEN[s].compare_exchange(self.pids[i], 0, Ordering::SeqCst, Ordering::SeqCst);
-            }
+    /// Parents first (no new child escapes), all remembered before the first is stopped.
+    fn stop(&mut self) -> usize {
+        let mut stopped = lock();
+        // A last-resort thaw ran: bakeoff is leaving, nothing is stopped any more.
+        if LEAVING.load(Ordering::SeqCst) {
+            return 0;
         }
+        stopped.insert(self.id, self.procs.clone());
+        self.frozen = true;
+        self.procs
+            .iter()
+            .filter(|p| p.signal(libc::SIGSTOP))
+            .count()
+    }
+
+    /// How many processes the tree holds.
+    pub fn len(&self) -> usize {
+        self.procs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.procs.is_empty()
     }
 }
 
 impl Drop for Tree {
     fn drop(&mut self) {
-        self.forget();
-    }
-}
-
-/// A free slot holding `pid` now, or NONE when the table is full (that process then only
-/// misses the last-resort thaw).
-fn take_slot(pid: u32) -> usize {
-    let start = HINT.load(Ordering::Relaxed);
-    for k in 0..SLOTS {
-        let i = (start + k) % SLOTS;
-        if FROZEN[i].load(Ordering::Relaxed) == 0
-            && FROZEN[i]
-                .compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-        {
-            HINT.store(i + 1, Ordering::Relaxed);
-            return i;
+        if self.frozen {
+            self.set_frozen(false);
         }
     }
-    NONE
 }
 
-/// Let every stopped process go (SIGCONT), from anywhere: a second Ctrl-C's handler calls it
-/// before leaving at once, since a stopped PostgreSQL backend could never notice that its
-/// postmaster died with bakeoff, and would hold its memory and port for ever.
-/// Async-signal-safe: atomics and kill(2) only.
+fn lock() -> std::sync::MutexGuard<'static, BTreeMap<u64, Vec<Arc<Pidfd>>>> {
+    STOPPED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Let every stopped process go (SIGCONT), and stop none after it: abandoning (a second
+/// Ctrl-C) calls it from its own thread before it kills, since a stopped PostgreSQL backend
+/// could never notice that its postmaster died, and would hold its memory and port for ever.
+/// Not for a signal handler: it takes a lock.
 pub fn thaw_all_now() {
     LEAVING.store(true, Ordering::SeqCst);
-    for slot in &FROZEN {
-        let pid = slot.load(Ordering::SeqCst);
-        if pid != 0 {
-            // SAFETY: kill is async-signal-safe; the pid is one this process stopped.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) };
-        }
+    for p in lock().values().flatten() {
+        p.signal(libc::SIGCONT);
     }
+}
+
+/// The processes of `pid`'s tree, breadth first, each with its start time.
+fn read_tree(pid: u32) -> Vec<(u32, u64)> {
+    let stats = stats();
+    tree_in(&stats, pid)
+        .into_iter()
+        .filter_map(|p| Some((p, stats.get(&p)?.start)))
+        .collect()
 }
 
 /// `pid` and its descendants, breadth first.
 pub(crate) fn tree_of(pid: u32) -> Vec<u32> {
-    let children = children_by_parent();
+    tree_in(&stats(), pid)
+}
+
+fn tree_in(stats: &BTreeMap<u32, crate::pidfd::Stat>, pid: u32) -> Vec<u32> {
+    let mut children: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (&p, s) in stats {
+        children.entry(s.parent).or_default().push(p);
+    }
     let mut out = vec![pid];
     let mut seen = BTreeSet::from([pid]);
     let mut i = 0;
@@ -142,90 +181,112 @@ pub(crate) fn tree_of(pid: u32) -> Vec<u32> {
     out
 }
 
-fn children_by_parent() -> BTreeMap<u32, Vec<u32>> {
-    let mut map: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+/// Every process's stat line now, by pid.
+fn stats() -> BTreeMap<u32, crate::pidfd::Stat> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
-        return map;
+        return BTreeMap::new();
     };
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        if let Some(ppid) = parent_of(pid) {
-            map.entry(ppid).or_default().push(pid);
-        }
-    }
-    map
-}
-
-/// The parent in /proc/PID/stat: the field after the command, which may hold spaces and
-/// parentheses, so it is read after the last ')'.
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| Some((pid, crate::pidfd::stat(pid)?)))
+        .collect()
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use std::time::Duration;
 
-    fn state(pid: u32) -> char {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        stat[stat.rfind(')').unwrap() + 2..].chars().next().unwrap()
+    /// One freezing test at a time: the leaving flag is the process's own.
+    pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static ONE: Mutex<()> = Mutex::new(());
+        ONE.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    #[test]
-    fn a_tree_is_stopped_whole_and_let_go_whole() {
-        // A shell with a child of its own.
-        let mut sh = std::process::Command::new("sh")
-            .args(["-c", "sleep 30 & wait"])
+    fn state(pid: u32) -> char {
+        crate::pidfd::stat(pid).map_or('?', |s| s.state)
+    }
+
+    fn held() -> usize {
+        lock().values().map(Vec::len).sum()
+    }
+
+    /// A shell with one child, and a second one once a line comes on its stdin.
+    fn shell() -> (std::process::Child, u32) {
+        let sh = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & read x; sleep 30 & wait"])
+            .stdin(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let pid = sh.id();
-        let child = (0..200)
-            .find_map(|_| {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-                children_by_parent()
-                    .get(&pid)
-                    .and_then(|c| c.first().copied())
-            })
-            .expect("the shell's child");
-        let tree = Tree::of(pid);
+        wait_for(pid, 2);
+        (sh, pid)
+    }
+
+    fn wait_for(pid: u32, n: usize) {
+        let until = std::time::Instant::now() + Duration::from_secs(5);
+        while tree_of(pid).len() < n && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(tree_of(pid).len(), n);
+    }
+
+    // One test: the table and the leaving flag are the process's own.
+    #[test]
+    fn a_tree_is_stopped_whole_let_go_whole_and_never_dropped_stopped() {
+        let _one = serial();
+        let (mut sh, pid) = shell();
+        let mut tree = Tree::of(pid);
+        assert_eq!(tree.len(), 2);
         assert_eq!(tree.set_frozen(true), 2);
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        assert_eq!((state(pid), state(child)), ('T', 'T'));
+        std::thread::sleep(Duration::from_millis(50));
+        let first = tree.procs[1].pid();
+        assert_eq!((state(pid), state(first)), ('T', 'T'));
         assert_eq!(
             tree.set_frozen(true),
             2,
-            "stopping again holds no second slot"
+            "stopping again holds nothing twice"
         );
-        let held = FROZEN
-            .iter()
-            .filter(|s| s.load(Ordering::SeqCst) != 0)
-            .count();
-        assert_eq!(held, 2);
+        assert_eq!(held(), 2);
         assert_eq!(tree.set_frozen(false), 2);
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        assert_ne!(state(child), 'T');
-        let held = FROZEN
-            .iter()
-            .filter(|s| s.load(Ordering::SeqCst) != 0)
-            .count();
-        assert_eq!(held, 0, "let go, forgotten");
-        // The last resort a second Ctrl-C takes: whatever is still stopped goes on, and
-        // nothing is stopped after it.
-        tree.set_frozen(true);
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        thaw_all_now();
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        assert!(state(pid) != 'T' && state(child) != 'T');
-        tree.set_frozen(true);
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        assert!(state(pid) != 'T' && state(child) != 'T');
+        assert_eq!(held(), 0, "let go, forgotten");
+        // A child forked after the tree was read is not in it; a refresh of the stopped
+        // tree stops it too.
+        std::io::Write::write_all(sh.stdin.as_mut().unwrap(), b"go\n").unwrap();
+        wait_for(pid, 3);
+        assert_eq!(tree.set_frozen(true), 2);
+        tree.refresh();
+        assert_eq!(tree.len(), 3);
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(tree.procs.iter().all(|p| state(p.pid()) == 'T'));
+        // A process that leaves a stopped tree is let go as it leaves: the first child, its
+        // parent's tree read again without it (as when its parent ends and it is adopted).
+        tree.root = first;
+        tree.refresh();
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(tree.len(), 1);
+        assert_eq!(state(pid), 'S', "the shell, out of the tree, runs");
+        // Dropping a stopped tree lets it go.
         drop(tree);
-        // SAFETY: the child is ours.
-        unsafe { libc::kill(child as i32, libc::SIGKILL) };
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(state(first), 'S');
+        // The last resort abandoning takes: whatever is still stopped goes on, and nothing
+        // is stopped after it.
+        let mut tree = Tree::of(pid);
+        tree.set_frozen(true);
+        std::thread::sleep(Duration::from_millis(50));
+        thaw_all_now();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(tree.procs.iter().all(|p| state(p.pid()) != 'T'));
+        assert_eq!(tree.set_frozen(true), 0);
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(tree.procs.iter().all(|p| state(p.pid()) != 'T'));
+        LEAVING.store(false, Ordering::SeqCst);
+        for p in tree.procs.iter().skip(1) {
+            p.signal(libc::SIGKILL);
+        }
+        drop(tree);
+        let _ = sh.kill();
         let _ = sh.wait();
     }
 }

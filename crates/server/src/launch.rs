@@ -126,7 +126,7 @@ pub fn spawn_contained(
             Ok(())
         });
     }
-    crate::abandon::spawn_tracked(|| {
+    let child = crate::abandon::spawn_tracked(|| {
         let (tx, rx) = mpsc::channel();
         spawner()
             .lock()
@@ -135,7 +135,13 @@ pub fn spawn_contained(
             .map_err(|_| io::Error::other("spawner thread is gone"))?;
         rx.recv()
             .map_err(|_| io::Error::other("spawner thread is gone"))?
-    })
+    })?;
+    // The watchdog kills it if bakeoff is killed (the parent-death signal does too, but only
+    // once the spawner thread is gone, and not a child that changed its credentials).
+    if let Some(held) = crate::pidfd::Pidfd::open(child.id()) {
+        crate::watchdog::hold([held.fd()]);
+    }
+    Ok(child)
 }
 
 /// Send `sig` to a child we spawned (never to a PID read from anywhere else).

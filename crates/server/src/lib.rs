@@ -8,7 +8,8 @@
 //!
 //! Promises kept here (see shared/reference/safety-and-reliability.md):
 //! - servers die with bakeoff: own process group, parent-death signal set by a spawner thread
-//!   that lives as long as the process (the signal follows the *thread* that forked);
+//!   that lives as long as the process (the signal follows the *thread* that forked), and a
+//!   watchdog that kills what bakeoff started or froze when bakeoff is killed (`watchdog`);
 //! - mysqld never runs as root: as root, bakeoff starts it as the `mysql` user (or `nobody`);
 //! - hermetic: `--no-defaults`, a scrubbed environment, loopback only;
 //! - least privilege: run directories 0700, full rights only on the socket, the TCP account
@@ -32,6 +33,7 @@ mod fence;
 pub mod freeze;
 pub mod lab_tls;
 mod launch;
+pub mod pidfd;
 pub mod placement;
 pub mod preflight;
 mod random;
@@ -40,6 +42,7 @@ mod server;
 mod spec;
 mod template;
 pub mod variant;
+pub mod watchdog;
 
 pub use adapters::mysql::{find_server_binary, global_variables, INSTALL_HINT};
 pub use adapters::pgsql::{find_postgres_binary, PG_INSTALL_HINT};

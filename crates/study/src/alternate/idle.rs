@@ -61,7 +61,7 @@ impl<'o> Turns<'o> {
             if self.trees.is_empty() {
                 self.reread();
             }
-            for tree in &self.trees[server] {
+            for tree in &mut self.trees[server] {
                 tree.set_frozen(frozen);
             }
         }
@@ -73,22 +73,20 @@ impl<'o> Turns<'o> {
         !self.groups.is_empty()
     }
 
-    /// Read every server's process trees again. A process a server started in its last turn
-    /// (a stopped one starts none) is stopped with the rest of its tree, before the old trees
-    /// give up their places in the table a second Ctrl-C thaws from.
+    /// Read every server's process trees again: a process a server started in its last turn
+    /// (a stopped one starts none) is stopped with the rest of its tree.
     fn reread(&mut self) {
-        let new = self
-            .pids
-            .iter()
-            .map(|p| p.iter().map(|&pid| Tree::of(pid)).collect())
-            .collect();
-        let old = std::mem::replace(&mut self.trees, new);
-        for s in (0..self.pids.len()).filter(|&s| self.frozen[s]) {
-            for t in &self.trees[s] {
-                t.set_frozen(true);
-            }
+        if self.trees.is_empty() {
+            self.trees = self
+                .pids
+                .iter()
+                .map(|p| p.iter().map(|&pid| Tree::of(pid)).collect())
+                .collect();
+            return;
         }
-        drop(old);
+        for tree in self.trees.iter_mut().flatten() {
+            tree.refresh();
+        }
     }
 
     /// Every server running again (before the servers are sampled, checked or ended).

@@ -1,0 +1,225 @@
+//! However bakeoff ends, nothing it started outlives it. A study of two PostgreSQL variants
+//! taking turns (the idle server frozen: a cgroup of its own as root, SIGSTOP to each process
+//! as another user) is ended mid-turn by SIGTERM, SIGHUP or SIGKILL; 15 s later no process,
+//! cgroup or run directory of it is left. SIGTERM and SIGHUP count as a first Ctrl-C (a clean
+//! stop, exit 130, what was measured kept); SIGKILL leaves the work to the watchdog.
+//!
+//! The tests run bakeoff as root (CI does) and, as the same root, as the `nobody` account:
+//! each way of freezing is tried. They need root to do both, and fail without it.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const STUDY: &str = "engine = \"postgresql\"\nduration = 60\nthreads = [4]\nrepetitions = 2\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nsettings = [{ synchronous_commit = \"on\" }, { synchronous_commit = \"off\" }]\n";
+
+/// The cgroup v2 directory this test process runs in: where bakeoff, its child, makes its
+/// groups.
+fn cgroup_parent() -> Option<PathBuf> {
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let own = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mounts.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        (right.split_whitespace().next() == Some("cgroup2"))
+            .then(|| left.split_whitespace().nth(4).map(PathBuf::from))?
+    })?;
+    Some(mount.join(own.trim_start_matches('/')))
+}
+
+struct Trial {
+    dir: PathBuf,
+    as_nobody: bool,
+}
+
+impl Trial {
+    fn new(name: &str, as_nobody: bool) -> Trial {
+        // SAFETY: geteuid has no preconditions.
+        assert_eq!(
+            unsafe { libc::geteuid() },
+            0,
+            "these tests run bakeoff as root and as nobody: run them as root (CI does)"
+        );
+        let dir = bakeoff_testkit::scratch::dir(name);
+        std::fs::create_dir_all(dir.join("tmp")).unwrap();
+        std::fs::write(dir.join("study.toml"), STUDY).unwrap();
+        if as_nobody {
+            for p in [dir.clone(), dir.join("tmp"), dir.join("study.toml")] {
+                std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
+            }
+        }
+        Trial { dir, as_nobody }
+    }
+
+    fn start(&self) -> Child {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
+        c.args(["study", "run"])
+            .arg(self.dir.join("study.toml"))
+            .env("TMPDIR", self.dir.join("tmp"))
+            .env("HOME", &self.dir)
+            .env_remove("BAKEOFF_DB")
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(self.dir.join("stderr")).unwrap());
+        if self.as_nobody {
+            c.uid(65534).gid(65534);
+        }
+        c.spawn().expect("spawn bakeoff study run")
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.join("stderr")).unwrap_or_default()
+    }
+
+    /// Processes of this trial: whose command line names its directory (bakeoff, its
+    /// watchdog, initializers, postmasters) or that run in it (every PostgreSQL process
+    /// works in its datadir), with their state.
+    fn processes(&self) -> Vec<String> {
+        let mark = self.dir.display().to_string();
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.parse::<u32>().is_ok())
+            })
+            .filter_map(|e| {
+                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+                let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                let cwd = std::fs::read_link(e.path().join("cwd")).unwrap_or_default();
+                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+                let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+                let ours = cmd.contains(&mark) || cwd.starts_with(&self.dir);
+                (ours && state != 'Z')
+                    .then(|| format!("{} {state} {cmd}", e.file_name().to_string_lossy()))
+            })
+            .collect()
+    }
+
+    /// Whether a server is frozen now: a group of bakeoff's reads frozen, or a process of
+    /// the trial is stopped.
+    fn something_frozen(&self, bakeoff: u32) -> bool {
+        let in_group = groups(bakeoff).iter().any(|g| {
+            std::fs::read_to_string(g.join("cgroup.events"))
+                .is_ok_and(|e| e.lines().any(|l| l == "frozen 1"))
+        });
+        in_group
+            || self
+                .processes()
+                .iter()
+                .any(|p| p.split(' ').nth(1) == Some("T"))
+    }
+
+    /// What is left in TMPDIR: bakeoff's run directories would be here.
+    fn rundirs(&self) -> Vec<String> {
+        std::fs::read_dir(self.dir.join("tmp"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+/// The cgroups bakeoff process `pid` made.
+fn groups(pid: u32) -> Vec<PathBuf> {
+    let Some(parent) = cgroup_parent() else {
+        return Vec::new();
+    };
+    let prefix = format!("bakeoff-{pid}-");
+    std::fs::read_dir(parent)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Start the study, wait until a server is frozen, send `signal`, and check that 15 s later
+/// nothing of it is left.
+fn end_mid_turn(name: &str, signal: libc::c_int, as_nobody: bool) {
+    let trial = Trial::new(name, as_nobody);
+    let mut child = trial.start();
+    let pid = child.id();
+    let until = Instant::now() + Duration::from_secs(180);
+    while !trial.something_frozen(pid) {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("bakeoff ended before a turn ({status}): {}", trial.stderr());
+        }
+        assert!(
+            Instant::now() < until,
+            "no server frozen in 180 s: {}\n{:?}",
+            trial.stderr(),
+            trial.processes()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let way = if as_nobody {
+        "as nobody: SIGSTOP"
+    } else {
+        "as root"
+    };
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, signal) };
+    let status = child.wait().unwrap();
+    if signal == libc::SIGKILL {
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(libc::SIGKILL)
+        );
+    } else {
+        // A clean stop, as for Ctrl-C: interrupted, and said so.
+        assert_eq!(status.code(), Some(130), "{way}: {}", trial.stderr());
+        assert!(
+            trial.stderr().contains("stopping cleanly, as for Ctrl-C"),
+            "{}",
+            trial.stderr()
+        );
+    }
+    let until = Instant::now() + Duration::from_secs(15);
+    let left = || (trial.processes(), groups(pid), trial.rundirs());
+    while left() != (vec![], vec![], vec![]) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (procs, cgroups, dirs) = left();
+    assert!(
+        procs.is_empty() && cgroups.is_empty() && dirs.is_empty(),
+        "{way}, 15 s after signal {signal}: processes {procs:#?}, cgroups {cgroups:?}, run directories {dirs:?} in {}\nstderr: {}",
+        trial.dir.display(),
+        trial.stderr()
+    );
+}
+
+#[test]
+fn sigterm_as_root_stops_cleanly_and_leaves_nothing() {
+    end_mid_turn("term-root", libc::SIGTERM, false);
+}
+
+#[test]
+fn sighup_as_root_stops_cleanly_and_leaves_nothing() {
+    end_mid_turn("hup-root", libc::SIGHUP, false);
+}
+
+#[test]
+fn sigkill_as_root_leaves_nothing_the_watchdog_ends_it_all() {
+    end_mid_turn("kill-root", libc::SIGKILL, false);
+}
+
+#[test]
+fn sigterm_as_another_user_stops_cleanly_and_leaves_nothing() {
+    end_mid_turn("term-nobody", libc::SIGTERM, true);
+}
+
+#[test]
+fn sighup_as_another_user_stops_cleanly_and_leaves_nothing() {
+    end_mid_turn("hup-nobody", libc::SIGHUP, true);
+}
+
+#[test]
+fn sigkill_as_another_user_leaves_nothing_the_watchdog_ends_it_all() {
+    end_mid_turn("kill-nobody", libc::SIGKILL, true);
+}

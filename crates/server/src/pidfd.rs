@@ -1,0 +1,142 @@
+//! Processes held by pidfd, not by number: a pid read from /proc may be reused by a stranger's
+//! process the moment the one it named ends, while a pidfd names that one process for as long
+//! as it is held, and signals sent through it after that process ended reach no one.
+
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+
+/// One process, held.
+#[derive(Debug)]
+pub struct Pidfd {
+    fd: OwnedFd,
+    pid: u32,
+}
+
+impl Pidfd {
+    /// The process `pid` is now, held from here on; None when there is none (it ended).
+    /// Whoever names a pid it did not fork itself checks [`Pidfd::open_as`] instead.
+    pub fn open(pid: u32) -> Option<Pidfd> {
+        // SAFETY: pidfd_open has no memory preconditions; it returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: the descriptor was just made and is owned by nothing else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        Some(Pidfd { fd, pid })
+    }
+
+    /// The process `pid` if it is still the one /proc showed starting at `start` (clock ticks
+    /// after boot, /proc/PID/stat's 22nd field): opened first, then checked, so that a pid
+    /// reused between the reading and the opening is never held.
+    pub fn open_as(pid: u32, start: u64) -> Option<Pidfd> {
+        let held = Pidfd::open(pid)?;
+        (stat(pid).map(|s| s.start) == Some(start)).then_some(held)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: the descriptor lives as long as self.
+        unsafe { BorrowedFd::borrow_raw(self.fd.as_raw_fd()) }
+    }
+
+    /// Send `signal`; false when the process has ended (or the kernel refused).
+    pub fn signal(&self, signal: libc::c_int) -> bool {
+        send(self.fd.as_raw_fd(), signal)
+    }
+
+    /// Whether the process has ended (a pidfd reads as ready then).
+    pub fn ended(&self) -> bool {
+        ended(self.fd.as_raw_fd())
+    }
+}
+
+/// pidfd_send_signal on a raw descriptor (the watchdog holds them so).
+pub(crate) fn send(fd: i32, signal: libc::c_int) -> bool {
+    // SAFETY: pidfd_send_signal with no siginfo; on a descriptor that is no pidfd it fails.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd,
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        ) == 0
+    }
+}
+
+/// Whether the process a pidfd holds has ended, without waiting.
+pub(crate) fn ended(fd: i32) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll on one pollfd we own, no timeout.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n == 1 && p.revents & libc::POLLIN != 0
+}
+
+/// What /proc/PID/stat says of a process's place in the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub state: char,
+    pub parent: u32,
+    pub group: i32,
+    /// When it started, in clock ticks after boot: with the pid, it names one process.
+    pub start: u64,
+}
+
+/// A process's /proc stat line, read past a command name that may hold spaces or parentheses.
+pub fn stat(pid: u32) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+pub(crate) fn parse_stat(line: &str) -> Option<Stat> {
+    let rest = &line[line.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state (3), ppid (4), pgrp (5) ... starttime (22).
+    Some(Stat {
+        state: f.first()?.chars().next()?,
+        parent: f.get(1)?.parse().ok()?,
+        group: f.get(2)?.parse().ok()?,
+        start: f.get(19)?.parse().ok()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stat_line_is_read_past_a_name_with_parentheses() {
+        let line = "4242 (a (b) c) S 1 4240 4240 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 98765 0 0";
+        let s = parse_stat(line).unwrap();
+        assert_eq!((s.state, s.parent, s.group, s.start), ('S', 1, 4240, 98765));
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn a_held_process_is_signalled_until_it_ends_and_never_after() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let start = stat(child.id()).unwrap().start;
+        assert!(
+            Pidfd::open_as(child.id(), start + 1).is_none(),
+            "another start is another process"
+        );
+        let held = Pidfd::open_as(child.id(), start).unwrap();
+        assert!(!held.ended());
+        assert!(held.signal(libc::SIGKILL));
+        child.wait().unwrap();
+        assert!(held.ended());
+        assert!(
+            !held.signal(libc::SIGKILL),
+            "an ended process takes no signal"
+        );
+    }
+}
