@@ -193,9 +193,11 @@ mod tests {
     fn a_group_and_its_grandchildren_are_killed_and_a_rundir_removed() {
         // Abandoning ends this process's cgroups too: not while a cgroup test has one.
         let _one = crate::freeze::tests::serial();
-        // A shell in a group of its own whose child outlives it unless the group is killed.
+        // A shell in a group of its own whose child outlives it unless the group is killed,
+        // and a child that left the group for a session of its own, as each PostgreSQL
+        // backend does: only the tree finds it.
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "sleep 300 & sleep 300"])
+            .args(["-c", "sleep 300 & setsid sleep 301 & sleep 300"])
             .process_group(0)
             .spawn()
             .unwrap();
@@ -204,16 +206,29 @@ mod tests {
         let path = std::env::temp_dir().join(format!("bakeoff-abandon-test-{pid}"));
         std::fs::create_dir(&path).unwrap();
         std::fs::write(path.join(crate::fence::MARKER), "0\n").unwrap();
-        // Both sleeps are up before the kill.
+        // The three children are up (the one that left its group among them) before the kill.
         let started = Instant::now();
-        while members(pid as i32).len() < 3 && started.elapsed() < Duration::from_secs(5) {
+        let tree = || crate::freeze::tree_of(pid);
+        let own_session = |p: &u32| crate::pidfd::stat(*p).is_some_and(|s| s.group == *p as i32);
+        while !(tree().len() == 4 && tree().iter().any(own_session))
+            && started.elapsed() < Duration::from_secs(5)
+        {
             std::thread::sleep(Duration::from_millis(10));
         }
+        let away = *tree()
+            .iter()
+            .find(|p| own_session(p))
+            .expect("the setsid child");
+        let away = Pidfd::open(away).unwrap();
         // The lists given, not the process's: other tests' servers run beside this one.
         let done = kill_and_remove(&[pid as i32], vec![path.clone()], Duration::from_secs(5));
-        assert_eq!(done.killed, 3, "the shell and its two sleeps");
+        assert_eq!(done.killed, 4, "the shell and its three sleeps");
         assert!(done.left.is_empty(), "{:?}", done.left);
         assert!(members(pid as i32).is_empty());
+        assert!(
+            away.ended(),
+            "the child in a session of its own is gone too"
+        );
         assert!(done.removed == 1 && !path.exists());
         child.wait().unwrap();
         // Reaped: no longer ours to name.
