@@ -8,7 +8,6 @@ use bakeoff_driver::ConnectOptions;
 use bakeoff_engine::{ClientWait, IgnoreErrors, RunResult, RunSpec};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::ClientPlacement;
-use bakeoff_server::preflight;
 use bakeoff_server::variant::CpuList;
 use bakeoff_study::cell::Load;
 use bakeoff_study::cell::{run_cell, Cell, CellEnd, CellOutcome, ServerPlan};
@@ -445,7 +444,7 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         None => None,
     };
     // Each connection is a file; the runtime and the server's own needs come on top.
-    preflight::raise_open_files(u64::from(run_spec.connections) + 256)
+    bakeoff_engine::files::raise_open_files(u64::from(run_spec.connections) + 256)
         .map_err(|e| anyhow::anyhow!("--threads={}: {e}", run_spec.connections))?;
     let servers = match given.is_empty() {
         false

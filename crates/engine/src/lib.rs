@@ -20,6 +20,7 @@
 
 mod connect;
 mod doorbell;
+pub mod files;
 mod fixed;
 mod pacing;
 mod run;
@@ -408,4 +409,8 @@ pub enum EngineError {
     /// Every connection was ready, and the observer called the run off before it started.
     #[error("called off before the start: {0}")]
     CalledOff(String),
+    /// The open-files limit has no room for the run's connections (see [`files`]): refused
+    /// before any client is built.
+    #[error("{connections} connections: {reason}")]
+    OpenFiles { connections: u64, reason: String },
 }

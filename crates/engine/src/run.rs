@@ -34,6 +34,7 @@ pub fn run_sampled<S: Source>(
     observer: &mut dyn Observer,
     mut sampler: Option<&mut Sampler>,
 ) -> Result<RunResult, EngineError> {
+    crate::files::room_for_clients(spec, 1)?;
     let entered = Instant::now();
     let spec = Arc::new(spec.clone());
     let shared = Arc::new(Shared::default());

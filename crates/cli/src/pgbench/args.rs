@@ -356,7 +356,10 @@ fn apply(a: &mut PgbenchArgs, key: &str, v: Option<String>) -> Result<Option<Par
             .scripts
             .push(ScriptArg::Builtin("simple-update".into(), 1)),
         // pgbench 15.20 names the option so here; 15.18 and older printed "-c/--clients".
-        "c" => a.clients = int_in(&v, "-c/--client", 1, INT_MAX)? as u32,
+        "c" => {
+            a.clients = int_in(&v, "-c/--client", 1, INT_MAX)? as u32;
+            super::files::room_for(a.clients).or_else(refuse)?;
+        }
         "C" => a.connect = true,
         "d" => a.debug = true,
         "D" => {

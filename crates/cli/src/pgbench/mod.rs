@@ -4,6 +4,7 @@
 
 mod args;
 mod connect;
+mod files;
 mod help;
 mod report;
 

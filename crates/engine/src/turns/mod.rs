@@ -187,6 +187,7 @@ pub fn run_turns<S: Source>(
     samplers: &mut [Option<Sampler>],
     obs: &mut dyn TurnObserver,
 ) -> Result<TurnsResult, EngineError> {
+    crate::files::room_for_clients(&spec.run, sources.len())?;
     let entered = Instant::now();
     let servers = sources.len();
     let idle_poll_ns: Arc<AtomicU64> = Arc::default();
