@@ -1,12 +1,15 @@
-//! pgbench's own TAP suites (PostgreSQL 15.18's `t/001_pgbench_with_server.pl` and
-//! `t/002_pgbench_no_server.pl`, with the Perl framework they use, from `../shared/pgbench-tests`)
-//! run unmodified by `scripts/pgbench-tap`, once with the real pgbench and once with bakeoff
+//! pgbench's own TAP suites (PostgreSQL 15's `t/001_pgbench_with_server.pl` and
+//! `t/002_pgbench_no_server.pl`, with the Perl framework they use, from `../shared/pgbench-tests`
+//! or, without it, from Debian's source package of the installed pgbench) run unmodified by
+//! `scripts/pgbench-tap`, once with the real pgbench and once with bakeoff
 //! standing in for it, in one run. bakeoff must get every assertion as the real pgbench gets it,
 //! by number and by name; the real one may fail only the one assertion 15.20 changed on purpose
 //! (`-c/--clients` became `-c/--client`), which bakeoff then fails the same way.
 //!
-//! The suites are the yardstick, not code of ours: a checkout without `../shared` fails here
-//! with where to put them (PGBENCH_TAP_SUITES names another place), never passes by skipping.
+//! The suites are the yardstick, not code of ours: `scripts/pgbench-tests` says where they are
+//! (PGBENCH_TAP_SUITES, `../shared/pgbench-tests`, or its cache of Debian's, under
+//! `target/pgbench-tests/<version>/`, which `scripts/test` fetches first). Where none is, this
+//! fails with what it said, never passes by skipping.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -68,12 +71,18 @@ fn comparable(name: &str, dir: &Path) -> String {
     out
 }
 
-fn suites() -> PathBuf {
-    std::env::var_os("PGBENCH_TAP_SUITES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/pgbench-tests")
-        })
+/// Where the suites are, as `scripts/pgbench-tests --offline` finds them (never fetching);
+/// else what it said.
+fn suites() -> Result<PathBuf, String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pgbench-tests");
+    let o = Command::new(&script)
+        .arg("--offline")
+        .output()
+        .map_err(|e| format!("{}: {e}", script.display()))?;
+    match o.status.success() {
+        true => Ok(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())),
+        false => Err(String::from_utf8_lossy(&o.stderr).trim().to_string()),
+    }
 }
 
 /// The assertions of `suite` as `tool` ran it, with the run's directory.
@@ -93,11 +102,10 @@ fn assertions(out: &Path, tool: &str, suite: &str) -> (Vec<Assertion>, PathBuf) 
 
 #[test]
 fn pgbench_tap_suites_hold_for_bakeoff_as_for_the_real_pgbench() {
-    let suites = suites();
+    let suites = suites().unwrap_or_else(|why| panic!("{why}"));
     assert!(
         suites.join("t/001_pgbench_with_server.pl").is_file(),
-        "pgbench's TAP suites are not at {} (they come with ../shared beside the checkout; \
-         PGBENCH_TAP_SUITES names another place)",
+        "pgbench's TAP suites are not at {} (PGBENCH_TAP_SUITES names where they are)",
         suites.display()
     );
     let out = bakeoff_testkit::scratch::dir("pgbench-tap");
