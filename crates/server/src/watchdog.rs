@@ -122,6 +122,9 @@ fn detach(link: &OwnedFd) {
     // is valid; /dev/null is opened with a literal path.
     unsafe {
         libc::setsid();
+        // Holding no directory in use: bakeoff's working directory may be unmounted or
+        // removed while the watchdog waits.
+        libc::chdir(c"/".as_ptr());
         libc::prctl(libc::PR_SET_NAME, c"bakeoff-watch".as_ptr());
         for signal in [
             libc::SIGINT,
