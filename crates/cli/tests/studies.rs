@@ -218,6 +218,59 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
 }
 
 #[test]
+fn study_check_refuses_a_mysql_variant_whose_mysqld_is_mariadb() {
+    let dir = bakeoff_testkit::scratch::dir("cli-mysql-is-mariadb");
+    let mariadbd = bakeoff_server::Engine::MariaDb
+        .default_binary()
+        .expect("mariadbd");
+    // Debian's mysqld, made here: a link named mysqld to mariadbd.
+    let link = dir.join("mysqld");
+    std::os::unix::fs::symlink(&mariadbd, &link).unwrap();
+    let axis = "threads = [1]\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nengine = [\"mariadb\", \"mysql\"]\n";
+    let file = dir.join("named.toml");
+    let study = format!("{axis}[mysql]\nbinary = \"{}\"\n", link.display());
+    std::fs::write(&file, study).unwrap();
+    let o = bakeoff(&["study", "check", file.to_str().unwrap()], None);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    let head = format!(
+        "{}:7:10: engine \"mysql\": {} is MariaDB 1",
+        file.display(),
+        link.display()
+    );
+    assert!(err.contains(&head), "{err}");
+    assert!(err.contains("not MySQL; install MySQL 8.0 or 8.4"), "{err}");
+    assert!(err.contains("nothing was run"), "{err}");
+    // The defect as found: no binary named, and `mysqld` on PATH is MariaDB's (Debian's
+    // /usr/sbin/mysqld, a link to mariadbd, where mariadb-server is installed).
+    let default = bakeoff_server::Engine::MySql.default_binary();
+    let mariadbs = default
+        .as_ref()
+        .ok()
+        .and_then(|d| std::fs::canonicalize(d).ok());
+    if mariadbs.is_some_and(|d| d.ends_with("mariadbd")) {
+        let file = dir.join("default.toml");
+        std::fs::write(&file, axis).unwrap();
+        let o = bakeoff(&["study", "check", file.to_str().unwrap()], None);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+        let mysqld = default.unwrap();
+        let head = format!(
+            "{}:5:22: engine \"mysql\": {} is MariaDB 1",
+            file.display(),
+            mysqld.display()
+        );
+        assert!(err.contains(&head), "{err}");
+        if mysqld == std::path::Path::new("/usr/sbin/mysqld") {
+            assert!(
+                err.contains("(mysqld here is Debian's link to mariadbd), not MySQL"),
+                "{err}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_study_across_engines_says_what_its_ratios_mean_with_each_engines_settings() {
     let dir = bakeoff_testkit::scratch::dir("cli-engines");
     let file = dir.join("engines.toml");

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::adapters::{mysql, pgsql};
+use crate::identity::{Identity, Product};
 use crate::ServerError;
 
 #[derive(
@@ -58,13 +59,71 @@ impl Engine {
         }
     }
 
-    /// The engine of a binary: PostgreSQL's by its name or `--version`, else MariaDB's or
-    /// MySQL's as the lab's MySQL family tells them apart (MariaDB when it cannot tell).
+    /// The engine of a binary, as its `--version` says (see [`Identity`]): Percona Server is
+    /// MySQL's, and a binary that says none of them MariaDB's.
     pub fn of_binary(binary: &Path) -> Engine {
-        if pgsql::is_postgres(binary) {
-            return Engine::PostgreSql;
+        match Identity::of(binary).product {
+            Product::PostgreSql => Engine::PostgreSql,
+            Product::MySql | Product::Percona => Engine::MySql,
+            Product::MariaDb | Product::Unknown => Engine::MariaDb,
         }
-        mysql::flavor(binary).into()
+    }
+
+    /// Why a server of this engine may not run `binary` (`named`: the study or command line
+    /// named it; else it is this engine's default), from what the binary says it is: "mysql"
+    /// takes MySQL and Percona Server for MySQL, "mariadb" MariaDB or a binary that says none
+    /// (a script around one), "postgresql" PostgreSQL. MariaDB's default is MySQL's mysqld
+    /// where no mariadbd is installed, and is taken. None too when the binary does not run
+    /// (the start says why).
+    pub fn refuses_binary(self, binary: &Path, named: bool) -> Option<String> {
+        let id = Identity::of(binary);
+        let takes = match (self, id.product) {
+            (_, _) if !id.ran => true,
+            (Engine::MariaDb, Product::MariaDb | Product::Unknown) => true,
+            (Engine::MariaDb, Product::MySql | Product::Percona) => !named,
+            (Engine::MySql, Product::MySql | Product::Percona) => true,
+            (Engine::PostgreSql, Product::PostgreSql) => true,
+            _ => false,
+        };
+        (!takes).then(|| self.refusal(binary, &id))
+    }
+
+    fn refusal(self, binary: &Path, id: &Identity) -> String {
+        let found = match id.product {
+            Product::Unknown => {
+                let said = match id.line.is_empty() {
+                    true => "its --version says nothing".to_string(),
+                    false => format!("its --version says \"{}\"", id.line),
+                };
+                format!(
+                    "{} does not say it is {} ({said})",
+                    binary.display(),
+                    self.title()
+                )
+            }
+            _ => format!(
+                "{} is {}{}, not {}",
+                binary.display(),
+                id.describe(),
+                link_note(binary),
+                self.title()
+            ),
+        };
+        let get = match self {
+            Engine::MySql => "install MySQL 8.0 or 8.4 (or Percona Server for MySQL, which engine \"mysql\" takes too; see docs/src/guide/mysql.md) and name its binary with `[mysql] binary = \"/opt/mysql/bin/mysqld\"`",
+            Engine::MariaDb => "name a MariaDB server with `[mariadb] binary = \"/usr/sbin/mariadbd\"`",
+            Engine::PostgreSql => "name a PostgreSQL server with `[postgresql] binary = \"/usr/lib/postgresql/15/bin/postgres\"`",
+        };
+        let instead = match id.product {
+            Product::MariaDb | Product::Unknown => Engine::MariaDb,
+            Product::MySql | Product::Percona => Engine::MySql,
+            Product::PostgreSql => Engine::PostgreSql,
+        };
+        let or = match instead == self {
+            true => String::new(),
+            false => format!(", or use engine \"{}\"", instead.name()),
+        };
+        format!("engine \"{}\": {found}; {get}{or}", self.name())
     }
 
     /// The binary a server of this engine runs when none is named.
@@ -80,8 +139,9 @@ impl Engine {
         }
     }
 
-    /// What a server of this engine's family that says `version` is: MariaDB and MySQL
-    /// share a family (and a default), and only the version tells them apart.
+    /// What a server of this engine's family that says `version` (its `SELECT VERSION()`) is:
+    /// MariaDB and MySQL share a family (and a default), and only the version tells them
+    /// apart: MariaDB's names MariaDB, MySQL's and Percona Server's give a number only.
     pub fn by_version(self, version: &str) -> Engine {
         match self {
             Engine::PostgreSql => self,
@@ -94,6 +154,23 @@ impl Engine {
     /// family: the lab tells them apart itself).
     pub fn runs(self, binary_engine: Engine) -> bool {
         (self == Engine::PostgreSql) == (binary_engine == Engine::PostgreSql)
+    }
+}
+
+/// " (mysqld here is Debian's link to mariadbd)": where a binary's name is not its file's.
+fn link_note(binary: &Path) -> String {
+    let Ok(real) = std::fs::canonicalize(binary) else {
+        return String::new();
+    };
+    match (binary.file_name(), real.file_name()) {
+        (Some(name), Some(file)) if name != file => {
+            let (name, file) = (name.to_string_lossy(), file.to_string_lossy());
+            match binary == Path::new("/usr/sbin/mysqld") && file == "mariadbd" {
+                true => " (mysqld here is Debian's link to mariadbd)".to_string(),
+                false => format!(" ({name} here is a link to {})", real.display()),
+            }
+        }
+        _ => String::new(),
     }
 }
 
@@ -211,5 +288,16 @@ mod tests {
             .contains("mariadb, mysql or postgresql"));
         assert!(Engine::MySql.runs(Engine::MariaDb));
         assert!(!Engine::PostgreSql.runs(Engine::MariaDb));
+    }
+
+    #[test]
+    fn a_running_servers_version_says_mariadb_or_else_is_mysqls() {
+        // SELECT VERSION(): MariaDB says so; MySQL and Percona Server give a number only.
+        let mariadb = "10.11.19-MariaDB-0+deb12u1";
+        assert_eq!(Engine::MySql.by_version(mariadb), Engine::MariaDb);
+        assert_eq!(Engine::MySql.by_version("8.4.3"), Engine::MySql);
+        assert_eq!(Engine::MariaDb.by_version("8.0.39-30"), Engine::MySql);
+        assert_eq!(Engine::MySql.by_version(""), Engine::MySql);
+        assert_eq!(Engine::PostgreSql.by_version("15.8"), Engine::PostgreSql);
     }
 }

@@ -31,6 +31,7 @@ pub mod engine;
 mod error;
 mod fence;
 pub mod freeze;
+pub mod identity;
 pub mod lab_tls;
 mod launch;
 pub mod pidfd;

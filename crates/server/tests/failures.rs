@@ -83,10 +83,62 @@ fn a_binary_that_is_not_there_or_of_another_engine_is_named_before_anything_star
         ..ServerSpec::default()
     });
     assert!(
-        err.to_string()
-            .contains("is a MariaDB server, and the variant's engine is PostgreSQL"),
+        err.to_string().starts_with("engine \"postgresql\": ")
+            && err.to_string().contains(" is MariaDB 1"),
         "{err}"
     );
+    assert!(err.to_string().contains(", not PostgreSQL; "), "{err}");
+    assert!(
+        err.to_string().ends_with("or use engine \"mariadb\""),
+        "{err}"
+    );
+}
+
+/// A `mysqld` that is MariaDB's, as Debian's mariadb-server installs one: a link named
+/// mysqld to mariadbd (made here, so the test holds whatever /usr/sbin/mysqld is).
+fn mysqld_linked_to_mariadbd() -> std::path::PathBuf {
+    let mariadbd = bakeoff_server::Engine::MariaDb
+        .default_binary()
+        .expect("mariadbd");
+    let link = bakeoff_testkit::scratch::dir("mysqld-is-mariadbd").join("mysqld");
+    match std::os::unix::fs::symlink(&mariadbd, &link) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => panic!("{e}"),
+        _ => link,
+    }
+}
+
+#[test]
+fn a_mysql_variant_given_mariadbs_mysqld_is_refused_saying_what_it_found() {
+    let link = mysqld_linked_to_mariadbd();
+    let err = failing_start(ServerSpec {
+        engine: Some(bakeoff_server::Engine::MySql),
+        binary: Some(link.clone()),
+        ..ServerSpec::default()
+    });
+    assert!(matches!(err, ServerError::Refused(_)), "{err}");
+    let said = err.to_string();
+    let head = format!("engine \"mysql\": {} is MariaDB 1", link.display());
+    assert!(said.starts_with(&head), "{said}");
+    assert!(
+        said.contains("not MySQL; install MySQL 8.0 or 8.4"),
+        "{said}"
+    );
+    assert!(said.contains("`[mysql] binary = "), "{said}");
+    assert!(said.contains("or use engine \"mariadb\""), "{said}");
+    // Named by the engine alone: its default, `mysqld` on PATH, is asked the same way (on
+    // Debian with mariadb-server, /usr/sbin/mysqld is that link).
+    let default = bakeoff_server::Engine::MySql.default_binary();
+    let mariadbs = default
+        .as_ref()
+        .ok()
+        .and_then(|d| std::fs::canonicalize(d).ok());
+    if mariadbs.is_some_and(|d| d.ends_with("mariadbd")) {
+        let err = failing_start(ServerSpec {
+            engine: Some(bakeoff_server::Engine::MySql),
+            ..ServerSpec::default()
+        });
+        assert!(err.to_string().contains("is MariaDB 1"), "{err}");
+    }
 }
 
 #[test]

@@ -405,8 +405,9 @@ fn engines_are_named_once_and_agree_with_binaries_and_urls() {
     at(
         &p,
         6,
-        "is a MariaDB server, and this variant's engine is PostgreSQL",
+        &format!("engine \"postgresql\": {} is MariaDB 1", mariadbd.display()),
     );
+    at(&p, 6, ", not PostgreSQL; ");
     let p = problems(
         "threads = [4]\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nengine = \"mariadb\"\nserver = \"postgresql://bench@db1/sbtest\"\n",
     );
@@ -418,4 +419,104 @@ fn engines_are_named_once_and_agree_with_binaries_and_urls() {
     )
     .expect("valid");
     assert_eq!(s.variants[0].engine, bakeoff_server::Engine::PostgreSql);
+}
+
+/// A server binary in the scratch directory: `mysqld`, a link to MariaDB's mariadbd as
+/// Debian's mariadb-server installs one, or a script that says `version` to any question.
+fn server_binary(dir: &str, says: Option<&str>) -> std::path::PathBuf {
+    let path = bakeoff_testkit::scratch::dir(dir).join("mysqld");
+    if path.exists() {
+        return path;
+    }
+    match says {
+        None => {
+            let mariadbd = bakeoff_server::Engine::MariaDb
+                .default_binary()
+                .expect("these tests need mariadbd");
+            std::os::unix::fs::symlink(mariadbd, &path).unwrap();
+        }
+        Some(line) => {
+            use std::os::unix::fs::PermissionsExt;
+            let tmp = path.with_extension("tmp");
+            std::fs::write(&tmp, format!("#!/bin/sh\necho \"{line}\"\n")).unwrap();
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::rename(&tmp, &path).unwrap();
+        }
+    }
+    path
+}
+
+fn study_of(engine: &str, binary: &std::path::Path) -> String {
+    format!(
+        "threads = [4]\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nengine = \"{engine}\"\nbinary = \"{}\"\n",
+        binary.display()
+    )
+}
+
+#[test]
+fn a_mysql_variant_must_run_mysql_and_not_mariadbs_mysqld() {
+    // The defect as found: an engine axis whose MySQL is Debian's mysqld, a link to mariadbd.
+    let link = server_binary("mysqld-is-mariadbd", None);
+    let p = problems(&format!(
+        "threads = [4]\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nengine = [\"mariadb\", \"mysql\"]\n[mysql]\nbinary = \"{}\"\n",
+        link.display()
+    ));
+    at(
+        &p,
+        7,
+        &format!("engine \"mysql\": {} is MariaDB 1", link.display()),
+    );
+    at(&p, 7, "not MySQL; install MySQL 8.0 or 8.4");
+    at(&p, 7, "or use engine \"mariadb\"");
+    assert_eq!(p.len(), 1, "{p:?}");
+    // The same binary is MariaDB's, and takes a MariaDB variant.
+    parse(&study_of("mariadb", &link), "x").expect("mariadbd by another name");
+}
+
+#[test]
+fn a_binary_is_the_engine_its_version_says_percona_server_counting_as_mysql() {
+    let mysql = server_binary(
+        "mysql-8.4",
+        Some("/opt/mysql/bin/mysqld  Ver 8.4.3 for Linux on x86_64 (MySQL Community Server - GPL)"),
+    );
+    let percona = server_binary(
+        "percona-8.0",
+        Some("mysqld  Ver 8.0.39-30 for Linux on x86_64 (Percona Server (GPL), Release '30', Revision '1b9e6b3a')"),
+    );
+    let unknown = server_binary("says-nothing", Some(""));
+    for b in [&mysql, &percona] {
+        let s = parse(&study_of("mysql", b), "x").expect("a MySQL for engine mysql");
+        assert_eq!(s.variants[0].engine, bakeoff_server::Engine::MySql);
+    }
+    let p = problems(&study_of("mariadb", &mysql));
+    at(
+        &p,
+        6,
+        &format!(
+            "engine \"mariadb\": {} is MySQL 8.4.3, not MariaDB",
+            mysql.display()
+        ),
+    );
+    at(&p, 6, "or use engine \"mysql\"");
+    let p = problems(&study_of("mariadb", &percona));
+    at(
+        &p,
+        6,
+        &format!(
+            "{} is Percona Server for MySQL 8.0.39-30, not MariaDB",
+            percona.display()
+        ),
+    );
+    // One that says neither is no MySQL: refused for engine "mysql", where it was taken as
+    // MariaDB; MariaDB stays what a binary that cannot tell is taken for.
+    let p = problems(&study_of("mysql", &unknown));
+    at(
+        &p,
+        6,
+        &format!(
+            "engine \"mysql\": {} does not say it is MySQL",
+            unknown.display()
+        ),
+    );
+    parse(&study_of("mariadb", &unknown), "x").expect("MariaDB when it cannot tell");
 }

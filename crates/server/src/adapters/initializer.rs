@@ -8,8 +8,11 @@ use std::time::{Duration, Instant};
 
 use crate::adapters::family::Bounds;
 use crate::launch::{self, scrub_env, spawn_contained, Placement, RunAs};
-use crate::rundir::{error_lines_and_tail, RunDir};
+use crate::rundir::RunDir;
 use crate::ServerError;
+
+/// The initializer's output, in the run directory.
+const LOG: &str = "install.log";
 
 /// Run a family's datadir initializer `tool` with `args` as the server's user, its output in
 /// the run directory's `install.log`; it is killed when it outlasts `bounds.limit` (the server
@@ -21,14 +24,11 @@ pub(crate) fn run(
     run_as: Option<RunAs>,
     bounds: Bounds<'_>,
 ) -> Result<(), ServerError> {
-    let dir = rundir.path();
-    let log = dir.join("install.log");
-    let out = std::fs::File::create(&log).map_err(|source| ServerError::RunDir {
-        path: log.clone(),
-        source,
-    })?;
+    // Made anew through the run directory's descriptor, never opened by path: the directory
+    // may already be the server's account's (see `RunDir`).
+    let out = rundir.create_file(LOG, 0o600, None)?;
     let err = out.try_clone().map_err(|source| ServerError::RunDir {
-        path: log.clone(),
+        path: rundir.path().join(LOG),
         source,
     })?;
     let mut cmd = Command::new(tool);
@@ -54,7 +54,7 @@ pub(crate) fn run(
                         "still running after {} s, the server start timeout; killed",
                         bounds.limit.as_secs()
                     ),
-                    log_tail: error_lines_and_tail(&log, 25),
+                    log_tail: rundir.error_lines_and_tail(LOG, 25),
                 }
             } else {
                 ServerError::Abandoned
@@ -75,7 +75,7 @@ pub(crate) fn run(
         return Err(ServerError::Initialize {
             tool: what,
             status: status.to_string(),
-            log_tail: error_lines_and_tail(&log, 25),
+            log_tail: rundir.error_lines_and_tail(LOG, 25),
         });
     }
     Ok(())

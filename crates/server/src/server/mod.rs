@@ -45,8 +45,8 @@ pub struct Server {
     binary: PathBuf,
 }
 
-/// The binary a spec runs: its own, else its engine's default; a binary of another engine
-/// than the one asked for is refused before anything starts.
+/// The binary a spec runs: its own, else its engine's default; a binary that is not the
+/// engine asked for, by its own `--version`, is refused before anything starts.
 fn spec_binary(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
     let binary = match (&spec.binary, spec.engine) {
         (Some(b), _) if !crate::binary::is_executable(b) => {
@@ -60,12 +60,8 @@ fn spec_binary(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
         (None, None) => default_binary()?,
     };
     if let Some(asked) = spec.engine {
-        let is = crate::Engine::of_binary(&binary);
-        if !asked.runs(is) {
-            return Err(ServerError::Refused(format!(
-                "{} is a {} server, and the variant's engine is {}: name a {} binary, or set the engine to {}",
-                binary.display(), is.title(), asked.title(), asked.title(), is.name()
-            )));
+        if let Some(why) = asked.refuses_binary(&binary, spec.binary.is_some()) {
+            return Err(ServerError::Refused(why));
         }
     }
     Ok(binary)

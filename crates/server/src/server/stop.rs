@@ -23,12 +23,8 @@ impl Server {
     pub fn stop_into_template(mut self) -> Result<Template, ServerError> {
         let template = Template::new()?;
         let clean = self.shutdown_cleanly();
-        let data = self.rundir.path().join("data");
         let result = if clean {
-            std::fs::rename(&data, template.datadir()).map_err(|source| ServerError::RunDir {
-                path: data.clone(),
-                source,
-            })
+            template.take_datadir(&self.rundir)
         } else {
             Err(ServerError::Spawn {
                 what: "stopping the server to keep its datadir".into(),

@@ -131,12 +131,14 @@ impl Engines {
             .unwrap_or_default()
     }
 
-    /// Check a variant of `engine` run by `binary` (the path and where the file names it;
-    /// None: the engine's default): the binary is of that engine, and it knows each setting. Nothing is said when the binary is not here to ask (the start will say).
+    /// Check a variant of `engine` (said at `engine_at`, where the variant says it) run by
+    /// `binary` (the path and where the file names it; None: the engine's default): the
+    /// binary is that engine's by its own `--version`, and it knows each setting. Nothing is
+    /// said when the binary is not here to ask (the start will say).
     pub fn check(
         &self,
         p: &mut Problems,
-        engine: Engine,
+        (engine, engine_at): (Engine, Option<Range<usize>>),
         binary: Option<(&Path, Range<usize>)>,
         settings: &[Placed],
     ) {
@@ -150,17 +152,16 @@ impl Engines {
                 Err(_) => return,
             },
         };
+        if let Some(why) = engine.refuses_binary(&path, at.is_some()) {
+            let at = at
+                .or(engine_at)
+                .or(self.study.as_ref().map(|(_, s)| s.clone()));
+            p.at(at.unwrap_or(0..0), why);
+            return;
+        }
         let Ok(catalog) = Catalog::of(&path) else {
             return;
         };
-        if !engine.runs(catalog.engine) {
-            let at = at.or(self.study.as_ref().map(|(_, s)| s.clone()));
-            p.at(at.unwrap_or(0..0), format!(
-                "{} is a {} server, and this variant's engine is {}: name a {} binary, or set engine = \"{}\"",
-                path.display(), catalog.engine.title(), engine.title(), engine.title(), catalog.engine.name()
-            ));
-            return;
-        }
         for (s, span) in settings {
             if catalog.refuses(&s.name, &s.value) {
                 p.at(span.clone(), unknown_setting(&catalog, &s.name));

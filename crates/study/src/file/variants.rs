@@ -272,7 +272,7 @@ fn one_variant(
     let every: Vec<_> = from_section.iter().chain(&own).cloned().collect();
     eng.check(
         p,
-        engine,
+        (engine, k.engine.map(|v| v.span())),
         binary.as_ref().map(|(b, s)| (b.as_path(), s.clone())),
         &every,
     );

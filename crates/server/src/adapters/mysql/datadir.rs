@@ -2,10 +2,10 @@
 //! differently) and the initializer run to make it, bounded and abandonable like the start.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::binary::find_install_db;
 use crate::adapters::family::Bounds;
+use crate::identity::{Identity, Product};
 use crate::launch::RunAs;
 use crate::rundir::RunDir;
 use crate::ServerError;
@@ -30,21 +30,22 @@ pub(crate) enum Flavor {
     MySql,
 }
 
-/// From `binary --version` ("mysqld  Ver 8.0.36 ... (MySQL Community Server - GPL)" vs
-/// "mariadbd  Ver 15.1 Distrib 10.11.19-MariaDB"); MariaDB when it cannot tell.
+/// From what `binary --version` says (see [`Identity`]): MySQL's and Percona Server's
+/// initialize alike; MariaDB when it cannot tell.
 pub(crate) fn flavor(binary: &Path) -> Flavor {
-    let out = Command::new(binary).arg("--version").output();
-    let text = out
-        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
-        .unwrap_or_default();
-    flavor_of(&text)
+    match Identity::of(binary).product {
+        Product::MySql | Product::Percona => Flavor::MySql,
+        _ => Flavor::MariaDb,
+    }
 }
 
+/// From what a server of the family says its version is (`SELECT VERSION()`, or a
+/// `--version` line): MariaDB's always names MariaDB ("10.11.19-MariaDB-0+deb12u1"); MySQL's
+/// and Percona Server's give a number ("8.4.3", "8.0.39-30"). MariaDB when it says nothing.
 pub(crate) fn flavor_of(version: &str) -> Flavor {
-    if version.contains("MariaDB") || !version.contains("MySQL") {
-        Flavor::MariaDb
-    } else {
-        Flavor::MySql
+    match version.contains("MariaDB") || version.trim().is_empty() {
+        true => Flavor::MariaDb,
+        false => Flavor::MySql,
     }
 }
 
@@ -109,6 +110,11 @@ mod tests {
             Flavor::MySql
         );
         assert_eq!(flavor_of(""), Flavor::MariaDb);
+        // Percona Server for MySQL initializes as MySQL does.
+        assert_eq!(
+            flavor_of("mysqld  Ver 8.0.39-30 for Linux on x86_64 (Percona Server (GPL), Release '30', Revision '1b9e6b3a')"),
+            Flavor::MySql
+        );
     }
 
     #[test]

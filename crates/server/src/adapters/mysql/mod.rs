@@ -23,7 +23,7 @@ use crate::random::new_secret;
 use crate::rundir::{write_private, RunDir};
 use crate::variant::{Check, Setting};
 use crate::{ServerError, ServerSpec};
-pub(crate) use datadir::{flavor, flavor_of, Flavor};
+pub(crate) use datadir::{flavor_of, Flavor};
 
 /// Options every lab server gets before the spec's own: sized for thousands of connections,
 /// each with a full set of prepared statements (sysbench's read_write needs 2 + 9 x tables),

@@ -49,19 +49,9 @@ pub fn find_initdb(server: &Path) -> Result<PathBuf, ServerError> {
         })
 }
 
-/// Whether `binary` is PostgreSQL's server: its name, or what `--version` says.
+/// Whether `binary` is PostgreSQL's server: what `--version` says, else its name.
 pub fn is_postgres(binary: &Path) -> bool {
-    if binary
-        .file_name()
-        .is_some_and(|n| n == "postgres" || n == "postmaster")
-    {
-        return true;
-    }
-    std::process::Command::new(binary)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains("PostgreSQL"))
-        .unwrap_or(false)
+    crate::identity::Identity::of(binary).product == crate::identity::Product::PostgreSql
 }
 
 /// The settings `binary` knows, from `postgres --describe-config` (one per line, the name

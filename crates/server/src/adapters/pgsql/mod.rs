@@ -22,7 +22,7 @@ pub use queries::settings;
 
 use crate::adapters::family::{runtime, Bounds, Family, Launch};
 use crate::launch::RunAs;
-use crate::rundir::{write_private, RunDir};
+use crate::rundir::RunDir;
 use crate::variant::{Check, Setting};
 use crate::{ServerError, ServerSpec};
 
@@ -102,8 +102,9 @@ impl Family for Postgres {
 
     fn command(&self, l: &Launch<'_>) -> Result<Command, ServerError> {
         let (spec, dir) = (l.spec, l.rundir.path());
-        let hba = dir.join("pg_hba.conf");
-        write_private(&hba, &hba::rules(spec, l.bind), l.run_as)?;
+        let hba = l
+            .rundir
+            .write_private("pg_hba.conf", &hba::rules(spec, l.bind), l.run_as)?;
         let mut settings: Vec<String> = vec![
             format!("listen_addresses={}", l.bind),
             format!("port={}", l.port),
@@ -118,8 +119,7 @@ impl Family for Postgres {
                 ("server-cert.pem", &t.cert_pem, "ssl_cert_file"),
                 ("server-key.pem", &t.key_pem, "ssl_key_file"),
             ] {
-                let path = dir.join(file);
-                write_private(&path, pem, l.run_as)?;
+                let path = l.rundir.write_private(file, pem, l.run_as)?;
                 settings.push(format!("{setting}={}", path.display()));
             }
         }
