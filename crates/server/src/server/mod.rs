@@ -17,11 +17,14 @@ mod stop;
 use crate::adapters::{default_binary, family_of, Bounds, Family, Launch};
 use crate::launch::{scrub_env, spawn_contained, unprivileged_user_of, Placement};
 use crate::random::new_secret;
-use crate::rundir::{tail, write_private, RunDir};
+use crate::rundir::RunDir;
 use crate::spec::ServerSpec;
 use crate::template::copy_tree;
 use crate::variant::{self, Check, Variant};
 use crate::ServerError;
+
+/// The error log's name in the run directory.
+const LOG: &str = "error.log";
 
 /// A running server. Dropping it stops the server and removes its run directory.
 pub struct Server {
@@ -109,12 +112,10 @@ impl Server {
         let rundir = RunDir::create(run_as)?;
         let dir = rundir.path().to_path_buf();
         match &spec.datadir_from {
-            Some(from) => {
-                copy_tree(from, &dir.join("data"), run_as).map_err(|e| ServerError::RunDir {
-                    path: from.clone(),
-                    source: e,
-                })?
-            }
+            Some(from) => copy_tree(from, &rundir, run_as).map_err(|e| ServerError::RunDir {
+                path: from.clone(),
+                source: e,
+            })?,
             None => {
                 let bounds = Bounds {
                     limit: spec.start_timeout,
@@ -130,7 +131,7 @@ impl Server {
             .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |l| l.address);
         let port = free_port(bind)?;
         let socket = dir.join(family.socket_name(port));
-        let log = dir.join("error.log");
+        let log = dir.join(LOG);
         let mut cmd = family.command(&Launch {
             spec,
             binary,
@@ -148,11 +149,10 @@ impl Server {
         }
         cmd.stdin(Stdio::null()).stdout(Stdio::null());
         if family.logs_to_stderr() {
-            let file = std::fs::File::create(&log).map_err(|source| ServerError::RunDir {
-                path: log.clone(),
-                source,
-            })?;
-            cmd.stderr(file);
+            // Made anew through the run directory's descriptor: the server's account owns the
+            // directory by now (its initializer ran there) and may have put a link under
+            // this name to a file of root's, which opening by path would truncate and fill.
+            cmd.stderr(rundir.create_file(LOG, 0o600, None)?);
         } else {
             cmd.stderr(Stdio::null());
         }
@@ -189,16 +189,13 @@ impl Server {
     /// (`mariadb --defaults-file=F`), or for PostgreSQL a password file (`PGPASSFILE=F psql`).
     pub fn write_client_file(&self) -> Result<PathBuf, ServerError> {
         if self.family.protocol() == bakeoff_driver::Protocol::Postgres {
-            let path = self.rundir.path().join("pgpass");
             let dir = self.rundir.path().display();
             let (port, user, db) = (self.port, &self.user, &self.database);
             let pw = self.password.expose();
             let text =
                 format!("{dir}:{port}:{db}:{user}:{pw}\n127.0.0.1:{port}:{db}:{user}:{pw}\n");
-            write_private(&path, &text, None)?;
-            return Ok(path);
+            return self.rundir.write_private("pgpass", &text, None);
         }
-        let path = self.rundir.path().join("client.cnf");
         let text = format!(
             "[client]\nuser={}\npassword={}\nsocket={}\ndatabase={}\n",
             self.user,
@@ -206,13 +203,12 @@ impl Server {
             self.socket.display(),
             self.database
         );
-        write_private(&path, &text, None)?;
-        Ok(path)
+        self.rundir.write_private("client.cnf", &text, None)
     }
 
     /// The last `n` lines of the error log (the run directory goes when the server stops).
     pub fn error_log_tail(&self, n: usize) -> String {
-        tail(&self.log, n)
+        self.rundir.tail(LOG, n)
     }
 
     /// The exit status, if the server process has ended on its own.
@@ -344,7 +340,7 @@ impl Server {
                 return Err(ServerError::ExitedAtStart {
                     status: status.to_string(),
                     log: self.log.clone(),
-                    log_tail: tail(&self.log, 25),
+                    log_tail: self.rundir.tail(LOG, 25),
                 });
             }
             match self.family.probe(&opts) {
@@ -357,7 +353,7 @@ impl Server {
             secs: timeout.as_secs(),
             last,
             log: self.log.clone(),
-            log_tail: tail(&self.log, 25),
+            log_tail: self.rundir.tail(LOG, 25),
         })
     }
 }

@@ -20,7 +20,7 @@ pub use queries::global_variables;
 use crate::adapters::family::{runtime, Bounds, Family, Launch};
 use crate::launch::RunAs;
 use crate::random::new_secret;
-use crate::rundir::{write_private, RunDir};
+use crate::rundir::RunDir;
 use crate::variant::{Check, Setting};
 use crate::{ServerError, ServerSpec};
 pub(crate) use datadir::{flavor_of, Flavor};
@@ -69,7 +69,6 @@ impl Family for MySql {
     /// so theirs win.
     fn command(&self, l: &Launch<'_>) -> Result<Command, ServerError> {
         let (spec, dir) = (l.spec, l.rundir.path());
-        let init = dir.join("init.sql");
         let sql = accounts::init_sql(
             spec,
             l.password,
@@ -77,7 +76,7 @@ impl Family for MySql {
             &accounts::hostname(),
             &new_secret()?,
         );
-        write_private(&init, &sql, l.run_as)?;
+        let init = l.rundir.write_private("init.sql", &sql, l.run_as)?;
         // A server for client hosts presents this run's certificate; its files are in the
         // 0700 run directory, readable by the server's own user only.
         let mut tls = Vec::new();
@@ -87,8 +86,7 @@ impl Family for MySql {
                 ("server-cert.pem", &t.cert_pem, "ssl-cert"),
                 ("server-key.pem", &t.key_pem, "ssl-key"),
             ] {
-                let path = dir.join(file);
-                write_private(&path, pem, l.run_as)?;
+                let path = l.rundir.write_private(file, pem, l.run_as)?;
                 tls.push(format!("--{option}={}", path.display()));
             }
         }
