@@ -107,11 +107,11 @@ fn kill_and_remove(groups: &[i32], dirs: Vec<PathBuf>, wait: Duration) -> Abando
     let mut held: Vec<Pidfd> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for &g in &groups {
-        let tree = crate::freeze::tree_of(g as u32);
+        let tree = crate::procs::tree_of(g as u32);
         let members = members(g).into_iter().map(|p| p as u32);
         for pid in tree.into_iter().chain(members) {
             let fresh = seen.insert(pid);
-            let stat = crate::pidfd::stat(pid).filter(|s| s.state != 'Z' && s.state != 'X');
+            let stat = crate::procs::stat(pid).filter(|s| s.state != 'Z' && s.state != 'X');
             if let (true, Some(s)) = (fresh, stat) {
                 held.extend(Pidfd::open_as(pid, s.start));
             }
@@ -172,7 +172,7 @@ fn members(pgid: i32) -> Vec<i32> {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| {
-            crate::pidfd::stat(pid as u32)
+            crate::procs::stat(pid as u32)
                 .is_some_and(|s| s.group == pgid && s.state != 'Z' && s.state != 'X')
         })
         .collect()
@@ -192,7 +192,7 @@ mod tests {
     #[test]
     fn a_group_and_its_grandchildren_are_killed_and_a_rundir_removed() {
         // Abandoning ends this process's cgroups too: not while a cgroup test has one.
-        let _one = crate::freeze::tests::serial();
+        let _one = crate::leaving::serial();
         // A shell in a group of its own whose child outlives it unless the group is killed,
         // and a child that left the group for a session of its own, as each PostgreSQL
         // backend does: only the tree finds it.
@@ -208,8 +208,8 @@ mod tests {
         std::fs::write(path.join(crate::fence::MARKER), "0\n").unwrap();
         // The three children are up (the one that left its group among them) before the kill.
         let started = Instant::now();
-        let tree = || crate::freeze::tree_of(pid);
-        let own_session = |p: &u32| crate::pidfd::stat(*p).is_some_and(|s| s.group == *p as i32);
+        let tree = || crate::procs::tree_of(pid);
+        let own_session = |p: &u32| crate::procs::stat(*p).is_some_and(|s| s.group == *p as i32);
         while !(tree().len() == 4 && tree().iter().any(own_session))
             && started.elapsed() < Duration::from_secs(5)
         {

@@ -3,7 +3,7 @@
 //! new processes included (a PostgreSQL backend forked in its turn joins at once), and its
 //! CPU time read in microseconds from the kernel's own count instead of /proc's 10 ms ticks.
 //! Where no group can be made, turn-taking falls back to signalling the tree it reads from
-//! /proc (see [`crate::freeze`]).
+//! /proc (see `freeze.rs`).
 //!
 //! Only processes bakeoff started are ever moved: the trees under the pids a server holds.
 //! Dropping the group lets it go, moves whatever still lives back to the cgroup bakeoff runs
@@ -15,8 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use crate::freeze::LEAVING;
 
 /// Every live group's freeze file, by group id: what a last-resort thaw ([`thaw_all_now`])
 /// writes to. Its lock is held while a group is frozen, so a thaw that begins meanwhile
@@ -63,7 +61,7 @@ impl Group {
         // starts outside; its parent is inside by the second reading, and new ones with it.
         for _ in 0..2 {
             for &pid in pids {
-                for p in crate::freeze::tree_of(pid) {
+                for p in crate::procs::tree_of(pid) {
                     // A process that ended meanwhile is no loss; one refused means the
                     // machine does not let bakeoff move it, and the group would freeze part
                     // of a server.
@@ -91,7 +89,7 @@ impl Group {
             return (&*self.freeze).write_all(b"0").is_ok();
         }
         let _live = lock();
-        !LEAVING.load(Ordering::SeqCst) && (&*self.freeze).write_all(b"1").is_ok()
+        !crate::leaving::is_set() && (&*self.freeze).write_all(b"1").is_ok()
     }
 
     /// The group's CPU time so far, user and system, in seconds (`cpu.stat`).
@@ -130,7 +128,7 @@ fn lock() -> std::sync::MutexGuard<'static, BTreeMap<u64, Arc<std::fs::File>>> {
 /// Let every group go, and freeze none after it: abandoning (a second Ctrl-C) calls it from
 /// its own thread before it kills. Not for a signal handler: it takes a lock.
 pub fn thaw_all_now() {
-    LEAVING.store(true, Ordering::SeqCst);
+    crate::leaving::set();
     for f in lock().values() {
         let _ = (&**f).write_all(b"0");
     }
@@ -248,7 +246,7 @@ mod tests {
 
     #[test]
     fn a_tree_is_frozen_whole_its_new_children_too_and_left_as_found() {
-        let _one = crate::freeze::tests::serial();
+        let _one = crate::leaving::serial();
         let Some(parent) = own_v2_dir() else {
             // A machine with no cgroup v2 makes no group: the /proc and SIGSTOP path is the
             // one used (freeze.rs).
@@ -296,7 +294,7 @@ mod tests {
         assert!(!g.set_frozen(true));
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(!frozen(&g));
-        LEAVING.store(false, Ordering::SeqCst);
+        crate::leaving::clear();
         let dir = g.dir.clone();
         drop(g);
         assert!(!dir.exists(), "removed");
@@ -308,7 +306,7 @@ mod tests {
 
     #[test]
     fn a_dead_owners_group_is_ended_frozen_and_full() {
-        let _one = crate::freeze::tests::serial();
+        let _one = crate::leaving::serial();
         let Some(parent) = own_v2_dir() else {
             assert!(Group::of("test", &[std::process::id()]).is_err());
             return;

@@ -8,15 +8,11 @@
 //!
 //! [`Server`]: crate::Server
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::pidfd::Pidfd;
-
-/// Set by [`thaw_all_now`]: bakeoff is leaving, and nothing may be stopped or frozen any more
-/// (the cgroup freezer reads it too).
-pub(crate) static LEAVING: AtomicBool = AtomicBool::new(false);
 
 /// Every tree stopped now, by its id: what [`thaw_all_now`] lets go. Its lock is held while a
 /// tree is stopped, so a thaw that begins meanwhile waits for the stop and then undoes it.
@@ -104,7 +100,7 @@ impl Tree {
     fn stop(&mut self) -> usize {
         let mut stopped = lock();
         // A last-resort thaw ran: bakeoff is leaving, nothing is stopped any more.
-        if LEAVING.load(Ordering::SeqCst) {
+        if crate::leaving::is_set() {
             return 0;
         }
         stopped.insert(self.id, self.procs.clone());
@@ -142,7 +138,7 @@ fn lock() -> std::sync::MutexGuard<'static, BTreeMap<u64, Vec<Arc<Pidfd>>>> {
 /// could never notice that its postmaster died, and would hold its memory and port for ever.
 /// Not for a signal handler: it takes a lock.
 pub fn thaw_all_now() {
-    LEAVING.store(true, Ordering::SeqCst);
+    crate::leaving::set();
     for p in lock().values().flatten() {
         p.signal(libc::SIGCONT);
     }
@@ -150,61 +146,21 @@ pub fn thaw_all_now() {
 
 /// The processes of `pid`'s tree, breadth first, each with its start time.
 fn read_tree(pid: u32) -> Vec<(u32, u64)> {
-    let stats = stats();
-    tree_in(&stats, pid)
+    let stats = crate::procs::stats();
+    crate::procs::tree_in(&stats, pid)
         .into_iter()
         .filter_map(|p| Some((p, stats.get(&p)?.start)))
         .collect()
 }
 
-/// `pid` and its descendants, breadth first.
-pub(crate) fn tree_of(pid: u32) -> Vec<u32> {
-    tree_in(&stats(), pid)
-}
-
-fn tree_in(stats: &BTreeMap<u32, crate::pidfd::Stat>, pid: u32) -> Vec<u32> {
-    let mut children: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for (&p, s) in stats {
-        children.entry(s.parent).or_default().push(p);
-    }
-    let mut out = vec![pid];
-    let mut seen = BTreeSet::from([pid]);
-    let mut i = 0;
-    while i < out.len() {
-        for &c in children.get(&out[i]).into_iter().flatten() {
-            if seen.insert(c) {
-                out.push(c);
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
-/// Every process's stat line now, by pid.
-fn stats() -> BTreeMap<u32, crate::pidfd::Stat> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return BTreeMap::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| Some((pid, crate::pidfd::stat(pid)?)))
-        .collect()
-}
-
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::leaving::serial;
     use std::time::Duration;
 
-    /// One freezing test at a time: the leaving flag is the process's own.
-    pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
-        static ONE: Mutex<()> = Mutex::new(());
-        ONE.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn state(pid: u32) -> char {
-        crate::pidfd::stat(pid).map_or('?', |s| s.state)
+        crate::procs::stat(pid).map_or('?', |s| s.state)
     }
 
     fn held() -> usize {
@@ -225,10 +181,10 @@ pub(crate) mod tests {
 
     fn wait_for(pid: u32, n: usize) {
         let until = std::time::Instant::now() + Duration::from_secs(5);
-        while tree_of(pid).len() < n && std::time::Instant::now() < until {
+        while crate::procs::tree_of(pid).len() < n && std::time::Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
         }
-        assert_eq!(tree_of(pid).len(), n);
+        assert_eq!(crate::procs::tree_of(pid).len(), n);
     }
 
     // One test: the table and the leaving flag are the process's own.
@@ -281,7 +237,7 @@ pub(crate) mod tests {
         assert_eq!(tree.set_frozen(true), 0);
         std::thread::sleep(Duration::from_millis(50));
         assert!(tree.procs.iter().all(|p| state(p.pid()) != 'T'));
-        LEAVING.store(false, Ordering::SeqCst);
+        crate::leaving::clear();
         for p in tree.procs.iter().skip(1) {
             p.signal(libc::SIGKILL);
         }

@@ -19,12 +19,8 @@ pub struct RunAs {
 }
 
 /// `None` when bakeoff is not root (servers then run as the current user); otherwise the
-/// `mysql` account (Debian's server package creates it), else `nobody`.
-pub fn unprivileged_user() -> Option<RunAs> {
-    unprivileged_user_of(&["mysql", "nobody"])
-}
-
-/// As [`unprivileged_user`], the first of `names` that exists (a family's own accounts).
+/// first of `names` that exists (a family's own accounts: Debian's server packages create
+/// `mysql` and `postgres`; `nobody` last).
 pub fn unprivileged_user_of(names: &[&str]) -> Option<RunAs> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {

@@ -30,7 +30,7 @@ impl Pidfd {
     /// reused between the reading and the opening is never held.
     pub fn open_as(pid: u32, start: u64) -> Option<Pidfd> {
         let held = Pidfd::open(pid)?;
-        (stat(pid).map(|s| s.start) == Some(start)).then_some(held)
+        (crate::procs::stat(pid).map(|s| s.start) == Some(start)).then_some(held)
     }
 
     pub fn pid(&self) -> u32 {
@@ -79,44 +79,9 @@ pub(crate) fn ended(fd: i32) -> bool {
     n == 1 && p.revents & libc::POLLIN != 0
 }
 
-/// What /proc/PID/stat says of a process's place in the tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stat {
-    pub state: char,
-    pub parent: u32,
-    pub group: i32,
-    /// When it started, in clock ticks after boot: with the pid, it names one process.
-    pub start: u64,
-}
-
-/// A process's /proc stat line, read past a command name that may hold spaces or parentheses.
-pub fn stat(pid: u32) -> Option<Stat> {
-    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
-}
-
-pub(crate) fn parse_stat(line: &str) -> Option<Stat> {
-    let rest = &line[line.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // After the name: state (3), ppid (4), pgrp (5) ... starttime (22).
-    Some(Stat {
-        state: f.first()?.chars().next()?,
-        parent: f.get(1)?.parse().ok()?,
-        group: f.get(2)?.parse().ok()?,
-        start: f.get(19)?.parse().ok()?,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_stat_line_is_read_past_a_name_with_parentheses() {
-        let line = "4242 (a (b) c) S 1 4240 4240 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 98765 0 0";
-        let s = parse_stat(line).unwrap();
-        assert_eq!((s.state, s.parent, s.group, s.start), ('S', 1, 4240, 98765));
-        assert_eq!(parse_stat("garbage"), None);
-    }
 
     #[test]
     fn a_held_process_is_signalled_until_it_ends_and_never_after() {
@@ -124,7 +89,7 @@ mod tests {
             .arg("30")
             .spawn()
             .unwrap();
-        let start = stat(child.id()).unwrap().start;
+        let start = crate::procs::stat(child.id()).unwrap().start;
         assert!(
             Pidfd::open_as(child.id(), start + 1).is_none(),
             "another start is another process"
