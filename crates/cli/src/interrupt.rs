@@ -42,6 +42,15 @@ fn install_once() {
 }
 
 extern "C" fn on_press(signal: libc::c_int) {
+    // The code the signal interrupted may read errno next: it is put back as it was.
+    // SAFETY: __errno_location returns this thread's errno, valid for the thread's life.
+    let errno = unsafe { *libc::__errno_location() };
+    press(signal);
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+}
+
+fn press(signal: libc::c_int) {
     if signal == libc::SIGHUP {
         quiet_gone_terminal();
     }
@@ -132,8 +141,10 @@ fn abandon() -> ! {
 
 /// After a hangup nobody reads the terminal, and a write to it fails (EIO), which the
 /// standard library's printing turns into a panic: the terminal's descriptors among stdin,
-/// stdout and stderr are pointed at /dev/null instead (a file or pipe they name stays).
-/// Async-signal-safe: isatty (an ioctl), open and dup2.
+/// stdout and stderr are pointed at /dev/null instead (a file or pipe they name stays). Only
+/// a terminal that really hung up: it is no longer the session's (tcgetpgrp fails), where a
+/// `kill -HUP` by hand leaves it in place and bakeoff's last words on it.
+/// Async-signal-safe: isatty and tcgetpgrp (ioctls), open, dup2 and close.
 fn quiet_gone_terminal() {
     // SAFETY: open with a literal path; dup2 and close on descriptors of this process.
     unsafe {
@@ -142,7 +153,7 @@ fn quiet_gone_terminal() {
             return;
         }
         for fd in 0..3 {
-            if libc::isatty(fd) == 1 {
+            if libc::isatty(fd) == 1 && libc::tcgetpgrp(fd) < 0 {
                 libc::dup2(null, fd);
             }
         }

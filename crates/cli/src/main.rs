@@ -34,7 +34,9 @@ use clap::{CommandFactory, FromArgMatches};
 fn main() -> ExitCode {
     // First, while bakeoff is one thread: what ends its servers if it is killed (SIGKILL, a
     // crash, the OOM killer). Without it (fork refused) the parent-death signal remains.
-    let _ = bakeoff_server::watchdog::start();
+    if let Err(why) = bakeoff_server::watchdog::start() {
+        eprintln!("bakeoff: warning: no watchdog ({why}): if bakeoff is killed (SIGKILL), a server it froze may stay frozen until the next bakeoff starts");
+    }
     quiet_sigpipe();
     // Keeps the C symbols scripts reach through ffi in the binary (build.rs exports them).
     std::hint::black_box(bakeoff_workload::scripting::lua::exported_symbols());

@@ -28,6 +28,9 @@ fn cgroup_parent() -> Option<PathBuf> {
     Some(mount.join(own.trim_start_matches('/')))
 }
 
+/// A study on the embedded MariaDB, for what bakeoff leaves while it makes a datadir.
+const MARIADB_STUDY: &str = "duration = 2\nthreads = [2]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nallocator = [\"glibc\", \"jemalloc\"]\n";
+
 struct Trial {
     dir: PathBuf,
     as_nobody: bool,
@@ -73,11 +76,14 @@ impl Trial {
         std::fs::read_to_string(self.dir.join("stderr")).unwrap_or_default()
     }
 
-    /// Processes of this trial: whose command line names its directory (bakeoff, its
-    /// watchdog, initializers, postmasters) or that run in it (every PostgreSQL process
-    /// works in its datadir), with their state.
-    fn processes(&self) -> Vec<String> {
-        let mark = self.dir.display().to_string();
+    /// Processes of this trial: whose command line names its directory or a run directory
+    /// of bakeoff process `bakeoff` (bakeoff, its watchdog, initializers, postmasters) or that
+    /// work in one (every PostgreSQL process works in its datadir), with their state.
+    fn processes(&self, bakeoff: u32) -> Vec<String> {
+        let marks = [
+            self.dir.display().to_string(),
+            format!("/bakeoff-{bakeoff}-"),
+        ];
         std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
@@ -90,41 +96,31 @@ impl Trial {
                 let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
                 let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
                 let cwd = std::fs::read_link(e.path().join("cwd")).unwrap_or_default();
+                let cwd = cwd.display().to_string();
                 let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
                 let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-                let ours = cmd.contains(&mark) || cwd.starts_with(&self.dir);
+                let ours = marks.iter().any(|m| cmd.contains(m) || cwd.contains(m));
                 (ours && state != 'Z')
                     .then(|| format!("{} {state} {cmd}", e.file_name().to_string_lossy()))
             })
             .collect()
     }
 
-    /// Whether a server is frozen now: a group of bakeoff's reads frozen, or a process of
-    /// the trial is stopped.
-    fn something_frozen(&self, bakeoff: u32) -> bool {
-        let in_group = groups(bakeoff).iter().any(|g| {
-            std::fs::read_to_string(g.join("cgroup.events"))
-                .is_ok_and(|e| e.lines().any(|l| l == "frozen 1"))
-        });
-        in_group
-            || self
-                .processes()
-                .iter()
-                .any(|p| p.split(' ').nth(1) == Some("T"))
-    }
-
-    /// What is left in TMPDIR: bakeoff's run directories would be here.
-    fn rundirs(&self) -> Vec<String> {
-        std::fs::read_dir(self.dir.join("tmp"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+    /// Bakeoff process `bakeoff`'s run directories, in TMPDIR or /tmp (where a socket path
+    /// too long for TMPDIR sends them).
+    fn rundirs(&self, bakeoff: u32) -> Vec<String> {
+        let prefix = format!("bakeoff-{bakeoff}-");
+        [self.dir.join("tmp"), PathBuf::from("/tmp")]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path().display().to_string())
             .collect()
     }
 }
 
 /// The cgroups bakeoff process `pid` made.
-fn groups(pid: u32) -> Vec<PathBuf> {
+fn groups_of(pid: u32) -> Vec<PathBuf> {
     let Some(parent) = cgroup_parent() else {
         return Vec::new();
     };
@@ -139,6 +135,24 @@ fn groups(pid: u32) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+/// What is frozen now: the cgroups of bakeoff's that read frozen, and the trial's processes
+/// stopped by a signal.
+fn frozen(trial: &Trial, bakeoff: u32) -> (usize, usize) {
+    let groups = groups_of(bakeoff)
+        .iter()
+        .filter(|g| {
+            std::fs::read_to_string(g.join("cgroup.events"))
+                .is_ok_and(|e| e.lines().any(|l| l == "frozen 1"))
+        })
+        .count();
+    let stopped = trial
+        .processes(bakeoff)
+        .iter()
+        .filter(|p| p.split(' ').nth(1) == Some("T"))
+        .count();
+    (groups, stopped)
+}
+
 /// Start the study, wait until a server is frozen, send `signal`, and check that 15 s later
 /// nothing of it is left.
 fn end_mid_turn(name: &str, signal: libc::c_int, as_nobody: bool) {
@@ -146,7 +160,7 @@ fn end_mid_turn(name: &str, signal: libc::c_int, as_nobody: bool) {
     let mut child = trial.start();
     let pid = child.id();
     let until = Instant::now() + Duration::from_secs(180);
-    while !trial.something_frozen(pid) {
+    while frozen(&trial, pid) == (0, 0) {
         if let Ok(Some(status)) = child.try_wait() {
             panic!("bakeoff ended before a turn ({status}): {}", trial.stderr());
         }
@@ -154,15 +168,42 @@ fn end_mid_turn(name: &str, signal: libc::c_int, as_nobody: bool) {
             Instant::now() < until,
             "no server frozen in 180 s: {}\n{:?}",
             trial.stderr(),
-            trial.processes()
+            trial.processes(pid)
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // What the check after the signal looks for is there now, so its absence later says
+    // something: frozen the way this account freezes, the servers' processes and their run
+    // directories seen.
+    let (groups, stopped) = frozen(&trial, pid);
     let way = if as_nobody {
+        assert!(
+            groups == 0 && stopped > 0,
+            "as nobody, frozen by SIGSTOP: {groups} groups, {stopped} stopped"
+        );
         "as nobody: SIGSTOP"
     } else {
-        "as root"
+        assert!(
+            groups > 0,
+            "as root, frozen as a cgroup: {groups} groups, {stopped} stopped"
+        );
+        "as root: cgroups"
     };
+    let postgres = trial
+        .processes(pid)
+        .iter()
+        .filter(|p| p.contains("postgres"))
+        .count();
+    assert!(
+        postgres >= 10,
+        "two servers' processes seen: {:#?}",
+        trial.processes(pid)
+    );
+    let dirs = trial.rundirs(pid);
+    assert!(
+        dirs.len() >= 2,
+        "the servers' run directories seen: {dirs:?}"
+    );
     // SAFETY: signalling our own child.
     unsafe { libc::kill(pid as i32, signal) };
     let status = child.wait().unwrap();
@@ -181,7 +222,7 @@ fn end_mid_turn(name: &str, signal: libc::c_int, as_nobody: bool) {
         );
     }
     let until = Instant::now() + Duration::from_secs(15);
-    let left = || (trial.processes(), groups(pid), trial.rundirs());
+    let left = || (trial.processes(pid), groups_of(pid), trial.rundirs(pid));
     while left() != (vec![], vec![], vec![]) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -205,6 +246,11 @@ fn sighup_as_root_stops_cleanly_and_leaves_nothing() {
 }
 
 #[test]
+fn sigquit_as_root_stops_cleanly_and_leaves_nothing() {
+    end_mid_turn("quit-root", libc::SIGQUIT, false);
+}
+
+#[test]
 fn sigkill_as_root_leaves_nothing_the_watchdog_ends_it_all() {
     end_mid_turn("kill-root", libc::SIGKILL, false);
 }
@@ -222,4 +268,36 @@ fn sighup_as_another_user_stops_cleanly_and_leaves_nothing() {
 #[test]
 fn sigkill_as_another_user_leaves_nothing_the_watchdog_ends_it_all() {
     end_mid_turn("kill-nobody", libc::SIGKILL, true);
+}
+
+#[test]
+fn sigkill_while_a_datadir_is_made_leaves_no_initializer_running() {
+    // mariadb-install-db is a script whose bootstrap server runs in its process group, and
+    // outlives the script the parent-death signal kills: the watchdog ends the group.
+    let trial = Trial::new("kill-init", false);
+    std::fs::write(trial.dir.join("study.toml"), MARIADB_STUDY).unwrap();
+    let mut child = trial.start();
+    let pid = child.id();
+    let until = Instant::now() + Duration::from_secs(60);
+    while !trial
+        .processes(pid)
+        .iter()
+        .any(|p| p.contains("--bootstrap"))
+    {
+        assert!(
+            Instant::now() < until,
+            "no initializer seen: {}",
+            trial.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    let until = Instant::now() + Duration::from_secs(15);
+    let left = || (trial.processes(pid), trial.rundirs(pid));
+    while left() != (vec![], vec![]) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(left(), (vec![], vec![]), "15 s after SIGKILL");
 }

@@ -104,19 +104,20 @@ fn kill_and_remove(groups: &[i32], dirs: Vec<PathBuf>, wait: Duration) -> Abando
         .collect();
     // Everything each group leader started, whatever group it is in now (a PostgreSQL
     // backend leads a process group of its own), held by pidfd before anything is killed.
-    let mut held: Vec<Pidfd> = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
+    // One reading of /proc: each pid is held only if it is still the process that reading
+    // placed under a leader (its start time), never one that took a freed pid since.
+    let stats = crate::procs::stats();
+    let mut pids = std::collections::BTreeSet::new();
     for &g in &groups {
-        let tree = crate::procs::tree_of(g as u32);
-        let members = members(g).into_iter().map(|p| p as u32);
-        for pid in tree.into_iter().chain(members) {
-            let fresh = seen.insert(pid);
-            let stat = crate::procs::stat(pid).filter(|s| s.state != 'Z' && s.state != 'X');
-            if let (true, Some(s)) = (fresh, stat) {
-                held.extend(Pidfd::open_as(pid, s.start));
-            }
-        }
+        pids.extend(crate::procs::tree_in(&stats, g as u32));
+        pids.extend(stats.iter().filter(|(_, s)| s.group == g).map(|(&p, _)| p));
     }
+    let held: Vec<Pidfd> = pids
+        .into_iter()
+        .filter_map(|p| Some((p, stats.get(&p)?)))
+        .filter(|(_, s)| s.state != 'Z' && s.state != 'X')
+        .filter_map(|(p, s)| Pidfd::open_as(p, s.start).ok().flatten())
+        .collect();
     let mut done = Abandoned::default();
     for p in &held {
         done.killed += usize::from(p.signal(libc::SIGKILL));
@@ -163,21 +164,6 @@ fn is_unreaped_child(pid: i32) -> bool {
     unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) == 0 }
 }
 
-/// The living (not zombie) processes of group `pgid`, from /proc.
-fn members(pgid: i32) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| {
-            crate::procs::stat(pid as u32)
-                .is_some_and(|s| s.group == pgid && s.state != 'Z' && s.state != 'X')
-        })
-        .collect()
-}
-
 fn command_name(pid: i32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .map(|s| s.trim().to_string())
@@ -219,12 +205,15 @@ mod tests {
             .iter()
             .find(|p| own_session(p))
             .expect("the setsid child");
-        let away = Pidfd::open(away).unwrap();
+        let away = Pidfd::open(away).unwrap().unwrap();
         // The lists given, not the process's: other tests' servers run beside this one.
         let done = kill_and_remove(&[pid as i32], vec![path.clone()], Duration::from_secs(5));
         assert_eq!(done.killed, 4, "the shell and its three sleeps");
         assert!(done.left.is_empty(), "{:?}", done.left);
-        assert!(members(pid as i32).is_empty());
+        let alive_in_group = crate::procs::stats()
+            .values()
+            .any(|s| s.group == pid as i32 && s.state != 'Z');
+        assert!(!alive_in_group);
         assert!(
             away.ended(),
             "the child in a session of its own is gone too"

@@ -60,16 +60,29 @@ impl Group {
         // Twice: a process forked while the tree was read and its parent not yet moved
         // starts outside; its parent is inside by the second reading, and new ones with it.
         for _ in 0..2 {
+            let stats = crate::procs::stats();
             for &pid in pids {
-                for p in crate::procs::tree_of(pid) {
-                    // A process that ended meanwhile is no loss; one refused means the
-                    // machine does not let bakeoff move it, and the group would freeze part
-                    // of a server.
+                for p in crate::procs::tree_in(&stats, pid) {
+                    // Held first, so the pid written is the process the reading placed in the
+                    // tree, not one that took its pid since (checked again after the move: one
+                    // that ended in between is moved back out, whatever has its pid now). A
+                    // process that ended meanwhile is no loss; one refused means the machine
+                    // does not let bakeoff move it, and the group would freeze part of a
+                    // server (dropped: whatever moved goes back).
+                    let Some(start) = stats.get(&p).map(|s| s.start) else {
+                        continue;
+                    };
+                    let held = match crate::pidfd::Pidfd::open_as(p, start) {
+                        Ok(Some(held)) => held,
+                        Ok(None) => continue,
+                        Err(e) => return Err(format!("cannot hold process {p}: {e}")),
+                    };
                     if let Err(e) = group.take(p) {
-                        if Path::new(&format!("/proc/{p}")).exists() {
-                            // Dropped: whatever moved goes back.
+                        if !held.ended() {
                             return Err(format!("cannot move process {p} into a cgroup: {e}"));
                         }
+                    } else if held.ended() {
+                        let _ = write(&group.parent.join("cgroup.procs"), &p.to_string());
                     }
                 }
             }
@@ -172,10 +185,20 @@ pub(crate) fn end_groups_of(owner: u32) {
 fn end_group(dir: &Path) {
     if write(&dir.join("cgroup.kill"), "1").is_err() {
         let _ = write(&dir.join("cgroup.freeze"), "0");
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
         for pid in read_pids(dir) {
-            // SAFETY: kill has no memory preconditions; the pid was just read from the group,
-            // which only bakeoff fills.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            // Held, then checked to be in the group still: the pid read may have been freed
+            // and taken by a process outside it since.
+            let Ok(Some(held)) = crate::pidfd::Pidfd::open(pid) else {
+                continue;
+            };
+            let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup"));
+            if cgroup.is_ok_and(|c| {
+                c.lines()
+                    .any(|l| l.starts_with("0::") && l.ends_with(&*name))
+            }) {
+                held.signal(libc::SIGKILL);
+            }
         }
     }
     let until = Instant::now() + Duration::from_secs(5);

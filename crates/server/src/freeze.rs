@@ -30,6 +30,9 @@ pub struct Tree {
     /// Parents first (breadth first).
     procs: Vec<Arc<Pidfd>>,
     frozen: bool,
+    /// Why a process of the tree could not be held (and so is neither stopped nor in the
+    /// watchdog's hands), the last time one could not.
+    unheld: Option<String>,
 }
 
 impl Tree {
@@ -41,6 +44,7 @@ impl Tree {
             root: pid,
             procs: Vec::new(),
             frozen: false,
+            unheld: None,
         };
         tree.refresh();
         tree
@@ -60,13 +64,15 @@ impl Tree {
         for (pid, start) in read_tree(self.root) {
             match had.remove(&pid) {
                 Some(p) => self.procs.push(p),
-                None => {
-                    if let Some(p) = Pidfd::open_as(pid, start) {
+                None => match Pidfd::open_as(pid, start) {
+                    Ok(Some(p)) => {
                         let p = Arc::new(p);
                         new.push(p.clone());
                         self.procs.push(p);
                     }
-                }
+                    Ok(None) => {} // ended meanwhile
+                    Err(e) => self.unheld = Some(format!("process {pid}: {e}")),
+                },
             }
         }
         crate::watchdog::hold(new.iter().map(|p| p.fd()));
@@ -109,6 +115,12 @@ impl Tree {
             .iter()
             .filter(|p| p.signal(libc::SIGSTOP))
             .count()
+    }
+
+    /// Why a process of the tree could not be held, if one could not: that process ran
+    /// through its server's idle turns, so the turns it ran beside are not what they claim.
+    pub fn unheld(&self) -> Option<&str> {
+        self.unheld.as_deref()
     }
 
     /// How many processes the tree holds.

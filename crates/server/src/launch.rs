@@ -134,7 +134,7 @@ pub fn spawn_contained(
     })?;
     // The watchdog kills it if bakeoff is killed (the parent-death signal does too, but only
     // once the spawner thread is gone, and not a child that changed its credentials).
-    if let Some(held) = crate::pidfd::Pidfd::open(child.id()) {
+    if let Ok(Some(held)) = crate::pidfd::Pidfd::open(child.id()) {
         crate::watchdog::hold([held.fd()]);
     }
     Ok(child)

@@ -32,6 +32,7 @@ pub(crate) fn parse_stat(line: &str) -> Option<Stat> {
 }
 
 /// `pid` and its descendants, breadth first.
+#[cfg(test)]
 pub(crate) fn tree_of(pid: u32) -> Vec<u32> {
     tree_in(&stats(), pid)
 }

@@ -77,41 +77,108 @@ pub(crate) fn hold<'a>(pidfds: impl IntoIterator<Item = BorrowedFd<'a>>) {
     };
     let fds: Vec<RawFd> = pidfds.into_iter().map(|f| f.as_raw_fd()).collect();
     for chunk in fds.chunks(PER_MESSAGE) {
-        // A watchdog that is gone cannot be helped; the sweeps at the next start remain.
-        let _ = send_fds(link.as_raw_fd(), chunk);
+        // Never blocking a turn's switch for long: a watchdog that does not read for a
+        // second (stopped, or gone) cannot be helped; the sweeps at the next start remain.
+        let until = Instant::now() + Duration::from_secs(1);
+        while let Err(e) = send_fds(link.as_raw_fd(), chunk) {
+            if e.kind() != std::io::ErrorKind::WouldBlock || Instant::now() > until {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
 
 /// The watchdog's life: hold what comes, and act when bakeoff's end closes.
 fn watch(link: OwnedFd, owner: u32) -> ! {
     detach(&link);
-    let mut held: Vec<OwnedFd> = Vec::new();
+    // Whether bakeoff is gone is asked of bakeoff itself when the link fails otherwise than
+    // by closing: nothing of a live bakeoff's is ever killed.
+    // SAFETY: getppid has no preconditions.
+    let owner_held = (unsafe { libc::getppid() } as u32 == owner)
+        .then(|| crate::pidfd::Pidfd::open(owner).ok().flatten())
+        .flatten();
+    // Each process with the pid it had when it came (a process group outlives its leader).
+    let mut held: Vec<(Option<u32>, OwnedFd)> = Vec::new();
     let mut pruned_at = 0;
     loop {
         match recv_fds(3) {
-            Ok(Some(fds)) => held.extend(fds),
+            Ok(Some(fds)) => held.extend(fds.into_iter().map(|f| (pid_of(f.as_raw_fd()), f))),
             Ok(None) => break,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) if owner_held.as_ref().is_some_and(|o| !o.ended()) => {
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
             Err(_) => break,
         }
         // Processes that ended need no holding: forget them now and then, so a long study
         // holds what is alive, not everything it ever froze.
         if held.len() > 2 * pruned_at + 64 {
-            held.retain(|f| !crate::pidfd::ended(f.as_raw_fd()));
+            held.retain(|(_, f)| !crate::pidfd::ended(f.as_raw_fd()));
             pruned_at = held.len();
         }
     }
-    for f in &held {
-        crate::pidfd::send(f.as_raw_fd(), libc::SIGKILL);
-    }
+    let groups = kill_all(&held);
     crate::cgroup::end_groups_of(owner);
     let until = Instant::now() + WAIT_FOR_GONE;
-    while held.iter().any(|f| !crate::pidfd::ended(f.as_raw_fd())) && Instant::now() < until {
+    let gone = || {
+        let s = crate::procs::stats();
+        held.iter().all(|(_, f)| crate::pidfd::ended(f.as_raw_fd()))
+            && !s
+                .values()
+                .any(|p| groups.contains(&p.group) && p.state != 'Z')
+    };
+    while !gone() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
     }
     crate::fence::remove_owners_rundirs(owner);
     // SAFETY: _exit ends this process; it shares nothing with bakeoff that needs flushing.
     unsafe { libc::_exit(0) }
+}
+
+/// Kill every process held, and the rest of the process group each that bakeoff spawned
+/// leads (a datadir initializer's script leaves its server running in its group when it
+/// dies): the groups killed.
+fn kill_all(held: &[(Option<u32>, OwnedFd)]) -> Vec<i32> {
+    let stats = crate::procs::stats();
+    let mut groups = Vec::new();
+    for (pid, f) in held {
+        let fd = f.as_raw_fd();
+        let ended = crate::pidfd::ended(fd);
+        crate::pidfd::send(fd, libc::SIGKILL);
+        let Some(pid) = *pid else {
+            continue;
+        };
+        // A group keeps its leader's id while any member lives, and no process can take
+        // that id meanwhile. So the id still names the group bakeoff spawned while the
+        // leader held is alive, or, once it ended, while no process has its pid.
+        let members = stats.values().any(|s| s.group == pid as i32);
+        let ours = match stats.get(&pid) {
+            Some(s) => !ended && s.group == pid as i32,
+            None => members,
+        };
+        if ours {
+            groups.push(pid as i32);
+        }
+    }
+    for &g in &groups {
+        // SAFETY: kill has no memory preconditions; `g` names a group bakeoff spawned (above).
+        unsafe { libc::kill(-g, libc::SIGKILL) };
+    }
+    groups
+}
+
+/// The pid a pidfd holds (its fdinfo's `Pid:` line; -1 there once the process was reaped).
+fn pid_of(fd: RawFd) -> Option<u32> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("Pid:"))?
+        .trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|&p| p > 0)
+        .map(|p| p as u32)
 }
 
 /// Out of bakeoff's way: a session of its own, deaf to the signals that end bakeoff, holding
@@ -180,7 +247,7 @@ fn send_fds(link: RawFd, fds: &[RawFd]) -> std::io::Result<()> {
         std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(h).cast(), fds.len());
     }
     // SAFETY: msg points at live buffers for the duration of the call.
-    if unsafe { libc::sendmsg(link, &msg, libc::MSG_NOSIGNAL) } < 0 {
+    if unsafe { libc::sendmsg(link, &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) } < 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())

@@ -292,9 +292,10 @@ impl BlockRun<'_> {
             .collect();
         statuses.iter_mut().for_each(Sampler::begin);
         self.tell_start(block, w, threads, up.len());
-        let mut res = {
+        let (mut res, unheld) = {
             let mut turns = Turns::new(spec.alternation.idle, pids, groups, &mut *self.obs);
-            run_turns(&sources, &how, self.interrupt, &mut samplers, &mut turns)
+            let res = run_turns(&sources, &how, self.interrupt, &mut samplers, &mut turns);
+            (res, turns.unheld())
         };
         if let Ok(res) = res.as_mut() {
             for (s, status) in res.servers.iter_mut().zip(&mut statuses) {
@@ -320,7 +321,15 @@ impl BlockRun<'_> {
         }
         up.iter()
             .enumerate()
-            .map(|(i, u)| self.record(block, u, w, threads, &res, i, &how))
+            .map(|(i, u)| {
+                let mut r = self.record(block, u, w, threads, &res, i, &how);
+                // A process left running in its server's idle turns: no turn was only its own.
+                if let (Some(why), "ok") = (&unheld, r.status.as_str()) {
+                    r.status = "invalid".into();
+                    r.reason = Some(format!("a server process could not be frozen between turns ({why}): the turns were not each server's alone"));
+                }
+                r
+            })
             .collect()
     }
 

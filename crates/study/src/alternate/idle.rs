@@ -89,6 +89,15 @@ impl<'o> Turns<'o> {
         }
     }
 
+    /// Why a server's process could not be held to be frozen, if one could not (out of
+    /// descriptors, or a kernel before 5.3): it ran through the other servers' turns.
+    pub fn unheld(&self) -> Option<String> {
+        self.trees
+            .iter()
+            .flatten()
+            .find_map(|t| t.unheld().map(str::to_string))
+    }
+
     /// Every server running again (before the servers are sampled, checked or ended).
     pub fn thaw_all(&mut self) {
         for s in 0..self.pids.len() {
