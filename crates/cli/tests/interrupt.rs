@@ -75,24 +75,10 @@ impl Trial {
     /// Processes whose command line names this trial's directory (servers, initializers).
     fn processes(&self) -> Vec<String> {
         let mark = self.dir.join("tmp").display().to_string();
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_str()
-                    .is_some_and(|n| n.parse::<u32>().is_ok())
-            })
-            .filter_map(|e| {
-                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-                let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-                let zombie = stat
-                    .rsplit_once(')')
-                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
-                (cmd.contains(&mark) && !zombie)
-                    .then(|| format!("{} {cmd}", e.file_name().to_string_lossy()))
-            })
+        bakeoff_testkit::procs::living()
+            .iter()
+            .filter(|p| p.cmdline.contains(&mark))
+            .map(|p| format!("{} {}", p.pid, p.cmdline))
             .collect()
     }
 

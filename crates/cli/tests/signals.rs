@@ -14,20 +14,6 @@ use std::time::{Duration, Instant};
 
 const STUDY: &str = "engine = \"postgresql\"\nduration = 60\nthreads = [4]\nrepetitions = 2\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nsettings = [{ synchronous_commit = \"on\" }, { synchronous_commit = \"off\" }]\n";
 
-/// The cgroup v2 directory this test process runs in: where bakeoff, its child, makes its
-/// groups.
-fn cgroup_parent() -> Option<PathBuf> {
-    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let own = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = mounts.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        (right.split_whitespace().next() == Some("cgroup2"))
-            .then(|| left.split_whitespace().nth(4).map(PathBuf::from))?
-    })?;
-    Some(mount.join(own.trim_start_matches('/')))
-}
-
 /// A study on the embedded MariaDB, for what bakeoff leaves while it makes a datadir.
 const MARIADB_STUDY: &str = "duration = 2\nthreads = [2]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nallocator = [\"glibc\", \"jemalloc\"]\n";
 
@@ -84,25 +70,14 @@ impl Trial {
             self.dir.display().to_string(),
             format!("/bakeoff-{bakeoff}-"),
         ];
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_str()
-                    .is_some_and(|n| n.parse::<u32>().is_ok())
+        bakeoff_testkit::procs::living()
+            .iter()
+            .filter(|p| {
+                marks
+                    .iter()
+                    .any(|m| p.cmdline.contains(m) || p.cwd.contains(m))
             })
-            .filter_map(|e| {
-                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-                let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-                let cwd = std::fs::read_link(e.path().join("cwd")).unwrap_or_default();
-                let cwd = cwd.display().to_string();
-                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-                let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-                let ours = marks.iter().any(|m| cmd.contains(m) || cwd.contains(m));
-                (ours && state != 'Z')
-                    .then(|| format!("{} {state} {cmd}", e.file_name().to_string_lossy()))
-            })
+            .map(|p| p.line())
             .collect()
     }
 
@@ -121,7 +96,8 @@ impl Trial {
 
 /// The cgroups bakeoff process `pid` made.
 fn groups_of(pid: u32) -> Vec<PathBuf> {
-    let Some(parent) = cgroup_parent() else {
+    // Where bakeoff, this test's child, makes its groups.
+    let Some(parent) = bakeoff_server::cgroup::own_v2_dir() else {
         return Vec::new();
     };
     let prefix = format!("bakeoff-{pid}-");

@@ -241,9 +241,10 @@ fn write(path: &Path, text: &str) -> std::io::Result<()> {
         .and_then(|mut f| f.write_all(text.as_bytes()))
 }
 
-/// The directory of the cgroup v2 group this process is in: the cgroup2 mount (from
-/// /proc/self/mountinfo) joined with the path of the "0::" line of /proc/self/cgroup.
-fn own_v2_dir() -> Option<PathBuf> {
+/// The directory of the cgroup v2 group this process is in, where its groups go: the cgroup2
+/// mount (from /proc/self/mountinfo) joined with the path of the "0::" line of
+/// /proc/self/cgroup.
+pub fn own_v2_dir() -> Option<PathBuf> {
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let own = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;

@@ -38,21 +38,7 @@ pub fn start() -> Result<(), String> {
     if threads() != Some(1) {
         return Err("the watchdog is forked only while bakeoff is one thread".into());
     }
-    let mut fds = [0; 2];
-    // SAFETY: socketpair writes two descriptors into `fds`.
-    let made = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
-    if made != 0 {
-        return Err(format!("socketpair: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: both were just made and are owned by nothing else.
-    let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (ours, theirs) = link_pair().map_err(|e| format!("socketpair: {e}"))?;
     // SAFETY: getpid has no preconditions.
     let owner = unsafe { libc::getpid() } as u32;
     // SAFETY: one thread (checked above), so the child inherits no lock another thread holds.
@@ -68,6 +54,26 @@ pub fn start() -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// The two ends of a link: message boundaries kept (one message, one batch of descriptors),
+/// neither end inherited by a program bakeoff starts.
+fn link_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair writes two descriptors into `fds`.
+    let made = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if made != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both were just made and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Give the watchdog these processes to kill if bakeoff ends without stopping them.
@@ -222,15 +228,17 @@ fn detach(link: &OwnedFd) {
     }
 }
 
-fn send_fds(link: RawFd, fds: &[RawFd]) -> std::io::Result<()> {
+/// A message of one byte with room for `fds` descriptors, handed to `f` (the buffers live
+/// on this frame for the call).
+fn with_message<R>(fds: usize, f: impl FnOnce(&mut libc::msghdr) -> R) -> R {
     let mut byte = [b'p'];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr().cast(),
         iov_len: 1,
     };
-    let bytes = std::mem::size_of_val(fds);
     // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(bytes as u32) } as usize;
+    let space = unsafe { libc::CMSG_SPACE((fds * std::mem::size_of::<RawFd>()) as u32) } as usize;
+    // u64s: a control buffer aligned as its headers need.
     let mut control = vec![0u64; space.div_ceil(8)];
     // SAFETY: an all-zero msghdr is valid; its fields are set below.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -238,16 +246,23 @@ fn send_fds(link: RawFd, fds: &[RawFd]) -> std::io::Result<()> {
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = space;
-    // SAFETY: the control buffer is `space` bytes, room for one header and `fds`.
-    unsafe {
-        let h = libc::CMSG_FIRSTHDR(&msg);
-        (*h).cmsg_level = libc::SOL_SOCKET;
-        (*h).cmsg_type = libc::SCM_RIGHTS;
-        (*h).cmsg_len = libc::CMSG_LEN(bytes as u32) as usize;
-        std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(h).cast(), fds.len());
-    }
-    // SAFETY: msg points at live buffers for the duration of the call.
-    if unsafe { libc::sendmsg(link, &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) } < 0 {
+    f(&mut msg)
+}
+
+fn send_fds(link: RawFd, fds: &[RawFd]) -> std::io::Result<()> {
+    let sent = with_message(fds.len(), |msg| {
+        // SAFETY: the control buffer has room for one header and `fds`.
+        unsafe {
+            let h = libc::CMSG_FIRSTHDR(msg);
+            (*h).cmsg_level = libc::SOL_SOCKET;
+            (*h).cmsg_type = libc::SCM_RIGHTS;
+            (*h).cmsg_len = libc::CMSG_LEN(std::mem::size_of_val(fds) as u32) as usize;
+            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(h).cast(), fds.len());
+            // SAFETY: msg points at live buffers for the duration of the call.
+            libc::sendmsg(link, msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT)
+        }
+    });
+    if sent < 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
@@ -255,33 +270,25 @@ fn send_fds(link: RawFd, fds: &[RawFd]) -> std::io::Result<()> {
 
 /// One message's descriptors; None at the end (bakeoff's end closed).
 fn recv_fds(link: RawFd) -> std::io::Result<Option<Vec<OwnedFd>>> {
-    let mut byte = [0u8];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space =
-        unsafe { libc::CMSG_SPACE((PER_MESSAGE * std::mem::size_of::<RawFd>()) as u32) } as usize;
-    let mut control = vec![0u64; space.div_ceil(8)];
-    // SAFETY: an all-zero msghdr is valid; its fields are set below.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space;
-    // SAFETY: msg points at live buffers for the duration of the call.
-    let n = unsafe { libc::recvmsg(link, &mut msg, libc::MSG_CMSG_CLOEXEC) };
-    if n < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    if n == 0 {
-        return Ok(None);
-    }
+    with_message(PER_MESSAGE, |msg| {
+        // SAFETY: msg points at live buffers for the duration of the call.
+        let n = unsafe { libc::recvmsg(link, msg, libc::MSG_CMSG_CLOEXEC) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        Ok(Some(received(msg)))
+    })
+}
+
+/// The descriptors a message received carries.
+fn received(msg: &libc::msghdr) -> Vec<OwnedFd> {
     let mut out = Vec::new();
     // SAFETY: walking the control messages the kernel wrote, within msg_controllen.
     unsafe {
-        let mut h = libc::CMSG_FIRSTHDR(&msg);
+        let mut h = libc::CMSG_FIRSTHDR(msg);
         while !h.is_null() {
             if (*h).cmsg_level == libc::SOL_SOCKET && (*h).cmsg_type == libc::SCM_RIGHTS {
                 let data = libc::CMSG_DATA(h).cast::<RawFd>();
@@ -291,10 +298,10 @@ fn recv_fds(link: RawFd) -> std::io::Result<Option<Vec<OwnedFd>>> {
                     out.push(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
                 }
             }
-            h = libc::CMSG_NXTHDR(&msg, h);
+            h = libc::CMSG_NXTHDR(msg, h);
         }
     }
-    Ok(Some(out))
+    out
 }
 
 /// This process's threads, from /proc.
@@ -306,4 +313,34 @@ fn threads() -> Option<usize> {
         .trim()
         .parse()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pidfd_sent_over_the_link_arrives_naming_its_process_and_a_closed_end_reads_as_the_end() {
+        let (ours, theirs) = link_pair().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let held = crate::pidfd::Pidfd::open(child.id()).unwrap().unwrap();
+        send_fds(
+            ours.as_raw_fd(),
+            &[held.fd().as_raw_fd(), held.fd().as_raw_fd()],
+        )
+        .unwrap();
+        let got = recv_fds(theirs.as_raw_fd()).unwrap().unwrap();
+        assert_eq!(got.len(), 2);
+        for f in &got {
+            assert_eq!(pid_of(f.as_raw_fd()), Some(child.id()));
+        }
+        assert!(crate::pidfd::send(got[0].as_raw_fd(), libc::SIGKILL));
+        child.wait().unwrap();
+        assert!(crate::pidfd::ended(got[1].as_raw_fd()));
+        drop(ours);
+        assert!(recv_fds(theirs.as_raw_fd()).unwrap().is_none(), "the end");
+    }
 }

@@ -8,6 +8,7 @@ pub mod hostile_pg;
 pub mod hosts;
 pub mod pg;
 pub mod planted;
+pub mod procs;
 pub mod scratch;
 pub mod scripted;
 pub mod tls;
