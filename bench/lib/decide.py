@@ -20,7 +20,7 @@ one-sided tests) when the 1 - 10%/k interval lies within the margin, symmetric o
 scale ([1/1.05, 1.05] for 5%). Stopping at the first look that decides, with a plain 95%
 interval, called identical tools different about 20% of the time in a simulation of this VM.
 """
-import math, os, random, re, statistics, subprocess, sys, tempfile
+import math, os, random, re, shutil, statistics, subprocess, sys, tempfile
 
 # Two-sided 95% quantiles of Student's t by degrees of freedom (beyond 30: the normal's
 # plus the first term of its expansion, within 0.2% of the exact value).
@@ -149,20 +149,24 @@ VERDICT_HEADER = "ratio (geo. mean of pairs) | interval | pairs | verdict"
 
 
 def _callgrind_instructions(argv, env=None, cwd=None):
-    with tempfile.NamedTemporaryFile(prefix="bench-callgrind-", suffix=".out", delete=False) as f:
-        out_file = f.name
+    """The instructions of `argv`'s own process. A process it forks is followed by callgrind
+    and writes a file of its own (bakeoff forks its watchdog at start): each file is named
+    by its pid, and the one read is the process started here (valgrind runs the program in
+    the process it was started as)."""
+    out_dir = tempfile.mkdtemp(prefix="bench-callgrind-")
     try:
-        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
-                            "--dump-line=no", "--compress-strings=no"] + argv,
-                           capture_output=True, text=True, env=env, cwd=cwd)
+        p = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_dir}/%p.out",
+                              "--dump-line=no", "--compress-strings=no"] + argv,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+        stdout, stderr = p.communicate()
         if p.returncode != 0:
-            raise RuntimeError(f"under callgrind, {argv[0]} failed ({p.returncode}):\n{p.stderr[-2000:]}")
-        with open(out_file) as f:
+            raise RuntimeError(f"under callgrind, {argv[0]} failed ({p.returncode}):\n{stderr[-2000:]}")
+        with open(os.path.join(out_dir, f"{p.pid}.out")) as f:
             text = f.read()
         m = re.search(r"^(?:summary|totals):\s+(\d+)", text, re.M)
-        return int(m.group(1)), p.stdout
+        return int(m.group(1)), stdout
     finally:
-        os.unlink(out_file)
+        shutil.rmtree(out_dir, ignore_errors=True)
 
 
 def _perf_counts(argv, env=None, cwd=None):
