@@ -185,7 +185,7 @@ pub(crate) fn end_groups_of(owner: u32) {
 fn end_group(dir: &Path) {
     if write(&dir.join("cgroup.kill"), "1").is_err() {
         let _ = write(&dir.join("cgroup.freeze"), "0");
-        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        let name = format!("/{}", dir.file_name().unwrap_or_default().to_string_lossy());
         for pid in read_pids(dir) {
             // Held, then checked to be in the group still: the pid read may have been freed
             // and taken by a process outside it since.
@@ -195,7 +195,7 @@ fn end_group(dir: &Path) {
             let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup"));
             if cgroup.is_ok_and(|c| {
                 c.lines()
-                    .any(|l| l.starts_with("0::") && l.ends_with(&*name))
+                    .any(|l| l.starts_with("0::") && l.ends_with(&name))
             }) {
                 held.signal(libc::SIGKILL);
             }
@@ -213,16 +213,7 @@ fn bakeoff_groups(parent: &Path) -> Vec<(PathBuf, u32)> {
         return Vec::new();
     };
     dir.flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let owner = name
-                .strip_prefix("bakeoff-")?
-                .split('-')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((e.path(), owner))
-        })
+        .filter_map(|e| Some((e.path(), crate::fence::owner_of(&e.file_name())?)))
         .collect()
 }
 

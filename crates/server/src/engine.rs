@@ -62,7 +62,11 @@ impl Engine {
     /// The engine of a binary, as its `--version` says (see [`Identity`]): Percona Server is
     /// MySQL's, and a binary that says none of them MariaDB's.
     pub fn of_binary(binary: &Path) -> Engine {
-        match Identity::of(binary).product {
+        Engine::of_product(Identity::of(binary).product)
+    }
+
+    fn of_product(product: Product) -> Engine {
+        match product {
             Product::PostgreSql => Engine::PostgreSql,
             Product::MySql | Product::Percona => Engine::MySql,
             Product::MariaDb | Product::Unknown => Engine::MariaDb,
@@ -114,11 +118,7 @@ impl Engine {
             Engine::MariaDb => "name a MariaDB server with `[mariadb] binary = \"/usr/sbin/mariadbd\"`",
             Engine::PostgreSql => "name a PostgreSQL server with `[postgresql] binary = \"/usr/lib/postgresql/15/bin/postgres\"`",
         };
-        let instead = match id.product {
-            Product::MariaDb | Product::Unknown => Engine::MariaDb,
-            Product::MySql | Product::Percona => Engine::MySql,
-            Product::PostgreSql => Engine::PostgreSql,
-        };
+        let instead = Engine::of_product(id.product);
         let or = match instead == self {
             true => String::new(),
             false => format!(", or use engine \"{}\"", instead.name()),
@@ -150,8 +150,8 @@ impl Engine {
         }
     }
 
-    /// Whether a server of `self` may run `binary` (MariaDB's and MySQL's binaries are one
-    /// family: the lab tells them apart itself).
+    /// Whether a server of `self` may be one of `binary_engine`'s (a given server's URL says
+    /// MySQL's protocol for MariaDB and MySQL alike: it cannot tell them apart).
     pub fn runs(self, binary_engine: Engine) -> bool {
         (self == Engine::PostgreSql) == (binary_engine == Engine::PostgreSql)
     }

@@ -37,19 +37,36 @@ pub(crate) fn remove_if_ours(path: &Path) -> bool {
     false
 }
 
-/// Remove the run directories of bakeoff process `owner`, gone now: the watchdog's last step
-/// after it killed what that process started (a run directory is named `bakeoff-PID-...`, in
-/// the temporary directory or /tmp, see `rundir.rs`). Only marked directories of ours go.
-pub(crate) fn remove_owners_rundirs(owner: u32) {
-    let prefix = format!("bakeoff-{owner}-");
-    for root in [std::env::temp_dir(), std::path::PathBuf::from("/tmp")] {
-        let Ok(entries) = fs::read_dir(&root) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            if e.file_name().to_string_lossy().starts_with(&prefix) {
-                remove_if_ours(&e.path());
-            }
+/// The pid of the bakeoff process that made what a `bakeoff-PID-...` name names: a run
+/// directory or a cgroup (the naming both follow, so that a later bakeoff or the watchdog can
+/// tell whose each is).
+pub(crate) fn owner_of(name: &std::ffi::OsStr) -> Option<u32> {
+    name.to_str()?
+        .strip_prefix("bakeoff-")?
+        .split('-')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Remove the run directories in `root` of the bakeoff processes `gone` says are gone. Only
+/// marked directories of ours go (see [`remove_if_ours`]).
+pub(crate) fn remove_rundirs_of(root: &Path, gone: impl Fn(u32) -> bool) {
+    let Ok(entries) = fs::read_dir(root) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if owner_of(&e.file_name()).is_some_and(&gone) {
+            remove_if_ours(&e.path());
         }
+    }
+}
+
+/// Remove the run directories of bakeoff process `owner`, gone now: the watchdog's last step
+/// after it killed what that process started (a run directory is in the temporary directory
+/// or /tmp, see `rundir.rs`).
+pub(crate) fn remove_owners_rundirs(owner: u32) {
+    for root in [std::env::temp_dir(), std::path::PathBuf::from("/tmp")] {
+        remove_rundirs_of(&root, |o| o == owner);
     }
 }

@@ -182,7 +182,8 @@ impl RunDir {
 
     /// Remove the directory if it is still ours (see [`remove_if_ours`]).
     pub fn remove(&self) {
-        remove(&self.path);
+        remove_if_ours(&self.path);
+        crate::abandon::untrack_rundir(&self.path);
     }
 }
 
@@ -194,33 +195,13 @@ impl Drop for RunDir {
     }
 }
 
-fn remove(path: &Path) {
-    remove_if_ours(path);
-    crate::abandon::untrack_rundir(path);
-}
-
 /// Remove run directories left by bakeoff processes that are gone (killed, or a test binary
 /// whose shared server died with it). Only marked directories of dead owners are touched.
 fn sweep_stale(root: &Path) {
-    let Ok(entries) = fs::read_dir(root) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(owner) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("bakeoff-"))
-            .and_then(|r| r.split('-').next())
-        else {
-            continue;
-        };
-        let Ok(pid) = owner.parse::<u32>() else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            remove(&entry.path());
-        }
-    }
+    let me = std::process::id();
+    crate::fence::remove_rundirs_of(root, |pid| {
+        pid != me && !Path::new(&format!("/proc/{pid}")).exists()
+    });
 }
 
 /// Create `path` (it must not exist: an existing one, or a symlink, fails) with mode 0700,
