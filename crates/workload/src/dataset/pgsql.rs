@@ -23,6 +23,7 @@ use super::owner::Owner;
 use super::progress::{join_all, DatasetError, Progress};
 use super::tables::{initial_rows, Prepared};
 use super::token::Token;
+use super::{create_marked, names};
 use crate::{WorkloadKind, WorkloadSpec};
 
 pub(super) use super::adapters::pgsql::exec;
@@ -62,17 +63,9 @@ pub async fn prepare(
 ) -> Result<Prepared, DatasetError> {
     let started = Instant::now();
     let mut admin = PgOwner::connect(opts).await?;
-    let token = Token::new()?;
     let schema = format!("{}.", ident(&admin.schema));
     let tables = pg_tables(spec, threads, &schema);
-    let names: Vec<String> = tables.iter().map(|(n, _)| n.clone()).collect();
-    owned::make_room(&mut admin, &names).await?;
-    admin.conn.for_ddl();
-    for (name, create) in &tables {
-        progress(Progress::Creating(name.clone()));
-        let workload = spec.kind.to_string();
-        admin.create_marked(name, create, &workload, &token).await?;
-    }
+    create_tables(&mut admin, &tables, &spec.kind.to_string(), progress).await?;
     let size = initial_rows(spec);
     for t in 1..=tables.len() as u32 {
         if size > 0 {
@@ -98,10 +91,8 @@ pub async fn prepare(
     progress(Progress::Loaded { rows: loaded });
     let load_time = started.elapsed();
     if spec.options.create_secondary && spec.kind != WorkloadKind::BulkInsert {
-        let names: Mutex<VecDeque<u32>> = Mutex::new((1..=tables.len() as u32).collect());
-        let workers =
-            (0..parallel.max(1)).map(|_| index_worker(opts, schema, &names, interrupt, progress));
-        join_all(workers).await?;
+        let indexes = sbtest_indexes(tables.len() as u32, schema);
+        build_indexes(opts, indexes, parallel, interrupt, progress).await?;
     }
     let index = started.elapsed() - load_time;
     for (name, _) in &tables {
@@ -130,6 +121,21 @@ pub async fn prepare(
         redo_bytes: None,
         local_infile: false,
     })
+}
+
+/// Create `tables` (name, CREATE TABLE text naming its schema) as `workload`'s, each marked
+/// with one new token, for any workload: refused before anything is made when one is there
+/// already. The connection keeps its DDL timeout after (the vacuum and checkpoint follow).
+pub(super) async fn create_tables(
+    admin: &mut PgOwner,
+    tables: &[(String, String)],
+    workload: &str,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(), DatasetError> {
+    let token = Token::new()?;
+    owned::make_room(admin, &names(tables)).await?;
+    admin.conn.for_ddl();
+    create_marked(admin, tables, workload, &token, progress).await
 }
 
 async fn copy_worker(
@@ -170,21 +176,46 @@ async fn copy_worker(
     Ok(loaded)
 }
 
+/// sysbench's secondary index on each of `count` tables after `schema`, as (table, CREATE
+/// INDEX).
+fn sbtest_indexes(count: u32, schema: &str) -> VecDeque<(String, String)> {
+    (1..=count)
+        .map(|t| {
+            let create = format!("CREATE INDEX k_{t} ON {schema}sbtest{t}(k)");
+            (format!("sbtest{t}"), create)
+        })
+        .collect()
+}
+
+/// Build `indexes` (table, CREATE INDEX with the table's schema) after the load, over
+/// `parallel` pinned connections each taking the next from one queue. `interrupt` set stops
+/// each connection before its next index. Any workload's tables: it names none itself.
+pub(super) async fn build_indexes(
+    opts: &ConnectOptions,
+    indexes: VecDeque<(String, String)>,
+    parallel: u32,
+    interrupt: &AtomicBool,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(), DatasetError> {
+    let queue = Mutex::new(indexes);
+    let workers = (0..parallel.max(1)).map(|_| index_worker(opts, &queue, interrupt, progress));
+    join_all(workers).await?;
+    Ok(())
+}
+
 async fn index_worker(
     opts: &ConnectOptions,
-    schema: &str,
-    tables: &Mutex<VecDeque<u32>>,
+    indexes: &Mutex<VecDeque<(String, String)>>,
     interrupt: &AtomicBool,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<(), DatasetError> {
     let mut conn = PgConn::connect_pinned(opts).await?;
     conn.for_ddl();
     while !interrupt.load(Ordering::Relaxed) {
-        let next = tables.lock().map(|mut q| q.pop_front()).unwrap_or(None);
-        let Some(t) = next else { break };
-        progress(Progress::Indexing(format!("sbtest{t}")));
-        let sql = format!("CREATE INDEX k_{t} ON {schema}sbtest{t}(k)");
-        exec(&mut conn, &sql).await?;
+        let next = indexes.lock().map(|mut q| q.pop_front()).unwrap_or(None);
+        let Some((table, create)) = next else { break };
+        progress(Progress::Indexing(table));
+        exec(&mut conn, &create).await?;
     }
     conn.quit().await;
     Ok(())
