@@ -188,6 +188,8 @@ fn recorders_for(threads: u32, tids_of: &dyn Fn(u32) -> Vec<u32>) -> Vec<Arc<Mut
 /// answered within this, and an idle coordinator wakes 20 times a second, not 200.
 const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
+// The run's parts, each owned by `run` and lent for the run's length.
+#[allow(clippy::too_many_arguments)]
 fn coordinate(
     spec: &RunSpec,
     shared: &Shared,

@@ -444,6 +444,7 @@ impl<S: Source> Pace for Books<'_, S> {
         if let Ok(mut r) = w.rec.lock() {
             record_counts(&mut r.window, c);
             r.window.record_event(latency);
+            record_class(&mut r.window, c, latency);
             let conn = &mut r.conns[w.conn_base + self.i];
             conn.events += 1;
             conn.latency_sum_ns += latency;
@@ -530,6 +531,13 @@ fn record_statements<S: Source>(w: &Worker<S>, c: StmtCounts) {
         if let Ok(mut r) = w.rec.lock() {
             record_counts(&mut r.window, &c);
         }
+    }
+}
+
+/// A done event's class, when it has one, with the latency its event was recorded with.
+pub(crate) fn record_class(window: &mut bakeoff_telemetry::Window, c: &StmtCounts, latency: u64) {
+    if c.class != 0 {
+        window.record_class(usize::from(c.class - 1), latency, &c.tally);
     }
 }
 

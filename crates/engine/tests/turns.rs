@@ -10,13 +10,16 @@ use bakeoff_driver::DriverError;
 use bakeoff_engine::{run_turns, RunSpec, RunStatus, Slice, TurnObserver, TurnSpec, TurnsResult};
 use bakeoff_workload::{EventError, Events, Source, StmtCounts};
 
+/// Every event as (server, start, end).
+type Log = Arc<Mutex<Vec<(usize, Instant, Instant)>>>;
+
 /// Events of `latency` each, logged as (server, start, end). `refuse`: its connections
 /// cannot be opened; `stall_after`: its events stop answering after that many (a server that
 /// hangs, which a real one does not do on cue).
 struct Fake {
     server: usize,
     latency: Duration,
-    log: Arc<Mutex<Vec<(usize, Instant, Instant)>>>,
+    log: Log,
     refuse: bool,
     stall_after: Option<usize>,
 }
@@ -24,12 +27,12 @@ struct Fake {
 struct FakeSession {
     server: usize,
     latency: Duration,
-    log: Arc<Mutex<Vec<(usize, Instant, Instant)>>>,
+    log: Log,
     stall_after: Option<usize>,
     done: usize,
 }
 
-fn fakes(n: usize, latency_ms: u64, log: &Arc<Mutex<Vec<(usize, Instant, Instant)>>>) -> Vec<Fake> {
+fn fakes(n: usize, latency_ms: u64, log: &Log) -> Vec<Fake> {
     (0..n)
         .map(|server| Fake {
             server,

@@ -4,7 +4,9 @@
 //!   `--percentile` figure in the text report is computed exactly as sysbench computes it.
 //! - [`Window`]: everything recorded over one interval (a Tick, or the whole run): event and
 //!   statement counts, errors per server code, reconnects, exact latency sum/min/max and an HDR
-//!   histogram (3 significant digits, 1 ns - 1 h) for p50...p99.9.
+//!   histogram (3 significant digits, 1 ns - 1 h) for p50...p99.9; and, only when events
+//!   carry a class (a source with several kinds of event, TPC-C's transactions), the same per
+//!   class with summed tallies ([`ClassSummary`]).
 //! - [`LatencySummary`] / [`WindowSummary`]: plain data for reports and JSON.
 //!
 //! - [`Sampler`] / [`Telemetry`]: the server process (CPU, memory, threads, context
@@ -16,11 +18,13 @@
 //! sampler reads /proc and opens one connection of its own, once per tick.
 
 mod checkpoint;
+mod classes;
 mod sampler;
 mod sbhist;
 mod window;
 
 pub use checkpoint::{Checkpoint, Checkpoints, Totals};
+pub use classes::{ClassSummary, TALLIES};
 pub use sampler::{
     listening_process, own_cpu_seconds, read_process, several_nodes, CpuReader, HostSample,
     ProcReading, RemoteProcess, SampleTarget, Sampler, ServerSample, Telemetry,

@@ -1,11 +1,12 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::classes::{ClassSummary, ClassWire, Classes, TALLIES};
 use crate::SbHistogram;
 
 /// Highest latency the HDR histogram resolves: one hour, in ns. Longer values are clamped
 /// (and still counted exactly in max and sum).
-const HDR_MAX_NS: u64 = 3_600_000_000_000;
+pub(crate) const HDR_MAX_NS: u64 = 3_600_000_000_000;
 
 /// Everything recorded over one interval. It crosses a link (a client host's agent to the
 /// bakeoff that merges every host's load) as [`WindowWire`], bucket for bucket, so windows
@@ -25,6 +26,8 @@ pub struct Window {
     pub latency_max_ns: u64,
     hdr: Histogram<u64>,
     sb: SbHistogram,
+    /// Events by class ([`Window::record_class`]); empty unless some event had one.
+    pub(crate) classes: Classes,
 }
 
 impl Default for Window {
@@ -41,6 +44,7 @@ impl Default for Window {
             latency_max_ns: 0,
             hdr: Histogram::new_with_bounds(1, HDR_MAX_NS, 3).expect("valid HDR bounds"),
             sb: SbHistogram::default(),
+            classes: Classes::default(),
         }
     }
 }
@@ -67,6 +71,10 @@ pub struct WindowWire {
     hdr: Vec<(u64, u64)>,
     /// (bucket index, count).
     sb: Vec<(u16, u64)>,
+    /// Each class in index order, its histogram's buckets as `hdr`'s; absent from wire data
+    /// written before classes were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    classes: Vec<ClassWire>,
 }
 
 impl From<Window> for WindowWire {
@@ -87,6 +95,7 @@ impl From<Window> for WindowWire {
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))
                 .collect(),
             sb: w.sb.sparse(),
+            classes: w.classes.wire(),
         }
     }
 }
@@ -110,6 +119,7 @@ impl From<WindowWire> for Window {
                 .saturating_record_n(value.clamp(1, HDR_MAX_NS), count);
         }
         out.sb = SbHistogram::from_sparse(&w.sb);
+        out.classes = Classes::from_wire(w.classes);
         out
     }
 }
@@ -122,6 +132,13 @@ impl Window {
         self.latency_max_ns = self.latency_max_ns.max(latency_ns);
         self.hdr.saturating_record(latency_ns.max(1));
         self.sb.record_ns(latency_ns);
+    }
+
+    /// One event of class `class` (an index; classes are few), recorded besides
+    /// [`record_event`](Window::record_event) with the same latency: its count, latency and
+    /// `tally` summed under the class. The first call allocates the classes.
+    pub fn record_class(&mut self, class: usize, latency_ns: u64, tally: &[u32; TALLIES]) {
+        self.classes.record(class, latency_ns, tally);
     }
 
     pub fn record_statements(&mut self, reads: u64, writes: u64, others: u64) {
@@ -172,12 +189,14 @@ impl Window {
         // Same bounds on both sides, so adding cannot fail.
         let _ = self.hdr.add(&o.hdr);
         self.sb.add(&o.sb);
+        self.classes.add(&o.classes);
     }
 
     pub fn reset(&mut self) {
         // In place: the HDR counts array is ~270 KB, not worth reallocating every tick.
         self.hdr.reset();
         self.sb.reset();
+        self.classes.reset();
         self.events = 0;
         self.reads = 0;
         self.writes = 0;
@@ -212,6 +231,7 @@ impl Window {
             reconnects_per_sec: per(self.reconnects),
             errors_by_code,
             latency: self.latency(percentile),
+            classes: self.classes.summary(secs),
         }
     }
 
@@ -250,7 +270,7 @@ impl Window {
 
 /// Latency figures in milliseconds. `p*_ms` come from the HDR histogram (3 significant
 /// digits); `sysbench_percentile_ms` is sysbench's own figure for `percentile`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LatencySummary {
     pub min_ms: f64,
     pub avg_ms: f64,
@@ -265,7 +285,7 @@ pub struct LatencySummary {
     pub sysbench_percentile_ms: f64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct WindowSummary {
     pub seconds: f64,
     pub events: u64,
@@ -284,6 +304,10 @@ pub struct WindowSummary {
     pub reconnects_per_sec: f64,
     pub errors_by_code: Vec<(u16, u64)>,
     pub latency: LatencySummary,
+    /// Events by class, class i at index i (see [`Window::record_class`]); empty, and left
+    /// out of JSON, when no event had a class.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassSummary>,
 }
 
 impl WindowSummary {

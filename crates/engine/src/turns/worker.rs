@@ -131,7 +131,9 @@ async fn connection<S: Source>(w: Rc<TurnWorker<S>>, server: usize, mut s: S::Se
             if let Ok(mut win) = w.windows[server].lock() {
                 crate::worker::record_counts(&mut win, &counts);
                 if done {
-                    win.record_event(began.elapsed().as_nanos() as u64);
+                    let latency = began.elapsed().as_nanos() as u64;
+                    win.record_event(latency);
+                    crate::worker::record_class(&mut win, &counts, latency);
                 }
             }
             drop(flight);

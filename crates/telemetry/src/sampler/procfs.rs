@@ -181,6 +181,19 @@ pub fn own_cpu_seconds() -> f64 {
     t(ru.ru_utime) + t(ru.ru_stime)
 }
 
+/// A /proc file's text in about two reads. /proc reports its files as empty, so
+/// `fs::read_to_string` starts with 32-byte probes and grows from there: six reads and more
+/// for a thread's status, once per server thread per sample, on the client's CPU.
+fn proc_text(path: impl AsRef<std::path::Path>) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(4096);
+    std::fs::File::open(path)
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,17 +212,4 @@ mod tests {
         let h = read_host();
         assert!(h.user + h.sys + h.idle > 0.0);
     }
-}
-
-/// A /proc file's text in about two reads. /proc reports its files as empty, so
-/// `fs::read_to_string` starts with 32-byte probes and grows from there: six reads and more
-/// for a thread's status, once per server thread per sample, on the client's CPU.
-fn proc_text(path: impl AsRef<std::path::Path>) -> Option<String> {
-    use std::io::Read;
-    let mut text = String::with_capacity(4096);
-    std::fs::File::open(path)
-        .ok()?
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
 }

@@ -77,6 +77,9 @@ pub trait Pace {
     fn restart(&mut self) -> bool;
 }
 
+/// Tallies an event carries for its class (see [`StmtCounts::tally`]).
+pub const TALLIES: usize = 4;
+
 /// Statements by outcome, sysbench's way: a result set is a read, a statement that changed
 /// rows a write, anything else (BEGIN, COMMIT, an UPDATE that matched nothing) other.
 /// Errors and reconnects are counted here when the source counts them itself (a script's
@@ -90,6 +93,14 @@ pub struct StmtCounts {
     /// The server's code for the last of `errors` (0: the script counted it itself).
     pub error_code: u16,
     pub reconnects: u64,
+    /// The event's class, for a source whose events are of several kinds (TPC-C's five
+    /// transactions): 0 the event has none (every sysbench event), n class n-1. The engine
+    /// records a done event's latency and `tally` under its class too.
+    pub class: u8,
+    /// Counts the source keeps per event of its class (what each means is the source's: a
+    /// rolled-back New-Order, its remote order lines...), summed over the class's events.
+    /// An event restarted after an ignorable error keeps what its attempts added.
+    pub tally: [u32; TALLIES],
 }
 
 impl StmtCounts {
@@ -100,9 +111,11 @@ impl StmtCounts {
         errors: 0,
         error_code: 0,
         reconnects: 0,
+        class: 0,
+        tally: [0; TALLIES],
     };
 
-    /// Add `o`'s counts to these.
+    /// Add `o`'s counts to these; `o`'s class, when it has one, is the class.
     pub fn add(&mut self, o: &StmtCounts) {
         self.reads += o.reads;
         self.writes += o.writes;
@@ -112,6 +125,12 @@ impl StmtCounts {
             self.error_code = o.error_code;
         }
         self.reconnects += o.reconnects;
+        if o.class != 0 {
+            self.class = o.class;
+        }
+        for (t, n) in self.tally.iter_mut().zip(o.tally) {
+            *t = t.saturating_add(n);
+        }
     }
 }
 
