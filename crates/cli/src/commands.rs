@@ -5,25 +5,23 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use bakeoff_driver::ConnectOptions;
-use bakeoff_engine::{ClientWait, IgnoreErrors, RunResult, RunSpec};
+use bakeoff_engine::{ClientWait, IgnoreErrors, RunSpec};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::placement::ClientPlacement;
 use bakeoff_server::variant::CpuList;
 use bakeoff_study::cell::Load;
 use bakeoff_study::cell::{run_cell, Cell, CellEnd, CellOutcome, ServerPlan};
-use bakeoff_study::lab::{given_cpus, given_pids, Death, GivenServers, Servers};
-use bakeoff_study::spread::HostShare;
+use bakeoff_study::lab::{given_cpus, given_pids, GivenServers};
 use bakeoff_study::tables;
 use bakeoff_workload::dataset::{self, DatasetError, Progress};
 use bakeoff_workload::{Distribution, OltpOptions, PsMode, WorkloadKind, WorkloadSpec};
-use serde::Serialize;
 
 use crate::args::{Format, LoadArgs};
-use crate::exit::{exit_code, EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
-use crate::header::{ignored_options, JsonHeader, Printer};
-use crate::output;
+use crate::exit::{EXIT_FAILED, EXIT_INTERRUPTED, INTERRUPTED};
+use crate::header::Printer;
 use crate::prepared;
 use crate::progress::{print_progress, LoadLine};
+use crate::run_report::{death_line, report};
 
 pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
     let kind: WorkloadKind = a.workload.parse().map_err(anyhow::Error::msg)?;
@@ -83,6 +81,7 @@ pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
         kind,
         options,
         distribution,
+        tpcc: a.tpcc.clone(),
     };
     spec.validate().map_err(anyhow::Error::msg)?;
     Ok(spec)
@@ -305,7 +304,7 @@ fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
 
 /// The server prepare, prewarm and cleanup work on: the first given. With a list (a cluster
 /// behind several addresses, as sysbench users pass them) the tables are made once.
-fn first_given(a: &LoadArgs, command: &str) -> Result<Option<ConnectOptions>> {
+pub(crate) fn first_given(a: &LoadArgs, command: &str) -> Result<Option<ConnectOptions>> {
     let all = given_servers(a)?;
     if all.len() > 1 {
         eprintln!(
@@ -464,7 +463,7 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             }
             ServerPlan::Given(GivenServers {
                 remote: watched_there(a, &given),
-                options: given,
+                options: given.clone(),
                 pids,
             })
         }
@@ -494,10 +493,15 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         sysbench_tables: crate::dialect::is_sysbench(),
     };
     let mut printer = Printer::new(a, &spec, iterations);
+    // TPC-C's run reads the server's new orders around the measured span.
+    let (outcome, tpcc) = match spec.kind == WorkloadKind::Tpcc {
+        true => crate::tpcc::run_cell_watched(&cell, clients.as_mut(), printer, &given)?,
+        false => (run_cell(&cell, clients.as_mut(), &mut printer)?, None),
+    };
     let CellOutcome {
         servers: mut target,
         end,
-    } = run_cell(&cell, clients.as_mut(), &mut printer)?;
+    } = outcome;
     let code = match end {
         CellEnd::NotInEffect(problems) => {
             // Fail closed: numbers from a variant that did not take effect would be mislabelled.
@@ -515,7 +519,10 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
             eprintln!("Interrupted before the load started: nothing was measured");
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
-        CellEnd::Timed(m) => report(a, &spec, &m.run, &m.result, &m.hosts, &target, &placement)?,
+        CellEnd::Timed(m) => match tpcc {
+            Some(watch) => crate::tpcc::report(a, &spec, &m, watch, &target, &placement)?,
+            None => report(a, &spec, &m.run, &m.result, &m.hosts, &target, &placement)?,
+        },
         CellEnd::Fixed(w) => crate::slap::print(a, &spec, &run_spec, &w, &target, &placement)?,
     };
     if let Some(death) = target.ended().map(death_line) {
@@ -525,74 +532,4 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
     }
     drop(target); // stops the embedded server, after everything measured is printed
     Ok(code)
-}
-
-/// The final report, text or JSON; the exit code the run's status gives.
-fn report(
-    a: &LoadArgs,
-    spec: &WorkloadSpec,
-    run_spec: &RunSpec,
-    result: &RunResult,
-    hosts: &[HostShare],
-    target: &Servers,
-    placement: &ClientPlacement,
-) -> Result<ExitCode> {
-    let text = a.general.format == Format::Text;
-    // sysbench prints no report after a connection's FATAL: in its dialect, what was measured
-    // up to the failure goes to stderr (at its info level) instead of its stdout.
-    let failed = matches!(result.status, bakeoff_engine::RunStatus::Failed(_))
-        && crate::dialect::is_sysbench();
-    if text {
-        if failed {
-            crate::dialect::extra!("{}", output::final_report(result, run_spec.percentile));
-        } else if crate::dialect::shows(crate::dialect::NOTICE) {
-            if a.general.histogram {
-                print!("{}", output::histogram(&result.histogram));
-            }
-            print!("{}", output::final_report(result, run_spec.percentile));
-        }
-        // What sysbench's report does not have: on stderr in its dialect.
-        crate::dialect::extra!("{}", output::extra_report(result));
-        if let Some(t) = &result.telemetry {
-            crate::dialect::extra!("{}", output::telemetry_report(t, run_spec.client_threads));
-        }
-        if hosts.is_empty() {
-            crate::dialect::extra!("{}", output::placement_report(placement));
-        } else {
-            crate::dialect::extra!("{}", crate::clients::report(hosts));
-        }
-    } else {
-        let doc = JsonReport {
-            header: JsonHeader::new(spec, run_spec, target, placement, ignored_options(a, spec)),
-            result,
-            client_hosts: hosts,
-        };
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    }
-    Ok(exit_code(&result.status, result.elapsed_seconds))
-}
-
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    #[serde(flatten)]
-    header: JsonHeader<'a>,
-    result: &'a RunResult,
-    /// Each client host's share, when the load was spread (--client-host).
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    client_hosts: &'a [HostShare],
-}
-
-/// What `bakeoff run` says of a started server that ended during the run.
-fn death_line(d: Death) -> String {
-    match d {
-        Death::Exited {
-            socket,
-            status,
-            log_tail,
-        } => format!(
-            "The embedded server on {} exited during the run ({status}), so the figures above end with it; last lines of its error log:\n{log_tail}",
-            socket.display()
-        ),
-        Death::Lost(why) => why,
-    }
 }

@@ -38,7 +38,11 @@ fn print_header(p: &Printer<'_>, r: &RunSpec) {
     let sysbench = crate::dialect::is_sysbench();
     let seed = (p.seed_given || !sysbench).then_some(r.seed);
     let head = output::run_options(&output::RunHeader::of(r, p.interval, p.validate, seed));
-    let mut extras = vec![distribution_line(p.spec)];
+    let mut extras = vec![match p.spec.kind {
+        // TPC-C draws its own inputs (NURand, uniform); the key distribution is sysbench's.
+        bakeoff_workload::WorkloadKind::Tpcc => tpcc_line(p.spec),
+        _ => distribution_line(p.spec),
+    }];
     let server = p.embedded.clone();
     if !p.ignored.is_empty() {
         extras.push(ignored_line(p.spec, &p.ignored));
@@ -65,6 +69,17 @@ fn distribution_line(spec: &WorkloadSpec) -> String {
         "Random distribution: {} (sysbench 1.0.20's default is special; master's is uniform)",
         spec.distribution.kind
     )
+}
+
+fn tpcc_line(spec: &WorkloadSpec) -> String {
+    let all = match spec.tpcc.all_warehouses {
+        true => "every terminal over several warehouses (--all-warehouses)",
+        false => "one home warehouse per terminal",
+    };
+    match spec.tpcc.warehouses {
+        0 => format!("TPC-C: the warehouses the tables hold, {all}"),
+        w => format!("TPC-C: {w} warehouses, {all}"),
+    }
 }
 
 fn ignored_line(spec: &WorkloadSpec, ignored: &[String]) -> String {

@@ -98,6 +98,8 @@ pub struct Normalized {
 /// (`bakeoff study run FILE` must not be read as sysbench's `run`).
 pub(crate) const OWN: &[&str] = &[
     "study",
+    // TPC-C natively; Percona's script stays `bakeoff tpcc.lua ...` or `./tpcc.lua`.
+    "tpcc",
     "server",
     "agent",
     "export",

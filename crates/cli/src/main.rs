@@ -20,12 +20,14 @@ mod plan;
 mod prepared;
 mod progress;
 mod results;
+mod run_report;
 mod serve;
 mod slap;
 mod study;
 mod sysbench;
 mod target;
 mod tls;
+mod tpcc;
 
 use std::process::ExitCode;
 
@@ -98,6 +100,7 @@ fn run(raw: &[String]) -> ExitCode {
         args::Command::Prepare(a) => commands::prepare(a),
         args::Command::Run(a) => commands::run(a),
         args::Command::Cleanup(a) => commands::cleanup(a),
+        args::Command::Tpcc(t) => tpcc::main(t),
         args::Command::Prewarm(a) => commands::prewarm(a),
         args::Command::Server(args::ServerCommand::Start(e)) => serve::start(e),
         args::Command::Study(args::StudyCommand::Check { file }) => study::check(file),

@@ -453,6 +453,7 @@ mod tests {
             kind: "oltp_read_write".parse().unwrap(),
             options: Default::default(),
             distribution: bakeoff_workload::Distribution::new("pareto".parse().unwrap()),
+            tpcc: Default::default(),
         };
         let r = Request::Load(LoadPart {
             endpoints: vec![Target {
@@ -528,6 +529,7 @@ mod tests {
                 kind: "oltp_point_select".parse().unwrap(),
                 options: Default::default(),
                 distribution: bakeoff_workload::Distribution::new("uniform".parse().unwrap()),
+                tpcc: Default::default(),
             },
             run: RunSpec::default(),
             threads: 1,

@@ -182,6 +182,7 @@ pub fn run_cell<O: CellObserver + Sync>(
         spec: cell.workload.clone(),
         threads: cell.run.connections,
         unique: Unique::new(cell.run.seed),
+        tpcc: Default::default(),
     });
     let m = Measure {
         servers: &servers,

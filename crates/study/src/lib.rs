@@ -33,6 +33,7 @@ mod results;
 mod runner;
 mod series;
 mod sizing;
+mod tpcc;
 
 pub mod agent;
 pub mod cell;

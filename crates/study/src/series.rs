@@ -342,6 +342,7 @@ impl SeriesCtx<'_> {
             spec: self.spec.workloads[self.series.workload].spec.clone(),
             threads,
             unique: Unique::new(self.spec.seed),
+            tpcc: Default::default(),
         })
     }
 
@@ -390,6 +391,8 @@ impl SeriesCtx<'_> {
         match result {
             Ok(measured) => {
                 fill(&mut r, &measured.result);
+                let spec = &self.spec.workloads[self.series.workload].spec;
+                crate::tpcc::judge(&mut r, &measured.result.total, spec, endpoints);
                 self.note_client_hosts(&mut r, &measured.hosts);
             }
             // Ctrl-C while the client hosts connected: not a failure, and run again on resume.

@@ -21,6 +21,8 @@ pub enum WorkloadKind {
     SelectRandomPoints,
     SelectRandomRanges,
     BulkInsert,
+    /// TPC-C's five transactions (`crate::tpcc`), bakeoff's own: not one of sysbench's.
+    Tpcc,
 }
 
 use WorkloadKind::*;
@@ -38,6 +40,7 @@ impl WorkloadKind {
         (SelectRandomPoints, "select_random_points"),
         (SelectRandomRanges, "select_random_ranges"),
         (BulkInsert, "bulk_insert"),
+        (Tpcc, "tpcc"),
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,8 +69,9 @@ impl WorkloadKind {
     /// accepts them too and lists the unused ones, so a pasted line runs and says what it
     /// changed nothing about.
     pub fn uses(self, name: &str) -> bool {
-        if self == BulkInsert {
-            return false; // its own tables, one per thread; none of oltp_common's options
+        if matches!(self, BulkInsert | Tpcc) {
+            // bulk_insert: its own tables, one per thread; TPC-C: its own options.
+            return false;
         }
         const RANGES: &[&str] = &[
             "range-size",
@@ -91,7 +95,7 @@ impl WorkloadKind {
             OltpUpdateNonIndex => &["non-index-updates"],
             SelectRandomPoints => &["random-points"],
             SelectRandomRanges => &["number-of-ranges", "delta"],
-            OltpPointSelect | OltpInsert | OltpDelete | BulkInsert => &[],
+            OltpPointSelect | OltpInsert | OltpDelete | BulkInsert | Tpcc => &[],
         };
         let read_write = self == OltpReadWrite
             && (RANGES.contains(&name)
@@ -151,6 +155,11 @@ impl FromStr for WorkloadKind {
     fn from_str(s: &str) -> Result<Self, String> {
         let base = s.rsplit('/').next().unwrap_or(s);
         let base = base.strip_suffix(".lua").unwrap_or(base);
+        // TPC-C natively only by its bare name: `tpcc.lua` and `./tpcc.lua` are a script
+        // (Percona's sysbench-tpcc), which runs as the Lua it is.
+        if base == "tpcc" && s != "tpcc" {
+            return Err(format!("'{s}' is a script, not bakeoff's native tpcc"));
+        }
         if let Some((k, _)) = WorkloadKind::ALL.iter().find(|(_, n)| *n == base) {
             return Ok(*k);
         }
@@ -244,12 +253,21 @@ pub struct WorkloadSpec {
     pub kind: WorkloadKind,
     pub options: OltpOptions,
     pub distribution: Distribution,
+    /// TPC-C's options (`kind` = tpcc); the defaults otherwise.
+    #[serde(default)]
+    pub tpcc: crate::tpcc::TpccOptions,
 }
 
 impl WorkloadSpec {
     /// Checks sysbench would make, with the option named in the message.
     pub fn validate(&self) -> Result<(), String> {
         let o = &self.options;
+        if self.kind == Tpcc {
+            return match self.tpcc.warehouses {
+                0..=100_000 => Ok(()),
+                w => Err(format!("--warehouses={w}: at most 100000")),
+            };
+        }
         if o.tables == 0 {
             return Err("--tables must be at least 1".into());
         }
@@ -313,6 +331,12 @@ mod tests {
             Ok(OltpPointSelect)
         );
         assert_eq!("oltp.lua".parse::<WorkloadKind>(), Ok(OltpReadWrite));
+        assert_eq!("tpcc".parse::<WorkloadKind>(), Ok(Tpcc));
+        assert!(
+            "tpcc.lua".parse::<WorkloadKind>().is_err(),
+            "sysbench-tpcc stays a script"
+        );
+        assert!("./tpcc".parse::<WorkloadKind>().is_err());
         assert_eq!(
             "/usr/share/doc/sysbench/tests/db/select.lua".parse::<WorkloadKind>(),
             Ok(OltpPointSelect)

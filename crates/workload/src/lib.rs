@@ -9,6 +9,8 @@
 //!   whose [`Events`] the engine drives and whose errors it judges; the native source is
 //!   [`SessionContext`] with its [`Session`] (one connection, its prepared statements, its
 //!   RNG and the event body);
+//! - [`tpcc`]: TPC-C's tables, population, five transactions, consistency checks and audit,
+//!   its terminals sessions of the same native source;
 //! - [`dataset`]: prepare (parallel load, secondary index after the load) and cleanup (drops
 //!   only the tables bakeoff recorded in its marker table).
 //!
@@ -23,6 +25,7 @@ mod rng;
 pub mod scripting;
 mod statements;
 mod strings;
+pub mod tpcc;
 
 pub use dist::{Distribution, RandType};
 pub use kind::{OltpOptions, PsMode, WorkloadKind, WorkloadSpec, OPTION_NAMES};

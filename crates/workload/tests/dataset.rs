@@ -20,6 +20,7 @@ fn spec() -> WorkloadSpec {
             ..OltpOptions::default()
         },
         distribution: Distribution::new(RandType::Uniform),
+        tpcc: Default::default(),
     }
 }
 

@@ -37,6 +37,7 @@ fn spec(kind: WorkloadKind) -> WorkloadSpec {
         kind,
         options,
         distribution: Distribution::new(RandType::Uniform),
+        tpcc: Default::default(),
     }
 }
 
@@ -70,6 +71,7 @@ fn per_event(kind: WorkloadKind, name: &str) -> ([f64; 6], StmtCounts) {
             spec: spec.clone(),
             threads: 1,
             unique: Unique::new(1),
+            tpcc: Default::default(),
         });
         let mut session: Session = Session::open(ctx, 0, 42, false)
             .await

@@ -5,7 +5,7 @@ use clap::Args;
 
 use super::values::{parse_bool, parse_max_packet};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "MySQL/MariaDB connection")]
 pub struct MysqlArgs {
     /// A server you run, by URL, instead of the --mysql-* connection options:

@@ -55,6 +55,10 @@ pub enum Command {
     /// secondary index (sysbench 1.0's prewarm; master calls it warmup).
     #[command(visible_alias = "warmup")]
     Prewarm(LoadArgs),
+    /// TPC-C, natively: the specification's five transactions on MariaDB, MySQL or
+    /// PostgreSQL, reported as NOPM and TPM as HammerDB reports them (`bakeoff tpcc --help`).
+    #[command(subcommand)]
+    Tpcc(crate::tpcc::TpccCommand),
     /// Start a server variant of your own to work against.
     #[command(subcommand)]
     Server(ServerCommand),
@@ -206,6 +210,12 @@ pub struct LoadArgs {
     /// with dashes: the report header lists those the workload ignores.
     #[arg(skip)]
     pub given: Vec<String>,
+    /// TPC-C's options, from `bakeoff tpcc`.
+    #[arg(skip)]
+    pub tpcc: bakeoff_workload::tpcc::TpccOptions,
+    /// `bakeoff tpcc run --check`: the consistency conditions after the run.
+    #[arg(skip)]
+    pub tpcc_check: bool,
 }
 
 /// Note which workload options were given on the command line, for the subcommands that
@@ -266,7 +276,7 @@ pub enum ChartFormat {
     Png,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Run")]
 pub struct GeneralArgs {
     /// Connections, each with one event in flight (sysbench's threads; mysqlslap's
@@ -378,7 +388,7 @@ pub struct GeneralArgs {
 }
 
 /// The server bakeoff starts itself when no --mysql-host/--mysql-socket is given.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Embedded server")]
 pub struct EmbeddedArgs {
     /// The database, as sysbench names its drivers: mysql (MariaDB, or MySQL) or pgsql
@@ -412,7 +422,7 @@ pub struct EmbeddedArgs {
 }
 
 /// How the embedded server is set up; each axis is verified on the running process.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Server variant (embedded server; each one verified after start)")]
 pub struct VariantArgs {
     /// Memory allocator preloaded into the server: glibc, jemalloc, tcmalloc, mimalloc, or a
@@ -459,7 +469,7 @@ impl VariantArgs {
     }
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "OLTP workload (sysbench's oltp_common.lua)")]
 pub struct OltpArgs {
     #[arg(long, default_value_t = 1)]

@@ -258,6 +258,7 @@ impl BlockRun<'_> {
                     spec: spec.workloads[w].spec.clone(),
                     threads,
                     unique: Unique::new(spec.seed),
+                    tpcc: Default::default(),
                 })
             })
             .collect();
@@ -361,7 +362,11 @@ impl BlockRun<'_> {
     ) -> RunRecord {
         let mut r = self.record_of(block, u, w, threads);
         match res {
-            Ok(res) => fill_turns(&mut r, res, i, how),
+            Ok(res) => {
+                fill_turns(&mut r, res, i, how);
+                let spec = &self.spec.workloads[w].spec;
+                crate::tpcc::judge(&mut r, &res.servers[i].total, spec, &u.servers.endpoints());
+            }
             Err(e) => {
                 r.status = "failed".into();
                 r.reason = Some(e.to_string());

@@ -107,7 +107,7 @@ fn read(
         .into_iter()
         .filter_map(|v| int_value(p, v, "`threads`", 1..100_001).map(|n| n as u32))
         .collect();
-    let (tables, table_size, policy) = dataset(p, &mut top);
+    let (data, policy) = dataset(p, &mut top);
     let (server_host, client_hosts) = hosts(p, &mut top, policy);
     let alternation = alternation::alternation(p, &mut top);
     top.require(
@@ -118,7 +118,7 @@ fn read(
     let workloads: Vec<Workload> = top
         .tables(p, "workload")
         .into_iter()
-        .filter_map(|t| workload(p, t, tables, table_size))
+        .filter_map(|t| workload(p, t, data))
         .collect();
     let eng = engines::engines(p, &mut top, server_host.is_none());
     let axes = top.tables(p, "axes");
@@ -212,8 +212,8 @@ fn read(
         warmup: Duration::from_secs(warmup),
         order: order?,
         threads,
-        tables,
-        table_size,
+        tables: data.tables,
+        table_size: data.table_size,
         dataset_policy: policy,
         workloads,
         variants,

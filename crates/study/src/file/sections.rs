@@ -7,12 +7,32 @@ use bakeoff_workload::{Distribution, OltpOptions, PsMode, RandType, WorkloadKind
 use super::spec::{DatasetPolicy, Price, Workload};
 use crate::reader::{kind, one_of, str_value, Problems, Table, Value};
 
-pub(super) fn dataset(p: &mut Problems, top: &mut Table) -> (u32, u32, DatasetPolicy) {
+/// The tables every workload of the study loads: sysbench's (`tables`, `table_size`) and
+/// TPC-C's (`warehouses`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Dataset {
+    pub tables: u32,
+    pub table_size: u32,
+    pub warehouses: u32,
+}
+
+/// TPC-C's scale when the study does not say: as `bakeoff tpcc run`'s.
+const WAREHOUSES: u32 = 10;
+
+pub(super) fn dataset(p: &mut Problems, top: &mut Table) -> (Dataset, DatasetPolicy) {
     let Some(mut t) = top.tables(p, "dataset").into_iter().next() else {
-        return (1, 10_000, DatasetPolicy::Rebuild);
+        let d = Dataset {
+            tables: 1,
+            table_size: 10_000,
+            warehouses: WAREHOUSES,
+        };
+        return (d, DatasetPolicy::Rebuild);
     };
     let tables = t.int(p, "tables", 1..10_001).unwrap_or(1) as u32;
     let size = t.int(p, "table_size", 1..2_000_000_001).unwrap_or(10_000) as u32;
+    let warehouses = t
+        .int(p, "warehouses", 1..100_001)
+        .unwrap_or(WAREHOUSES.into()) as u32;
     let policy = match t.string(p, "policy") {
         None => DatasetPolicy::Rebuild,
         Some((s, span)) => one_of(
@@ -28,7 +48,12 @@ pub(super) fn dataset(p: &mut Problems, top: &mut Table) -> (u32, u32, DatasetPo
         .unwrap_or(DatasetPolicy::Rebuild),
     };
     t.finish(p);
-    (tables, size, policy)
+    let d = Dataset {
+        tables,
+        table_size: size,
+        warehouses,
+    };
+    (d, policy)
 }
 
 /// `[hosts]`: where the servers run (`server`, default this machine) and where the load runs
@@ -100,13 +125,12 @@ const FLAGS: [&str; 5] = [
     "create_secondary",
 ];
 
-pub(super) fn workload(
-    p: &mut Problems,
-    mut t: Table,
-    tables: u32,
-    table_size: u32,
-) -> Option<Workload> {
-    t.require(p, "name", "the sysbench workload, e.g. \"oltp_read_only\"");
+pub(super) fn workload(p: &mut Problems, mut t: Table, d: Dataset) -> Option<Workload> {
+    t.require(
+        p,
+        "name",
+        "the workload: one of sysbench's, e.g. \"oltp_read_only\", or \"tpcc\"",
+    );
     let kind = t
         .string(p, "name")
         .and_then(|(s, span)| match s.parse::<WorkloadKind>() {
@@ -124,10 +148,11 @@ pub(super) fn workload(
         (i, e) => Some((i.unwrap_or(1) as u32, e.unwrap_or(1) as u64)),
     };
     let mut o = OltpOptions {
-        tables,
-        table_size,
+        tables: d.tables,
+        table_size: d.table_size,
         ..OltpOptions::default()
     };
+    let all_warehouses = t.bool(p, "all_warehouses").unwrap_or(false);
     for key in COUNTS {
         if let Some(n) = t.int(p, key, 0..1_000_001) {
             let n = n as u32;
@@ -178,6 +203,10 @@ pub(super) fn workload(
         kind: kind?,
         options: o,
         distribution: Distribution::new(rand?),
+        tpcc: bakeoff_workload::tpcc::TpccOptions {
+            warehouses: d.warehouses,
+            all_warehouses,
+        },
     };
     Some(Workload {
         label: label.unwrap_or_else(|| spec.kind.to_string()),

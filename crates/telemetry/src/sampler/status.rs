@@ -53,6 +53,10 @@ const PG_NAMES: [&str; 18] = [
 ];
 
 const TIMEOUT: Duration = Duration::from_millis(250);
+/// A login may take longer than a query: SCRAM's key derivation over TCP, a TLS handshake.
+/// The first reading waits for it (the run has not started); a connection that timed out
+/// mid-statement is made again at the next reading.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub(crate) struct StatusReader {
     opts: ConnectOptions,
@@ -83,16 +87,16 @@ impl StatusReader {
         let opts = &self.opts;
         let mut conn = self.conn.take();
         let result = self.rt.block_on(async {
-            tokio::time::timeout(TIMEOUT, async {
-                if conn.is_none() {
-                    conn = Some(Conn::connect(opts).await.ok()?);
-                }
-                let rows = conn.as_mut()?.query_rows("SHOW GLOBAL STATUS").await.ok()?;
-                Some(rows)
-            })
-            .await
-            .ok()
-            .flatten()
+            if conn.is_none() {
+                conn = tokio::time::timeout(CONNECT_TIMEOUT, Conn::connect(opts))
+                    .await
+                    .ok()?
+                    .ok();
+            }
+            tokio::time::timeout(TIMEOUT, conn.as_mut()?.query_rows("SHOW GLOBAL STATUS"))
+                .await
+                .ok()?
+                .ok()
         });
         // A connection that timed out mid-statement is not reused.
         if result.is_some() {
@@ -117,15 +121,16 @@ impl StatusReader {
         let opts = &self.opts;
         let mut conn = self.pg.take();
         let result = self.rt.block_on(async {
-            tokio::time::timeout(TIMEOUT, async {
-                if conn.is_none() {
-                    conn = Some(PgConn::connect_pinned(opts).await.ok()?);
-                }
-                conn.as_mut()?.query_rows(PG_STATUS).await.ok()
-            })
-            .await
-            .ok()
-            .flatten()
+            if conn.is_none() {
+                conn = tokio::time::timeout(CONNECT_TIMEOUT, PgConn::connect_pinned(opts))
+                    .await
+                    .ok()?
+                    .ok();
+            }
+            tokio::time::timeout(TIMEOUT, conn.as_mut()?.query_rows(PG_STATUS))
+                .await
+                .ok()?
+                .ok()
         });
         if result.is_some() {
             self.pg = conn;

@@ -17,7 +17,7 @@ const CHUNK_ROWS: u32 = 25_000;
 /// "Local infile is not allowed": MariaDB 10.5+'s ER_LOAD_INFILE_CAPABILITY_DISABLED (4166,
 /// seen from 10.11 with local-infile=0), the older ER_NOT_ALLOWED_COMMAND (1148), MySQL 8's
 /// ER_CLIENT_LOCAL_FILES_DISABLED (3948).
-const LOCAL_INFILE_REFUSED: [u16; 3] = [4166, 1148, 3948];
+pub(crate) const LOCAL_INFILE_REFUSED: [u16; 3] = [4166, 1148, 3948];
 
 /// Every table's rows cut into chunks, queued table after table in turn (t1 c1, t2 c1, ...,
 /// t1 c2, ...): concurrent loaders then fill different tables, as sysbench's one thread per
@@ -90,7 +90,7 @@ fn panicked(what: &str) -> DatasetError {
 /// process may use (at most one per loader; loaders dealt round-robin, each thread with a
 /// current-thread runtime of its own). Blocks until all are done; their rows summed, the
 /// first error in loader order.
-pub(super) fn on_loader_threads<F, Fut>(parallel: u32, worker: F) -> Result<u64, DatasetError>
+pub(crate) fn on_loader_threads<F, Fut>(parallel: u32, worker: F) -> Result<u64, DatasetError>
 where
     F: Fn() -> Fut + Sync,
     Fut: std::future::Future<Output = Result<u64, DatasetError>>,
@@ -124,17 +124,17 @@ where
 
 /// Counts loaded rows across the loader threads and reports them; `interrupt` set stops
 /// every loader before its next chunk.
-pub(super) struct Meter<'p> {
-    pub(super) done: AtomicU64,
-    pub(super) total: u64,
-    pub(super) progress: &'p (dyn Fn(Progress) + Sync),
-    pub(super) interrupt: &'p AtomicBool,
+pub(crate) struct Meter<'p> {
+    pub(crate) done: AtomicU64,
+    pub(crate) total: u64,
+    pub(crate) progress: &'p (dyn Fn(Progress) + Sync),
+    pub(crate) interrupt: &'p AtomicBool,
 }
 
 impl<'p> Meter<'p> {
     /// A meter for `total` rows; says 0 of them at once, so that whoever shows a rate counts
     /// from the load's start, not from its first chunk.
-    pub(super) fn new(
+    pub(crate) fn new(
         total: u64,
         progress: &'p (dyn Fn(Progress) + Sync),
         interrupt: &'p AtomicBool,
@@ -150,7 +150,7 @@ impl<'p> Meter<'p> {
         }
     }
 
-    pub(super) fn add(&self, rows: u64) {
+    pub(crate) fn add(&self, rows: u64) {
         let done = self.done.fetch_add(rows, Ordering::Relaxed) + rows;
         (self.progress)(Progress::Rows {
             done,

@@ -31,6 +31,7 @@ mod progress;
 mod shared;
 mod tables;
 mod token;
+mod workload_tables;
 
 use std::sync::atomic::AtomicBool;
 
@@ -39,11 +40,15 @@ use bakeoff_driver::{ConnectOptions, Protocol};
 use crate::WorkloadSpec;
 use adapters::mysql::MyOwner;
 use adapters::pgsql::PgOwner;
+pub(crate) use load::{on_loader_threads, Meter, LOCAL_INFILE_REFUSED};
 use owner::Owner;
 pub use progress::{DatasetError, Progress};
 pub use shared::{cleanup_shared, prepare_shared};
 pub use tables::{tables, Prepared};
 pub use token::{workload_table, Token, MARKER_TABLE};
+pub(crate) use workload_tables::{
+    build_workload_indexes, create_workload_tables, exec_once, settle,
+};
 
 /// How many connections `prepare` should use here: loading waits on the server's log writes as
 /// well as its CPUs, so two per CPU, at least 4 (4x100k rows on 2 CPUs: 1.0-1.1 s against
@@ -64,6 +69,10 @@ pub async fn prepare(
     interrupt: &AtomicBool,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Prepared, DatasetError> {
+    if spec.kind == crate::WorkloadKind::Tpcc {
+        return crate::tpcc::load::prepare(opts, &spec.tpcc, parallel, seed, interrupt, progress)
+            .await;
+    }
     match opts.protocol {
         Protocol::Postgres => {
             pgsql::prepare(opts, spec, threads, parallel, seed, interrupt, progress).await
@@ -85,6 +94,10 @@ pub async fn prewarm(
     parallel: u32,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<u32, DatasetError> {
+    if spec.kind == crate::WorkloadKind::Tpcc {
+        // TPC-C's ramp-up warms its working set; sysbench's prewarm reads sbtest tables.
+        return Ok(0);
+    }
     match opts.protocol {
         Protocol::Postgres => pgsql::prewarm(opts, spec, threads, progress).await,
         Protocol::MySql => mysql::prewarm(opts, spec, threads, parallel, progress).await,

@@ -290,6 +290,7 @@ mod tests {
                 ..Default::default()
             },
             distribution: crate::Distribution::new(crate::RandType::Uniform),
+            tpcc: Default::default(),
         };
         let t = pg_tables(&spec, 1, "");
         assert_eq!(t.len(), 2);

@@ -10,6 +10,9 @@ use crate::{WorkloadKind, WorkloadSpec};
 /// EXISTS: a table already there is refused, never adopted).
 pub fn tables(spec: &WorkloadSpec, threads: u32, ours: bool) -> Vec<(String, String)> {
     let o = &spec.options;
+    if spec.kind == WorkloadKind::Tpcc {
+        return crate::tpcc::schema::create_tables(bakeoff_driver::Protocol::MySql, "", "InnoDB");
+    }
     if spec.kind == WorkloadKind::BulkInsert {
         let create = match ours {
             true => "CREATE TABLE",

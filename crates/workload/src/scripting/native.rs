@@ -10,6 +10,7 @@ use bakeoff_driver::{
 use super::{EventError, Events, Source, StmtCounts};
 use crate::statements::{random_points_sql, random_ranges_sql, Kind, KINDS};
 use crate::strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
+use crate::tpcc::terminal::Terminal;
 use crate::{Distribution, PsMode, Rng, Unique, WorkloadKind, WorkloadSpec};
 
 /// sysbench's bulk-insert buffer size (db_driver.c BULK_PACKET_SIZE).
@@ -26,6 +27,8 @@ pub struct SessionContext {
     /// select_random_* and the tables of bulk_insert.
     pub threads: u32,
     pub unique: Unique,
+    /// What a TPC-C run's terminals share (its constants); unused by other workloads.
+    pub tpcc: crate::tpcc::Shared,
 }
 
 impl SessionContext {
@@ -447,7 +450,14 @@ impl Source for SessionContext {
         seed: u64,
         blocking: bool,
     ) -> Result<AnySession, EventError> {
+        let tpcc = self.spec.kind == WorkloadKind::Tpcc;
         Ok(match self.endpoint(tid).protocol {
+            Protocol::MySql if tpcc => {
+                AnySession::TpccMySql(Terminal::open(self, tid, seed, blocking).await?)
+            }
+            Protocol::Postgres if tpcc => {
+                AnySession::TpccPostgres(Terminal::open(self, tid, seed, blocking).await?)
+            }
             Protocol::MySql => AnySession::MySql(Session::open(self, tid, seed, blocking).await?),
             Protocol::Postgres => {
                 AnySession::Postgres(Session::open(self, tid, seed, blocking).await?)
@@ -456,11 +466,14 @@ impl Source for SessionContext {
     }
 }
 
-/// A session on either family's connection, chosen by the server's protocol when it opens.
-/// One branch per event; each arm is the family's own monomorphic session.
+/// A session on either family's connection, chosen by the server's protocol when it opens,
+/// running sysbench's workloads or TPC-C's terminal. One branch per event; each arm is the
+/// family's own monomorphic session.
 pub enum AnySession {
     MySql(Session<Conn>),
     Postgres(Session<PgConn>),
+    TpccMySql(Terminal<Conn>),
+    TpccPostgres(Terminal<PgConn>),
 }
 
 impl<C: Connection> Events for Session<C> {
@@ -482,6 +495,8 @@ impl Events for AnySession {
         match self {
             AnySession::MySql(s) => s.event(c).await,
             AnySession::Postgres(s) => s.event(c).await,
+            AnySession::TpccMySql(s) => s.event(c).await,
+            AnySession::TpccPostgres(s) => s.event(c).await,
         }
     }
 
@@ -489,6 +504,8 @@ impl Events for AnySession {
         match self {
             AnySession::MySql(s) => s.reconnect().await,
             AnySession::Postgres(s) => s.reconnect().await,
+            AnySession::TpccMySql(s) => s.reconnect().await,
+            AnySession::TpccPostgres(s) => s.reconnect().await,
         }
     }
 
@@ -496,6 +513,8 @@ impl Events for AnySession {
         match self {
             AnySession::MySql(s) => s.finish(c).await,
             AnySession::Postgres(s) => s.finish(c).await,
+            AnySession::TpccMySql(s) => Ok(s.finish().await),
+            AnySession::TpccPostgres(s) => Ok(s.finish().await),
         }
     }
 }
@@ -570,9 +589,11 @@ mod tests {
                 kind: WorkloadKind::OltpPointSelect,
                 options: Default::default(),
                 distribution: Distribution::new(crate::RandType::Uniform),
+                tpcc: Default::default(),
             },
             threads: 4,
             unique: Unique::new(1),
+            tpcc: Default::default(),
         };
         let seen: Vec<String> = (0..4)
             .map(|t| ctx.endpoint(t).endpoint.to_string())

@@ -1,0 +1,162 @@
+//! The five transactions' statements, client-side SQL that MariaDB, MySQL and PostgreSQL all
+//! take as written: `?` placeholders (numbered for PostgreSQL by its adapter), money passed
+//! as a number and cast to DECIMAL by the server, so that sums stay exact on both engines.
+
+/// Each statement's place in a terminal's prepared list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub enum S {
+    Begin,
+    Commit,
+    Rollback,
+    NoCustomer,
+    NoDistrict,
+    NoDistrictNext,
+    NoOrder,
+    NoNewOrder,
+    NoItems,
+    NoStocks,
+    NoStockUpdate,
+    PayWarehouseYtd,
+    PayWarehouse,
+    PayDistrictYtd,
+    PayDistrict,
+    ByName,
+    PayCustomer,
+    PayCustomerGood,
+    PayCustomerBad,
+    PayHistory,
+    OsCustomer,
+    OsOrder,
+    OsLines,
+    DlNewOrder,
+    DlNewOrderDelete,
+    DlOrder,
+    DlOrderCarrier,
+    DlLines,
+    DlSum,
+    DlCustomer,
+    SlDistrict,
+    SlCount,
+    /// New-Order's order lines, one multi-row INSERT per count of lines (5 to 15): the last.
+    NoLines,
+}
+
+/// Statements before the order lines' INSERTs.
+pub const FIXED: usize = S::NoLines as usize;
+/// Lines of an order (2.4.1.3), and so the items and stock rows one statement reads.
+pub const MIN_LINES: usize = 5;
+pub const MAX_LINES: usize = 15;
+/// All statements: the fixed ones and an order-line INSERT per count of lines.
+pub const COUNT: usize = FIXED + MAX_LINES - MIN_LINES + 1;
+
+/// The statement that inserts `n` order lines.
+pub fn lines(n: usize) -> usize {
+    FIXED + n.clamp(MIN_LINES, MAX_LINES) - MIN_LINES
+}
+
+fn list(n: usize, one: &str, sep: &str) -> String {
+    vec![one; n].join(sep)
+}
+
+/// The text of statement `i` (0..COUNT).
+pub fn text(i: usize) -> String {
+    let money = "CAST(? AS DECIMAL(12,2))";
+    if i >= FIXED {
+        let n = i - FIXED + MIN_LINES;
+        let row = format!("(?, ?, ?, ?, ?, ?, ?, {money}, ?)");
+        return format!(
+            "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES {}",
+            list(n, &row, ", ")
+        );
+    }
+    match i {
+        x if x == S::Begin as usize => "BEGIN".into(),
+        x if x == S::Commit as usize => "COMMIT".into(),
+        x if x == S::Rollback as usize => "ROLLBACK".into(),
+        x if x == S::NoCustomer as usize => "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?".into(),
+        x if x == S::NoDistrict as usize => "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ? FOR UPDATE".into(),
+        x if x == S::NoDistrictNext as usize => "UPDATE district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?".into(),
+        x if x == S::NoOrder as usize => "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)".into(),
+        x if x == S::NoNewOrder as usize => "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)".into(),
+        // Every item of the order in one round trip (an order of fewer lines repeats its last
+        // item), as go-tpc and CockroachDB's driver read them.
+        x if x == S::NoItems as usize => format!("SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN ({})", list(MAX_LINES, "?", ", ")),
+        // Every stock row of the order, locked in key order (so two New-Orders cannot
+        // deadlock on them), with the district's S_DIST_xx chosen by the first parameter.
+        x if x == S::NoStocks as usize => {
+            let dist: Vec<String> = (1..=10).map(|d| format!("WHEN {d} THEN s_dist_{d:02}")).collect();
+            format!(
+                "SELECT s_i_id, s_w_id, s_quantity, s_data, CASE ? {} END FROM stock WHERE {} ORDER BY s_w_id, s_i_id FOR UPDATE",
+                dist.join(" "),
+                list(MAX_LINES, "(s_w_id = ? AND s_i_id = ?)", " OR ")
+            )
+        }
+        x if x == S::NoStockUpdate as usize => "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?".into(),
+        x if x == S::PayWarehouseYtd as usize => format!("UPDATE warehouse SET w_ytd = w_ytd + {money} WHERE w_id = ?"),
+        x if x == S::PayWarehouse as usize => "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?".into(),
+        x if x == S::PayDistrictYtd as usize => format!("UPDATE district SET d_ytd = d_ytd + {money} WHERE d_w_id = ? AND d_id = ?"),
+        x if x == S::PayDistrict as usize => "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district WHERE d_w_id = ? AND d_id = ?".into(),
+        x if x == S::ByName as usize => "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first".into(),
+        x if x == S::PayCustomer as usize => "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE".into(),
+        x if x == S::PayCustomerGood as usize => format!("UPDATE customer SET c_balance = c_balance - {money}, c_ytd_payment = c_ytd_payment + {money}, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
+        // Bad credit: the payment's facts go in front of C_DATA, which keeps 500 characters.
+        x if x == S::PayCustomerBad as usize => format!("UPDATE customer SET c_balance = c_balance - {money}, c_ytd_payment = c_ytd_payment + {money}, c_payment_cnt = c_payment_cnt + 1, c_data = SUBSTR(CONCAT(?, c_data), 1, 500) WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
+        x if x == S::PayHistory as usize => format!("INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, {money}, ?)"),
+        x if x == S::OsCustomer as usize => "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?".into(),
+        x if x == S::OsOrder as usize => "SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1".into(),
+        x if x == S::OsLines as usize => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
+        x if x == S::DlNewOrder as usize => "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1 FOR UPDATE".into(),
+        x if x == S::DlNewOrderDelete as usize => "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?".into(),
+        x if x == S::DlOrder as usize => "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?".into(),
+        x if x == S::DlOrderCarrier as usize => "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?".into(),
+        x if x == S::DlLines as usize => "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
+        x if x == S::DlSum as usize => "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
+        x if x == S::DlCustomer as usize => format!("UPDATE customer SET c_balance = c_balance + {money}, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
+        x if x == S::SlDistrict as usize => "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?".into(),
+        x if x == S::SlCount as usize => "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?".into(),
+        _ => String::new(),
+    }
+}
+
+/// Kinds of each parameter of statement `i`, for PostgreSQL to type them when it parses:
+/// `i` an integer, `m` money (a number cast to DECIMAL), `t` text.
+pub fn param_kinds(i: usize) -> String {
+    if i >= FIXED {
+        return "iiiiiiimt".repeat(i - FIXED + MIN_LINES);
+    }
+    if i == S::NoItems as usize {
+        return "i".repeat(MAX_LINES);
+    }
+    if i == S::NoStocks as usize {
+        return "i".repeat(1 + 2 * MAX_LINES);
+    }
+    const KINDS: [&str; FIXED] = [
+        "", "", "", // begin, commit, rollback
+        "iii", "ii", "iii", "iiiiii", "iii", "", "",
+        "iiiii", // new-order (items, stocks above)
+        "mi", "i", "mii", "ii", "iit", "iii", "mmiii", "mmtiii", "iiiiimt", // payment
+        "iii", "iii", "iii", // order-status
+        "ii", "iii", "iii", "iiii", "iii", "iii", "tiii", // delivery (its sum passes as text)
+        "ii", "iiiiii", // stock-level
+    ];
+    KINDS[i].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_statement_has_as_many_kinds_as_placeholders() {
+        for i in 0..COUNT {
+            let sql = text(i);
+            assert!(!sql.is_empty(), "statement {i}");
+            let marks = sql.matches('?').count();
+            assert_eq!(marks, param_kinds(i).len(), "{sql}");
+        }
+        assert_eq!(text(lines(15)).matches("(?, ?, ?").count(), 15);
+        assert_eq!(text(lines(5)).matches("(?, ?, ?").count(), 5);
+        assert_eq!(text(S::NoStocks as usize).matches("s_dist_10").count(), 1);
+    }
+}

@@ -1,0 +1,160 @@
+//! A terminal: one connection running TPC-C's five transactions as client-side prepared
+//! statements, one transaction per event.
+//!
+//! Each event draws a card from the terminal's deck, draws the transaction's inputs, and
+//! runs it; a deadlock or serialization failure (MySQL 1213, 1205; PostgreSQL 40001, 40P01)
+//! rolls back and runs the same inputs again, counted in the class's tally rather than as an
+//! error. What the audit needs (rollbacks, remote lines, remote payments, lookups by name,
+//! skipped deliveries) goes out with the event's class, so the engine's windows carry it.
+
+//! The transactions themselves are in `transactions.rs`; the connection's side in `db.rs`.
+
+use std::sync::Arc;
+
+use bakeoff_driver::{Connection, DriverError, Protocol, RowBuf};
+
+use super::db::{Db, Stop};
+use super::input::{draw, Deck, Input, Line};
+use super::population::DISTRICTS;
+use super::sql::S;
+use super::{Run, T_RETRIES};
+use crate::scripting::{EventError, StmtCounts};
+use crate::{Rng, SessionContext};
+
+/// Tries of one transaction's inputs before its deadlock is the engine's to judge.
+const TRIES: u32 = 10;
+
+/// One terminal: its connection, its warehouses and district, its deck and its generator.
+pub struct Terminal<C: Connection> {
+    pub(super) db: Db<C>,
+    ctx: Arc<SessionContext>,
+    tid: u32,
+    blocking: bool,
+    run: Run,
+    /// This terminal's warehouses: its home, or with `all_warehouses` every warehouse it is
+    /// dealt (HammerDB's "use all warehouses").
+    warehouses: Vec<u32>,
+    home_d: u32,
+    rng: Rng,
+    deck: Deck,
+    pub(super) name: Vec<u8>,
+    pub(super) text: Vec<u8>,
+    spare: Vec<Line>,
+}
+
+impl<C: Connection> Terminal<C> {
+    pub async fn open(
+        ctx: Arc<SessionContext>,
+        tid: u32,
+        seed: u64,
+        blocking: bool,
+    ) -> Result<Self, EventError> {
+        let mut conn = C::open(ctx.endpoint(tid), blocking).await?;
+        let mut rng = Rng::seeded(seed);
+        let run = ctx
+            .tpcc
+            .run_for(&mut conn, &ctx.spec.tpcc, &mut rng)
+            .await?;
+        let stmts = Db::prepare(&mut conn).await?;
+        let w = run.warehouses;
+        let terminals = ctx.threads.max(1);
+        let warehouses = match ctx.spec.tpcc.all_warehouses {
+            // Terminal k takes warehouses k+1, k+1+n, ... (n terminals); with more terminals
+            // than warehouses, warehouse (k mod W) + 1.
+            true if terminals < w => (tid % terminals + 1..=w)
+                .step_by(terminals as usize)
+                .collect(),
+            _ => vec![tid % w + 1],
+        };
+        Ok(Terminal {
+            db: Db {
+                conn,
+                stmts,
+                rows: RowBuf::new(),
+            },
+            ctx,
+            tid,
+            blocking,
+            run,
+            warehouses,
+            home_d: (tid / w) % DISTRICTS + 1,
+            rng,
+            deck: Deck::new(),
+            name: Vec::new(),
+            text: Vec::new(),
+            spare: Vec::new(),
+        })
+    }
+
+    pub async fn reconnect(&mut self) -> Result<(), DriverError> {
+        let mut conn = C::open(self.ctx.endpoint(self.tid), self.blocking).await?;
+        self.db.stmts = Db::prepare(&mut conn).await?;
+        self.db.conn = conn;
+        Ok(())
+    }
+
+    pub async fn finish(self) {
+        self.db.conn.quit().await;
+    }
+
+    /// One transaction, retried on conflicts with the same inputs.
+    pub async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let tx = self.deck.draw(&mut self.rng);
+        let w = match self.warehouses.len() {
+            1 => self.warehouses[0],
+            n => self.warehouses[self.rng.uniform(0, n as u32 - 1) as usize],
+        };
+        let lines = std::mem::take(&mut self.spare);
+        let input = draw(
+            tx,
+            w,
+            self.home_d,
+            self.run.warehouses,
+            &self.run.constants,
+            &mut self.rng,
+            lines,
+        );
+        let mut retries = 0;
+        let result = loop {
+            match self.transaction(&input, c).await {
+                Ok(tally) => break Ok(tally),
+                Err(Stop::Retry(error)) => {
+                    self.rollback(c).await?;
+                    retries += 1;
+                    if retries >= TRIES {
+                        break Err(EventError::Server {
+                            error,
+                            sql: format!("{tx:?} (after {TRIES} tries)"),
+                        });
+                    }
+                }
+                Err(Stop::Fail(e)) => {
+                    if !e.is_connection_lost() {
+                        // MySQL keeps a transaction open after a failed statement: end it,
+                        // or the next BEGIN would commit half of this one.
+                        self.rollback(c).await?;
+                    }
+                    break Err(e);
+                }
+            }
+        };
+        if let Input::NewOrder { lines, .. } = input {
+            self.spare = lines;
+        }
+        let mut tally = result?;
+        tally[T_RETRIES] = retries;
+        c.class = tx as u8 + 1;
+        c.tally = tally;
+        Ok(())
+    }
+
+    async fn rollback(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        if self.ctx.endpoint(self.tid).protocol == Protocol::Postgres {
+            return Ok(self.db.conn.recover().await?);
+        }
+        match self.db.ex(S::Rollback as usize, &[], c).await {
+            Ok(_) | Err(Stop::Retry(_)) => Ok(()),
+            Err(Stop::Fail(e)) => Err(e),
+        }
+    }
+}
