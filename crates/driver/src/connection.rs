@@ -5,7 +5,7 @@
 
 use std::future::Future;
 
-use crate::{ConnectOptions, DriverError, Outcome, Param};
+use crate::{ConnectOptions, DriverError, Outcome, Param, RowBuf};
 
 pub trait Connection: Sized {
     /// A server-side prepared statement.
@@ -39,6 +39,17 @@ pub trait Connection: Sized {
         &mut self,
         stmt: &Self::Stmt,
         params: &[Param<'_>],
+    ) -> impl Future<Output = Result<Outcome, DriverError>>;
+
+    /// Execute a prepared statement and keep its rows' values in `out` (cleared first): for
+    /// a workload that reads what it selects. A server error is [`Outcome::Err`], as
+    /// `execute` returns it. `execute` stays the way to run a statement whose values nobody
+    /// reads: it decodes nothing.
+    fn execute_into(
+        &mut self,
+        stmt: &Self::Stmt,
+        params: &[Param<'_>],
+        out: &mut RowBuf,
     ) -> impl Future<Output = Result<Outcome, DriverError>>;
 
     /// Run a text statement.

@@ -3,7 +3,9 @@
 //! `bakeoff-proto`).
 //!
 //! [`Conn`] owns its socket and two reusable buffers, so executing a prepared statement
-//! allocates nothing. Statement-level server errors come back as data
+//! allocates nothing. `execute` counts a result's rows without decoding them;
+//! `execute_into` keeps their values in a caller's reusable [`RowBuf`], for a workload that
+//! reads what it selects. Statement-level server errors come back as data
 //! ([`Outcome::Err`](bakeoff_proto::Outcome)) because during a measured run they are counted,
 //! not raised; [`DriverError`] is for what ends the connection or the call (I/O, protocol,
 //! authentication, a server error on an admin call).
@@ -31,7 +33,7 @@ pub use adapters::pgsql::{
     libpq_error, PgConn, PgReply, PgRowSet, PgStmt, PgUntil, PgVia, TextParams, PG_IGNORABLE,
 };
 pub use bakeoff_proto::command::Param;
-pub use bakeoff_proto::{printable, printable_lines, OkPacket, Outcome, ServerError};
+pub use bakeoff_proto::{printable, printable_lines, OkPacket, Outcome, RowBuf, ServerError};
 pub use connection::Connection;
 pub use error::{is_lost_code, DriverError};
 pub use net::stream::reads_on_this_thread;

@@ -11,26 +11,33 @@
 //! - [`command`]: COM_QUERY, COM_STMT_PREPARE/EXECUTE/CLOSE, COM_PING, COM_QUIT encoders.
 //! - [`ResponseReader`]: a state machine fed one packet at a time that tells a result set
 //!   (and each of its rows) from an OK or an ERR, for text and binary protocols alike.
+//! - [`RowBuf`], [`binary_row`], [`column_type`]: a result set's values kept as text in one
+//!   reusable buffer, for the workloads that read what they select (TPC-C).
 //!
 //! What it must not do: allocate per statement on the success path, or interpret row values
-//! (the engine only counts rows, as sysbench's read classification needs; [`text_row`] decodes
-//! text rows for the few admin queries that read values).
+//! unasked (the engine only counts rows, as sysbench's read classification needs;
+//! [`text_row`] decodes text rows for the few admin queries that read values, [`binary_row`]
+//! a prepared statement's rows for a caller that keeps them).
 
 pub mod auth;
+mod binary;
 pub mod codec;
 pub mod command;
 mod error;
 mod handshake;
 pub mod packet;
 mod response;
+mod rowbuf;
 mod text;
 
+pub use binary::{binary_row, column_type, types, ColumnType, UNSIGNED_FLAG};
 pub use error::{PgFields, ProtoError, ServerError};
 pub use handshake::{parse_auth_switch, Handshake, HandshakeResponse};
 pub use response::{
-    parse_err, parse_ok, text_row, OkPacket, Outcome, PrepareOk, PrepareReader, PrepareStep,
+    parse_err, parse_ok, text_row, Fed, OkPacket, Outcome, PrepareOk, PrepareReader, PrepareStep,
     ResponseReader, Step,
 };
+pub use rowbuf::RowBuf;
 pub use text::{printable, printable_lines};
 
 /// Capability flags (protocol "Capabilities Flags" page).

@@ -2,7 +2,9 @@
 //!
 //! Both readers are fed one complete packet payload at a time and never look at row values:
 //! a row is counted and skipped. That is all sysbench's accounting needs (a statement that
-//! returned a result set is a read), and it keeps the hot path free of decoding work.
+//! returned a result set is a read), and it keeps the hot path free of decoding work. A
+//! caller that decodes values (`execute_into`, `binary.rs`) is told which packets were column
+//! definitions ([`Step::Columns`], [`PrepareStep::Column`]).
 
 use crate::codec::Reader;
 use crate::{ProtoError, ServerError, SERVER_MORE_RESULTS_EXISTS};
@@ -31,7 +33,30 @@ pub enum Step {
     More,
     /// The packet just fed was a row (the caller may decode it, see [`text_row`]).
     Row,
+    /// The packet just fed began a result set whose column definitions follow, or was one
+    /// of them; to a reader [`keeping_values`](ResponseReader::keeping_values), also one
+    /// whose definitions were left out. [`ResponseReader::fed`] says which. Feed the next
+    /// packet. Declared after `More` and `Row` and with no fields, so that a loop that only
+    /// counts rows still tells those two from the rest in one comparison (a match that tells
+    /// them apart, or variants with fields, cost 2 instructions a packet more under
+    /// callgrind).
+    Columns,
     Done(Outcome),
+}
+
+/// What the packet fed last was where its step was [`Step::Columns`]
+/// ([`ResponseReader::fed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fed {
+    /// Nothing yet.
+    Other,
+    /// The start of a result set of `columns` columns; `defs`: their definitions follow
+    /// (false only where MARIADB_CLIENT_CACHE_METADATA let the server leave them out, as it
+    /// sent them before, and only to a reader keeping values).
+    ResultSet { columns: u64, defs: bool },
+    /// The definition of the result set's column `index` (see
+    /// [`column_type`](crate::column_type)).
+    Column(u64),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +79,10 @@ pub struct ResponseReader {
     columns: u64,
     /// A result set seen before a final OK (multi-results): the statement still "read".
     saw_rows: bool,
+    /// What the last packet answered with `Step::Columns` was.
+    fed: Fed,
+    /// See `keeping_values`.
+    keeps: bool,
 }
 
 impl Default for ResponseReader {
@@ -75,12 +104,29 @@ impl ResponseReader {
             rows: 0,
             columns: 0,
             saw_rows: false,
+            fed: Fed::Other,
+            keeps: false,
         }
+    }
+
+    /// For a caller that decodes rows with the column definitions it keeps: a result set
+    /// whose definitions the server left out is a [`Step::Columns`] too. To one that only
+    /// counts rows it is [`Step::More`]: on a MariaDB that caches metadata, every
+    /// execution's, and nothing to look at.
+    pub fn keeping_values(mut self) -> Self {
+        self.keeps = true;
+        self
     }
 
     /// Columns of the last result set read (0 when there was none).
     pub fn columns(&self) -> u64 {
         self.columns
+    }
+
+    /// What the packet just fed was, when its step was [`Step::Columns`] (else meaningless).
+    #[inline]
+    pub fn fed(&self) -> Fed {
+        self.fed
     }
 
     pub fn on_packet(&mut self, p: &[u8]) -> Result<Step, ProtoError> {
@@ -117,7 +163,14 @@ impl ResponseReader {
                         State::ColumnsEof
                     };
                     self.saw_rows = true;
-                    Ok(Step::More)
+                    if !follows && !self.keeps {
+                        return Ok(Step::More);
+                    }
+                    self.fed = Fed::ResultSet {
+                        columns: n,
+                        defs: follows,
+                    };
+                    Ok(Step::Columns)
                 }
             },
             State::Columns(n) => {
@@ -126,7 +179,8 @@ impl ResponseReader {
                 } else {
                     State::ColumnsEof
                 };
-                Ok(Step::More)
+                self.fed = Fed::Column(self.columns - n);
+                Ok(Step::Columns)
             }
             State::ColumnsEof => {
                 if !is_eof(p) {
@@ -252,6 +306,10 @@ pub struct PrepareReader {
 
 pub enum PrepareStep {
     More,
+    /// The packet just fed was the definition of result column `index` (the caller may
+    /// decode it, see [`column_type`](crate::column_type)): what a MariaDB that caches
+    /// metadata leaves out of the executions that follow.
+    Column(u16),
     Done(Result<PrepareOk, ServerError>),
 }
 
@@ -306,12 +364,23 @@ impl PrepareReader {
                 })
             }
             PState::Defs { left, eofs } => {
-                let left = left - 1;
+                let Some(ok) = self.ok else {
+                    return Err(ProtoError::malformed(
+                        "prepare",
+                        "definitions before the header",
+                    ));
+                };
+                // Which packet this is: the parameters' definitions and their EOF come first.
+                let total = ok.params as u32 + ok.columns as u32 + eofs as u32;
+                let at = total - left;
+                let left = left.saturating_sub(1);
                 self.state = PState::Defs { left, eofs };
-                match (left, self.ok) {
-                    (0, Some(ok)) => Ok(PrepareStep::Done(Ok(ok))),
-                    _ => Ok(PrepareStep::More),
-                }
+                let first_column = ok.params as u32 + (ok.params > 0) as u32;
+                Ok(match at.checked_sub(first_column) {
+                    _ if left == 0 => PrepareStep::Done(Ok(ok)),
+                    Some(i) if i < ok.columns as u32 => PrepareStep::Column(i as u16),
+                    _ => PrepareStep::More,
+                })
             }
         }
     }
@@ -330,8 +399,19 @@ mod tests {
     #[test]
     fn result_set_counts_rows_and_ends_at_eof() {
         let mut r = ResponseReader::new();
-        let steps = feed(&mut r, &[&[1], b"coldef", EOF, &[0, 0, 1], &[0, 0, 2], EOF]);
-        assert_eq!(steps[3], Step::Row);
+        let packets: [&[u8]; 7] = [&[2], b"c0", b"c1", EOF, &[0, 0, 1], &[0, 0, 2], EOF];
+        let (mut steps, mut fed) = (Vec::new(), Vec::new());
+        for p in packets {
+            steps.push(r.on_packet(p).unwrap());
+            fed.push(r.fed());
+        }
+        let begins = Fed::ResultSet {
+            columns: 2,
+            defs: true,
+        };
+        assert_eq!(fed[..3], [begins, Fed::Column(0), Fed::Column(1)]);
+        assert!(steps[..3].iter().all(|s| *s == Step::Columns));
+        assert_eq!(steps[3..5], [Step::More, Step::Row]);
         assert_eq!(steps.last().unwrap(), &Step::Done(Outcome::Rows(2)));
     }
 
@@ -387,9 +467,14 @@ mod tests {
         h.extend_from_slice(&2u16.to_le_bytes()); // 2 params
         h.extend_from_slice(&[0, 0, 0]);
         assert!(matches!(r.on_packet(&h).unwrap(), PrepareStep::More));
-        for _ in 0..4 {
+        // Two parameters and their EOF, then the column.
+        for _ in 0..3 {
             assert!(matches!(r.on_packet(b"def").unwrap(), PrepareStep::More));
         }
+        assert!(matches!(
+            r.on_packet(b"def").unwrap(),
+            PrepareStep::Column(0)
+        ));
         match r.on_packet(EOF).unwrap() {
             PrepareStep::Done(Ok(ok)) => assert_eq!(
                 ok,
@@ -415,8 +500,17 @@ mod tests {
     fn cached_metadata_skips_the_column_definitions_but_not_their_eof() {
         let eof = [0xfe, 0, 0, 2, 0];
         // Column count 1, then "metadata follows" = 0: straight to the EOF, a row, the EOF.
-        let mut r = ResponseReader::with_cached_metadata(true);
-        assert!(matches!(r.on_packet(&[1, 0]).unwrap(), Step::More));
+        // Only a reader keeping values is told where the definitions were left out.
+        let mut counts = ResponseReader::with_cached_metadata(true);
+        assert!(matches!(counts.on_packet(&[1, 0]).unwrap(), Step::More));
+        assert_eq!(counts.columns(), 1);
+        let mut r = ResponseReader::with_cached_metadata(true).keeping_values();
+        assert!(matches!(r.on_packet(&[1, 0]).unwrap(), Step::Columns));
+        let skipped = Fed::ResultSet {
+            columns: 1,
+            defs: false,
+        };
+        assert_eq!(r.fed(), skipped);
         assert!(matches!(r.on_packet(&eof).unwrap(), Step::More));
         assert!(matches!(r.on_packet(&[0, 0, 1, b'x']).unwrap(), Step::Row));
         assert!(matches!(
@@ -425,11 +519,14 @@ mod tests {
         ));
         // "Metadata follows" = 1: the definition comes as usual.
         let mut r = ResponseReader::with_cached_metadata(true);
-        assert!(matches!(r.on_packet(&[1, 1]).unwrap(), Step::More));
-        assert!(matches!(
-            r.on_packet(&[3, b'd', b'e', b'f']).unwrap(),
-            Step::More
-        ));
+        assert!(matches!(r.on_packet(&[1, 1]).unwrap(), Step::Columns));
+        let follows = Fed::ResultSet {
+            columns: 1,
+            defs: true,
+        };
+        assert_eq!(r.fed(), follows);
+        assert!(matches!(r.on_packet(b"\x03def").unwrap(), Step::Columns));
+        assert_eq!(r.fed(), Fed::Column(0));
         assert!(matches!(r.on_packet(&eof).unwrap(), Step::More));
         assert!(matches!(
             r.on_packet(&eof).unwrap(),

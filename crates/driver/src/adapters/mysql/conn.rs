@@ -3,7 +3,8 @@ use std::io;
 use bakeoff_proto::command::{self, Param};
 use bakeoff_proto::packet;
 use bakeoff_proto::{
-    Outcome, PrepareOk, PrepareReader, PrepareStep, ProtoError, ResponseReader, Step,
+    column_type, ColumnType, Outcome, PrepareOk, PrepareReader, PrepareStep, ProtoError,
+    ResponseReader, Step,
 };
 
 use super::compress::Compressed;
@@ -45,6 +46,12 @@ pub struct Conn {
     /// indexed by statement id: the next execution with the same types sends values only.
     /// Ids count up from 1 per connection; past TYPES_HELD_IDS the types are always sent.
     types_held: Vec<u64>,
+    /// Where MARIADB_CLIENT_CACHE_METADATA is in effect: each statement's result column
+    /// types, from its prepare, replaced by the definitions an execution sends (the server
+    /// sends them again only when they changed), for `execute_into` (`values.rs`).
+    pub(super) stmt_columns: std::collections::HashMap<u32, Vec<ColumnType>>,
+    /// Elsewhere every execution sends its column definitions: read into this, reused.
+    pub(super) result_columns: Vec<ColumnType>,
     /// The compressed protocol, once the handshake agreed on it (`compress.rs`).
     pub(super) zip: Option<Box<Compressed>>,
     /// What the server may make this connection hold or wait for (`reader.rs`).
@@ -147,6 +154,8 @@ impl Conn {
             connection_id: 0,
             cache_metadata: false,
             types_held: Vec::new(),
+            stmt_columns: Default::default(),
+            result_columns: Vec::new(),
             zip: None,
             limits: opts.limits,
             read_timeout: opts.limits.read_timeout,
@@ -216,13 +225,18 @@ impl Conn {
         command::prepare(&mut self.wbuf, sql.as_bytes());
         self.send().await?;
         let mut reader = PrepareReader::new();
+        // The result's column types, where executions may leave them out.
+        let mut types = Vec::new();
         loop {
             let at = self.read_packet("prepare").await?;
             match reader
                 .on_packet(self.packet(at))
                 .map_err(|e| self.proto(e))?
             {
-                PrepareStep::More => {}
+                PrepareStep::Column(_) if self.cache_metadata => {
+                    types.push(column_type(self.packet(at)).map_err(|e| self.proto(e))?)
+                }
+                PrepareStep::More | PrepareStep::Column(_) => {}
                 PrepareStep::Done(Ok(PrepareOk {
                     stmt_id,
                     columns,
@@ -230,6 +244,9 @@ impl Conn {
                 })) => {
                     // A statement id can come back after a close: nothing is held for it.
                     self.forget_types(stmt_id);
+                    if self.cache_metadata {
+                        self.stmt_columns.insert(stmt_id, types);
+                    }
                     return Ok(Stmt {
                         id: stmt_id,
                         params,
@@ -247,16 +264,37 @@ impl Conn {
         stmt: &Stmt,
         params: &[Param<'_>],
     ) -> Result<Outcome, DriverError> {
-        let types = command::param_types(params);
-        let held = types != 0 && self.types_held.get(stmt.id as usize) == Some(&types);
-        self.wbuf.clear();
-        command::execute(&mut self.wbuf, stmt.id, params, !held);
+        let (types, held) = self.queue_execute(stmt.id, params);
         self.send().await?;
-        let outcome = self.read_outcome().await;
-        // Types the server took (it answered) are held; after a refusal, send them again.
+        let reader = ResponseReader::with_cached_metadata(self.cache_metadata);
+        let outcome = self.read_outcome_with(reader, Some(stmt.id)).await;
+        self.settle_types(stmt.id, types, held, &outcome);
+        outcome
+    }
+
+    /// COM_STMT_EXECUTE into the write buffer, with the parameters' types unless the server
+    /// holds them for the statement: (the types, whether held).
+    #[inline]
+    pub(super) fn queue_execute(&mut self, id: u32, params: &[Param<'_>]) -> (u64, bool) {
+        let types = command::param_types(params);
+        let held = types != 0 && self.types_held.get(id as usize) == Some(&types);
+        self.wbuf.clear();
+        command::execute(&mut self.wbuf, id, params, !held);
+        (types, held)
+    }
+
+    /// Types the server took (it answered) are held; after a refusal, send them again.
+    #[inline]
+    pub(super) fn settle_types(
+        &mut self,
+        id: u32,
+        types: u64,
+        held: bool,
+        outcome: &Result<Outcome, DriverError>,
+    ) {
         let took = matches!(outcome, Ok(Outcome::Rows(_) | Outcome::Ok(_)));
         if held != took {
-            let slot = stmt.id as usize;
+            let slot = id as usize;
             if slot < TYPES_HELD_IDS {
                 if self.types_held.len() <= slot {
                     self.types_held.resize(slot + 1, 0);
@@ -264,7 +302,6 @@ impl Conn {
                 self.types_held[slot] = if took { types } else { 0 };
             }
         }
-        outcome
     }
 
     fn forget_types(&mut self, stmt_id: u32) {
@@ -276,6 +313,7 @@ impl Conn {
     /// Free a prepared statement (no response by protocol).
     pub async fn close_stmt(&mut self, stmt: &Stmt) -> Result<(), DriverError> {
         self.forget_types(stmt.id);
+        self.stmt_columns.remove(&stmt.id);
         self.wbuf.clear();
         command::close(&mut self.wbuf, stmt.id);
         self.send().await
@@ -322,7 +360,7 @@ impl Conn {
             .map_err(|e| self.proto(e))?
         {
             Step::Done(o) => Ok(o),
-            _ => self.read_outcome_with(reader).await,
+            _ => self.read_outcome_with(reader, None).await,
         }
     }
 
@@ -340,13 +378,16 @@ impl Conn {
     }
 
     async fn read_outcome(&mut self) -> Result<Outcome, DriverError> {
-        self.read_outcome_with(ResponseReader::with_cached_metadata(self.cache_metadata))
-            .await
+        let reader = ResponseReader::with_cached_metadata(self.cache_metadata);
+        self.read_outcome_with(reader, None).await
     }
 
+    /// The outcome; rows are counted, never decoded. `stmt`: the prepared statement executed,
+    /// whose column definitions are kept where the server sends them only when they changed.
     async fn read_outcome_with(
         &mut self,
         mut reader: ResponseReader,
+        stmt: Option<u32>,
     ) -> Result<Outcome, DriverError> {
         loop {
             // Most of a result set's packets are in the buffer already: taking them without
@@ -361,6 +402,13 @@ impl Conn {
                 .map_err(|e| self.proto(e))?
             {
                 Step::More | Step::Row => {}
+                // A result set whose column definitions follow, and each of them: on a
+                // MariaDB that caches them, only once they changed (the prepare sent them).
+                Step::Columns => {
+                    if let (true, Some(id)) = (self.cache_metadata, stmt) {
+                        self.keep_definition(id, reader.fed(), at)?
+                    }
+                }
                 Step::Done(o) => return Ok(o),
             }
         }

@@ -8,12 +8,13 @@ mod login;
 mod reader;
 mod retry;
 mod rows;
+mod values;
 
 pub use conn::{Conn, Stmt};
 pub use retry::somaxconn;
 pub use rows::Answer;
 
-use crate::{ConnectOptions, Connection, DriverError, Outcome, Param};
+use crate::{ConnectOptions, Connection, DriverError, Outcome, Param, RowBuf};
 
 impl Connection for Conn {
     type Stmt = Stmt;
@@ -36,6 +37,15 @@ impl Connection for Conn {
 
     async fn execute(&mut self, stmt: &Stmt, params: &[Param<'_>]) -> Result<Outcome, DriverError> {
         Conn::execute(self, stmt, params).await
+    }
+
+    async fn execute_into(
+        &mut self,
+        stmt: &Stmt,
+        params: &[Param<'_>],
+        out: &mut RowBuf,
+    ) -> Result<Outcome, DriverError> {
+        Conn::execute_into(self, stmt, params, out).await
     }
 
     async fn query(&mut self, sql: &str) -> Result<Outcome, DriverError> {

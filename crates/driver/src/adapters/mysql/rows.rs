@@ -56,7 +56,7 @@ impl Conn {
             };
             let p = self.packet(at);
             match reader.on_packet(p).map_err(|e| self.proto(e))? {
-                Step::More => {}
+                Step::More | Step::Columns => {}
                 Step::Row => {
                     self.rows_within_cap(rows.len())?;
                     rows.push(text_row(self.packet(at)).map_err(|e| self.proto(e))?)

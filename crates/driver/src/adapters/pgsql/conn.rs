@@ -1,12 +1,13 @@
 //! One PostgreSQL connection: statements by the extended protocol (a named statement parsed
 //! once, then Bind, Execute, Sync per execution, one write and one round trip each) or a
-//! simple query. Results are counted, not kept, except by [`PgConn::query_rows`].
+//! simple query. Results are counted, not kept, except by [`PgConn::query_rows`] and
+//! [`PgConn::execute_into`] (`values.rs`).
 
 use bakeoff_proto::command::Param;
-use bakeoff_proto::{OkPacket, Outcome, ServerError};
+use bakeoff_proto::{OkPacket, Outcome};
 
 use super::fields::server_error;
-use super::message::{self as m, command_tag};
+use super::message as m;
 use crate::net::transport::Stream;
 use crate::{ConnectOptions, DriverError};
 
@@ -52,7 +53,7 @@ pub struct PgConn {
     /// Each statement named on this connection, by id.
     pub(super) stmts: Vec<Slot>,
     /// Whether the exchange read last had a ParseComplete.
-    parse_took: bool,
+    pub(super) parse_took: bool,
     /// Whether a drop says goodbye (Terminate): only between statements.
     pub(super) farewell: bool,
     /// Reading the login's messages (shorter limits: `io.rs`).
@@ -136,7 +137,7 @@ impl PgConn {
         self.wbuf.clear();
         m::query(&mut self.wbuf, sql.as_bytes());
         self.send("query").await?;
-        self.read_outcome("query").await
+        self.read_outcome("query", &mut ()).await
     }
 
     /// `?` placeholders replaced by the values as SQL literals, then a simple query
@@ -242,7 +243,7 @@ impl PgConn {
         m::parse(&mut self.wbuf, &name[..len], sql.as_bytes(), &types);
         m::sync(&mut self.wbuf);
         self.send("prepare").await?;
-        let outcome = self.read_outcome("prepare").await?;
+        let outcome = self.read_outcome("prepare", &mut ()).await?;
         // A ParseComplete then an error still left the statement named on the server.
         self.stmts[id as usize].parsed = !matches!(outcome, Outcome::Err(_)) || self.parse_took;
         Ok(outcome)
@@ -255,6 +256,23 @@ impl PgConn {
         stmt: &PgStmt,
         params: &[Param<'_>],
     ) -> Result<Outcome, DriverError> {
+        let first = self.queue_execute(stmt, params, false)?;
+        self.send("execute").await?;
+        let outcome = self.read_outcome("statement", &mut ()).await?;
+        self.settle_parse(stmt, first, &outcome);
+        Ok(outcome)
+    }
+
+    /// An execution into the write buffer: Parse the first time, Bind, Execute, Sync. Results
+    /// in binary (`execute`, which reads none of them), or in text after a Describe of their
+    /// columns (`keep`: `execute_into`). Whether it is the first (parsed with it).
+    #[inline]
+    pub(super) fn queue_execute(
+        &mut self,
+        stmt: &PgStmt,
+        params: &[Param<'_>],
+        keep: bool,
+    ) -> Result<bool, DriverError> {
         let (name, len) = stmt_name(stmt.id);
         let name = &name[..len];
         let Some(slot) = self.stmts.get(stmt.id as usize) else {
@@ -269,17 +287,25 @@ impl PgConn {
             let types: Vec<u32> = params.iter().map(sysbench_type).collect();
             m::parse(&mut self.wbuf, name, slot.sql.as_bytes(), &types);
         }
-        m::bind(&mut self.wbuf, name, params, 1);
+        if keep {
+            m::bind(&mut self.wbuf, name, params, 0);
+            m::describe_portal(&mut self.wbuf);
+        } else {
+            m::bind(&mut self.wbuf, name, params, 1);
+        }
         m::execute(&mut self.wbuf);
         m::sync(&mut self.wbuf);
-        self.send("execute").await?;
-        let outcome = self.read_outcome("statement").await?;
+        Ok(first)
+    }
+
+    /// After a first execution: a refused Parse leaves nothing named on the server, so the
+    /// next one parses again.
+    #[inline]
+    pub(super) fn settle_parse(&mut self, stmt: &PgStmt, first: bool, outcome: &Outcome) {
         if first {
-            // A refused Parse leaves nothing named on the server: parse again next time.
             let took = !matches!(outcome, Outcome::Err(_)) || self.parse_took;
             self.stmts[stmt.id as usize].parsed = took;
         }
-        Ok(outcome)
     }
 
     /// A COPY OUT nobody asked for: the connection is given up (see `DriverError::CopyOut`).
@@ -300,7 +326,7 @@ impl PgConn {
         m::close_statement(&mut self.wbuf, &name[..len]);
         m::sync(&mut self.wbuf);
         self.send("close").await?;
-        self.read_outcome("close").await?;
+        self.read_outcome("close", &mut ()).await?;
         self.stmts[stmt.id as usize].parsed = false;
         Ok(())
     }
@@ -334,74 +360,6 @@ impl PgConn {
         self.farewell = false;
     }
 
-    /// Messages up to ReadyForQuery: the outcome of what was sent.
-    async fn read_outcome(&mut self, op: &'static str) -> Result<Outcome, DriverError> {
-        let mut rows = 0u64;
-        let mut returned_rows = false;
-        let mut outcome: Option<Outcome> = None;
-        let mut error: Option<ServerError> = None;
-        self.parse_took = false;
-        loop {
-            // Most messages are in the buffer already: no read future for them.
-            let msg = match self.buffered() {
-                Some(msg) => msg,
-                None => self.read_msg(op).await?,
-            };
-            match msg.kind {
-                b'D' => {
-                    rows += 1;
-                    returned_rows = true;
-                }
-                b'T' => returned_rows = true,
-                b'C' => {
-                    let body = self.body(msg);
-                    let tag = body.strip_suffix(&[0]).unwrap_or(body);
-                    let (rowset, n) = command_tag(tag);
-                    outcome = Some(if rowset || returned_rows {
-                        Outcome::Rows(if rowset { n } else { rows })
-                    } else {
-                        Outcome::Ok(OkPacket {
-                            affected_rows: n,
-                            ..OkPacket::default()
-                        })
-                    });
-                    rows = 0;
-                    returned_rows = false;
-                }
-                b'1' => self.parse_took = true,
-                b'I' => outcome = Some(Outcome::Ok(OkPacket::default())),
-                b'E' => {
-                    if error.is_none() {
-                        error = Some(server_error(self.body(msg)));
-                    }
-                }
-                b'Z' => {
-                    self.tx_status = self.body(msg).first().copied().unwrap_or(b'I');
-                    return Ok(match error {
-                        Some(e) => Outcome::Err(e),
-                        None => outcome.unwrap_or(Outcome::Ok(OkPacket::default())),
-                    });
-                }
-                b'H' | b'W' => return Err(self.copy_out()),
-                b'G' => {
-                    // COPY IN: bakeoff sends no data; refuse it and let the server end it.
-                    self.wbuf.clear();
-                    let at = m::begin(&mut self.wbuf, b'f');
-                    self.wbuf.extend_from_slice(b"bakeoff does not COPY\0");
-                    m::finish(&mut self.wbuf, at);
-                    self.send(op).await?;
-                }
-                b'N' => {
-                    let body = self.body(msg).to_vec();
-                    self.note(&body);
-                }
-                // BindComplete, NoData, parameter changes, notifications, a
-                // portal suspended, ParameterDescription: nothing to count.
-                _ => {}
-            }
-        }
-    }
-
     /// `COPY ... FROM STDIN` with `data` as its input (text format: tab-separated columns, a
     /// row a line): PostgreSQL's bulk load, as LOAD DATA LOCAL is MariaDB's. A server error
     /// is [`Outcome::Err`]; the rows copied are the outcome's affected rows.
@@ -417,7 +375,7 @@ impl PgConn {
                 // outcome follows up to ReadyForQuery.
                 b'E' => {
                     let e = server_error(self.body(msg));
-                    self.read_outcome("COPY").await?;
+                    self.read_outcome("COPY", &mut ()).await?;
                     return Ok(Outcome::Err(e));
                 }
                 b'H' | b'W' => return Err(self.copy_out()),
@@ -441,7 +399,7 @@ impl PgConn {
         self.wbuf.clear();
         self.wbuf.extend_from_slice(&[b'c', 0, 0, 0, 4]);
         self.send("COPY").await?;
-        self.read_outcome("COPY").await
+        self.read_outcome("COPY", &mut ()).await
     }
 }
 

@@ -10,9 +10,11 @@ mod conn;
 mod fields;
 mod io;
 mod message;
+mod reply;
 mod rows;
 mod startup;
 mod text;
+mod values;
 
 pub use conn::{interpolate, numbered_placeholders, PgConn, PgStmt};
 pub use text::{
@@ -25,7 +27,7 @@ pub use text::{
 pub const PG_IGNORABLE: [&str; 3] = ["40P01", "23505", "40001"];
 pub use startup::libpq_name;
 
-use crate::{ConnectOptions, Connection, DriverError, Outcome, Param};
+use crate::{ConnectOptions, Connection, DriverError, Outcome, Param, RowBuf};
 
 impl Connection for PgConn {
     type Stmt = PgStmt;
@@ -60,6 +62,15 @@ impl Connection for PgConn {
         params: &[Param<'_>],
     ) -> Result<Outcome, DriverError> {
         PgConn::execute(self, stmt, params).await
+    }
+
+    async fn execute_into(
+        &mut self,
+        stmt: &PgStmt,
+        params: &[Param<'_>],
+        out: &mut RowBuf,
+    ) -> Result<Outcome, DriverError> {
+        PgConn::execute_into(self, stmt, params, out).await
     }
 
     async fn query(&mut self, sql: &str) -> Result<Outcome, DriverError> {
