@@ -9,6 +9,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use bakeoff_report::Unit;
 use bakeoff_store::{RunRecord, Store};
 use bakeoff_study::{
     estimate, parse, pending, run_study, series, text_sha256, StoredStudy, StudyObserver, StudySpec,
@@ -296,7 +297,7 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
         spec.name,
         db.display()
     );
-    let mut progress = Progress::new();
+    let mut progress = Progress::new().counting(&spec);
     let mut results = StoredStudy {
         store: &mut store,
         study,
@@ -335,6 +336,12 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
 /// A finished run in one line: what ran, how it ended, the first line of why. A run that
 /// measured nothing says why alone, not "0 tps".
 pub(crate) fn run_line(r: &RunRecord) -> String {
+    run_line_in(r, Unit::Tps)
+}
+
+/// The same, its throughput in its workload's unit (NOPM for TPC-C, whose `tps` counts
+/// New-Orders).
+fn run_line_in(r: &RunRecord, unit: Unit) -> String {
     let threads = r.key.map_or(0, |k| k.threads);
     let what = format!(
         "{} | {} | {threads} thread{}",
@@ -351,8 +358,10 @@ pub(crate) fn run_line(r: &RunRecord) -> String {
         );
     }
     let mut line = format!(
-        "{what}: {} {:.0} tps p99 {:.2} ms",
-        r.status, r.tps, r.p99_ms
+        "{what}: {} {} p99 {:.2} ms",
+        r.status,
+        unit.say(r.tps, 0),
+        r.p99_ms
     );
     if let Some(why) = why {
         line.push_str(&format!(" ({why})"));
@@ -371,6 +380,8 @@ pub(crate) struct Progress {
     finished: usize,
     /// Loading's rows and rate, on the status line or a line in the log now and then.
     load: Box<dyn Fn(u64, u64) + Send + Sync>,
+    /// Each workload's throughput unit, by label (`counting`); tps where not set.
+    units: Vec<(String, Unit)>,
 }
 
 impl Progress {
@@ -382,7 +393,25 @@ impl Progress {
             at: None,
             finished: 0,
             load: Box::new(move |done, total| line.rows(done, total)),
+            units: Vec::new(),
         }
+    }
+
+    /// Says each finished run's throughput in its workload's unit, as `compare` does. (A
+    /// tick on the status line stays tps: the engine's, every transaction's, not converted.)
+    pub(crate) fn counting(mut self, s: &StudySpec) -> Progress {
+        let unit = |w: &bakeoff_study::Workload| Unit::of_kind(w.spec.kind.name());
+        self.units = s
+            .workloads
+            .iter()
+            .map(|w| (w.label.clone(), unit(w)))
+            .collect();
+        self
+    }
+
+    fn unit_of(&self, workload: &str) -> Unit {
+        let unit = self.units.iter().find(|(label, _)| label == workload);
+        unit.map_or(Unit::Tps, |(_, u)| *u)
     }
 
     /// Where the study stands after the runs finished so far: "[n/total, about T left]".
@@ -438,7 +467,7 @@ impl StudyObserver for Progress {
     }
 
     fn on_run_done(&mut self, r: &RunRecord) {
-        let mut line = run_line(r);
+        let mut line = run_line_in(r, self.unit_of(&r.workload_label));
         // In a log (no status line), each finished run says where the study stands: runs
         // done so far (a block taking turns ends several at once).
         self.finished += 1;
@@ -521,5 +550,24 @@ mod tests {
             run_line(&ok),
             "jemalloc | oltp_point_select | 4 threads: ok 500 tps p99 1.50 ms"
         );
+    }
+
+    #[test]
+    fn a_tpcc_run_says_new_orders_per_minute_and_a_sysbench_one_tps() {
+        let file = "threads = [2]\n[[workload]]\nname = \"tpcc\"\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nallocator = [\"glibc\"]\n";
+        let p = Progress::new().counting(&parse(file, "s").unwrap_or_else(|p| panic!("{p:?}")));
+        // A study stores TPC-C's throughput as New-Orders per second.
+        for (w, said) in [("tpcc", "5280 NOPM"), ("oltp_point_select", "88 tps")] {
+            let (status, events, tps) = ("ok".into(), 1000, 88.0);
+            let r = RunRecord {
+                workload_label: w.into(),
+                status,
+                events,
+                tps,
+                ..RunRecord::default()
+            };
+            let want = format!(" | {w} | 0 threads: ok {said} p99 0.00 ms");
+            assert_eq!(run_line_in(&r, p.unit_of(w)), want);
+        }
     }
 }

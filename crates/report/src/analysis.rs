@@ -30,10 +30,12 @@ pub fn analyse(points: &[Point], p99_limit_ms: f64) -> Analysis {
         .max_by(|a, b| a.mean_tps.total_cmp(&b.mean_tps))
         .map(|p| Best {
             tps: p.mean_tps,
+            nopm: None,
             threads: p.threads,
         });
     Analysis {
         peak_tps,
+        peak_nopm: None,
         peak_threads,
         saturation_threads,
         drop_at_max_pct: if peak_tps > 0.0 {
@@ -56,6 +58,7 @@ mod tests {
             tps: vec![tps],
             repetitions: vec![1],
             mean_tps: tps,
+            mean_nopm: None,
             cv: 0.0,
             latency: Latency {
                 p99_ms,
@@ -65,6 +68,7 @@ mod tests {
             cpu_per_event: vec![None],
             rss_growth_mib: None,
             client_bound_runs: 0,
+            transactions: Vec::new(),
         }
     }
 
@@ -86,6 +90,7 @@ mod tests {
             a.best_within_p99,
             Some(Best {
                 tps: 9600.0,
+                nopm: None,
                 threads: 16
             })
         );

@@ -13,6 +13,7 @@ use crate::environment::{environments, manifests, variable_diffs};
 use crate::model::*;
 use crate::source::{num, opt, origins, text, variant_name, Source, VariantKey};
 use crate::stats::{mean_sd, reach};
+use crate::unit::Unit;
 
 pub struct Options {
     /// The variant everything is compared with; default the first.
@@ -69,6 +70,7 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     let shared_by_variant = shared_cpus(src);
     let ticks = ticks_by_run(src);
     let designs: Vec<Design> = src.studies.iter().map(Design::of).collect();
+    let units = Unit::of_workloads(src);
     // The noise check's runs (one study only: merged machines each have their own floor).
     let mut twins: BlockTps = BTreeMap::new();
     // Each cell's runs (study, variant, workload, threads), for the outlier check.
@@ -114,10 +116,12 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
             let no_ticks = Vec::new();
             let run_ticks = ticks.get(&(si, id)).unwrap_or(&no_ticks);
             let h = health.get(&id).copied().unwrap_or_default();
-            let mut why =
-                crate::suspect::reasons(run_ticks, &h, designs[si].cpus, designs[si].margin, usual);
+            let unit = units.get(&(num(r, "workload") as i64)).copied();
+            let unit = unit.unwrap_or_default();
+            let d = &designs[si];
+            let mut why = crate::suspect::reasons(run_ticks, &h, d.cpus, d.margin, usual, unit);
             let cell = cell_tps.get(&(si, variant.index, workload.clone(), threads));
-            why.extend(cell.and_then(|c| crate::suspect::outlier(num(r, "tps"), c)));
+            why.extend(cell.and_then(|c| crate::suspect::outlier(num(r, "tps"), c, unit)));
             if !why.is_empty() {
                 suspects.push(Suspect {
                     variant: variant.name.clone(),
@@ -183,18 +187,21 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     let rule = Rule::choose(&axes, opts.baseline.as_deref())?;
     let mut workloads = Vec::new();
     let mut comparisons = Vec::new();
-    for ((_, label), wl) in &cells {
+    for ((index, label), wl) in &cells {
         let curves: Vec<Curve> = wl
             .iter()
             .map(|(v, pts)| curve(src, v, pts, &ticks, opts.p99_limit_ms))
             .collect();
         comparisons.extend(compare(label, &curves, &problems, &axes, &rule, &designs));
-        workloads.push(WorkloadModel {
+        let mut w = WorkloadModel {
             label: label.clone(),
+            unit: Unit::Tps,
             curves,
             summary: Vec::new(),
             answer: Vec::new(),
-        });
+        };
+        w.counted_in(units.get(index).copied().unwrap_or_default());
+        workloads.push(w);
     }
     let manifests = manifests(src, &origins);
     let first = first_variant_tps(&cells);
@@ -208,11 +215,11 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         variants,
         p99_limit_ms: opts.p99_limit_ms,
         costs: Vec::new(),
-        memory: memory(src, &origins),
+        memory: crate::machine::memory(src, &origins),
         environments: environments(&manifests),
         variable_diffs: variable_diffs(&manifests),
         cross_engine: crate::engines::cross_engine(&manifests),
-        probes: probes(src, &origins),
+        probes: crate::machine::probes(src, &origins),
         workloads,
         aa: match designs.first().filter(|_| designs.len() == 1) {
             Some(d) => crate::decide::aa_checks(&twins, &first, d.pilot, d.listed_twin.as_deref()),
@@ -289,7 +296,7 @@ fn curve(
     ticks: &BTreeMap<(usize, i64), Vec<Tick>>,
     p99_limit_ms: f64,
 ) -> Curve {
-    let points: Vec<Point> = pts.iter().map(|(t, runs)| point(*t, runs)).collect();
+    let points: Vec<Point> = pts.iter().map(|(t, runs)| point(src, *t, runs)).collect();
     let series = pts
         .iter()
         .filter_map(|(threads, runs)| {
@@ -321,7 +328,7 @@ fn typical_run<'r, 'a>(runs: &'r [RunRef<'a>]) -> Option<&'r RunRef<'a>> {
     sorted.get(sorted.len().saturating_sub(1) / 2).copied()
 }
 
-fn point(threads: u32, runs: &[RunRef]) -> Point {
+fn point(src: &Source, threads: u32, runs: &[RunRef]) -> Point {
     let col = |k: &str| -> Vec<f64> { runs.iter().map(|r| num(r.row, k)).collect() };
     let some = |k: &str| -> Option<f64> {
         let xs: Vec<f64> = runs.iter().filter_map(|r| opt(r.row, k)).collect();
@@ -336,6 +343,7 @@ fn point(threads: u32, runs: &[RunRef]) -> Point {
             .map(|r| num(r.row, "repetition") as u32)
             .collect(),
         mean_tps: mean,
+        mean_nopm: None,
         cv: if mean > 0.0 { sd / mean } else { 0.0 },
         latency: Latency {
             p50_ms: median(&col("p50_ms")),
@@ -353,6 +361,10 @@ fn point(threads: u32, runs: &[RunRef]) -> Point {
             .iter()
             .filter(|r| num(r.row, "client_bound") != 0.0)
             .count() as u32,
+        transactions: crate::transactions::mix(
+            runs.iter()
+                .filter_map(|r| src.studies[r.study].classes.get(&(num(r.row, "id") as i64))),
+        ),
         tps,
     }
 }
@@ -464,7 +476,8 @@ fn missing(problems: &[Problem], workload: &str, b: &str, threads: u32) -> Strin
     }
 }
 
-/// Every curve's peak priced: hourly price / (peak transactions per hour) x 1e6. The price
+/// Every curve's peak priced: hourly price / (peak transactions per hour) x 1e6 (for TPC-C
+/// New-Orders, which its stored throughput counts: per million New-Orders). The price
 /// is the variant's own `price_per_hour` (a managed database's instance type), else its
 /// study's price table for the platform the study ran on.
 fn costs(src: &Source, cells: &Cells, m: &Model) -> Vec<Cost> {
@@ -489,6 +502,8 @@ fn costs(src: &Source, cells: &Cells, m: &Model) -> Vec<Cost> {
                     variant: v.name.clone(),
                     platform,
                     peak_tps: a.peak_tps,
+                    peak_nopm: a.peak_nopm,
+                    unit: w.unit,
                     peak_threads: a.peak_threads,
                     on_demand_per_million: per_million(od, a.peak_tps),
                     reserved_per_million: reserved.map(|r| per_million(r, a.peak_tps)),
@@ -516,68 +531,4 @@ fn price_of(spec: &serde_json::Value, index: i64) -> Option<(String, f64, Option
         od,
         price["reserved_per_hour"].as_f64(),
     ))
-}
-
-/// Each variant's server RSS and VSZ at every tick of every run it served, on one time axis
-/// from its first run's start (runs of a variant share its server, so growth across thread
-/// counts shows).
-fn memory(src: &Source, origins: &[String]) -> Vec<MemorySeries> {
-    let mut by_variant: BTreeMap<VariantKey, Vec<(f64, f64, f64)>> = BTreeMap::new();
-    for (si, s) in src.studies.iter().enumerate() {
-        let runs: BTreeMap<i64, &Row> = s.runs.iter().map(|r| (num(r, "id") as i64, r)).collect();
-        for t in &s.ticks {
-            let (Some(run), Some(rss)) = (
-                runs.get(&(num(t, "run_id") as i64)),
-                opt(t, "server_rss_bytes"),
-            ) else {
-                continue;
-            };
-            let key = VariantKey {
-                study: si,
-                index: num(run, "variant") as i64,
-                name: variant_name(src, si, &text(run, "variant_name"), origins),
-            };
-            let start = num(run, "started_at");
-            by_variant.entry(key).or_default().push((
-                start + num(t, "t"),
-                rss,
-                num(t, "server_vsz_bytes"),
-            ));
-        }
-    }
-    by_variant
-        .into_iter()
-        .map(|(k, mut pts)| {
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let t0 = pts.first().map_or(0.0, |p| p.0);
-            MemorySeries {
-                variant: k.name,
-                points: pts
-                    .into_iter()
-                    .map(|(t, rss, vsz)| MemoryPoint {
-                        t: t - t0,
-                        rss_mib: rss / 1048576.0,
-                        vsz_mib: vsz / 1048576.0,
-                    })
-                    .collect(),
-            }
-        })
-        .collect()
-}
-
-fn probes(src: &Source, origins: &[String]) -> Vec<ProbeFigure> {
-    src.studies
-        .iter()
-        .enumerate()
-        .flat_map(|(si, s)| {
-            s.probes.iter().map(move |p| ProbeFigure {
-                origin: origins[si].clone(),
-                probe: text(p, "probe"),
-                threads: num(p, "threads") as u32,
-                figure: num(p, "figure"),
-                unit: text(p, "unit"),
-                status: text(p, "status"),
-            })
-        })
-        .collect()
 }

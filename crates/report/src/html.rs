@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::markup::{opt, table};
 use crate::model::{Model, WorkloadModel};
 use crate::svg::{escape, memory_charts, ratio_charts, workload_charts, Chart};
 
@@ -13,45 +14,12 @@ details{margin:1em 0}summary{cursor:pointer;font-weight:bold}figure{margin:1em 0
 .opening{border-left:4px solid #468;padding:.2em 1em;margin:1em 0}.opening ul{padding-left:1.2em}\
 .banner{background:#fff3f0;border:1px solid #e0a090;padding:.6em 1em;margin:1em 0}";
 
-/// A table from a header row and body rows; cells are HTML already; a header starting with
-/// '<' is left-aligned (its column holds text).
-fn table(s: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
-    s.push_str("<table><tr>");
-    for h in head {
-        match h.strip_prefix('<') {
-            Some(h) => {
-                let _ = write!(s, "<th class=\"l\">{h}</th>");
-            }
-            None => {
-                let _ = write!(s, "<th>{h}</th>");
-            }
-        }
-    }
-    s.push_str("</tr>");
-    for r in rows {
-        s.push_str("<tr>");
-        for (h, cell) in head.iter().zip(r) {
-            let class = if h.starts_with('<') {
-                " class=\"l\""
-            } else {
-                ""
-            };
-            let _ = write!(s, "<td{class}>{cell}</td>");
-        }
-        s.push_str("</tr>");
-    }
-    s.push_str("</table>");
-}
-
 fn figure(s: &mut String, c: &Chart) {
     let _ = write!(s, "<figure id=\"{}\">{}</figure>", escape(&c.name), c.svg);
 }
 
-fn opt(x: Option<f64>, digits: usize) -> String {
-    x.map_or("-".into(), |v| format!("{v:.digits$}"))
-}
-
 fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
+    let u = w.unit;
     let _ = write!(s, "<h2>{}</h2>", escape(&w.label));
     if !w.summary.is_empty() {
         s.push_str("<ul class=\"summary\">");
@@ -115,7 +83,7 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
         vec![
             r.threads.to_string(),
             escape(r.variant),
-            format!("{:.1}", p.mean_tps),
+            format!("{:.1}", u.of(p.mean_tps)),
             crate::spread(p),
             format!("{:.2}", p.latency.p50_ms),
             format!("{:.2}", p.latency.p99_ms),
@@ -126,19 +94,22 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
             against,
         ]
     });
+    let mean = format!("{} (mean)", u.name());
+    let cpu = format!("server CPU us/{}", u.abbrev());
+    let cpu_ratio = format!("CPU/{} ratio (interval), verdict", u.abbrev());
     table(
         s,
         &[
             "threads",
             "<variant",
-            "tps (mean)",
+            &mean,
             "cv",
             "p50 ms",
             "p99 ms",
-            "server CPU us/txn",
+            &cpu,
             "ratio",
             "interval (family-adjusted), verdict",
-            "CPU/txn ratio (interval), verdict",
+            &cpu_ratio,
             "<against",
         ],
         rows,
@@ -154,11 +125,12 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
     }
     let limit = m.p99_limit_ms;
     let within = format!("best with p99 ≤ {limit} ms");
+    let peak = format!("peak {}", u.name());
     table(
         s,
         &[
             "<variant",
-            "peak tps",
+            &peak,
             "at threads",
             "95% of peak from",
             "drop at top",
@@ -168,16 +140,17 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
             let a = &c.analysis;
             vec![
                 escape(&c.variant),
-                format!("{:.1}", a.peak_tps),
+                format!("{:.1}", u.of(a.peak_tps)),
                 a.peak_threads.to_string(),
                 a.saturation_threads.to_string(),
                 format!("{:.1}%", a.drop_at_max_pct),
                 a.best_within_p99.as_ref().map_or("none".into(), |b| {
-                    format!("{:.1} tps at {} threads", b.tps, b.threads)
+                    format!("{} at {} threads", u.say(b.tps, 1), b.threads)
                 }),
             ]
         }),
     );
+    crate::transactions::html(s, w);
     for c in rest {
         figure(s, c);
     }
@@ -194,14 +167,19 @@ fn costs(s: &mut String, m: &Model) {
     if m.costs.is_empty() {
         return;
     }
-    s.push_str("<h2>Cost per million transactions</h2><p>At each curve's peak: hourly price / transactions per hour x 1,000,000, with the variant's own price_per_hour where it has one, else the study's price table for the platform each result ran on.</p>");
+    let units = m.costs.iter().map(|c| c.unit);
+    let what = crate::unit::priced(units.clone());
+    let _ = write!(s, "<h2>Cost per million {what}</h2><p>At each curve's peak: hourly price / {what} per hour x 1,000,000, with the variant's own price_per_hour where it has one, else the study's price table for the platform each result ran on.</p>");
+    // One unit: said in the head, as every other table; several: beside each figure.
+    let one = crate::unit::one_of(units);
+    let peak = one.map_or("peak".into(), |u| format!("peak {}", u.name()));
     table(
         s,
         &[
             "<workload",
             "<variant",
             "<platform",
-            "peak tps",
+            &peak,
             "at threads",
             "on demand",
             "reserved",
@@ -211,7 +189,10 @@ fn costs(s: &mut String, m: &Model) {
                 escape(&c.workload),
                 escape(&c.variant),
                 escape(&c.platform),
-                format!("{:.1}", c.peak_tps),
+                match one {
+                    Some(u) => format!("{:.1}", u.of(c.peak_tps)),
+                    None => c.unit.say(c.peak_tps, 1),
+                },
                 c.peak_threads.to_string(),
                 format!("{:.4}", c.on_demand_per_million),
                 opt(c.reserved_per_million, 4),
@@ -495,11 +476,13 @@ fn precision(s: &mut String, m: &Model) {
     if let Some(c) = m.comparisons.iter().find(|c| c.family > 0) {
         let _ = write!(
             s,
-            "<p>The study's {} throughput comparisons are one family: 5% is shared by them (Bonferroni), so chance alone makes any throughput claim in the study at most 5% of the time. Different and undecided are shown with the {:.2}% interval they were judged on; equivalent and different-but-within with the equivalence test's (two one-sided tests), the {:.2}% interval, which puts the difference within ±{:.1}%. CPU per transaction is judged the same way in a family of its own, with its own 5%.</p>",
+            "<p>The study's {} throughput comparisons are one family: 5% is shared by them (Bonferroni), so chance alone makes any throughput claim in the study at most 5% of the time. Different and undecided are shown with the {:.2}% interval they were judged on; equivalent and different-but-within with the equivalence test's (two one-sided tests), the {:.2}% interval, which puts the difference within ±{:.1}%. CPU per {} is judged the same way in a family of its own, with its own 5%.</p>",
             c.family,
             100.0 - 5.0 / f64::from(c.family.max(1)),
             100.0 - 10.0 / f64::from(c.family.max(1)),
-            c.margin * 100.0
+            c.margin * 100.0,
+            crate::unit::one_of(m.workloads.iter().map(|w| w.unit))
+                .map_or("transaction (New-Order for TPC-C)", |u| u.event())
         );
     }
     if let Some(a) = &m.auto {

@@ -23,6 +23,8 @@ mod environment;
 mod evidence;
 mod html;
 mod legend;
+mod machine;
+mod markup;
 mod model;
 pub mod opening;
 mod pairing;
@@ -35,7 +37,11 @@ mod stats;
 mod summary;
 pub mod suspect;
 mod svg;
+mod transactions;
 mod turns;
+mod unit;
+#[cfg(test)]
+mod unit_tests;
 
 pub use analysis::analyse;
 pub use build::{build, Options};
@@ -45,6 +51,7 @@ pub use png::Rasterizer;
 pub use source::{Source, StudySource};
 pub use stats::{mean_sd, ratio_ci};
 pub use svg::{charts, Chart};
+pub use unit::Unit;
 
 use std::fmt::Write;
 
@@ -68,6 +75,7 @@ pub fn compare_table(m: &Model) -> String {
         }
     );
     for w in &m.workloads {
+        let u = w.unit;
         let _ = writeln!(s, "\n{}", w.label);
         for line in &w.summary {
             let _ = writeln!(s, "  {line}");
@@ -75,7 +83,14 @@ pub fn compare_table(m: &Model) -> String {
         let _ = writeln!(
             s,
             "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  {:<19} {:<9} against",
-            "threads", "variant", "tps", "cv", "p99 ms", "ratio", "interval", "cpu/tx"
+            "threads",
+            "variant",
+            u.name(),
+            "cv",
+            "p99 ms",
+            "ratio",
+            "interval",
+            format!("cpu/{}", u.per())
         );
         for r in m.table(w) {
             let p = r.point;
@@ -107,7 +122,7 @@ pub fn compare_table(m: &Model) -> String {
                 "  {:>7}  {:<36} {:>12.1} {:>6} {:>9.2}  {:>8}  {:<19} {:<9} {against}",
                 r.threads,
                 r.variant,
-                p.mean_tps,
+                u.of(p.mean_tps),
                 spread(p),
                 p.latency.p99_ms,
                 ratio,
@@ -171,7 +186,9 @@ pub fn compare_table(m: &Model) -> String {
             if let Some(k) = m.comparisons.iter().find_map(|c| c.cost.as_ref()) {
                 let _ = writeln!(
                     s,
-                    "  cpu/tx: the server's CPU per transaction over the baseline's, paired on the same blocks and judged the same way in a family of its own ({} comparisons share 5%; the marks as above, each at its own level: {})",
+                    "  cpu/{}: the server's CPU per {} over the baseline's, paired on the same blocks and judged the same way in a family of its own ({} comparisons share 5%; the marks as above, each at its own level: {})",
+                    u.per(),
+                    u.event(),
                     k.family,
                     decide::percent(100.0 * k.level)
                 );
@@ -190,15 +207,21 @@ pub fn compare_table(m: &Model) -> String {
                 format!("no thread count keeps p99 within {} ms", m.p99_limit_ms),
                 |b| {
                     format!(
-                        "best with p99 within {} ms: {:.1} tps at {} threads",
-                        m.p99_limit_ms, b.tps, b.threads
+                        "best with p99 within {} ms: {} at {} threads",
+                        m.p99_limit_ms,
+                        u.say(b.tps, 1),
+                        b.threads
                     )
                 },
             );
             let _ = writeln!(
                 s,
-                "    {:<36} peak {:.1} tps at {} threads; 95% of it from {} threads; {:.1}% below peak at the highest count; {within}",
-                c.variant, a.peak_tps, a.peak_threads, a.saturation_threads, a.drop_at_max_pct
+                "    {:<36} peak {} at {} threads; 95% of it from {} threads; {:.1}% below peak at the highest count; {within}",
+                c.variant,
+                u.say(a.peak_tps, 1),
+                a.peak_threads,
+                a.saturation_threads,
+                a.drop_at_max_pct
             );
         }
     }
@@ -206,19 +229,23 @@ pub fn compare_table(m: &Model) -> String {
         let _ = writeln!(s, "\n{}", decide::auto_line(a));
     }
     if !m.costs.is_empty() {
-        let _ = writeln!(s, "\ncost per million transactions at each curve's peak:");
+        let _ = writeln!(
+            s,
+            "\ncost per million {} at each curve's peak:",
+            unit::priced(m.costs.iter().map(|c| c.unit))
+        );
         for c in &m.costs {
             let reserved = c
                 .reserved_per_million
                 .map_or(String::new(), |r| format!(", reserved {r:.4}"));
             let _ = writeln!(
                 s,
-                "  {} | {} ({}): on demand {:.4}{reserved} ({:.1} tps at {} threads)",
+                "  {} | {} ({}): on demand {:.4}{reserved} ({} at {} threads)",
                 c.workload,
                 c.variant,
                 c.platform,
                 c.on_demand_per_million,
-                c.peak_tps,
+                c.unit.say(c.peak_tps, 1),
                 c.peak_threads
             );
         }

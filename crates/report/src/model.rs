@@ -23,6 +23,9 @@ pub struct Point {
     /// The block (repetition) of each of `tps`, for pairing with the baseline's.
     pub repetitions: Vec<u32>,
     pub mean_tps: f64,
+    /// `mean_tps` in NOPM, where the workload's unit is (see `unit.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_nopm: Option<f64>,
     /// Run-to-run variation: standard deviation over mean (0 with one repetition).
     pub cv: f64,
     pub latency: Latency,
@@ -36,12 +39,30 @@ pub struct Point {
     pub rss_growth_mib: Option<f64>,
     /// Repetitions whose client used 90% or more of its CPUs: the figure may be the client's.
     pub client_bound_runs: u32,
+    /// TPC-C's five transactions, each averaged over the repetitions; empty for workloads
+    /// without transaction classes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transactions: Vec<Transaction>,
+}
+
+/// One of TPC-C's transactions in a cell: its share of the transactions done and its
+/// latency, each the mean over the cell's repetitions.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Transaction {
+    /// "new_order", "payment", "order_status", "delivery", "stock_level".
+    pub name: String,
+    /// Its events over all five's, a fraction.
+    pub share: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
 }
 
 /// The highest mean throughput among thread counts whose p99 stays within a limit.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Best {
     pub tps: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nopm: Option<f64>,
     pub threads: u32,
 }
 
@@ -49,6 +70,8 @@ pub struct Best {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Analysis {
     pub peak_tps: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_nopm: Option<f64>,
     pub peak_threads: u32,
     /// The fewest threads reaching 95% of the peak: past it, more clients buy little.
     pub saturation_threads: u32,
@@ -172,6 +195,9 @@ pub struct CostVerdict {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct WorkloadModel {
     pub label: String,
+    /// What its throughput is counted in (`unit.rs`): "tps", or "nopm" for TPC-C, whose
+    /// `*_tps` figures are New-Orders per second and whose `*_nopm` are them x60.
+    pub unit: crate::unit::Unit,
     pub curves: Vec<Curve>,
     /// The answer in a few sentences, made from the comparisons and curves (`summary.rs`).
     pub summary: Vec<String>,
@@ -222,6 +248,22 @@ impl WorkloadModel {
                 .collect(),
             summary: Vec::new(),
             answer: Vec::new(),
+            unit: self.unit,
+        }
+    }
+
+    /// Its figures in its own unit too, where that is not the stored one (see `unit.rs`).
+    pub(crate) fn counted_in(&mut self, unit: crate::unit::Unit) {
+        self.unit = unit;
+        for c in &mut self.curves {
+            for p in &mut c.points {
+                p.mean_nopm = unit.converted(p.mean_tps);
+            }
+            let a = &mut c.analysis;
+            a.peak_nopm = unit.converted(a.peak_tps);
+            if let Some(b) = &mut a.best_within_p99 {
+                b.nopm = unit.converted(b.tps);
+            }
         }
     }
 }
@@ -255,6 +297,11 @@ pub struct Cost {
     /// What the price is of: the platform it ran on, or the variant's own price_per_hour.
     pub platform: String,
     pub peak_tps: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_nopm: Option<f64>,
+    /// Its workload's: what a million of is priced.
+    #[serde(skip)]
+    pub unit: crate::unit::Unit,
     pub peak_threads: u32,
     pub on_demand_per_million: f64,
     pub reserved_per_million: Option<f64>,

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::model::{Comparison, Completeness, Disturbance, Model, Opening, Verdict};
+use crate::model::{Comparison, Completeness, Disturbance, Model, Opening, Verdict, WorkloadModel};
 use crate::source::{num, text, Source};
 use crate::summary::{method, threads};
 
@@ -48,7 +48,7 @@ pub(crate) fn opening(src: &Source, m: &Model) -> Opening {
         description: spec["description"].as_str().map(str::to_string),
         began: first.is_finite().then(|| utc(first as i64)),
         hosts: hosts(m),
-        span_s: (first.is_finite() && last > first).then(|| last - first),
+        span_s: (first.is_finite() && last > first).then_some(last - first),
         completeness: Completeness {
             runs: stored,
             planned,
@@ -57,7 +57,7 @@ pub(crate) fn opening(src: &Source, m: &Model) -> Opening {
         verdicts: m
             .workloads
             .iter()
-            .map(|w| verdict_line(&w.label, &m.comparisons, complete))
+            .map(|w| verdict_line(w, &m.comparisons, complete))
             .collect(),
         disturbed: disturbance(m, with_figure, &others_by_run(src)),
     }
@@ -92,7 +92,8 @@ fn hosts(m: &Model) -> Vec<String> {
 
 /// A workload's verdicts in a line: how many comparisons differ, are equivalent or undecided
 /// at the study's family level, the largest difference with its interval; cost the same.
-fn verdict_line(workload: &str, all: &[Comparison], complete: bool) -> String {
+fn verdict_line(w: &WorkloadModel, all: &[Comparison], complete: bool) -> String {
+    let workload = w.label.as_str();
     let rows: Vec<&Comparison> = all
         .iter()
         .filter(|c| c.workload == workload && c.ratio.is_some())
@@ -173,7 +174,8 @@ fn verdict_line(workload: &str, all: &[Comparison], complete: bool) -> String {
         .collect();
     if !cost.is_empty() {
         line.push_str(&format!(
-            "; CPU per transaction: {}",
+            "; CPU per {}: {}",
+            w.unit.event(),
             counts(cost.into_iter())
         ));
     }

@@ -246,21 +246,20 @@ pub(crate) fn line_chart(axes: &Axes, lines: &[Line]) -> String {
             );
             for (end, clipped, dir) in [(clo, *lo < y_lo, 1.0), (chi, *hi > y_hi, -1.0)] {
                 let yy = y(end);
+                let beyond = if dir > 0.0 { *lo } else { *hi };
                 let _ = match clipped {
                     true => write!(
                         s,
-                        r#"<path d="M{:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z" fill="{colour}"><title>the interval goes on to {}</title></path><text x="{:.1}" y="{:.1}" font-size="10" fill="{colour}">{}</text>"#,
+                        r#"<path d="M{:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z" fill="{colour}"><title>the interval goes on to {beyond:.2}x</title></path><text x="{:.1}" y="{:.1}" font-size="10" fill="{colour}">{beyond:.2}x</text>"#,
                         xx - 5.0,
                         yy + dir * 8.0,
                         xx + 5.0,
                         yy + dir * 8.0,
                         xx,
                         yy,
-                        format!("{:.2}x", if dir > 0.0 { *lo } else { *hi }),
                         xx + 7.0,
                         // Inside the frame, beside the arrowhead.
                         yy - dir * if dir > 0.0 { 10.0 } else { 18.0 },
-                        format!("{:.2}x", if dir > 0.0 { *lo } else { *hi })
                     ),
                     false => write!(
                         s,

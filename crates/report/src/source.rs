@@ -38,6 +38,7 @@ impl Source {
                 probes: store.probe_rows(Some(*id)).map_err(e)?,
                 health: store.run_health(*id).map_err(e)?,
                 methods: store.run_methods(*id).map_err(e)?,
+                classes: classes(store.summaries(*id).map_err(e)?),
             };
             newest.insert(s.origin(), (*id, s));
         }
@@ -70,6 +71,24 @@ pub struct StudySource {
     pub health: Vec<Row>,
     /// How each run was measured (`Store::run_methods`), by run id.
     pub methods: Vec<Row>,
+    /// Each run's transaction classes (its summary's `total.classes`: TPC-C's five, each
+    /// with its events and latency percentiles), by run id, for runs that have any.
+    pub classes: BTreeMap<i64, Vec<serde_json::Value>>,
+}
+
+/// The transaction classes of each run of `Store::summaries`, where it has any.
+fn classes(summaries: Vec<Row>) -> BTreeMap<i64, Vec<serde_json::Value>> {
+    summaries
+        .iter()
+        .filter_map(|r| {
+            let mut summary: serde_json::Value =
+                serde_json::from_str(&text(r, "summary_json")).ok()?;
+            match summary["total"]["classes"].take() {
+                serde_json::Value::Array(c) if !c.is_empty() => Some((num(r, "id") as i64, c)),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 pub(crate) fn text(r: &Row, k: &str) -> String {

@@ -265,10 +265,10 @@ fn shapes(w: &WorkloadModel) -> Vec<String> {
         .map(|c| {
             let a = &c.analysis;
             format!(
-                "{} peaks at {} ({:.0} tps) and is {:.0}% below that at {}.",
+                "{} peaks at {} ({}) and is {:.0}% below that at {}.",
                 c.variant,
                 threads(a.peak_threads),
-                a.peak_tps,
+                w.unit.say(a.peak_tps, 0),
                 a.drop_at_max_pct,
                 threads(top)
             )

@@ -7,6 +7,7 @@
 
 use crate::model::Tick;
 use crate::stats::t_quantile;
+use crate::unit::Unit;
 
 /// The hypervisor took 2 points more of the machine's CPU time (steal) than in the study's
 /// usual run (see `usual_steal`).
@@ -89,23 +90,25 @@ pub fn usual_steal_sentence(steal: f64) -> String {
 }
 
 /// Why a run is suspect; empty when it is not. `threshold`: the smallest change within a
-/// run worth a flag (the study's precision); `usual_steal`: the study's (`usual_steal`).
+/// run worth a flag (the study's precision); `usual_steal`: the study's (`usual_steal`);
+/// `unit`: the workload's, that the throughput is said in.
 pub fn reasons(
     ticks: &[Tick],
     health: &Health,
     cpus: Option<f64>,
     threshold: f64,
     usual_steal: f64,
+    unit: Unit,
 ) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(t) = trend(ticks) {
         let critical = t_quantile(t.df, 0.995);
         if t.change.abs() > threshold && t.t.abs() > critical {
             out.push(format!(
-                "throughput {} from about {:.0} to {:.0} tps through the run (its first third's mean to its last's; not settled: lengthen the warmup or the run; a trend beyond its tick noise, t = {:.1} on {} df, larger than +-{:.0}%, the study's equivalence margin)",
+                "throughput {} from about {:.0} to {} through the run (its first third's mean to its last's; not settled: lengthen the warmup or the run; a trend beyond its tick noise, t = {:.1} on {} df, larger than +-{:.0}%, the study's equivalence margin)",
                 if t.change < 0.0 { "fell" } else { "rose" },
-                t.from,
-                t.to,
+                unit.of(t.from),
+                unit.say(t.to, 0),
                 t.t,
                 t.df,
                 threshold * 100.0
@@ -212,7 +215,7 @@ fn stall(ticks: &[Tick]) -> Option<String> {
 /// A run whose throughput lies far outside its cell's other runs (`cell`: every run's tps
 /// there, this one's included), by the median and the median absolute deviation of their
 /// logs: robust, so the outlier itself does not widen the yardstick.
-pub fn outlier(tps: f64, cell: &[f64]) -> Option<String> {
+pub fn outlier(tps: f64, cell: &[f64], unit: Unit) -> Option<String> {
     // A MAD from three or four runs is the gap between two of them: no scale to judge by.
     if cell.len() < 5 || tps <= 0.0 || cell.iter().any(|x| *x <= 0.0) {
         return None;
@@ -232,9 +235,9 @@ pub fn outlier(tps: f64, cell: &[f64]) -> Option<String> {
     let z = (tps.ln() - mid) / mad;
     (mad > 0.0 && z.abs() > OUTLIER).then(|| {
         format!(
-            "far outside its cell's other runs: {:.0} tps against their median {:.0} ({z:+.1} robust standard deviations, MAD-based)",
-            tps,
-            mid.exp()
+            "far outside its cell's other runs: {} against their median {:.0} ({z:+.1} robust standard deviations, MAD-based)",
+            unit.say(tps, 0),
+            unit.of(mid.exp())
         )
     })
 }
@@ -257,16 +260,16 @@ mod tests {
     #[test]
     fn a_steady_run_is_not_suspect_and_a_trending_one_is() {
         let steady = ticks(&[1000.0, 1010.0, 990.0, 1005.0, 995.0, 1000.0]);
-        assert!(reasons(&steady, &Health::default(), None, 0.05, 0.0).is_empty());
+        assert!(reasons(&steady, &Health::default(), None, 0.05, 0.0, Unit::Tps).is_empty());
         let falling = ticks(&[1000.0, 1000.0, 900.0, 850.0, 800.0, 780.0]);
-        let r = reasons(&falling, &Health::default(), None, 0.05, 0.0);
+        let r = reasons(&falling, &Health::default(), None, 0.05, 0.0, Unit::Tps);
         assert!(
             r.len() == 1 && r[0].contains("throughput fell from about "),
             "{r:?}"
         );
         // A noisy run of the same means is not a trend: its scatter hides the slope.
         let noisy = ticks(&[1000.0, 700.0, 1200.0, 650.0, 1100.0, 780.0]);
-        assert!(reasons(&noisy, &Health::default(), None, 0.05, 0.0).is_empty());
+        assert!(reasons(&noisy, &Health::default(), None, 0.05, 0.0, Unit::Tps).is_empty());
         assert_eq!(
             trend(&ticks(&[1.0, 2.0, 3.0])),
             None,
@@ -282,15 +285,20 @@ mod tests {
             None,
             0.05,
             0.0,
+            Unit::Tps,
         );
         assert!(
             r.iter().any(|x| x.starts_with("stalled: 1 tick(s)")),
             "{r:?}"
         );
         let cell = [1000.0, 1010.0, 990.0, 1005.0, 600.0];
-        assert!(outlier(600.0, &cell).is_some_and(|w| w.contains("far outside")));
-        assert_eq!(outlier(1010.0, &cell), None);
-        assert_eq!(outlier(600.0, &cell[1..]), None, "four runs give no scale");
+        assert!(outlier(600.0, &cell, Unit::Tps).is_some_and(|w| w.contains("far outside")));
+        assert_eq!(outlier(1010.0, &cell, Unit::Tps), None);
+        assert_eq!(
+            outlier(600.0, &cell[1..], Unit::Tps),
+            None,
+            "four runs give no scale"
+        );
     }
 
     #[test]
@@ -310,7 +318,7 @@ mod tests {
             client_idle_poll_seconds: None,
         };
         // 2 CPUs x 10 s = 20 s; busy 18 s, ours 12 s: others 30%.
-        let r = reasons(&ticks(&[1.0; 6]), &h, Some(2.0), 0.05, 0.0);
+        let r = reasons(&ticks(&[1.0; 6]), &h, Some(2.0), 0.05, 0.0, Unit::Tps);
         assert!(r[0].contains("stole 5.0%"), "{r:?}");
         assert!(
             r[1].contains(
@@ -319,7 +327,7 @@ mod tests {
             "{r:?}"
         );
         assert!(
-            reasons(&[], &h, None, 0.05, 0.0).len() == 1,
+            reasons(&[], &h, None, 0.05, 0.0, Unit::Tps).len() == 1,
             "no CPU count: steal only"
         );
     }
@@ -338,16 +346,16 @@ mod tests {
         let usual = usual_steal(runs.iter());
         assert!((usual - 0.041).abs() < 1e-12, "{usual}");
         for h in &runs[..5] {
-            assert!(reasons(&[], h, None, 0.05, usual).is_empty());
+            assert!(reasons(&[], h, None, 0.05, usual, Unit::Tps).is_empty());
         }
         // The one that lost 7.1% lost 3 points more than usual.
-        let r = reasons(&[], &runs[5], None, 0.05, usual);
+        let r = reasons(&[], &runs[5], None, 0.05, usual, Unit::Tps);
         assert!(
             r.len() == 1 && r[0].contains("stole 7.1%") && r[0].contains("usual run lost 4.1%"),
             "{r:?}"
         );
         // On a machine with no steal to speak of the fixed limit reads as before.
         assert_eq!(usual_steal([].iter()), 0.0);
-        assert!(reasons(&[], &run(0.025), None, 0.05, 0.0)[0].contains("(more than 2%)"));
+        assert!(reasons(&[], &run(0.025), None, 0.05, 0.0, Unit::Tps)[0].contains("(more than 2%)"));
     }
 }

@@ -22,6 +22,7 @@ fn thread_ticks(w: &WorkloadModel) -> Option<Vec<f64>> {
 /// Throughput against client threads (log2 axis), one line per variant through the means, every
 /// repetition as a dot so the spread shows.
 pub fn throughput_chart(w: &WorkloadModel, variants: &[String]) -> String {
+    let u = w.unit;
     let lines: Vec<Line> = w
         .curves
         .iter()
@@ -33,12 +34,13 @@ pub fn throughput_chart(w: &WorkloadModel, variants: &[String]) -> String {
                 .flat_map(|p| {
                     p.tps.iter().enumerate().map(move |(rep, tps)| Mark {
                         x: p.threads.into(),
-                        y: *tps,
+                        y: u.of(*tps),
                         tip: format!(
-                            "{}, {} threads, repetition {}: {tps:.1} tps",
+                            "{}, {} threads, repetition {}: {}",
                             c.variant,
                             p.threads,
-                            rep + 1
+                            rep + 1,
+                            u.say(*tps, 1)
                         ),
                     })
                 })
@@ -50,16 +52,16 @@ pub fn throughput_chart(w: &WorkloadModel, variants: &[String]) -> String {
                     .iter()
                     .map(|p| Mark {
                         x: p.threads.into(),
-                        y: p.mean_tps,
+                        y: u.of(p.mean_tps),
                         tip: format!(
-                        "{}, {} threads: mean {:.1} tps over {} run(s), cv {:.1}%, p99 {:.2} ms",
-                        c.variant,
-                        p.threads,
-                        p.mean_tps,
-                        p.tps.len(),
-                        p.cv * 100.0,
-                        p.latency.p99_ms
-                    ),
+                            "{}, {} threads: mean {} over {} run(s), cv {:.1}%, p99 {:.2} ms",
+                            c.variant,
+                            p.threads,
+                            u.say(p.mean_tps, 1),
+                            p.tps.len(),
+                            p.cv * 100.0,
+                            p.latency.p99_ms
+                        ),
                     })
                     .collect(),
             )
@@ -69,7 +71,7 @@ pub fn throughput_chart(w: &WorkloadModel, variants: &[String]) -> String {
         &Axes {
             title: &format!("{}: throughput", w.label),
             x_label: "client threads (log2 scale)",
-            y_label: "throughput (transactions/s)",
+            y_label: u.axis(),
             x_ticks: thread_ticks(w),
             ..Axes::default()
         },
@@ -125,6 +127,7 @@ fn latency_chart(w: &WorkloadModel, variants: &[String]) -> String {
 /// Server CPU (user + sys) per transaction against client threads: what a transaction costs
 /// the server as concurrency grows. None when no run has server telemetry.
 fn server_cpu_chart(w: &WorkloadModel, variants: &[String]) -> Option<String> {
+    let per = w.unit.event();
     let lines: Vec<Line> = w
         .curves
         .iter()
@@ -140,7 +143,7 @@ fn server_cpu_chart(w: &WorkloadModel, variants: &[String]) -> Option<String> {
                             x: p.threads.into(),
                             y: us,
                             tip: format!(
-                                "{}, {} threads: {us:.1} us server CPU per transaction",
+                                "{}, {} threads: {us:.1} us server CPU per {per}",
                                 c.variant, p.threads
                             ),
                         })
@@ -152,9 +155,9 @@ fn server_cpu_chart(w: &WorkloadModel, variants: &[String]) -> Option<String> {
     lines.iter().any(|l| !l.points.is_empty()).then(|| {
         line_chart(
             &Axes {
-                title: &format!("{}: server CPU per transaction", w.label),
+                title: &format!("{}: server CPU per {per}", w.label),
                 x_label: "client threads (log2 scale)",
-                y_label: "server CPU, user + sys (us per transaction)",
+                y_label: &format!("server CPU, user + sys (us per {per})"),
                 x_ticks: thread_ticks(w),
                 ..Axes::default()
             },
@@ -165,6 +168,7 @@ fn server_cpu_chart(w: &WorkloadModel, variants: &[String]) -> Option<String> {
 
 /// Throughput or p99 over a run, per variant, at `threads`: the typical repetition's ticks.
 fn ticks_chart(w: &WorkloadModel, variants: &[String], threads: u32, p99: bool) -> Option<String> {
+    let u = w.unit;
     let lines: Vec<Line> = w
         .curves
         .iter()
@@ -177,13 +181,13 @@ fn ticks_chart(w: &WorkloadModel, variants: &[String], threads: u32, p99: bool) 
                     .iter()
                     .map(|t| Mark {
                         x: t.t,
-                        y: if p99 { t.p99_ms } else { t.tps },
+                        y: if p99 { t.p99_ms } else { u.of(t.tps) },
                         tip: format!(
-                            "{}, repetition {}, {}: {:.1} tps, p99 {:.2} ms",
+                            "{}, repetition {}, {}: {}, p99 {:.2} ms",
                             c.variant,
                             s.repetition,
                             seconds(t.t),
-                            t.tps,
+                            u.say(t.tps, 1),
                             t.p99_ms
                         ),
                     })
@@ -198,11 +202,7 @@ fn ticks_chart(w: &WorkloadModel, variants: &[String], threads: u32, p99: bool) 
             &Axes {
                 title: &format!("{} at {threads} threads: {what} over time", w.label),
                 x_label: "seconds into the run",
-                y_label: if p99 {
-                    "p99 latency (ms)"
-                } else {
-                    "throughput (transactions/s)"
-                },
+                y_label: if p99 { "p99 latency (ms)" } else { u.axis() },
                 ..Axes::default()
             },
             &lines,
@@ -305,16 +305,17 @@ pub fn workload_charts(w: &WorkloadModel, variants: &[String]) -> Vec<Chart> {
     if let Some(svg) = server_cpu_chart(w, variants) {
         out.push(Chart {
             name: format!("{base}-server-cpu"),
-            title: format!("{}: server CPU per transaction", w.label),
+            title: format!("{}: server CPU per {}", w.label, w.unit.event()),
             svg,
         });
     }
     for t in w.threads() {
-        for (p99, what) in [(false, "tps"), (true, "p99")] {
+        // The file stem keeps "tps" whatever the unit, so scripts find a study's charts.
+        for (p99, what, said) in [(false, "tps", w.unit.name()), (true, "p99", "p99")] {
             if let Some(svg) = ticks_chart(w, variants, t, p99) {
                 out.push(Chart {
                     name: format!("{base}-{t}threads-{what}-over-time"),
-                    title: format!("{} at {t} threads: {what} over time", w.label),
+                    title: format!("{} at {t} threads: {said} over time", w.label),
                     svg,
                 });
             }
