@@ -1,5 +1,6 @@
 //! `bakeoff study ...`: study files from the command line.
 
+use bakeoff_workload::WorkloadKind;
 use std::path::Path;
 
 use bakeoff_server::placement::{launch_cpus, online_cpus, ClientPlacement};
@@ -101,10 +102,29 @@ fn describe(s: &StudySpec, file: &Path) -> String {
         s.repetitions,
         series.len()
     );
+    let tpcc = s
+        .workloads
+        .iter()
+        .map(|w| &w.spec)
+        .find(|w| w.kind == WorkloadKind::Tpcc);
+    let sysbench = s
+        .workloads
+        .iter()
+        .any(|w| w.spec.kind != WorkloadKind::Tpcc);
+    let data = match (sysbench, tpcc) {
+        (true, None) => format!("{} table(s) x {} rows", s.tables, s.table_size),
+        (false, Some(t)) => format!("TPC-C, {} warehouses", t.tpcc.warehouses),
+        (_, t) => format!(
+            "{} table(s) x {} rows; TPC-C, {} warehouses",
+            s.tables,
+            s.table_size,
+            t.map_or(0, |t| t.tpcc.warehouses)
+        ),
+    };
     let _ = writeln!(
         out,
-        "order: {} (seed {}); dataset: {} table(s) x {} rows, {}",
-        s.order, s.seed, s.tables, s.table_size, s.dataset_policy
+        "order: {} (seed {}); dataset: {data}, {}",
+        s.order, s.seed, s.dataset_policy
     );
     let _ = writeln!(out, "{}", blocks_line(s));
     let _ = writeln!(out, "{}", bakeoff_study::alternation_line(s));
