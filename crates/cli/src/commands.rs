@@ -385,7 +385,7 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
 }
 
 /// The tables the load arguments describe, for prepare and prewarm.
-fn tables_load<'a>(a: &LoadArgs, spec: &'a WorkloadSpec, seed: u64) -> Load<'a> {
+pub(crate) fn tables_load<'a>(a: &LoadArgs, spec: &'a WorkloadSpec, seed: u64) -> Load<'a> {
     Load {
         workload: spec,
         threads: a.general.threads,

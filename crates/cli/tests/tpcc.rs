@@ -101,35 +101,47 @@ fn broken_as_expected(f: &[u32]) {
     assert!(!f.contains(&3) && !f.contains(&9), "{f:?}");
 }
 
+/// Every order line a run wrote carries its stock row's S_DIST_xx (2.4.2.2).
+fn lines_carry_dist_info(count: impl Fn(&str) -> i64) {
+    let written = "SELECT COUNT(*) FROM order_line WHERE ol_o_id > 3000";
+    assert!(count(written) > 0, "the run wrote order lines");
+    let empty = "SELECT COUNT(*) FROM order_line WHERE ol_o_id > 3000 AND (ol_dist_info IS NULL OR ol_dist_info = '')";
+    assert_eq!(count(empty), 0, "order lines without OL_DIST_INFO");
+}
+
+const RUN: [&str; 6] = [
+    "tpcc",
+    "run",
+    "--connections=2",
+    "--time=4",
+    "--rampup=1",
+    "--format=json",
+];
+
 #[test]
 fn tpcc_on_mariadb_prepares_runs_audits_checks_and_finds_broken_tables() {
     let db = common::db("tpcc");
     let run = |args: &[&str]| common::bakeoff(args, Some(&db));
-    ok(&run(&["tpcc", "prepare", "--warehouses=1"]), "prepare");
-    let out = ok(
-        &run(&[
-            "tpcc",
-            "run",
-            "--connections=2",
-            "--time=4",
-            "--rampup=1",
-            "--format=json",
-        ]),
-        "run",
-    );
-    judge_run(&out);
-    let out = ok(&run(&["tpcc", "check", "--all", "--format=json"]), "check");
-    assert!(failing(&out).is_empty(), "{out}");
     let opts = bakeoff_testkit::server()
         .connect_options()
         .with_database(&db);
-    rt().block_on(async {
-        let mut c = Conn::connect(&opts).await.unwrap();
-        for sql in BREAK {
-            c.exec(sql).await.unwrap();
-        }
-        c.quit().await;
-    });
+    let rows = |sql: &str| {
+        rt().block_on(async {
+            let mut c = Conn::connect(&opts).await.unwrap();
+            let r = c.query_rows(sql).await.unwrap();
+            c.quit().await;
+            r
+        })
+    };
+    let count = |sql: &str| rows(sql)[0][0].as_deref().unwrap().parse::<i64>().unwrap();
+    ok(&run(&["tpcc", "prepare", "--warehouses=1"]), "prepare");
+    judge_run(&ok(&run(&RUN), "run"));
+    lines_carry_dist_info(count);
+    let out = ok(&run(&["tpcc", "check", "--all", "--format=json"]), "check");
+    assert!(failing(&out).is_empty(), "{out}");
+    for sql in BREAK {
+        rows(sql);
+    }
     let o = run(&["tpcc", "check", "--all", "--format=json"]);
     assert_eq!(o.status.code(), Some(1), "{:?}", text(&o));
     broken_as_expected(&failing(&text(&o).0));
@@ -139,37 +151,62 @@ fn tpcc_on_mariadb_prepares_runs_audits_checks_and_finds_broken_tables() {
         "{human}"
     );
     ok(&run(&["tpcc", "cleanup"]), "cleanup");
+    let left =
+        rows("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()");
+    assert!(left.is_empty(), "cleanup drops every TPC-C table: {left:?}");
     let o = run(&["tpcc", "run", "--time=1"]);
     assert!(
         !o.status.success() && text(&o).1.contains("prepare"),
         "{:?}",
         text(&o)
     );
+    ok(
+        &run(&["tpcc", "prepare", "--warehouses=1"]),
+        "prepare after cleanup",
+    );
+    ok(&run(&["tpcc", "cleanup"]), "cleanup again");
 }
 
 #[test]
 fn tpcc_on_postgresql_prepares_runs_audits_checks_and_finds_broken_tables() {
     let opts = pg_database("tpcc_pg");
     let db = opts.database.clone().expect("a database");
+    let count = |sql: &str| {
+        rt().block_on(async {
+            let mut c = PgConn::connect(&opts).await.unwrap();
+            let r = c
+                .query_rows(sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            c.quit().await;
+            r[0][0].as_deref().unwrap().parse::<i64>().unwrap()
+        })
+    };
     ok(
         &bakeoff_pg(&["tpcc", "prepare", "--warehouses=1"], &db),
         "prepare",
     );
-    let out = ok(
-        &bakeoff_pg(
-            &[
-                "tpcc",
-                "run",
-                "--connections=2",
-                "--time=4",
-                "--rampup=1",
-                "--format=json",
-            ],
-            &db,
-        ),
-        "run",
+    // Another role plants a better-matching concat() where the search path would find it
+    // (CVE-2018-1058): the terminals resolve functions in pg_catalog alone, so a bad-credit
+    // Payment never calls it.
+    let admin = bakeoff_testkit::pg::pg_admin().with_database(&db);
+    rt().block_on(async {
+        let mut c = PgConn::connect(&admin).await.unwrap();
+        c.exec("CREATE FUNCTION public.concat(varchar, varchar) RETURNS text LANGUAGE sql AS $$ SELECT 'planted'::text $$")
+            .await
+            .unwrap();
+        c.quit().await;
+    });
+    judge_run(&ok(&bakeoff_pg(&RUN, &db), "run"));
+    assert!(
+        count("SELECT COUNT(*) FROM customer WHERE c_payment_cnt > 1 AND c_credit = 'BC'") > 0,
+        "bad-credit payments ran"
     );
-    judge_run(&out);
+    assert_eq!(
+        count("SELECT COUNT(*) FROM customer WHERE c_data LIKE 'planted%'"),
+        0
+    );
+    lines_carry_dist_info(count);
     let out = ok(
         &bakeoff_pg(&["tpcc", "check", "--all", "--format=json"], &db),
         "check",
@@ -186,4 +223,9 @@ fn tpcc_on_postgresql_prepares_runs_audits_checks_and_finds_broken_tables() {
     assert_eq!(o.status.code(), Some(1), "{:?}", text(&o));
     broken_as_expected(&failing(&text(&o).0));
     ok(&bakeoff_pg(&["tpcc", "cleanup"], &db), "cleanup");
+    assert_eq!(
+        count("SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'public'"),
+        0,
+        "cleanup drops every TPC-C table"
+    );
 }

@@ -70,6 +70,17 @@ pub trait Connection: Sized {
         async { Ok(()) }
     }
 
+    /// For a workload that names its own tables (TPC-C's): where they are, as the prefix that
+    /// qualifies a table's name, with this session's functions and operators resolving in the
+    /// server's own catalog alone from now on. PostgreSQL: the session's current schema,
+    /// quoted, then the search path pinned to pg_catalog (a search path holding a schema
+    /// other roles can create in would let them plant a better-matching function or
+    /// operator, CVE-2018-1058, that runs as this role). MySQL: nothing (its tables are the
+    /// connection's database's, and it has no search path).
+    fn own_place(&mut self) -> impl Future<Output = Result<String, DriverError>> {
+        async { Ok(String::new()) }
+    }
+
     /// The server's id for this connection (its thread or backend).
     fn connection_id(&self) -> u32;
 

@@ -323,7 +323,7 @@ pub fn load_tables(
 ) -> Result<Vec<Prepared>, DatasetError> {
     let mut done = Vec::with_capacity(endpoints.len());
     for opts in endpoints {
-        done.push(rt.block_on(dataset::prepare(
+        done.push(rt.block_on(bakeoff_workload::prepare_tables(
             opts,
             load.workload,
             load.threads,

@@ -1,8 +1,9 @@
 //! TPC-C in a study: its throughput is its committed New-Orders, as TPC-C measures it (tpmC
 //! counts New-Orders), so a run's `tps` is New-Orders committed per second (NOPM / 60) and its
 //! server CPU per event is per New-Order; a run whose audit (clause 9.2) fails did not do
-//! TPC-C's work and is invalid; after each series the consistency conditions 1-4 are checked,
-//! and a failure makes the series' runs invalid.
+//! TPC-C's work and is invalid; after each run the consistency conditions 1-4 are checked on
+//! its servers, and a failure makes that run invalid (and every later run of its series on
+//! the same tables, which fail it too).
 
 use bakeoff_driver::ConnectOptions;
 use bakeoff_store::{RunRecord, TickRecord};
@@ -140,4 +141,92 @@ fn check_series(endpoints: &[ConnectOptions]) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_telemetry::ClassSummary;
+
+    fn class(events: u64, tally: [u64; 4]) -> ClassSummary {
+        ClassSummary {
+            events,
+            tally,
+            ..ClassSummary::default()
+        }
+    }
+
+    /// A 60 s run: 10,000 New-Orders of which `rolled_back`, and the rest of the mix; the
+    /// server's CPU 2,000 us per event.
+    fn run(rolled_back: u64, remote_payments: u64) -> (RunRecord, WindowSummary) {
+        let t = WindowSummary {
+            events: 23_000,
+            classes: vec![
+                class(10_000, [rolled_back, 100_000, 1_000, 0]),
+                class(10_000, [remote_payments, 6_000, 0, 0]),
+                class(1_000, [600, 0, 0, 0]),
+                class(1_000, [0, 0, 0, 0]),
+                class(1_000, [0, 0, 0, 0]),
+            ],
+            ..WindowSummary::default()
+        };
+        let r = RunRecord {
+            status: "ok".into(),
+            seconds: 60.0,
+            tps: 23_000.0 / 60.0,
+            server_cpu_us_per_event: Some(2_000.0),
+            ..RunRecord::default()
+        };
+        (r, t)
+    }
+
+    #[test]
+    fn a_tpcc_runs_throughput_and_cpu_are_per_committed_new_order() {
+        let (mut r, t) = run(100, 1_500);
+        as_new_orders(
+            &mut r,
+            &t,
+            &TpccOptions {
+                warehouses: 10,
+                all_warehouses: false,
+            },
+        );
+        assert_eq!(r.status, "ok", "{:?}", r.reason);
+        assert!(
+            (r.tps * 60.0 - 9_900.0).abs() < 1e-6,
+            "NOPM {}",
+            r.tps * 60.0
+        );
+        let cpu = r.server_cpu_us_per_event.unwrap();
+        assert!((cpu - 2_000.0 * 23_000.0 / 9_900.0).abs() < 1e-6, "{cpu}");
+    }
+
+    #[test]
+    fn a_run_that_did_not_do_tpccs_work_is_invalid_and_says_why() {
+        let (mut r, t) = run(0, 1_500);
+        as_new_orders(
+            &mut r,
+            &t,
+            &TpccOptions {
+                warehouses: 10,
+                all_warehouses: false,
+            },
+        );
+        assert_eq!(r.status, "invalid");
+        let why = r.reason.unwrap();
+        assert!(
+            why.contains("New-Order rolled back") && why.contains("9.2"),
+            "{why}"
+        );
+        let (mut r, t) = run(100, 0);
+        as_new_orders(
+            &mut r,
+            &t,
+            &TpccOptions {
+                warehouses: 1,
+                all_warehouses: false,
+            },
+        );
+        assert_eq!(r.status, "ok", "one warehouse: nothing can be remote");
+    }
 }

@@ -520,3 +520,23 @@ fn a_binary_is_the_engine_its_version_says_percona_server_counting_as_mysql() {
     );
     parse(&study_of("mariadb", &unknown), "x").expect("MariaDB when it cannot tell");
 }
+
+/// A TPC-C study: its warehouses and options reach the workload's spec, and its servers take
+/// turns of a second unless told otherwise (its transactions outlast a 50 ms turn).
+#[test]
+fn a_tpcc_study_takes_its_warehouses_and_turns_long_enough_for_its_transactions() {
+    let src = |alternation: &str| {
+        format!(
+            "name = \"t\"\nthreads = [2]\n[dataset]\nwarehouses = 3\n[[workload]]\nname = \"tpcc\"\nall_warehouses = true\n{alternation}\n[axes]\nallocator = [\"glibc\", \"jemalloc\"]\n"
+        )
+    };
+    let s = parse(&src(""), "t").unwrap_or_else(|p| panic!("{p:?}"));
+    let w = &s.workloads[0].spec;
+    assert_eq!(w.kind, bakeoff_workload::WorkloadKind::Tpcc);
+    assert_eq!((w.tpcc.warehouses, w.tpcc.all_warehouses), (3, true));
+    assert_eq!(s.alternation.slice, std::time::Duration::from_secs(1));
+    let s = parse(&src("[alternation]\nslice_ms = 200"), "t").unwrap();
+    assert_eq!(s.alternation.slice, std::time::Duration::from_millis(200));
+    let p = parse(&src("").replace("warehouses = 3", "warehouses = 0"), "t").unwrap_err();
+    assert!(format!("{p:?}").contains("warehouses"), "{p:?}");
+}

@@ -182,7 +182,7 @@ pub(crate) struct ClassWire {
 /// One class over an interval: its events, their rate, its tallies summed, and its latency in
 /// milliseconds (mean and max exact; percentiles from its HDR histogram, 2 significant digits,
 /// never above the max).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClassSummary {
     pub events: u64,
     pub events_per_sec: f64,

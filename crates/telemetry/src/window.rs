@@ -270,7 +270,7 @@ impl Window {
 
 /// Latency figures in milliseconds. `p*_ms` come from the HDR histogram (3 significant
 /// digits); `sysbench_percentile_ms` is sysbench's own figure for `percentile`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LatencySummary {
     pub min_ms: f64,
     pub avg_ms: f64,
@@ -285,7 +285,7 @@ pub struct LatencySummary {
     pub sysbench_percentile_ms: f64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct WindowSummary {
     pub seconds: f64,
     pub events: u64,

@@ -25,6 +25,7 @@ mod rng;
 pub mod scripting;
 mod statements;
 mod strings;
+mod tables;
 pub mod tpcc;
 
 pub use dist::{Distribution, RandType};
@@ -33,3 +34,4 @@ pub use rng::{Rng, Unique};
 pub use scripting::native::{Session, SessionContext};
 pub use scripting::{EventError, Events, Pace, Source, StmtCounts};
 pub use strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
+pub use tables::prepare_tables;

@@ -56,8 +56,8 @@ pub enum Command {
     #[command(visible_alias = "warmup")]
     Prewarm(LoadArgs),
     /// TPC-C, natively: the specification's five transactions on MariaDB, MySQL or
-    /// PostgreSQL, reported as NOPM and TPM as HammerDB reports them (`bakeoff tpcc --help`).
-    #[command(subcommand)]
+    /// PostgreSQL, reported as NOPM and TPM as HammerDB reports them.
+    #[command(subcommand, long_about = crate::tpcc::TPCC_HELP)]
     Tpcc(crate::tpcc::TpccCommand),
     /// Start a server variant of your own to work against.
     #[command(subcommand)]

@@ -78,7 +78,9 @@ fn figures<'a>(
         None => Realised::default(),
     });
     let total: u64 = realised.iter().map(|r| r.events).sum();
-    let new_orders = realised[0].events - realised[0].tally[T_ROLLBACK];
+    let new_orders = realised[0]
+        .events
+        .saturating_sub(realised[0].tally[T_ROLLBACK]);
     let transactions = (0..CLASSES.len())
         .map(|i| Transaction {
             name: CLASSES[i],
@@ -147,7 +149,8 @@ pub(crate) fn report(
         spec.tpcc.warehouses = warehouses_of(target);
     }
     let f = figures(&spec, result, m.run.connections, server);
-    if a.general.format == Format::Json {
+    let json = a.general.format == Format::Json;
+    if json {
         let doc = JsonReport {
             figures: &f,
             header: JsonHeader::new(&spec, &m.run, target, placement, ignored_options(a, &spec)),
@@ -180,7 +183,7 @@ pub(crate) fn report(
 /// The warehouses the run's terminals found (a run on a given server takes what is there).
 fn warehouses_of(target: &Servers) -> u32 {
     let first = target.endpoints().into_iter().take(1).collect::<Vec<_>>();
-    super::watch::read_sum(&first, "SELECT COUNT(*) FROM warehouse").unwrap_or(0) as u32
+    super::watch::read_sum(&first, "SELECT warehouses FROM @bakeoff_tpcc").unwrap_or(0) as u32
 }
 
 fn ms(v: f64) -> String {

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use bakeoff_driver::{Conn, ConnectOptions, PgConn, Protocol};
+use bakeoff_driver::{Conn, ConnectOptions, Connection, PgConn, Protocol};
 use bakeoff_engine::{Checkpoint, Iteration, Observer, RunSpec, Tick};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::ServerSpec;
@@ -52,7 +52,7 @@ impl Watch<'_> {
     }
 }
 
-const NEW_ORDERS: &str = "SELECT SUM(d_next_o_id) FROM district";
+const NEW_ORDERS: &str = "SELECT SUM(d_next_o_id) FROM @district";
 
 /// Run the cell with TPC-C's readings around its measured span.
 pub(crate) fn run_cell_watched(
@@ -81,7 +81,8 @@ pub(crate) fn run_cell_watched(
 /// on a thread of its own (the engine may call its observer from inside its own runtime).
 struct Reader {
     rt: tokio::runtime::Runtime,
-    conns: Vec<Either>,
+    /// Each connection, and where its tables are (`Connection::own_place`).
+    conns: Vec<(Either, String)>,
 }
 
 enum Either {
@@ -105,9 +106,15 @@ impl Reader {
                     for o in servers {
                         let c = tokio::time::timeout(Duration::from_secs(10), async {
                             Some(match o.protocol {
-                                Protocol::MySql => Either::MySql(Conn::connect(o).await.ok()?),
+                                Protocol::MySql => {
+                                    let mut c = Conn::connect(o).await.ok()?;
+                                    let place = c.own_place().await.ok()?;
+                                    (Either::MySql(c), place)
+                                }
                                 Protocol::Postgres => {
-                                    Either::Postgres(PgConn::connect(o).await.ok()?)
+                                    let mut c = PgConn::connect(o).await.ok()?;
+                                    let place = c.own_place().await.ok()?;
+                                    (Either::Postgres(c), place)
                                 }
                             })
                         });
@@ -130,11 +137,12 @@ impl Reader {
             s.spawn(|| {
                 rt.block_on(async {
                     let mut sum = 0;
-                    for c in conns.iter_mut() {
+                    for (c, place) in conns.iter_mut() {
+                        let sql = sql.replace('@', place);
                         let read = tokio::time::timeout(Duration::from_secs(10), async {
                             let rows = match c {
-                                Either::MySql(c) => c.query_rows(sql).await.ok()?,
-                                Either::Postgres(c) => c.query_rows(sql).await.ok()?,
+                                Either::MySql(c) => c.query_rows(&sql).await.ok()?,
+                                Either::Postgres(c) => c.query_rows(&sql).await.ok()?,
                             };
                             rows.first()?.first()?.as_deref()?.parse::<i64>().ok()
                         });
@@ -155,7 +163,7 @@ impl Reader {
         std::thread::scope(|s| {
             s.spawn(|| {
                 rt.block_on(async {
-                    for c in conns {
+                    for (c, _) in conns {
                         match c {
                             Either::MySql(c) => c.quit().await,
                             Either::Postgres(c) => c.quit().await,
@@ -167,7 +175,8 @@ impl Reader {
     }
 }
 
-/// A one-number query's answer summed over `servers`, on connections of its own.
+/// A one-number query's answer summed over `servers`, on connections of its own (`@` before
+/// a table's name: where the tables are).
 pub(crate) fn read_sum(servers: &[ConnectOptions], sql: &str) -> Option<i64> {
     let mut r = Reader::open(servers)?;
     let sum = r.sum(sql);

@@ -35,6 +35,10 @@ pub struct Alternation {
 /// at 20 ms for a write workload whose events take a millisecond; a switch costs the settle
 /// and ~2 ms more, a tenth of a 50 ms slice.
 pub const DEFAULT_SLICE: Duration = Duration::from_millis(50);
+/// For a study with TPC-C, whose transactions take 5-300 ms on this VM (Delivery's p95 reached
+/// 700 ms at 64 terminals on 10 warehouses): a 50 ms turn would end inside most of them, and
+/// an event longer than its turn is not counted. A second holds a few of the longest.
+pub const LONG_EVENTS_SLICE: Duration = Duration::from_millis(1000);
 pub const DEFAULT_SETTLE: Duration = Duration::from_millis(5);
 /// Frozen: on the A/A/B study (write_only, flush at commit against once a second), servers
 /// left running read B's ratio higher (1.89x, 1.82-1.97) than frozen ones (1.80x, 1.76-1.85)
@@ -53,8 +57,13 @@ impl Default for Alternation {
     }
 }
 
-pub(super) fn alternation(p: &mut Problems, top: &mut Table) -> Alternation {
-    let d = Alternation::default();
+/// `[alternation]`; `long_events`: a workload's events take tens of milliseconds or more
+/// (TPC-C's), so a turn not given is [`LONG_EVENTS_SLICE`].
+pub(super) fn alternation(p: &mut Problems, top: &mut Table, long_events: bool) -> Alternation {
+    let mut d = Alternation::default();
+    if long_events {
+        d.slice = LONG_EVENTS_SLICE;
+    }
     let Some(mut t) = top.tables(p, "alternation").into_iter().next() else {
         return d;
     };

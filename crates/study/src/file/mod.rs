@@ -109,7 +109,6 @@ fn read(
         .collect();
     let (data, policy) = dataset(p, &mut top);
     let (server_host, client_hosts) = hosts(p, &mut top, policy);
-    let alternation = alternation::alternation(p, &mut top);
     top.require(
         p,
         "workload",
@@ -120,6 +119,10 @@ fn read(
         .into_iter()
         .filter_map(|t| workload(p, t, data))
         .collect();
+    let long_events = workloads
+        .iter()
+        .any(|w| w.spec.kind == bakeoff_workload::WorkloadKind::Tpcc);
+    let alternation = alternation::alternation(p, &mut top, long_events);
     let eng = engines::engines(p, &mut top, server_host.is_none());
     let axes = top.tables(p, "axes");
     let listed = top.tables(p, "variant");

@@ -45,7 +45,7 @@ use owner::Owner;
 pub use progress::{DatasetError, Progress};
 pub use shared::{cleanup_shared, prepare_shared};
 pub use tables::{tables, Prepared};
-pub use token::{workload_table, Token, MARKER_TABLE};
+pub use token::{bakeoff_creates, workload_table, Token, MARKER_TABLE, TPCC_TABLES};
 pub(crate) use workload_tables::{
     build_workload_indexes, create_workload_tables, exec_once, settle,
 };

@@ -25,7 +25,7 @@
 
 use super::owner::{Facts, Owner};
 use super::progress::{DatasetError, Progress};
-use super::token::{workload_table, Token, MARKER_COMMENT, MARKER_TABLE};
+use super::token::{bakeoff_creates, Token, MARKER_COMMENT, MARKER_TABLE};
 
 /// What a table must carry to be used.
 #[derive(Debug, Clone, Copy)]
@@ -218,7 +218,10 @@ pub(super) async fn drop_marked<O: Owner>(
         return Ok(dropped);
     }
     for (name, token) in o.marker_rows().await? {
-        match workload_table(&name).and(Token::parse(&token)) {
+        match bakeoff_creates(&name)
+            .then_some(())
+            .and(Token::parse(&token))
+        {
             None => progress(Progress::LeftAlone {
                 table: name.clone(),
                 why: "its marker row names no table bakeoff creates".into(),

@@ -11,7 +11,12 @@ use crate::{WorkloadKind, WorkloadSpec};
 pub fn tables(spec: &WorkloadSpec, threads: u32, ours: bool) -> Vec<(String, String)> {
     let o = &spec.options;
     if spec.kind == WorkloadKind::Tpcc {
-        return crate::tpcc::schema::create_tables(bakeoff_driver::Protocol::MySql, "", "InnoDB");
+        // TPC-C's tables by name: their CREATE text is the workload's own (`crate::tpcc`,
+        // which depends on this layer, not the other way).
+        return super::token::TPCC_TABLES
+            .iter()
+            .map(|t| (t.to_string(), String::new()))
+            .collect();
     }
     if spec.kind == WorkloadKind::BulkInsert {
         let create = match ours {

@@ -44,6 +44,26 @@ impl Token {
     }
 }
 
+/// TPC-C's nine tables and bakeoff's record of their load (`crate::tpcc`), in load order.
+pub const TPCC_TABLES: [&str; 10] = [
+    "item",
+    "warehouse",
+    "district",
+    "customer",
+    "history",
+    "orders",
+    "new_order",
+    "order_line",
+    "stock",
+    "bakeoff_tpcc",
+];
+
+/// Whether `name` is one bakeoff creates: sysbench's `sbtestN` or one of TPC-C's. A marker
+/// row naming anything else proves nothing, and its table is never dropped.
+pub fn bakeoff_creates(name: &str) -> bool {
+    workload_table(name).is_some() || TPCC_TABLES.contains(&name)
+}
+
 /// The number N of a name bakeoff creates, `sbtestN` (no leading zeros); None for any other.
 pub fn workload_table(name: &str) -> Option<u32> {
     let digits = name.strip_prefix("sbtest")?;
@@ -54,6 +74,17 @@ pub fn workload_table(name: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tpccs_tables_are_bakeoffs_and_nothing_like_them() {
+        assert!(bakeoff_creates("order_line") && bakeoff_creates("bakeoff_tpcc"));
+        assert!(bakeoff_creates("sbtest3"));
+        assert!(
+            !bakeoff_creates("orders2")
+                && !bakeoff_creates("Item")
+                && !bakeoff_creates("customers")
+        );
+    }
 
     #[test]
     fn only_sbtest_names_are_bakeoffs() {

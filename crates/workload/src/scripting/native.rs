@@ -450,14 +450,23 @@ impl Source for SessionContext {
         seed: u64,
         blocking: bool,
     ) -> Result<AnySession, EventError> {
-        let tpcc = self.spec.kind == WorkloadKind::Tpcc;
+        if self.spec.kind == WorkloadKind::Tpcc {
+            let (e, o, s, n) = (
+                self.endpoint(tid),
+                &self.spec.tpcc,
+                &self.tpcc,
+                self.threads,
+            );
+            return Ok(match e.protocol {
+                Protocol::MySql => {
+                    AnySession::TpccMySql(Terminal::open(e, o, s, n, tid, seed, blocking).await?)
+                }
+                Protocol::Postgres => {
+                    AnySession::TpccPostgres(Terminal::open(e, o, s, n, tid, seed, blocking).await?)
+                }
+            });
+        }
         Ok(match self.endpoint(tid).protocol {
-            Protocol::MySql if tpcc => {
-                AnySession::TpccMySql(Terminal::open(self, tid, seed, blocking).await?)
-            }
-            Protocol::Postgres if tpcc => {
-                AnySession::TpccPostgres(Terminal::open(self, tid, seed, blocking).await?)
-            }
             Protocol::MySql => AnySession::MySql(Session::open(self, tid, seed, blocking).await?),
             Protocol::Postgres => {
                 AnySession::Postgres(Session::open(self, tid, seed, blocking).await?)

@@ -27,7 +27,8 @@ pub(super) struct Db<C: Connection> {
 }
 
 impl<C: Connection> Db<C> {
-    pub(super) async fn prepare(conn: &mut C) -> Result<Vec<C::Stmt>, DriverError> {
+    /// Prepare every statement, its tables named after `place` (see [`Connection::own_place`]).
+    pub(super) async fn prepare(conn: &mut C, place: &str) -> Result<Vec<C::Stmt>, DriverError> {
         let mut stmts = Vec::with_capacity(sql::COUNT);
         for i in 0..sql::COUNT {
             let sample: Vec<Param<'static>> = sql::param_kinds(i)
@@ -38,7 +39,7 @@ impl<C: Connection> Db<C> {
                     _ => Param::Int(0),
                 })
                 .collect();
-            stmts.push(conn.prepare_typed(&sql::text(i), &sample).await?);
+            stmts.push(conn.prepare_typed(&sql::text(i, place), &sample).await?);
         }
         Ok(stmts)
     }
@@ -69,7 +70,7 @@ impl<C: Connection> Db<C> {
             Outcome::Err(e) if retryable(&e) => Err(Stop::Retry(e)),
             Outcome::Err(error) => Err(Stop::Fail(EventError::Server {
                 error,
-                sql: sql::text(s),
+                sql: sql::text(s, ""),
             })),
         }
     }
@@ -98,26 +99,33 @@ pub fn retryable(e: &ServerError) -> bool {
     matches!(e.code, 1213 | 1205) || matches!(e.sql_state.as_str(), "40001" | "40P01")
 }
 
-/// The constants a run uses, read once per run from the load's record.
+/// The load's record (`bakeoff_tpcc`), read once per run: its constants and warehouses,
+/// or why the record is not one a load of bakeoff's wrote (any account that may write the
+/// table may have: exactly one row, every value in its range).
 pub(super) async fn read_load<C: Connection>(
     conn: &mut C,
-) -> Result<Option<(Constants, u32)>, DriverError> {
-    let stmt = conn
-        .prepare("SELECT c_last_load, c_id_load, ol_i_id_load, warehouses FROM bakeoff_tpcc")
-        .await?;
+    place: &str,
+) -> Result<Result<(Constants, u32), String>, DriverError> {
+    let sql =
+        format!("SELECT c_last_load, c_id_load, ol_i_id_load, warehouses FROM {place}bakeoff_tpcc");
+    let stmt = conn.prepare(&sql).await?;
     let mut rows = RowBuf::new();
     let outcome = conn.execute_into(&stmt, &[], &mut rows).await?;
     if let Outcome::Err(e) = outcome {
         return Err(DriverError::Server(e));
     }
+    if rows.rows() != 1 {
+        return Ok(Err(format!("it holds {} rows, not one", rows.rows())));
+    }
+    let value = |col: usize, max: i64| rows.int(0, col).filter(|v| (0..=max).contains(v));
     Ok(
         match (
-            rows.int(0, 0),
-            rows.int(0, 1),
-            rows.int(0, 2),
-            rows.int(0, 3),
+            value(0, 255),
+            value(1, 1023),
+            value(2, 8191),
+            value(3, 100_000),
         ) {
-            (Some(a), Some(b), Some(c), Some(w)) => Some((
+            (Some(a), Some(b), Some(c), Some(w)) if w >= 1 => Ok((
                 Constants {
                     c_last: a as u32,
                     c_id: b as u32,
@@ -125,7 +133,7 @@ pub(super) async fn read_load<C: Connection>(
                 },
                 w as u32,
             )),
-            _ => None,
+            _ => Err("a value is out of its range".into()),
         },
     )
 }

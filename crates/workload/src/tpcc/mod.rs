@@ -88,15 +88,22 @@ impl Shared {
     pub async fn run_for<C: Connection>(
         &self,
         conn: &mut C,
+        place: &str,
         opts: &TpccOptions,
         rng: &mut Rng,
     ) -> Result<Run, EventError> {
         if let Some(r) = self.run.get() {
             return Ok(*r);
         }
-        let (load, warehouses) = match db::read_load(conn).await {
-            Ok(Some(found)) => found,
-            Ok(None) | Err(bakeoff_driver::DriverError::Server(_)) => {
+        let (load, warehouses) = match db::read_load(conn, place).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(why)) => {
+                return Err(EventError::Script(format!(
+                    "TPC-C: table {} does not hold the record of a load bakeoff made ({why}): load the tables again with `bakeoff tpcc cleanup` and `bakeoff tpcc prepare`",
+                    schema::CONSTANTS_TABLE
+                )))
+            }
+            Err(bakeoff_driver::DriverError::Server(_)) => {
                 return Err(EventError::Script(format!(
                     "TPC-C: no record of a load in table {}: load the tables with `bakeoff tpcc prepare` first",
                     schema::CONSTANTS_TABLE

@@ -12,19 +12,9 @@ use bakeoff_driver::Protocol;
 /// The constants table: not TPC-C's, bakeoff's record of its load.
 pub const CONSTANTS_TABLE: &str = "bakeoff_tpcc";
 
-/// Every table, in load order: item first (shared by all warehouses).
-pub const TABLES: [&str; 10] = [
-    "item",
-    "warehouse",
-    "district",
-    "customer",
-    "history",
-    "orders",
-    "new_order",
-    "order_line",
-    "stock",
-    CONSTANTS_TABLE,
-];
+/// Every table, in load order: item first (shared by all warehouses). The dataset layer
+/// knows their names (they are among those bakeoff creates and may drop).
+pub const TABLES: [&str; 10] = crate::dataset::TPCC_TABLES;
 
 /// Columns of each table, in the order the loader writes them.
 pub fn columns(table: &str) -> &'static str {

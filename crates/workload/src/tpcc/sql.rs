@@ -59,14 +59,21 @@ fn list(n: usize, one: &str, sep: &str) -> String {
     vec![one; n].join(sep)
 }
 
-/// The text of statement `i` (0..COUNT).
-pub fn text(i: usize) -> String {
+/// The text of statement `i` (0..COUNT), its tables named after `place` (the prefix that
+/// qualifies them: `"schema".` on PostgreSQL, whose terminals resolve nothing through a
+/// search path; nothing on MySQL).
+pub fn text(i: usize, place: &str) -> String {
+    template(i).replace('@', place)
+}
+
+/// Statement `i` with `@` before each table's name.
+fn template(i: usize) -> String {
     let money = "CAST(? AS DECIMAL(12,2))";
     if i >= FIXED {
         let n = i - FIXED + MIN_LINES;
         let row = format!("(?, ?, ?, ?, ?, ?, ?, {money}, ?)");
         return format!(
-            "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES {}",
+            "INSERT INTO @order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES {}",
             list(n, &row, ", ")
         );
     }
@@ -74,47 +81,49 @@ pub fn text(i: usize) -> String {
         x if x == S::Begin as usize => "BEGIN".into(),
         x if x == S::Commit as usize => "COMMIT".into(),
         x if x == S::Rollback as usize => "ROLLBACK".into(),
-        x if x == S::NoCustomer as usize => "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?".into(),
-        x if x == S::NoDistrict as usize => "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ? FOR UPDATE".into(),
-        x if x == S::NoDistrictNext as usize => "UPDATE district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?".into(),
-        x if x == S::NoOrder as usize => "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)".into(),
-        x if x == S::NoNewOrder as usize => "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)".into(),
+        x if x == S::NoCustomer as usize => "SELECT c_discount, c_last, c_credit, w_tax FROM @customer, @warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?".into(),
+        x if x == S::NoDistrict as usize => "SELECT d_next_o_id, d_tax FROM @district WHERE d_w_id = ? AND d_id = ? FOR UPDATE".into(),
+        x if x == S::NoDistrictNext as usize => "UPDATE @district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?".into(),
+        x if x == S::NoOrder as usize => "INSERT INTO @orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)".into(),
+        x if x == S::NoNewOrder as usize => "INSERT INTO @new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)".into(),
         // Every item of the order in one round trip (an order of fewer lines repeats its last
         // item), as go-tpc and CockroachDB's driver read them.
-        x if x == S::NoItems as usize => format!("SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN ({})", list(MAX_LINES, "?", ", ")),
+        x if x == S::NoItems as usize => format!("SELECT i_id, i_price, i_name, i_data FROM @item WHERE i_id IN ({})", list(MAX_LINES, "?", ", ")),
         // Every stock row of the order, locked in key order (so two New-Orders cannot
         // deadlock on them), with the district's S_DIST_xx chosen by the first parameter.
         x if x == S::NoStocks as usize => {
             let dist: Vec<String> = (1..=10).map(|d| format!("WHEN {d} THEN s_dist_{d:02}")).collect();
             format!(
-                "SELECT s_i_id, s_w_id, s_quantity, s_data, CASE ? {} END FROM stock WHERE {} ORDER BY s_w_id, s_i_id FOR UPDATE",
+                "SELECT s_i_id, s_w_id, s_quantity, s_data, CASE ? {} END FROM @stock WHERE {} ORDER BY s_w_id, s_i_id FOR UPDATE",
                 dist.join(" "),
                 list(MAX_LINES, "(s_w_id = ? AND s_i_id = ?)", " OR ")
             )
         }
-        x if x == S::NoStockUpdate as usize => "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?".into(),
-        x if x == S::PayWarehouseYtd as usize => format!("UPDATE warehouse SET w_ytd = w_ytd + {money} WHERE w_id = ?"),
-        x if x == S::PayWarehouse as usize => "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?".into(),
-        x if x == S::PayDistrictYtd as usize => format!("UPDATE district SET d_ytd = d_ytd + {money} WHERE d_w_id = ? AND d_id = ?"),
-        x if x == S::PayDistrict as usize => "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district WHERE d_w_id = ? AND d_id = ?".into(),
-        x if x == S::ByName as usize => "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first".into(),
-        x if x == S::PayCustomer as usize => "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE".into(),
-        x if x == S::PayCustomerGood as usize => format!("UPDATE customer SET c_balance = c_balance - {money}, c_ytd_payment = c_ytd_payment + {money}, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
+        x if x == S::NoStockUpdate as usize => "UPDATE @stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?".into(),
+        x if x == S::PayWarehouseYtd as usize => format!("UPDATE @warehouse SET w_ytd = w_ytd + {money} WHERE w_id = ?"),
+        x if x == S::PayWarehouse as usize => "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM @warehouse WHERE w_id = ?".into(),
+        x if x == S::PayDistrictYtd as usize => format!("UPDATE @district SET d_ytd = d_ytd + {money} WHERE d_w_id = ? AND d_id = ?"),
+        x if x == S::PayDistrict as usize => "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM @district WHERE d_w_id = ? AND d_id = ?".into(),
+        x if x == S::ByName as usize => "SELECT c_id FROM @customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first".into(),
+        x if x == S::PayCustomer as usize => "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance FROM @customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE".into(),
+        x if x == S::PayCustomerGood as usize => format!("UPDATE @customer SET c_balance = c_balance - {money}, c_ytd_payment = c_ytd_payment + {money}, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
         // Bad credit: the payment's facts go in front of C_DATA, which keeps 500 characters.
-        x if x == S::PayCustomerBad as usize => format!("UPDATE customer SET c_balance = c_balance - {money}, c_ytd_payment = c_ytd_payment + {money}, c_payment_cnt = c_payment_cnt + 1, c_data = SUBSTR(CONCAT(?, c_data), 1, 500) WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
-        x if x == S::PayHistory as usize => format!("INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, {money}, ?)"),
-        x if x == S::OsCustomer as usize => "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?".into(),
-        x if x == S::OsOrder as usize => "SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1".into(),
-        x if x == S::OsLines as usize => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
-        x if x == S::DlNewOrder as usize => "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1 FOR UPDATE".into(),
-        x if x == S::DlNewOrderDelete as usize => "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?".into(),
-        x if x == S::DlOrder as usize => "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?".into(),
-        x if x == S::DlOrderCarrier as usize => "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?".into(),
-        x if x == S::DlLines as usize => "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
-        x if x == S::DlSum as usize => "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
-        x if x == S::DlCustomer as usize => format!("UPDATE customer SET c_balance = c_balance + {money}, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
-        x if x == S::SlDistrict as usize => "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?".into(),
-        x if x == S::SlCount as usize => "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?".into(),
+        x if x == S::PayCustomerBad as usize => format!("UPDATE @customer SET c_balance = c_balance - {money}, c_ytd_payment = c_ytd_payment + {money}, c_payment_cnt = c_payment_cnt + 1, c_data = SUBSTR(CONCAT(?, c_data), 1, 500) WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
+        x if x == S::PayHistory as usize => format!("INSERT INTO @history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, {money}, ?)"),
+        x if x == S::OsCustomer as usize => "SELECT c_balance, c_first, c_middle, c_last FROM @customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?".into(),
+        x if x == S::OsOrder as usize => "SELECT o_id, o_carrier_id, o_entry_d FROM @orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1".into(),
+        x if x == S::OsLines as usize => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM @order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
+        x if x == S::DlNewOrder as usize => "SELECT no_o_id FROM @new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1 FOR UPDATE".into(),
+        x if x == S::DlNewOrderDelete as usize => "DELETE FROM @new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?".into(),
+        x if x == S::DlOrder as usize => // A locking read: MySQL's plain one reads the transaction's snapshot, which an order
+        // committed after it (and then found by the locking read of NEW-ORDER) is not in.
+        "SELECT o_c_id FROM @orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ? FOR UPDATE".into(),
+        x if x == S::DlOrderCarrier as usize => "UPDATE @orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?".into(),
+        x if x == S::DlLines as usize => "UPDATE @order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
+        x if x == S::DlSum as usize => "SELECT SUM(ol_amount) FROM @order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
+        x if x == S::DlCustomer as usize => format!("UPDATE @customer SET c_balance = c_balance + {money}, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
+        x if x == S::SlDistrict as usize => "SELECT d_next_o_id FROM @district WHERE d_w_id = ? AND d_id = ?".into(),
+        x if x == S::SlCount as usize => "SELECT COUNT(DISTINCT s_i_id) FROM @order_line, @stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?".into(),
         _ => String::new(),
     }
 }
@@ -150,13 +159,19 @@ mod tests {
     #[test]
     fn every_statement_has_as_many_kinds_as_placeholders() {
         for i in 0..COUNT {
-            let sql = text(i);
+            let sql = text(i, "");
             assert!(!sql.is_empty(), "statement {i}");
             let marks = sql.matches('?').count();
             assert_eq!(marks, param_kinds(i).len(), "{sql}");
         }
-        assert_eq!(text(lines(15)).matches("(?, ?, ?").count(), 15);
-        assert_eq!(text(lines(5)).matches("(?, ?, ?").count(), 5);
-        assert_eq!(text(S::NoStocks as usize).matches("s_dist_10").count(), 1);
+        assert_eq!(text(lines(15), "").matches("(?, ?, ?").count(), 15);
+        assert_eq!(text(lines(5), "").matches("(?, ?, ?").count(), 5);
+        assert_eq!(
+            text(S::NoStocks as usize, "").matches("s_dist_10").count(),
+            1
+        );
+        let q = text(S::NoCustomer as usize, "\"s\".");
+        assert!(q.contains("FROM \"s\".customer, \"s\".warehouse"), "{q}");
+        assert!((0..COUNT).all(|i| !text(i, "").contains('@')));
     }
 }

@@ -9,17 +9,16 @@
 
 //! The transactions themselves are in `transactions.rs`; the connection's side in `db.rs`.
 
-use std::sync::Arc;
-
-use bakeoff_driver::{Connection, DriverError, Protocol, RowBuf};
+use bakeoff_driver::{ConnectOptions, Connection, DriverError, Protocol, RowBuf};
 
 use super::db::{Db, Stop};
 use super::input::{draw, Deck, Input, Line};
 use super::population::DISTRICTS;
 use super::sql::S;
 use super::{Run, T_RETRIES};
+use super::{Shared, TpccOptions};
 use crate::scripting::{EventError, StmtCounts};
-use crate::{Rng, SessionContext};
+use crate::Rng;
 
 /// Tries of one transaction's inputs before its deadlock is the engine's to judge.
 const TRIES: u32 = 10;
@@ -27,8 +26,9 @@ const TRIES: u32 = 10;
 /// One terminal: its connection, its warehouses and district, its deck and its generator.
 pub struct Terminal<C: Connection> {
     pub(super) db: Db<C>,
-    ctx: Arc<SessionContext>,
-    tid: u32,
+    endpoint: ConnectOptions,
+    /// Where the tables are (see `Connection::own_place`).
+    place: String,
     blocking: bool,
     run: Run,
     /// This terminal's warehouses: its home, or with `all_warehouses` every warehouse it is
@@ -43,22 +43,26 @@ pub struct Terminal<C: Connection> {
 }
 
 impl<C: Connection> Terminal<C> {
+    /// Terminal `tid` of `terminals` on `endpoint`, its run's constants from `shared` (the
+    /// first terminal to connect reads them).
+    #[allow(clippy::too_many_arguments)]
     pub async fn open(
-        ctx: Arc<SessionContext>,
+        endpoint: &ConnectOptions,
+        opts: &TpccOptions,
+        shared: &Shared,
+        terminals: u32,
         tid: u32,
         seed: u64,
         blocking: bool,
     ) -> Result<Self, EventError> {
-        let mut conn = C::open(ctx.endpoint(tid), blocking).await?;
+        let mut conn = C::open(endpoint, blocking).await?;
+        let place = conn.own_place().await?;
         let mut rng = Rng::seeded(seed);
-        let run = ctx
-            .tpcc
-            .run_for(&mut conn, &ctx.spec.tpcc, &mut rng)
-            .await?;
-        let stmts = Db::prepare(&mut conn).await?;
-        let w = run.warehouses;
-        let terminals = ctx.threads.max(1);
-        let warehouses = match ctx.spec.tpcc.all_warehouses {
+        let run = shared.run_for(&mut conn, &place, opts, &mut rng).await?;
+        let stmts = Db::prepare(&mut conn, &place).await?;
+        let w = run.warehouses.max(1);
+        let terminals = terminals.max(1);
+        let warehouses = match opts.all_warehouses {
             // Terminal k takes warehouses k+1, k+1+n, ... (n terminals); with more terminals
             // than warehouses, warehouse (k mod W) + 1.
             true if terminals < w => (tid % terminals + 1..=w)
@@ -72,8 +76,8 @@ impl<C: Connection> Terminal<C> {
                 stmts,
                 rows: RowBuf::new(),
             },
-            ctx,
-            tid,
+            endpoint: endpoint.clone(),
+            place,
             blocking,
             run,
             warehouses,
@@ -87,8 +91,9 @@ impl<C: Connection> Terminal<C> {
     }
 
     pub async fn reconnect(&mut self) -> Result<(), DriverError> {
-        let mut conn = C::open(self.ctx.endpoint(self.tid), self.blocking).await?;
-        self.db.stmts = Db::prepare(&mut conn).await?;
+        let mut conn = C::open(&self.endpoint, self.blocking).await?;
+        self.place = conn.own_place().await?;
+        self.db.stmts = Db::prepare(&mut conn, &self.place).await?;
         self.db.conn = conn;
         Ok(())
     }
@@ -149,7 +154,7 @@ impl<C: Connection> Terminal<C> {
     }
 
     async fn rollback(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
-        if self.ctx.endpoint(self.tid).protocol == Protocol::Postgres {
+        if self.endpoint.protocol == Protocol::Postgres {
             return Ok(self.db.conn.recover().await?);
         }
         match self.db.ex(S::Rollback as usize, &[], c).await {

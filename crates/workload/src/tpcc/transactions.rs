@@ -127,17 +127,22 @@ impl<C: Connection> Terminal<C> {
             p[2 + 2 * k] = Param::Int(i64::from(line.item));
         }
         db.ex(S::NoStocks as usize, &p, c).await?;
-        // Each stock row: (supply warehouse, item, quantity now, its row); an item ordered
-        // twice takes from the quantity its first line left.
-        let mut stock = [(0i64, 0i64, 0i64, 0usize); MAX_LINES];
+        // Each stock row: (supply warehouse, item, quantity now) and its S_DIST_xx, copied
+        // now (the first update's answer replaces these rows); an item ordered twice takes
+        // from the quantity its first line left.
+        let mut stock = [(0i64, 0i64, 0i64); MAX_LINES];
+        let mut stock_dist = [([0u8; 24], 0usize); MAX_LINES];
         let found = db.rows.rows().min(MAX_LINES);
         for (r, s) in stock.iter_mut().enumerate().take(found) {
             *s = (
                 db.int(r, 1, "a stock row")?,
                 db.int(r, 0, "a stock row")?,
                 db.int(r, 2, "a stock row")?,
-                r,
             );
+            let text = db.rows.bytes(r, 4).unwrap_or(b"");
+            let len = text.len().min(24);
+            stock_dist[r].0[..len].copy_from_slice(&text[..len]);
+            stock_dist[r].1 = len;
         }
         let mut dist = [([0u8; 24], 0usize); MAX_LINES];
         let mut total = 0i64;
@@ -147,14 +152,12 @@ impl<C: Connection> Terminal<C> {
                 i64::from(line.item),
                 i64::from(line.quantity),
             );
-            let s = stock[..found]
-                .iter_mut()
-                .find(|s| s.0 == supply && s.1 == item)
+            let at = stock[..found]
+                .iter()
+                .position(|s| s.0 == supply && s.1 == item)
                 .ok_or_else(|| missing("a stock row"))?;
-            let text = db.rows.bytes(s.3, 4).unwrap_or(b"");
-            let len = text.len().min(24);
-            dist[k].0[..len].copy_from_slice(&text[..len]);
-            dist[k].1 = len;
+            dist[k] = stock_dist[at];
+            let s = &mut stock[at];
             // 2.4.2.2: take the quantity, or restock by 91 when fewer than 10 would remain.
             s.2 = if s.2 >= qty + 10 {
                 s.2 - qty
@@ -174,7 +177,7 @@ impl<C: Connection> Terminal<C> {
                 c,
             )
             .await?;
-            total += qty * price[k];
+            total = total.saturating_add(qty.saturating_mul(price[k]));
         }
         let mut lp = [Param::Null; 9 * MAX_LINES];
         for (k, line) in lines.iter().enumerate() {
@@ -187,7 +190,7 @@ impl<C: Connection> Terminal<C> {
                 Param::Int(i64::from(line.item)),
                 Param::Int(i64::from(line.supply_w)),
                 Param::Int(i64::from(line.quantity)),
-                Param::Double((i64::from(line.quantity) * price[k]) as f64 / 100.0),
+                Param::Double(i64::from(line.quantity).saturating_mul(price[k]) as f64 / 100.0),
                 Param::Str(&dist[k].0[..dist[k].1]),
             ]);
         }

@@ -30,6 +30,24 @@ pub use startup::libpq_name;
 use crate::{ConnectOptions, Connection, DriverError, Outcome, Param, RowBuf};
 
 impl Connection for PgConn {
+    async fn own_place(&mut self) -> Result<String, DriverError> {
+        let schema = self
+            .query_value("SELECT pg_catalog.current_schema()")
+            .await?;
+        self.pin_search_path().await?;
+        match schema {
+            Some(s) => Ok(format!("\"{}\".", s.replace('"', "\"\""))),
+            // 3F000 invalid_schema_name: nowhere to find the tables.
+            None => Err(DriverError::Server(crate::ServerError {
+                code: 0,
+                sql_state: "3F000".into(),
+                message: "no schema on the connection's search path exists, so there are no tables to use: set your role's search_path to the one they are in (ALTER ROLE you SET search_path = ...)".into(),
+                position: 0,
+                pg: None,
+            })),
+        }
+    }
+
     type Stmt = PgStmt;
 
     async fn open(opts: &ConnectOptions, blocking: bool) -> Result<PgConn, DriverError> {
