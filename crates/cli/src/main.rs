@@ -28,6 +28,7 @@ mod sysbench;
 mod target;
 mod tls;
 mod tpcc;
+mod tpcc_command;
 
 use std::process::ExitCode;
 
@@ -100,7 +101,7 @@ fn run(raw: &[String]) -> ExitCode {
         args::Command::Prepare(a) => commands::prepare(a),
         args::Command::Run(a) => commands::run(a),
         args::Command::Cleanup(a) => commands::cleanup(a),
-        args::Command::Tpcc(t) => tpcc::main(t),
+        args::Command::Tpcc(t) => tpcc_command::main(t),
         args::Command::Prewarm(a) => commands::prewarm(a),
         args::Command::Server(args::ServerCommand::Start(e)) => serve::start(e),
         args::Command::Study(args::StudyCommand::Check { file }) => study::check(file),

@@ -30,6 +30,7 @@ mod merged;
 mod reader;
 mod record;
 mod results;
+mod run_spec;
 mod runner;
 mod series;
 mod sizing;

@@ -8,7 +8,9 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::window::HDR_MAX_NS;
+/// Highest latency the HDR histogram resolves: one hour, in ns. Longer values are clamped
+/// (and still counted exactly in max and sum).
+pub(crate) const HDR_MAX_NS: u64 = 3_600_000_000_000;
 
 /// Tallies an event carries for its class, summed per class.
 pub const TALLIES: usize = 4;
@@ -308,7 +310,7 @@ mod tests {
     fn latencies_beyond_an_hour_are_clamped_in_the_histogram_only() {
         let mut w = Window::default();
         w.record_class(0, 0, &[0; 4]);
-        w.record_class(0, 2 * crate::window::HDR_MAX_NS, &[0; 4]);
+        w.record_class(0, 2 * crate::classes::HDR_MAX_NS, &[0; 4]);
         let c = &w.summary(1.0, 95.0).classes[0];
         assert_eq!(c.max_ms, 2.0 * 3_600_000.0);
         assert!(c.p999_ms <= 3_600_000.0 * 1.01, "{c:?}");

@@ -1,12 +1,9 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::classes::HDR_MAX_NS;
 use crate::classes::{ClassSummary, ClassWire, Classes, TALLIES};
 use crate::SbHistogram;
-
-/// Highest latency the HDR histogram resolves: one hour, in ns. Longer values are clamped
-/// (and still counted exactly in max and sum).
-pub(crate) const HDR_MAX_NS: u64 = 3_600_000_000_000;
 
 /// Everything recorded over one interval. It crosses a link (a client host's agent to the
 /// bakeoff that merges every host's load) as [`WindowWire`], bucket for bucket, so windows

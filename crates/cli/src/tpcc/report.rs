@@ -164,8 +164,9 @@ pub(crate) fn report(
         let endpoints = target.endpoints();
         for opts in &endpoints {
             println!("Consistency (clause 3.3.2) after the run:");
-            let found =
-                super::check_on(opts, false, &mut |x| println!("{}", super::finding_line(x)))?;
+            let found = super::check::check_on(opts, false, &mut |x| {
+                println!("{}", super::check::finding_line(x))
+            })?;
             if found.iter().any(|x| !x.holds()) {
                 return Ok(ExitCode::from(EXIT_FAILED));
             }

@@ -22,7 +22,8 @@ use crate::manifest::Host;
 use crate::matrix::Series;
 use crate::record::fill_turns;
 use crate::results::{Results, StudyError, StudyObserver, StudyOutcome};
-use crate::series::{remaining, run_spec, SeriesCtx, TemplateKey};
+use crate::run_spec::{remaining, run_spec};
+use crate::series::{SeriesCtx, TemplateKey};
 use crate::{Idle, StudySpec};
 
 pub(crate) struct BlockRun<'a> {

@@ -44,6 +44,7 @@ pub(crate) use load::{on_loader_threads, Meter, LOCAL_INFILE_REFUSED};
 use owner::Owner;
 pub use progress::{DatasetError, Progress};
 pub use shared::{cleanup_shared, prepare_shared};
+use tables::names;
 pub use tables::{tables, Prepared};
 pub use token::{bakeoff_creates, workload_table, Token, MARKER_TABLE, TPCC_TABLES};
 pub(crate) use workload_tables::{
@@ -69,10 +70,6 @@ pub async fn prepare(
     interrupt: &AtomicBool,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Prepared, DatasetError> {
-    if spec.kind == crate::WorkloadKind::Tpcc {
-        return crate::tpcc::load::prepare(opts, &spec.tpcc, parallel, seed, interrupt, progress)
-            .await;
-    }
     match opts.protocol {
         Protocol::Postgres => {
             pgsql::prepare(opts, spec, threads, parallel, seed, interrupt, progress).await
@@ -115,24 +112,6 @@ pub async fn cleanup(
         Protocol::Postgres => pgsql::cleanup(opts, progress).await,
         Protocol::MySql => mysql::cleanup(opts, progress).await,
     }
-}
-
-/// Create `tables` (name, CREATE TABLE text) as `workload`'s, each recorded in the marker
-/// table with `token` before it exists (`Owner::create_marked`), in order. Each engine's
-/// `create_tables` calls it once `owned::make_room` has refused any table in the way and made
-/// the marker table, on a connection given its DDL timeout.
-pub(super) async fn create_marked<O: Owner>(
-    o: &mut O,
-    tables: &[(String, String)],
-    workload: &str,
-    token: &Token,
-    progress: &(dyn Fn(Progress) + Sync),
-) -> Result<(), DatasetError> {
-    for (name, create) in tables {
-        progress(Progress::Creating(name.clone()));
-        o.create_marked(name, create, workload, token).await?;
-    }
-    Ok(())
 }
 
 /// Whose tables a run on a given server writes to.
@@ -178,9 +157,4 @@ async fn check_with<O: Owner>(
         Adopt::Marked => owned::check_marked(o, names).await,
         Adopt::Existing => owned::check_existing(o, names).await,
     }
-}
-
-/// The names of `tables` (name, CREATE TABLE text).
-fn names(tables: &[(String, String)]) -> Vec<String> {
-    tables.iter().map(|(n, _)| n.clone()).collect()
 }

@@ -31,11 +31,12 @@ use bakeoff_driver::{Conn, ConnectOptions, DriverError};
 use super::adapters::mysql::MyOwner;
 use super::load::{chunks, load_on_threads, Meter};
 use super::owned;
+use super::owned::create_marked;
 use super::owner::Owner;
 use super::progress::{join_all, DatasetError, Progress};
+use super::tables::names;
 use super::tables::{initial_rows, tables, Prepared};
 use super::token::Token;
-use super::{create_marked, names};
 use crate::{WorkloadKind, WorkloadSpec};
 
 /// Create, load (LOAD DATA LOCAL or INSERTs, `parallel` connections) and index the tables,

@@ -298,3 +298,21 @@ async fn drop_marker<O: Owner>(o: &mut O) -> Result<(), DatasetError> {
         false => o.release(MARKER_TABLE, &held).await,
     }
 }
+
+/// Create `tables` (name, CREATE TABLE text) as `workload`'s, each recorded in the marker
+/// table with `token` before it exists (`Owner::create_marked`), in order. Each engine's
+/// `create_tables` calls it once `owned::make_room` has refused any table in the way and made
+/// the marker table, on a connection given its DDL timeout.
+pub(super) async fn create_marked<O: Owner>(
+    o: &mut O,
+    tables: &[(String, String)],
+    workload: &str,
+    token: &Token,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(), DatasetError> {
+    for (name, create) in tables {
+        progress(Progress::Creating(name.clone()));
+        o.create_marked(name, create, workload, token).await?;
+    }
+    Ok(())
+}

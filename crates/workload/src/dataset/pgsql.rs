@@ -19,11 +19,12 @@ use bakeoff_driver::{ConnectOptions, DriverError, Outcome, PgConn};
 use super::adapters::pgsql::{ident, lit, PgOwner};
 use super::load::{chunks, on_loader_threads, rows, Chunk, Meter};
 use super::owned;
+use super::owned::create_marked;
 use super::owner::Owner;
 use super::progress::{join_all, DatasetError, Progress};
+use super::tables::names;
 use super::tables::{initial_rows, Prepared};
 use super::token::Token;
-use super::{create_marked, names};
 use crate::{WorkloadKind, WorkloadSpec};
 
 pub(super) use super::adapters::pgsql::exec;

@@ -11,7 +11,7 @@ use crate::{WorkloadKind, WorkloadSpec};
 pub fn tables(spec: &WorkloadSpec, threads: u32, ours: bool) -> Vec<(String, String)> {
     let o = &spec.options;
     if spec.kind == WorkloadKind::Tpcc {
-        // TPC-C's tables by name: their CREATE text is the workload's own (`crate::tpcc`,
+        // TPC-C's tables by name: their CREATE text is the workload's own (the tpcc module's,
         // which depends on this layer, not the other way).
         return super::token::TPCC_TABLES
             .iter()
@@ -70,4 +70,9 @@ pub struct Prepared {
     /// The rows went as LOAD DATA LOCAL; false: the server refused it and they went as
     /// multi-row INSERTs (as sysbench sends them).
     pub local_infile: bool,
+}
+
+/// The names of `tables` (name, CREATE TABLE text).
+pub(super) fn names(tables: &[(String, String)]) -> Vec<String> {
+    tables.iter().map(|(n, _)| n.clone()).collect()
 }

@@ -44,7 +44,7 @@ impl Token {
     }
 }
 
-/// TPC-C's nine tables and bakeoff's record of their load (`crate::tpcc`), in load order.
+/// TPC-C's nine tables and bakeoff's record of their load (the tpcc module), in load order.
 pub const TPCC_TABLES: [&str; 10] = [
     "item",
     "warehouse",

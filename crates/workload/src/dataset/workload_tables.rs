@@ -1,7 +1,7 @@
 //! What a workload with tables of its own (TPC-C's) takes from the dataset layer, whatever
 //! the engine: its tables created and marked under the ownership rules, its indexes built
 //! after its load, one statement of its own, and the statistics taken after. The load itself
-//! is the workload's (`crate::tpcc::load`), over `load::on_loader_threads`.
+//! is the workload's (the tpcc module's loader), over `load::on_loader_threads`.
 
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
@@ -10,9 +10,10 @@ use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome, PgConn, Protoco
 
 use super::adapters::mysql::MyOwner;
 use super::adapters::pgsql::{ident, PgOwner};
+use super::mysql;
 use super::owner::Owner;
+use super::pgsql;
 use super::progress::{DatasetError, Progress};
-use super::{mysql, pgsql};
 
 /// Create the tables `make` lists (given the prefix that qualifies a name: `"schema".` on
 /// PostgreSQL, nothing on MySQL) as `workload`'s, each marked; refused, with nothing made,

@@ -11,6 +11,7 @@ use bakeoff_driver::{is_lost_code, DriverError, ServerError};
 
 pub mod lua;
 pub mod native;
+pub mod sessions;
 
 /// A workload as the engine sees it: something that opens sessions, one per connection.
 /// Sessions live on one client thread each (their futures need not be `Send`: a scripting

@@ -4,13 +4,12 @@
 use std::sync::Arc;
 
 use bakeoff_driver::{
-    Conn, ConnectOptions, Connection, DriverError, Outcome, Param, PgConn, Protocol, ServerError,
+    Conn, ConnectOptions, Connection, DriverError, Outcome, Param, Protocol, ServerError,
 };
 
-use super::{EventError, Events, Source, StmtCounts};
+use super::{EventError, StmtCounts};
 use crate::statements::{random_points_sql, random_ranges_sql, Kind, KINDS};
 use crate::strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
-use crate::tpcc::terminal::Terminal;
 use crate::{Distribution, PsMode, Rng, Unique, WorkloadKind, WorkloadSpec};
 
 /// sysbench's bulk-insert buffer size (db_driver.c BULK_PACKET_SIZE).
@@ -438,93 +437,6 @@ impl<C: Connection> Session<C> {
         }
         self.conn.quit().await;
         Ok(())
-    }
-}
-
-impl Source for SessionContext {
-    type Session = AnySession;
-
-    async fn open(
-        self: Arc<Self>,
-        tid: u32,
-        seed: u64,
-        blocking: bool,
-    ) -> Result<AnySession, EventError> {
-        if self.spec.kind == WorkloadKind::Tpcc {
-            let (e, o, s, n) = (
-                self.endpoint(tid),
-                &self.spec.tpcc,
-                &self.tpcc,
-                self.threads,
-            );
-            return Ok(match e.protocol {
-                Protocol::MySql => {
-                    AnySession::TpccMySql(Terminal::open(e, o, s, n, tid, seed, blocking).await?)
-                }
-                Protocol::Postgres => {
-                    AnySession::TpccPostgres(Terminal::open(e, o, s, n, tid, seed, blocking).await?)
-                }
-            });
-        }
-        Ok(match self.endpoint(tid).protocol {
-            Protocol::MySql => AnySession::MySql(Session::open(self, tid, seed, blocking).await?),
-            Protocol::Postgres => {
-                AnySession::Postgres(Session::open(self, tid, seed, blocking).await?)
-            }
-        })
-    }
-}
-
-/// A session on either family's connection, chosen by the server's protocol when it opens,
-/// running sysbench's workloads or TPC-C's terminal. One branch per event; each arm is the
-/// family's own monomorphic session.
-pub enum AnySession {
-    MySql(Session<Conn>),
-    Postgres(Session<PgConn>),
-    TpccMySql(Terminal<Conn>),
-    TpccPostgres(Terminal<PgConn>),
-}
-
-impl<C: Connection> Events for Session<C> {
-    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
-        Session::event(self, c).await
-    }
-
-    async fn reconnect(&mut self) -> Result<(), DriverError> {
-        Session::reconnect(self).await
-    }
-
-    async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
-        Session::finish(self, c).await
-    }
-}
-
-impl Events for AnySession {
-    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
-        match self {
-            AnySession::MySql(s) => s.event(c).await,
-            AnySession::Postgres(s) => s.event(c).await,
-            AnySession::TpccMySql(s) => s.event(c).await,
-            AnySession::TpccPostgres(s) => s.event(c).await,
-        }
-    }
-
-    async fn reconnect(&mut self) -> Result<(), DriverError> {
-        match self {
-            AnySession::MySql(s) => s.reconnect().await,
-            AnySession::Postgres(s) => s.reconnect().await,
-            AnySession::TpccMySql(s) => s.reconnect().await,
-            AnySession::TpccPostgres(s) => s.reconnect().await,
-        }
-    }
-
-    async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
-        match self {
-            AnySession::MySql(s) => s.finish(c).await,
-            AnySession::Postgres(s) => s.finish(c).await,
-            AnySession::TpccMySql(s) => Ok(s.finish().await),
-            AnySession::TpccPostgres(s) => Ok(s.finish().await),
-        }
     }
 }
 

@@ -1,0 +1,70 @@
+//! `bakeoff tpcc`'s command line: its subcommands and TPC-C's options, in HammerDB's words
+//! where a user would look for them.
+
+use clap::{Args, Subcommand};
+
+use super::connection::MysqlArgs;
+use super::general::GeneralArgs;
+
+pub const TPCC_HELP: &str = "\
+TPC-C (v5.11) natively: its nine tables and five transactions (New-Order, Payment,
+Order-Status, Delivery, Stock-Level) as client-side prepared statements, in the engine's fast
+path, on the embedded MariaDB (default), PostgreSQL (--db-driver=pgsql) or a server you run
+(--mysql-socket, --mysql-host, --server URL).
+
+Each connection is one terminal (HammerDB's virtual user) with a home warehouse and district,
+running the next transaction as soon as the last ends (no keying or think time); the mix is
+dealt from a deck of 23 cards per terminal (10 New-Order, 10 Payment, one of each other).
+NOPM is New-Orders committed per minute (rolled-back ones do not count), as HammerDB reports
+it; TPM the server's own commits and rollbacks per minute. Every run ends with the audit of
+clause 9.2: rollbacks, remote lines, remote payments and lookups by name against their bounds.
+
+  bakeoff tpcc run --warehouses=10 --connections=16 --time=120 --rampup=30
+  bakeoff tpcc run --db-driver=pgsql --warehouses=10 --connections=64 --format=json
+  bakeoff tpcc prepare --warehouses=100 --mysql-socket=/run/mysqld/mysqld.sock
+  bakeoff tpcc check --mysql-socket=/run/mysqld/mysqld.sock --all";
+
+#[derive(Debug, Subcommand)]
+pub enum TpccCommand {
+    /// Create and load the warehouses (in parallel; bulk loads; indexes after the load).
+    Prepare(TpccArgs),
+    /// Run the five transactions and report NOPM, TPM, latency per transaction and the audit
+    /// (on the embedded server, which is loaded first, unless a server is given).
+    Run(TpccArgs),
+    /// Check the consistency conditions of clause 3.3.2 on a quiescent database: 1-4 always,
+    /// 5-10 and 12 with --all (they join ORDER-LINE with ORDER, or customers with history).
+    Check(TpccArgs),
+    /// Drop the tables bakeoff created (recorded in bakeoff_tables), and nothing else.
+    Cleanup(TpccArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TpccArgs {
+    /// Warehouses: TPC-C's scale (HammerDB's "number of warehouses"). [default: 10 for
+    /// prepare and for a run on the embedded server; a run on a given server takes what its
+    /// tables hold]
+    #[arg(long, short = 'w', visible_alias = "scale", help_heading = "TPC-C")]
+    pub warehouses: Option<u32>,
+    /// Connections, one terminal each (HammerDB's virtual users). Same as --threads.
+    #[arg(long, visible_alias = "virtual-users", help_heading = "TPC-C")]
+    pub connections: Option<u32>,
+    /// Seconds of load before measuring (HammerDB's ramp-up, which it gives in minutes).
+    /// Same as --warmup-time. [default: 10]
+    #[arg(long, help_heading = "TPC-C")]
+    pub rampup: Option<u64>,
+    /// Every terminal works over several warehouses, a new one for each transaction, so that
+    /// fewer terminals than warehouses still use them all (HammerDB's "use all warehouses").
+    #[arg(long, help_heading = "TPC-C")]
+    pub all_warehouses: bool,
+    /// run: check the consistency conditions 1-4 on the tables after the run. check: as
+    /// --all.
+    #[arg(long, help_heading = "TPC-C")]
+    pub check: bool,
+    /// check: every condition, cheap and expensive.
+    #[arg(long, help_heading = "TPC-C")]
+    pub all: bool,
+    #[command(flatten)]
+    pub general: GeneralArgs,
+    #[command(flatten)]
+    pub mysql: MysqlArgs,
+}

@@ -1,0 +1,99 @@
+//! The native source as the engine sees it: [`SessionContext`] opens, for each connection, a
+//! sysbench session ([`Session`]) or a TPC-C terminal (`crate::tpcc::terminal`), whichever
+//! its workload is, on the family of the server's protocol.
+
+use std::sync::Arc;
+
+use bakeoff_driver::{Conn, Connection, DriverError, PgConn, Protocol};
+
+use super::native::{Session, SessionContext};
+use super::{EventError, Events, Source, StmtCounts};
+use crate::tpcc::terminal::Terminal;
+use crate::WorkloadKind;
+
+impl Source for SessionContext {
+    type Session = AnySession;
+
+    async fn open(
+        self: Arc<Self>,
+        tid: u32,
+        seed: u64,
+        blocking: bool,
+    ) -> Result<AnySession, EventError> {
+        if self.spec.kind == WorkloadKind::Tpcc {
+            let (e, o, s, n) = (
+                self.endpoint(tid),
+                &self.spec.tpcc,
+                &self.tpcc,
+                self.threads,
+            );
+            return Ok(match e.protocol {
+                Protocol::MySql => {
+                    AnySession::TpccMySql(Terminal::open(e, o, s, n, tid, seed, blocking).await?)
+                }
+                Protocol::Postgres => {
+                    AnySession::TpccPostgres(Terminal::open(e, o, s, n, tid, seed, blocking).await?)
+                }
+            });
+        }
+        Ok(match self.endpoint(tid).protocol {
+            Protocol::MySql => AnySession::MySql(Session::open(self, tid, seed, blocking).await?),
+            Protocol::Postgres => {
+                AnySession::Postgres(Session::open(self, tid, seed, blocking).await?)
+            }
+        })
+    }
+}
+
+/// A session on either family's connection, chosen by the server's protocol when it opens,
+/// running sysbench's workloads or TPC-C's terminal. One branch per event; each arm is the
+/// family's own monomorphic session.
+pub enum AnySession {
+    MySql(Session<Conn>),
+    Postgres(Session<PgConn>),
+    TpccMySql(Terminal<Conn>),
+    TpccPostgres(Terminal<PgConn>),
+}
+
+impl<C: Connection> Events for Session<C> {
+    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        Session::event(self, c).await
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DriverError> {
+        Session::reconnect(self).await
+    }
+
+    async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
+        Session::finish(self, c).await
+    }
+}
+
+impl Events for AnySession {
+    async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        match self {
+            AnySession::MySql(s) => s.event(c).await,
+            AnySession::Postgres(s) => s.event(c).await,
+            AnySession::TpccMySql(s) => s.event(c).await,
+            AnySession::TpccPostgres(s) => s.event(c).await,
+        }
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DriverError> {
+        match self {
+            AnySession::MySql(s) => s.reconnect().await,
+            AnySession::Postgres(s) => s.reconnect().await,
+            AnySession::TpccMySql(s) => s.reconnect().await,
+            AnySession::TpccPostgres(s) => s.reconnect().await,
+        }
+    }
+
+    async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
+        match self {
+            AnySession::MySql(s) => s.finish(c).await,
+            AnySession::Postgres(s) => s.finish(c).await,
+            AnySession::TpccMySql(s) => Ok(s.finish().await),
+            AnySession::TpccPostgres(s) => Ok(s.finish().await),
+        }
+    }
+}
