@@ -101,12 +101,35 @@ fn broken_as_expected(f: &[u32]) {
     assert!(!f.contains(&3) && !f.contains(&9), "{f:?}");
 }
 
-/// Every order line a run wrote carries its stock row's S_DIST_xx (2.4.2.2).
+/// Every order line a run wrote carries its stock row's S_DIST_xx (2.4.2.2), and the stock
+/// rows were updated as the lines say.
 fn lines_carry_dist_info(count: impl Fn(&str) -> i64) {
     let written = "SELECT COUNT(*) FROM order_line WHERE ol_o_id > 3000";
     assert!(count(written) > 0, "the run wrote order lines");
     let empty = "SELECT COUNT(*) FROM order_line WHERE ol_o_id > 3000 AND (ol_dist_info IS NULL OR ol_dist_info = '')";
     assert_eq!(count(empty), 0, "order lines without OL_DIST_INFO");
+    // The stock rows took what the lines say (the load leaves S_YTD, S_ORDER_CNT and
+    // S_REMOTE_CNT at 0): one update for all of an order's rows, an item on two lines counted
+    // twice.
+    let pairs = [
+        ("SUM(s_ytd)", "SUM(ol_quantity)", ""),
+        ("SUM(s_order_cnt)", "COUNT(*)", ""),
+        (
+            "SUM(s_remote_cnt)",
+            "COUNT(*)",
+            " AND ol_supply_w_id <> ol_w_id",
+        ),
+    ];
+    for (stock, lines, which) in pairs {
+        let took = count(&format!("SELECT {stock} FROM stock"));
+        let said = count(&format!(
+            "SELECT {lines} FROM order_line WHERE ol_o_id > 3000{which}"
+        ));
+        assert_eq!(
+            took, said,
+            "{stock} against the order lines' {lines}{which}"
+        );
+    }
 }
 
 const RUN: [&str; 6] = [

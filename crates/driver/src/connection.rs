@@ -7,6 +7,22 @@ use std::future::Future;
 
 use crate::{ConnectOptions, DriverError, Outcome, Param, RowBuf};
 
+/// The most statements one [`Connection::execute_many`] sends: their replies must fit the
+/// sockets' buffers, since nothing is read until all are written.
+pub const MAX_BATCH: usize = 64;
+
+/// A batch `execute_many` takes: at most [`MAX_BATCH`] statements, a result buffer each.
+pub(crate) fn batch_fits(len: usize, outs: usize) -> Result<(), DriverError> {
+    match len <= MAX_BATCH && outs >= len {
+        true => Ok(()),
+        false => Err(DriverError::Batch {
+            len,
+            outs,
+            max: MAX_BATCH,
+        }),
+    }
+}
+
 pub trait Connection: Sized {
     /// A server-side prepared statement.
     type Stmt;
@@ -51,6 +67,43 @@ pub trait Connection: Sized {
         params: &[Param<'_>],
         out: &mut RowBuf,
     ) -> impl Future<Output = Result<Outcome, DriverError>>;
+
+    /// Execute a batch of prepared statements in one round trip: every execution is sent in
+    /// one write, then each reply read in order, `batch[k]`'s rows kept in `outs[k]` and its
+    /// outcome pushed onto `outcomes` (both cleared first). For a workload whose next
+    /// statements do not wait on the last one's values (TPC-C's): one round trip where
+    /// `execute_into` makes one each.
+    ///
+    /// Every statement runs whatever the ones before it did; what a refused one leaves is the
+    /// engine's (see [`error_aborts_transaction`](Self::error_aborts_transaction)). At most
+    /// [`MAX_BATCH`](crate::MAX_BATCH) statements (`outs` at least as long), and replies that
+    /// fit the sockets' buffers: the writes are not interleaved with reads. This default runs
+    /// them one at a time.
+    fn execute_many(
+        &mut self,
+        batch: &[(&Self::Stmt, &[Param<'_>])],
+        outs: &mut [RowBuf],
+        outcomes: &mut Vec<Outcome>,
+    ) -> impl Future<Output = Result<(), DriverError>> {
+        async move {
+            outcomes.clear();
+            crate::batch_fits(batch.len(), outs.len())?;
+            for ((stmt, params), out) in batch.iter().zip(outs.iter_mut()) {
+                let outcome = self.execute_into(stmt, params, out).await?;
+                outcomes.push(outcome);
+            }
+            Ok(())
+        }
+    }
+
+    /// Whether a statement the server refuses inside a transaction fails the transaction, so
+    /// that every later statement is refused and a COMMIT rolls it back (PostgreSQL). Where
+    /// not (MySQL: a refused statement is undone alone, or a deadlock rolls the transaction
+    /// back and the session goes on without one), a batch must not end in a COMMIT after
+    /// statements that may be refused, and must run with autocommit off.
+    fn error_aborts_transaction(&self) -> bool {
+        false
+    }
 
     /// Run a text statement.
     fn query(&mut self, sql: &str) -> impl Future<Output = Result<Outcome, DriverError>>;

@@ -23,10 +23,90 @@ impl From<DriverError> for Stop {
 pub(super) struct Db<C: Connection> {
     pub(super) conn: C,
     pub(super) stmts: Vec<C::Stmt>,
+    /// The rows of the statement `ex` ran last.
     pub(super) rows: RowBuf,
+    /// The rows of each statement of the batch `many` ran last, and their outcomes.
+    pub(super) outs: Vec<RowBuf>,
+    outcomes: Vec<Outcome>,
+    /// Whether a COMMIT may end a batch of writes (see `Connection::error_aborts_transaction`).
+    pub(super) commit_in_batch: bool,
 }
 
+/// A statement of a batch: its place in the prepared list and its values.
+pub(super) type Step<'a, 'p> = (usize, &'a [Param<'p>]);
+
 impl<C: Connection> Db<C> {
+    pub(super) fn new(conn: C, stmts: Vec<C::Stmt>) -> Db<C> {
+        Db {
+            commit_in_batch: conn.error_aborts_transaction(),
+            conn,
+            stmts,
+            rows: RowBuf::new(),
+            outs: vec![RowBuf::new(); bakeoff_driver::MAX_BATCH],
+            outcomes: Vec::with_capacity(bakeoff_driver::MAX_BATCH),
+        }
+    }
+
+    /// Where a refused statement does not fail the transaction (MySQL), autocommit off: a
+    /// deadlock rolls the transaction back and the batch's later statements then open
+    /// another, which the terminal rolls back, instead of each committing alone.
+    pub(super) async fn hold_transactions(conn: &mut C) -> Result<(), DriverError> {
+        if conn.error_aborts_transaction() {
+            return Ok(());
+        }
+        match conn.query("SET autocommit = 0").await? {
+            Outcome::Err(e) => Err(DriverError::Server(e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Run `batch` in one round trip, each statement's rows kept in `self.outs`; the first
+    /// statement refused stops the transaction (the ones after it ran, or were refused).
+    pub(super) async fn many(
+        &mut self,
+        batch: &[Step<'_, '_>],
+        c: &mut StmtCounts,
+    ) -> Result<(), Stop> {
+        let stmts = &self.stmts;
+        let sent: Vec<(&C::Stmt, &[Param<'_>])> =
+            batch.iter().map(|(s, p)| (&stmts[*s], *p)).collect();
+        self.conn
+            .execute_many(&sent, &mut self.outs, &mut self.outcomes)
+            .await?;
+        for (outcome, (s, _)) in self.outcomes.iter().zip(batch) {
+            tally(outcome, *s, c)?;
+        }
+        Ok(())
+    }
+
+    /// Send `batch` and then COMMIT: in the same round trip where a refused statement fails
+    /// the transaction (a COMMIT after it rolls back), else once every statement of the
+    /// batch was answered (a COMMIT after a MySQL deadlock would commit the statements the
+    /// batch ran after it).
+    pub(super) async fn commit_after(
+        &mut self,
+        mut batch: Vec<Step<'_, '_>>,
+        c: &mut StmtCounts,
+    ) -> Result<(), Stop> {
+        let apart = !self.commit_in_batch;
+        if !apart {
+            batch.push((sql::S::Commit as usize, &[]));
+        }
+        self.many(&batch, c).await?;
+        if apart {
+            self.ex(sql::S::Commit as usize, &[], c).await?;
+        }
+        Ok(())
+    }
+
+    /// Rows changed by statement `k` of the last batch.
+    pub(super) fn changed(&self, k: usize) -> u64 {
+        match self.outcomes.get(k) {
+            Some(Outcome::Ok(ok)) => ok.affected_rows,
+            _ => 0,
+        }
+    }
+
     /// Prepare every statement, its tables named after `place` (see [`Connection::own_place`]).
     pub(super) async fn prepare(conn: &mut C, place: &str) -> Result<Vec<C::Stmt>, DriverError> {
         let mut stmts = Vec::with_capacity(sql::COUNT);
@@ -55,34 +135,29 @@ impl<C: Connection> Db<C> {
             .conn
             .execute_into(&self.stmts[s], params, &mut self.rows)
             .await?;
-        match outcome {
-            Outcome::Rows(_) => {
-                c.reads += 1;
-                Ok(0)
-            }
-            Outcome::Ok(ok) => {
-                match ok.affected_rows > 0 {
-                    true => c.writes += 1,
-                    false => c.others += 1,
-                }
-                Ok(ok.affected_rows)
-            }
-            Outcome::Err(e) if retryable(&e) => Err(Stop::Retry(e)),
-            Outcome::Err(error) => Err(Stop::Fail(EventError::Server {
-                error,
-                sql: sql::text(s, ""),
-            })),
+        tally(&outcome, s, c)
+    }
+}
+
+/// Statement `s`'s outcome counted: the rows it changed, or why the transaction stops.
+fn tally(outcome: &Outcome, s: usize, c: &mut StmtCounts) -> Result<u64, Stop> {
+    match outcome {
+        Outcome::Rows(_) => {
+            c.reads += 1;
+            Ok(0)
         }
-    }
-
-    pub(super) fn int(&self, row: usize, col: usize, what: &str) -> Result<i64, Stop> {
-        self.rows.int(row, col).ok_or_else(|| missing(what))
-    }
-
-    /// A money value in cents.
-    pub(super) fn cents(&self, row: usize, col: usize, what: &str) -> Result<i64, Stop> {
-        let v = self.rows.float(row, col).ok_or_else(|| missing(what))?;
-        Ok((v * 100.0).round() as i64)
+        Outcome::Ok(ok) => {
+            match ok.affected_rows > 0 {
+                true => c.writes += 1,
+                false => c.others += 1,
+            }
+            Ok(ok.affected_rows)
+        }
+        Outcome::Err(e) if retryable(e) => Err(Stop::Retry(e.clone())),
+        Outcome::Err(error) => Err(Stop::Fail(EventError::Server {
+            error: error.clone(),
+            sql: sql::text(s, ""),
+        })),
     }
 }
 

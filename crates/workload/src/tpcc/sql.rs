@@ -23,8 +23,7 @@ pub enum S {
     PayDistrict,
     ByName,
     PayCustomer,
-    PayCustomerGood,
-    PayCustomerBad,
+    PayCustomerUpdate,
     PayHistory,
     OsCustomer,
     OsOrder,
@@ -36,7 +35,6 @@ pub enum S {
     DlLines,
     DlSum,
     DlCustomer,
-    SlDistrict,
     SlCount,
     /// New-Order's order lines, one multi-row INSERT per count of lines (5 to 15): the last.
     NoLines,
@@ -49,6 +47,10 @@ pub const MIN_LINES: usize = 5;
 pub const MAX_LINES: usize = 15;
 /// All statements: the fixed ones and an order-line INSERT per count of lines.
 pub const COUNT: usize = FIXED + MAX_LINES - MIN_LINES + 1;
+
+/// The stock update's values: four columns' CASEs of (warehouse, item, value) per row, then
+/// each row's key.
+pub const STOCK_UPDATE_PARAMS: usize = 4 * 3 * MAX_LINES + 2 * MAX_LINES;
 
 /// The statement that inserts `n` order lines.
 pub fn lines(n: usize) -> usize {
@@ -99,20 +101,33 @@ fn template(i: usize) -> String {
                 list(MAX_LINES, "(s_w_id = ? AND s_i_id = ?)", " OR ")
             )
         }
-        x if x == S::NoStockUpdate as usize => "UPDATE @stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?".into(),
+        // Every stock row of the order in one statement: for each column a CASE over the
+        // rows' keys, (supply warehouse, item, value) each; then the keys. An order of fewer
+        // rows repeats its last (the first WHEN that matches decides).
+        x if x == S::NoStockUpdate as usize => {
+            let case = format!("CASE {} END", list(MAX_LINES, "WHEN s_w_id = ? AND s_i_id = ? THEN ?", " "));
+            format!(
+                "UPDATE @stock SET s_quantity = {case}, s_ytd = s_ytd + {case}, s_order_cnt = s_order_cnt + {case}, s_remote_cnt = s_remote_cnt + {case} WHERE {}",
+                list(MAX_LINES, "(s_w_id = ? AND s_i_id = ?)", " OR ")
+            )
+        }
         x if x == S::PayWarehouseYtd as usize => format!("UPDATE @warehouse SET w_ytd = w_ytd + {money} WHERE w_id = ?"),
         x if x == S::PayWarehouse as usize => "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM @warehouse WHERE w_id = ?".into(),
         x if x == S::PayDistrictYtd as usize => format!("UPDATE @district SET d_ytd = d_ytd + {money} WHERE d_w_id = ? AND d_id = ?"),
         x if x == S::PayDistrict as usize => "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM @district WHERE d_w_id = ? AND d_id = ?".into(),
         x if x == S::ByName as usize => "SELECT c_id FROM @customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first".into(),
         x if x == S::PayCustomer as usize => "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance FROM @customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE".into(),
-        x if x == S::PayCustomerGood as usize => format!("UPDATE @customer SET c_balance = c_balance - {money}, c_ytd_payment = c_ytd_payment + {money}, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
-        // Bad credit: the payment's facts go in front of C_DATA, which keeps 500 characters.
-        x if x == S::PayCustomerBad as usize => format!("UPDATE @customer SET c_balance = c_balance - {money}, c_ytd_payment = c_ytd_payment + {money}, c_payment_cnt = c_payment_cnt + 1, c_data = SUBSTR(CONCAT(?, c_data), 1, 500) WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
-        x if x == S::PayHistory as usize => format!("INSERT INTO @history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, {money}, ?)"),
+        // Bad credit (2.5.2.2): the payment's facts go in front of C_DATA, which keeps 500
+        // characters. The server tells good from bad, so the update need not wait for the
+        // customer's row: it goes in the same batch as the read.
+        x if x == S::PayCustomerUpdate as usize => format!("UPDATE @customer SET c_balance = c_balance - {money}, c_ytd_payment = c_ytd_payment + {money}, c_payment_cnt = c_payment_cnt + 1, c_data = CASE WHEN c_credit = 'BC' THEN SUBSTR(CONCAT(?, c_data), 1, 500) ELSE c_data END WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
+        // H_DATA: W_NAME, four spaces, D_NAME (2.5.2.2), joined by the server for the same
+        // reason.
+        x if x == S::PayHistory as usize => format!("INSERT INTO @history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) SELECT ?, ?, ?, ?, ?, CURRENT_TIMESTAMP, {money}, CONCAT(w_name, '    ', d_name) FROM @warehouse, @district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?"),
         x if x == S::OsCustomer as usize => "SELECT c_balance, c_first, c_middle, c_last FROM @customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?".into(),
         x if x == S::OsOrder as usize => "SELECT o_id, o_carrier_id, o_entry_d FROM @orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1".into(),
-        x if x == S::OsLines as usize => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM @order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
+        // The lines of the customer's latest order, found by the server in the same batch.
+        x if x == S::OsLines as usize => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM @order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = (SELECT MAX(o_id) FROM @orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ?)".into(),
         x if x == S::DlNewOrder as usize => "SELECT no_o_id FROM @new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1 FOR UPDATE".into(),
         x if x == S::DlNewOrderDelete as usize => "DELETE FROM @new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?".into(),
         x if x == S::DlOrder as usize => // A locking read: MySQL's plain one reads the transaction's snapshot, which an order
@@ -122,8 +137,8 @@ fn template(i: usize) -> String {
         x if x == S::DlLines as usize => "UPDATE @order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
         x if x == S::DlSum as usize => "SELECT SUM(ol_amount) FROM @order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
         x if x == S::DlCustomer as usize => format!("UPDATE @customer SET c_balance = c_balance + {money}, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
-        x if x == S::SlDistrict as usize => "SELECT d_next_o_id FROM @district WHERE d_w_id = ? AND d_id = ?".into(),
-        x if x == S::SlCount as usize => "SELECT COUNT(DISTINCT s_i_id) FROM @order_line, @stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?".into(),
+        // The district's next order number read in the same statement (2.8.2.2).
+        x if x == S::SlCount as usize => "SELECT COUNT(DISTINCT s_i_id) FROM @district, @order_line, @stock WHERE d_w_id = ? AND d_id = ? AND ol_w_id = d_w_id AND ol_d_id = d_id AND ol_o_id < d_next_o_id AND ol_o_id >= d_next_o_id - 20 AND s_w_id = d_w_id AND s_i_id = ol_i_id AND s_quantity < ?".into(),
         _ => String::new(),
     }
 }
@@ -140,14 +155,17 @@ pub fn param_kinds(i: usize) -> String {
     if i == S::NoStocks as usize {
         return "i".repeat(1 + 2 * MAX_LINES);
     }
+    if i == S::NoStockUpdate as usize {
+        return "i".repeat(STOCK_UPDATE_PARAMS);
+    }
     const KINDS: [&str; FIXED] = [
         "", "", "", // begin, commit, rollback
         "iii", "ii", "iii", "iiiiii", "iii", "", "",
-        "iiiii", // new-order (items, stocks above)
-        "mi", "i", "mii", "ii", "iit", "iii", "mmiii", "mmtiii", "iiiiimt", // payment
-        "iii", "iii", "iii", // order-status
+        "", // new-order (items, stocks and their update above)
+        "mi", "i", "mii", "ii", "iit", "iii", "mmtiii", "iiiiimii", // payment
+        "iii", "iii", "iiiii", // order-status
         "ii", "iii", "iii", "iiii", "iii", "iii", "tiii", // delivery (its sum passes as text)
-        "ii", "iiiiii", // stock-level
+        "iii",  // stock-level
     ];
     KINDS[i].to_string()
 }

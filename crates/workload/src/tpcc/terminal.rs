@@ -1,5 +1,6 @@
 //! A terminal: one connection running TPC-C's five transactions as client-side prepared
-//! statements, one transaction per event.
+//! statements, one transaction per event, its statements sent in batches (one round trip
+//! for all that do not wait on another's values: `transactions.rs`).
 //!
 //! Each event draws a card from the terminal's deck, draws the transaction's inputs, and
 //! runs it; a deadlock or serialization failure (MySQL 1213, 1205; PostgreSQL 40001, 40P01)
@@ -9,7 +10,7 @@
 
 //! The transactions themselves are in `transactions.rs`; the connection's side in `db.rs`.
 
-use bakeoff_driver::{ConnectOptions, Connection, DriverError, Protocol, RowBuf};
+use bakeoff_driver::{ConnectOptions, Connection, DriverError, Protocol};
 
 use super::db::{Db, Stop};
 use super::input::{draw, Deck, Input, Line};
@@ -60,6 +61,7 @@ impl<C: Connection> Terminal<C> {
         let mut rng = Rng::seeded(seed);
         let run = shared.run_for(&mut conn, &place, opts, &mut rng).await?;
         let stmts = Db::prepare(&mut conn, &place).await?;
+        Db::hold_transactions(&mut conn).await?;
         let w = run.warehouses.max(1);
         let terminals = terminals.max(1);
         let warehouses = match opts.all_warehouses {
@@ -71,11 +73,7 @@ impl<C: Connection> Terminal<C> {
             _ => vec![tid % w + 1],
         };
         Ok(Terminal {
-            db: Db {
-                conn,
-                stmts,
-                rows: RowBuf::new(),
-            },
+            db: Db::new(conn, stmts),
             endpoint: endpoint.clone(),
             place,
             blocking,
@@ -94,6 +92,7 @@ impl<C: Connection> Terminal<C> {
         let mut conn = C::open(&self.endpoint, self.blocking).await?;
         self.place = conn.own_place().await?;
         self.db.stmts = Db::prepare(&mut conn, &self.place).await?;
+        Db::hold_transactions(&mut conn).await?;
         self.db.conn = conn;
         Ok(())
     }

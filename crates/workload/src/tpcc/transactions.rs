@@ -1,15 +1,23 @@
 //! TPC-C's five transactions (clause 2.4 to 2.8) as a terminal runs them: client-side
-//! prepared statements, each transaction's tallies for the audit returned.
+//! prepared statements sent in batches, one round trip for all the statements that do not
+//! wait on another's values; each transaction's tallies for the audit returned.
+//!
+//! Round trips: New-Order 2 (its reads, then its writes), Payment 1 by number and 2 by last
+//! name, Order-Status 1 and 2, Delivery 3, Stock-Level 1. Where a refused statement does
+//! not fail the transaction (MySQL), the COMMIT after writes waits for them: one more.
 
 use bakeoff_driver::{Connection, Param};
 
-use super::db::{missing, Stop};
+use super::db::{missing, Step, Stop};
 use super::input::{Input, Line, Who};
 use super::population::DISTRICTS;
 use super::random::last_name;
 use super::sql::{self, MAX_LINES, S};
 use super::terminal::Terminal;
 use crate::scripting::StmtCounts;
+
+const BEGIN: Step<'static, 'static> = (S::Begin as usize, &[]);
+const COMMIT: Step<'static, 'static> = (S::Commit as usize, &[]);
 
 impl<C: Connection> Terminal<C> {
     /// Run `input`'s transaction; its tallies for the audit.
@@ -44,8 +52,9 @@ impl<C: Connection> Terminal<C> {
         }
     }
 
-    /// 2.4.2: the order, its items and stock rows read in one statement each, each stock row
-    /// updated, the lines inserted in one statement.
+    /// 2.4.2: the customer, the district (locked), the items and the stock rows (locked in
+    /// key order) read in one round trip; the district's next number, the order, its stock
+    /// rows and its lines (one multi-row INSERT) written in the next.
     #[allow(clippy::too_many_arguments)]
     async fn new_order(
         &mut self,
@@ -59,92 +68,68 @@ impl<C: Connection> Terminal<C> {
     ) -> Result<[u32; 4], Stop> {
         let n = lines.len();
         let (home, w, d, cust) = (w, i64::from(w), i64::from(d), i64::from(cust));
-        let db = &mut self.db;
-        db.ex(S::Begin as usize, &[], c).await?;
-        db.ex(
-            S::NoCustomer as usize,
-            &[Param::Int(w), Param::Int(d), Param::Int(cust)],
-            c,
-        )
-        .await?;
-        let discount = db.rows.float(0, 0).ok_or_else(|| missing("the customer"))?;
-        let w_tax = db.rows.float(0, 3).unwrap_or(0.0);
-        db.ex(S::NoDistrict as usize, &[Param::Int(w), Param::Int(d)], c)
-            .await?;
-        let o_id = db.int(0, 0, "the district")?;
-        let d_tax = db.rows.float(0, 1).unwrap_or(0.0);
-        db.ex(
-            S::NoDistrictNext as usize,
-            &[Param::Int(o_id + 1), Param::Int(w), Param::Int(d)],
-            c,
-        )
-        .await?;
-        let all_local = i64::from(remote == 0);
-        db.ex(
-            S::NoOrder as usize,
-            &[
-                Param::Int(o_id),
-                Param::Int(d),
-                Param::Int(w),
-                Param::Int(cust),
-                Param::Int(n as i64),
-                Param::Int(all_local),
-            ],
-            c,
-        )
-        .await?;
-        db.ex(
-            S::NoNewOrder as usize,
-            &[Param::Int(o_id), Param::Int(d), Param::Int(w)],
-            c,
-        )
-        .await?;
-        // The items: an order of fewer than 15 lines repeats its last.
-        let mut p = [Param::Null; 1 + 2 * MAX_LINES];
-        for (k, slot) in p.iter_mut().take(MAX_LINES).enumerate() {
-            *slot = Param::Int(i64::from(lines[k.min(n - 1)].item));
+        let wdc = [Param::Int(w), Param::Int(d), Param::Int(cust)];
+        let wd = [Param::Int(w), Param::Int(d)];
+        // The items and stock rows: an order of fewer than 15 lines repeats its last.
+        let mut items = [Param::Null; MAX_LINES];
+        let mut stocks = [Param::Null; 1 + 2 * MAX_LINES];
+        stocks[0] = Param::Int(d);
+        for k in 0..MAX_LINES {
+            let line = lines[k.min(n - 1)];
+            items[k] = Param::Int(i64::from(line.item));
+            stocks[1 + 2 * k] = Param::Int(i64::from(line.supply_w));
+            stocks[2 + 2 * k] = Param::Int(i64::from(line.item));
         }
-        db.ex(S::NoItems as usize, &p[..MAX_LINES], c).await?;
+        let reads = [
+            BEGIN,
+            (S::NoCustomer as usize, &wdc[..]),
+            (S::NoDistrict as usize, &wd[..]),
+            (S::NoItems as usize, &items[..]),
+            (S::NoStocks as usize, &stocks[..]),
+        ];
+        self.db.many(&reads, c).await?;
+        let [_, customer, district, item_rows, stock_rows, ..] = &self.db.outs[..] else {
+            return Err(missing("a batch's rows"));
+        };
+        let discount = customer
+            .float(0, 0)
+            .ok_or_else(|| missing("the customer"))?;
+        let w_tax = customer.float(0, 3).unwrap_or(0.0);
+        let o_id = district.int(0, 0).ok_or_else(|| missing("the district"))?;
+        let d_tax = district.float(0, 1).unwrap_or(0.0);
         let mut price = [0i64; MAX_LINES];
         for (k, line) in lines.iter().enumerate() {
             let row =
-                (0..db.rows.rows()).find(|r| db.rows.int(*r, 0) == Some(i64::from(line.item)));
-            match row {
-                Some(r) => price[k] = db.cents(r, 1, "an item's price")?,
+                (0..item_rows.rows()).find(|r| item_rows.int(*r, 0) == Some(i64::from(line.item)));
+            match row.and_then(|r| item_rows.float(r, 1)) {
+                Some(v) => price[k] = (v * 100.0).round() as i64,
                 // The unused item of 2.4.1.4: the order is rolled back, as the specification
                 // wants, after going to the database. Not an error.
-                None if rollback => {
-                    db.ex(S::Rollback as usize, &[], c).await?;
+                None if rollback && row.is_none() => {
+                    self.db.ex(S::Rollback as usize, &[], c).await?;
                     return Ok([1, n as u32, remote, 0]);
                 }
                 None => return Err(missing("an item")),
             }
         }
-        p[0] = Param::Int(d);
-        for k in 0..MAX_LINES {
-            let line = lines[k.min(n - 1)];
-            p[1 + 2 * k] = Param::Int(i64::from(line.supply_w));
-            p[2 + 2 * k] = Param::Int(i64::from(line.item));
-        }
-        db.ex(S::NoStocks as usize, &p, c).await?;
         // Each stock row: (supply warehouse, item, quantity now) and its S_DIST_xx, copied
-        // now (the first update's answer replaces these rows); an item ordered twice takes
-        // from the quantity its first line left.
+        // (the next batch's answers replace these rows); an item ordered twice takes from
+        // the quantity its first line left.
         let mut stock = [(0i64, 0i64, 0i64); MAX_LINES];
         let mut stock_dist = [([0u8; 24], 0usize); MAX_LINES];
-        let found = db.rows.rows().min(MAX_LINES);
+        let found = stock_rows.rows().min(MAX_LINES);
         for (r, s) in stock.iter_mut().enumerate().take(found) {
-            *s = (
-                db.int(r, 1, "a stock row")?,
-                db.int(r, 0, "a stock row")?,
-                db.int(r, 2, "a stock row")?,
-            );
-            let text = db.rows.bytes(r, 4).unwrap_or(b"");
+            let int = |col| stock_rows.int(r, col).ok_or_else(|| missing("a stock row"));
+            *s = (int(1)?, int(0)?, int(2)?);
+            let text = stock_rows.bytes(r, 4).unwrap_or(b"");
             let len = text.len().min(24);
             stock_dist[r].0[..len].copy_from_slice(&text[..len]);
             stock_dist[r].1 = len;
         }
+        // Each line's S_DIST_xx; each stock row's new quantity, its year-to-date, order and
+        // remote counts added (an item on two lines: both lines' quantities, counted twice).
         let mut dist = [([0u8; 24], 0usize); MAX_LINES];
+        let mut adds = [(0i64, 0i64, 0i64); MAX_LINES];
         let mut total = 0i64;
         for (k, line) in lines.iter().enumerate() {
             let (supply, item, qty) = (
@@ -164,25 +149,14 @@ impl<C: Connection> Terminal<C> {
             } else {
                 s.2 - qty + 91
             };
-            let is_remote = i64::from(line.supply_w != home);
-            db.ex(
-                S::NoStockUpdate as usize,
-                &[
-                    Param::Int(s.2),
-                    Param::Int(qty),
-                    Param::Int(is_remote),
-                    Param::Int(item),
-                    Param::Int(supply),
-                ],
-                c,
-            )
-            .await?;
+            let a = &mut adds[at];
+            *a = (a.0 + qty, a.1 + 1, a.2 + i64::from(line.supply_w != home));
             total = total.saturating_add(qty.saturating_mul(price[k]));
         }
+        let updates = stock_update(&stock[..found], &adds[..found]);
         let mut lp = [Param::Null; 9 * MAX_LINES];
         for (k, line) in lines.iter().enumerate() {
-            let row = &mut lp[9 * k..9 * k + 9];
-            row.copy_from_slice(&[
+            lp[9 * k..9 * k + 9].copy_from_slice(&[
                 Param::Int(o_id),
                 Param::Int(d),
                 Param::Int(w),
@@ -194,42 +168,31 @@ impl<C: Connection> Terminal<C> {
                 Param::Str(&dist[k].0[..dist[k].1]),
             ]);
         }
-        db.ex(sql::lines(n), &lp[..9 * n], c).await?;
-        db.ex(S::Commit as usize, &[], c).await?;
+        let next = [Param::Int(o_id + 1), Param::Int(w), Param::Int(d)];
+        let order = [
+            Param::Int(o_id),
+            Param::Int(d),
+            Param::Int(w),
+            Param::Int(cust),
+            Param::Int(n as i64),
+            Param::Int(i64::from(remote == 0)),
+        ];
+        let new_order = [Param::Int(o_id), Param::Int(d), Param::Int(w)];
+        let mut writes: Vec<Step> = Vec::with_capacity(6);
+        writes.push((S::NoDistrictNext as usize, &next));
+        writes.push((S::NoOrder as usize, &order));
+        writes.push((S::NoNewOrder as usize, &new_order));
+        writes.push((S::NoStockUpdate as usize, &updates));
+        writes.push((sql::lines(n), &lp[..9 * n]));
+        self.db.commit_after(writes, c).await?;
         // The order's total, as the terminal would show it (2.4.3.3).
         std::hint::black_box(total as f64 * (1.0 - discount) * (1.0 + w_tax + d_tax));
         Ok([0, n as u32, remote, 0])
     }
 
-    /// The customer `who` names in district (w, d): by number, or the middle one (ceil(n/2))
-    /// of those with that last name ordered by first name.
-    async fn customer(
-        &mut self,
-        w: i64,
-        d: i64,
-        who: Who,
-        c: &mut StmtCounts,
-    ) -> Result<i64, Stop> {
-        match who {
-            Who::Id(id) => Ok(i64::from(id)),
-            Who::Last(n) => {
-                last_name(n, &mut self.name);
-                self.db
-                    .ex(
-                        S::ByName as usize,
-                        &[Param::Int(w), Param::Int(d), Param::Str(&self.name)],
-                        c,
-                    )
-                    .await?;
-                let count = self.db.rows.rows();
-                if count == 0 {
-                    return Err(missing("a customer by last name"));
-                }
-                self.db.int(count.div_ceil(2) - 1, 0, "a customer's number")
-            }
-        }
-    }
-
+    /// 2.5.2: the warehouse's and district's year-to-date and addresses, the customer (by
+    /// number in the same round trip; by last name in the next, after the names), its
+    /// balance and, on bad credit, C_DATA, and the history row.
     #[allow(clippy::too_many_arguments)]
     async fn payment(
         &mut self,
@@ -242,91 +205,72 @@ impl<C: Connection> Terminal<C> {
         c: &mut StmtCounts,
     ) -> Result<[u32; 4], Stop> {
         let (w, d, c_w, c_d) = (i64::from(w), i64::from(d), i64::from(c_w), i64::from(c_d));
-        let amount = f64::from(cents) / 100.0;
-        self.db.ex(S::Begin as usize, &[], c).await?;
-        self.db
-            .ex(
-                S::PayWarehouseYtd as usize,
-                &[Param::Double(amount), Param::Int(w)],
-                c,
-            )
-            .await?;
-        self.db
-            .ex(S::PayWarehouse as usize, &[Param::Int(w)], c)
-            .await?;
-        self.text.clear();
-        self.text.extend_from_slice(
-            self.db
-                .rows
-                .bytes(0, 0)
-                .ok_or_else(|| missing("the warehouse"))?,
+        let amount = Param::Double(f64::from(cents) / 100.0);
+        let (wa, w1, da, wd) = (
+            [amount, Param::Int(w)],
+            [Param::Int(w)],
+            [amount, Param::Int(w), Param::Int(d)],
+            [Param::Int(w), Param::Int(d)],
         );
-        self.text.extend_from_slice(b"    ");
-        self.db
-            .ex(
-                S::PayDistrictYtd as usize,
-                &[Param::Double(amount), Param::Int(w), Param::Int(d)],
-                c,
-            )
-            .await?;
-        self.db
-            .ex(S::PayDistrict as usize, &[Param::Int(w), Param::Int(d)], c)
-            .await?;
-        self.text.extend_from_slice(
-            self.db
-                .rows
-                .bytes(0, 0)
-                .ok_or_else(|| missing("the district"))?,
-        );
-        let id = self.customer(c_w, c_d, who, c).await?;
-        self.db
-            .ex(
-                S::PayCustomer as usize,
-                &[Param::Int(c_w), Param::Int(c_d), Param::Int(id)],
-                c,
-            )
-            .await?;
-        let bad = self
-            .db
-            .rows
-            .bytes(0, 10)
-            .ok_or_else(|| missing("the customer"))?
-            == b"BC";
-        let keys = [Param::Int(c_w), Param::Int(c_d), Param::Int(id)];
-        if bad {
-            use std::io::Write;
-            let mut facts = Vec::with_capacity(64);
-            let _ = write!(facts, "{id} {c_d} {c_w} {d} {w} {amount:.2} | ");
-            let p = [
-                Param::Double(amount),
-                Param::Double(amount),
-                Param::Str(&facts),
-                keys[0],
-                keys[1],
-                keys[2],
-            ];
-            self.db.ex(S::PayCustomerBad as usize, &p, c).await?;
-        } else {
-            let p = [
-                Param::Double(amount),
-                Param::Double(amount),
-                keys[0],
-                keys[1],
-                keys[2],
-            ];
-            self.db.ex(S::PayCustomerGood as usize, &p, c).await?;
+        let mut batch: Vec<Step> = vec![
+            BEGIN,
+            (S::PayWarehouseYtd as usize, &wa),
+            (S::PayWarehouse as usize, &w1),
+            (S::PayDistrictYtd as usize, &da),
+            (S::PayDistrict as usize, &wd),
+        ];
+        if let Who::Last(n) = who {
+            last_name(n, &mut self.name);
         }
-        let h = [
-            Param::Int(c_d),
-            Param::Int(c_w),
-            Param::Int(id),
+        let by_name = [Param::Int(c_w), Param::Int(c_d), Param::Str(&self.name)];
+        let id = match who {
+            Who::Id(id) => i64::from(id),
+            Who::Last(_) => {
+                batch.push((S::ByName as usize, &by_name));
+                self.db.many(&batch, c).await?;
+                batch.clear();
+                middle(&self.db.outs[5])?
+            }
+        };
+        use std::io::Write;
+        self.text.clear();
+        let _ = write!(
+            self.text,
+            "{id} {c_d} {c_w} {d} {w} {:.2} | ",
+            f64::from(cents) / 100.0
+        );
+        let key = [Param::Int(c_w), Param::Int(c_d), Param::Int(id)];
+        let update = [
+            amount,
+            amount,
+            Param::Str(&self.text),
+            key[0],
+            key[1],
+            key[2],
+        ];
+        let history = [
+            key[1],
+            key[0],
+            key[2],
             Param::Int(d),
             Param::Int(w),
-            Param::Double(amount),
-            Param::Str(&self.text),
+            amount,
+            Param::Int(w),
+            Param::Int(d),
         ];
-        self.db.ex(S::PayHistory as usize, &h, c).await?;
-        self.db.ex(S::Commit as usize, &[], c).await?;
+        let customer_at = batch.len();
+        batch.extend([
+            (S::PayCustomer as usize, &key[..]),
+            (S::PayCustomerUpdate as usize, &update[..]),
+            (S::PayHistory as usize, &history[..]),
+        ]);
+        self.db.commit_after(batch, c).await?;
+        if self.db.outs[customer_at].rows() == 0 {
+            return Err(missing("the customer"));
+        }
+        if self.db.changed(customer_at + 2) == 0 {
+            return Err(missing("the warehouse or the district"));
+        }
         Ok([
             u32::from(c_w != w),
             u32::from(matches!(who, Who::Last(_))),
@@ -335,6 +279,8 @@ impl<C: Connection> Terminal<C> {
         ])
     }
 
+    /// 2.6.2: the customer (by number, or by last name after a round trip for the names),
+    /// its latest order and that order's lines, read in one round trip.
     async fn order_status(
         &mut self,
         w: u32,
@@ -343,88 +289,123 @@ impl<C: Connection> Terminal<C> {
         c: &mut StmtCounts,
     ) -> Result<[u32; 4], Stop> {
         let (w, d) = (i64::from(w), i64::from(d));
-        self.db.ex(S::Begin as usize, &[], c).await?;
-        let id = self.customer(w, d, who, c).await?;
-        self.db
-            .ex(
-                S::OsCustomer as usize,
-                &[Param::Int(w), Param::Int(d), Param::Int(id)],
-                c,
-            )
-            .await?;
-        self.db
-            .ex(
-                S::OsOrder as usize,
-                &[Param::Int(w), Param::Int(d), Param::Int(id)],
-                c,
-            )
-            .await?;
-        // A customer may have no order yet (O_C_ID is a permutation, but of 3000 orders).
-        if self.db.rows.rows() > 0 {
-            let o_id = self.db.int(0, 0, "an order's number")?;
-            self.db
-                .ex(
-                    S::OsLines as usize,
-                    &[Param::Int(w), Param::Int(d), Param::Int(o_id)],
-                    c,
-                )
-                .await?;
+        if let Who::Last(n) = who {
+            last_name(n, &mut self.name);
         }
-        self.db.ex(S::Commit as usize, &[], c).await?;
+        let by_name = [Param::Int(w), Param::Int(d), Param::Str(&self.name)];
+        let mut batch: Vec<Step> = vec![BEGIN];
+        let id = match who {
+            Who::Id(id) => i64::from(id),
+            Who::Last(_) => {
+                batch.push((S::ByName as usize, &by_name));
+                self.db.many(&batch, c).await?;
+                batch.clear();
+                middle(&self.db.outs[1])?
+            }
+        };
+        let key = [Param::Int(w), Param::Int(d), Param::Int(id)];
+        let lines = [key[0], key[1], key[0], key[1], key[2]];
+        let customer_at = batch.len();
+        batch.extend([
+            (S::OsCustomer as usize, &key[..]),
+            // A customer may have no order yet (O_C_ID is a permutation, but of 3000 orders):
+            // then no order and no lines.
+            (S::OsOrder as usize, &key[..]),
+            (S::OsLines as usize, &lines[..]),
+            COMMIT,
+        ]);
+        self.db.many(&batch, c).await?;
+        if self.db.outs[customer_at].rows() == 0 {
+            return Err(missing("the customer"));
+        }
         Ok([u32::from(matches!(who, Who::Last(_))), 0, 0, 0])
     }
 
-    /// All ten districts in one transaction (2.7.4): each one's oldest undelivered order.
+    /// All ten districts in one transaction (2.7.4), three round trips for all of them: each
+    /// one's oldest undelivered order (locked); its deletion, customer, carrier, lines'
+    /// delivery date and their sum; each customer's balance.
     async fn delivery(
         &mut self,
         w: u32,
         carrier: u32,
         c: &mut StmtCounts,
     ) -> Result<[u32; 4], Stop> {
-        let w = i64::from(w);
-        let mut skipped = 0;
-        self.db.ex(S::Begin as usize, &[], c).await?;
-        for d in 1..=i64::from(DISTRICTS) {
-            self.db
-                .ex(S::DlNewOrder as usize, &[Param::Int(w), Param::Int(d)], c)
-                .await?;
-            if self.db.rows.rows() == 0 {
-                skipped += 1;
-                continue;
-            }
-            let o_id = self.db.int(0, 0, "a new order")?;
-            let keys = [Param::Int(w), Param::Int(d), Param::Int(o_id)];
-            if self.db.ex(S::DlNewOrderDelete as usize, &keys, c).await? == 0 {
-                // Another terminal delivered it first (PostgreSQL's READ COMMITTED).
-                skipped += 1;
-                continue;
-            }
-            self.db.ex(S::DlOrder as usize, &keys, c).await?;
-            let cust = self.db.int(0, 0, "an order")?;
-            self.db
-                .ex(
-                    S::DlOrderCarrier as usize,
-                    &[Param::Int(i64::from(carrier)), keys[0], keys[1], keys[2]],
-                    c,
-                )
-                .await?;
-            self.db.ex(S::DlLines as usize, &keys, c).await?;
-            self.db.ex(S::DlSum as usize, &keys, c).await?;
-            self.text.clear();
-            self.text
-                .extend_from_slice(self.db.rows.bytes(0, 0).unwrap_or(b"0"));
-            let p = [
-                Param::Str(&self.text),
-                Param::Int(w),
-                Param::Int(d),
-                Param::Int(cust),
-            ];
-            self.db.ex(S::DlCustomer as usize, &p, c).await?;
+        const PER_DISTRICT: usize = 5;
+        let (w, districts) = (i64::from(w), DISTRICTS as usize);
+        let wd: Vec<[Param; 2]> = (1..=districts as i64)
+            .map(|d| [Param::Int(w), Param::Int(d)])
+            .collect();
+        let mut batch: Vec<Step> = vec![BEGIN];
+        batch.extend(wd.iter().map(|p| (S::DlNewOrder as usize, &p[..])));
+        self.db.many(&batch, c).await?;
+        // The districts with an order to deliver, and its number.
+        let found: Vec<(i64, i64)> = (1..=districts)
+            .filter(|d| self.db.outs[*d].rows() > 0)
+            .map(|d| {
+                Ok((
+                    d as i64,
+                    self.db.outs[d]
+                        .int(0, 0)
+                        .ok_or_else(|| missing("a new order"))?,
+                ))
+            })
+            .collect::<Result<_, Stop>>()?;
+        let mut skipped = (districts - found.len()) as u32;
+        let keys: Vec<[Param; 3]> = found
+            .iter()
+            .map(|&(d, o)| [Param::Int(w), Param::Int(d), Param::Int(o)])
+            .collect();
+        let carriers: Vec<[Param; 4]> = keys
+            .iter()
+            .map(|k| [Param::Int(i64::from(carrier)), k[0], k[1], k[2]])
+            .collect();
+        let mut batch: Vec<Step> = Vec::with_capacity(PER_DISTRICT * found.len());
+        for (k, carried) in keys.iter().zip(&carriers) {
+            batch.extend([
+                (S::DlNewOrderDelete as usize, &k[..]),
+                (S::DlOrder as usize, &k[..]),
+                (S::DlOrderCarrier as usize, &carried[..]),
+                (S::DlLines as usize, &k[..]),
+                (S::DlSum as usize, &k[..]),
+            ]);
         }
-        self.db.ex(S::Commit as usize, &[], c).await?;
+        self.db.many(&batch, c).await?;
+        // Each delivered order's customer and amount: (district, customer, sum as text).
+        let mut credits: Vec<(i64, i64, Vec<u8>)> = Vec::with_capacity(found.len());
+        for (j, &(d, _)) in found.iter().enumerate() {
+            let at = PER_DISTRICT * j;
+            if self.db.changed(at) == 0 {
+                // Another terminal delivered it first.
+                skipped += 1;
+                continue;
+            }
+            let cust = self.db.outs[at + 1]
+                .int(0, 0)
+                .ok_or_else(|| missing("an order"))?;
+            let sum = self.db.outs[at + 4].bytes(0, 0).unwrap_or(b"0").to_vec();
+            credits.push((d, cust, sum));
+        }
+        let params: Vec<[Param; 4]> = credits
+            .iter()
+            .map(|(d, cust, sum)| {
+                [
+                    Param::Str(sum),
+                    Param::Int(w),
+                    Param::Int(*d),
+                    Param::Int(*cust),
+                ]
+            })
+            .collect();
+        let batch: Vec<Step> = params
+            .iter()
+            .map(|p| (S::DlCustomer as usize, &p[..]))
+            .collect();
+        self.db.commit_after(batch, c).await?;
         Ok([skipped, 0, 0, 0])
     }
 
+    /// 2.8.2: the stock rows below the threshold among the district's last 20 orders' items,
+    /// the district's next order number read in the same statement: one round trip.
     async fn stock_level(
         &mut self,
         w: u32,
@@ -432,21 +413,52 @@ impl<C: Connection> Terminal<C> {
         threshold: u32,
         c: &mut StmtCounts,
     ) -> Result<[u32; 4], Stop> {
-        let (w, d) = (i64::from(w), i64::from(d));
-        self.db
-            .ex(S::SlDistrict as usize, &[Param::Int(w), Param::Int(d)], c)
-            .await?;
-        let next = self.db.int(0, 0, "the district")?;
         let p = [
-            Param::Int(w),
-            Param::Int(d),
-            Param::Int(next),
-            Param::Int(next - 20),
-            Param::Int(w),
+            Param::Int(i64::from(w)),
+            Param::Int(i64::from(d)),
             Param::Int(i64::from(threshold)),
         ];
-        self.db.ex(S::SlCount as usize, &p, c).await?;
-        std::hint::black_box(self.db.rows.int(0, 0));
+        self.db
+            .many(&[BEGIN, (S::SlCount as usize, &p), COMMIT], c)
+            .await?;
+        std::hint::black_box(self.db.outs[1].int(0, 0));
         Ok([0; 4])
+    }
+}
+
+/// The stock update's values (`sql::STOCK_UPDATE_PARAMS`): for each column, each row's
+/// (warehouse, item, value), then each row's key; fewer than 15 rows repeat the last.
+/// `stock`: (warehouse, item, new quantity); `adds`: (year-to-date, orders, remote orders).
+fn stock_update(
+    stock: &[(i64, i64, i64)],
+    adds: &[(i64, i64, i64)],
+) -> [Param<'static>; sql::STOCK_UPDATE_PARAMS] {
+    let mut p = [Param::Null; sql::STOCK_UPDATE_PARAMS];
+    let row = |k: usize| k.min(stock.len().saturating_sub(1));
+    let mut at = 0;
+    for column in 0..4 {
+        for k in 0..MAX_LINES {
+            let (w, i, q) = stock[row(k)];
+            let (ytd, orders, remote) = adds[row(k)];
+            let value = [q, ytd, orders, remote][column];
+            p[at..at + 3].copy_from_slice(&[Param::Int(w), Param::Int(i), Param::Int(value)]);
+            at += 3;
+        }
+    }
+    for k in 0..MAX_LINES {
+        let (w, i, _) = stock[row(k)];
+        p[at..at + 2].copy_from_slice(&[Param::Int(w), Param::Int(i)]);
+        at += 2;
+    }
+    p
+}
+
+/// The middle one (ceil(n/2)) of the customers a last name found, ordered by first name.
+fn middle(rows: &bakeoff_driver::RowBuf) -> Result<i64, Stop> {
+    match rows.rows() {
+        0 => Err(missing("a customer by last name")),
+        count => rows
+            .int(count.div_ceil(2) - 1, 0)
+            .ok_or_else(|| missing("a customer's number")),
     }
 }

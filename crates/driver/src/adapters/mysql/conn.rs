@@ -276,9 +276,15 @@ impl Conn {
     /// holds them for the statement: (the types, whether held).
     #[inline]
     pub(super) fn queue_execute(&mut self, id: u32, params: &[Param<'_>]) -> (u64, bool) {
+        self.wbuf.clear();
+        self.append_execute(id, params)
+    }
+
+    /// The same, after what the write buffer holds (a batch: `execute_many`).
+    #[inline]
+    pub(super) fn append_execute(&mut self, id: u32, params: &[Param<'_>]) -> (u64, bool) {
         let types = command::param_types(params);
         let held = types != 0 && self.types_held.get(id as usize) == Some(&types);
-        self.wbuf.clear();
         command::execute(&mut self.wbuf, id, params, !held);
         (types, held)
     }

@@ -48,6 +48,15 @@ impl Connection for Conn {
         Conn::execute_into(self, stmt, params, out).await
     }
 
+    async fn execute_many(
+        &mut self,
+        batch: &[(&Stmt, &[Param<'_>])],
+        outs: &mut [RowBuf],
+        outcomes: &mut Vec<Outcome>,
+    ) -> Result<(), DriverError> {
+        Conn::execute_many(self, batch, outs, outcomes).await
+    }
+
     async fn query(&mut self, sql: &str) -> Result<Outcome, DriverError> {
         Conn::query(self, sql).await
     }

@@ -29,23 +29,64 @@ impl Conn {
         params: &[Param<'_>],
         out: &mut RowBuf,
     ) -> Result<Outcome, DriverError> {
-        out.clear();
         let (types, held) = self.queue_execute(stmt.id, params);
         self.send().await?;
+        self.read_kept(stmt.id, (types, held), out).await
+    }
+
+    /// Statement `id`'s response into `out` (cleared first), with the column types it
+    /// decodes by; the parameter types it was sent with (`queue_execute`'s) settled.
+    async fn read_kept(
+        &mut self,
+        id: u32,
+        (types, held): (u64, bool),
+        out: &mut RowBuf,
+    ) -> Result<Outcome, DriverError> {
+        out.clear();
         let mut columns = match self.cache_metadata {
-            true => self.stmt_columns.remove(&stmt.id).unwrap_or_default(),
+            true => self.stmt_columns.remove(&id).unwrap_or_default(),
             false => std::mem::take(&mut self.result_columns),
         };
         let outcome = self.read_values(&mut columns, out).await;
         match self.cache_metadata {
-            true => drop(self.stmt_columns.insert(stmt.id, columns)),
+            true => drop(self.stmt_columns.insert(id, columns)),
             false => self.result_columns = columns,
         }
-        self.settle_types(stmt.id, types, held, &outcome);
+        self.settle_types(id, types, held, &outcome);
         if !matches!(outcome, Ok(Outcome::Rows(_))) {
             out.clear();
         }
         outcome
+    }
+
+    /// Execute a batch in one round trip (see `Connection::execute_many`): every
+    /// COM_STMT_EXECUTE in one write, then each response in order, as `execute_into` reads
+    /// one. The server runs each command as it comes, whatever the one before it answered.
+    /// Over the compressed protocol, whose frames number the commands, one at a time.
+    pub async fn execute_many(
+        &mut self,
+        batch: &[(&Stmt, &[Param<'_>])],
+        outs: &mut [RowBuf],
+        outcomes: &mut Vec<Outcome>,
+    ) -> Result<(), DriverError> {
+        outcomes.clear();
+        crate::batch_fits(batch.len(), outs.len())?;
+        if self.zip.is_some() {
+            for ((stmt, params), out) in batch.iter().zip(outs.iter_mut()) {
+                outcomes.push(self.execute_into(stmt, params, out).await?);
+            }
+            return Ok(());
+        }
+        let mut sent = [(0u64, false); crate::MAX_BATCH];
+        self.wbuf.clear();
+        for ((stmt, params), types) in batch.iter().zip(sent.iter_mut()) {
+            *types = self.append_execute(stmt.id, params);
+        }
+        self.send().await?;
+        for (((stmt, _), out), types) in batch.iter().zip(outs.iter_mut()).zip(sent) {
+            outcomes.push(self.read_kept(stmt.id, types, out).await?);
+        }
+        Ok(())
     }
 
     /// The response, each row decoded into `out` with `columns`' types (replaced by the

@@ -273,6 +273,18 @@ impl PgConn {
         params: &[Param<'_>],
         keep: bool,
     ) -> Result<bool, DriverError> {
+        self.wbuf.clear();
+        self.append_execute(stmt, params, keep)
+    }
+
+    /// The same, after what the write buffer holds (a batch: `execute_many`).
+    #[inline]
+    pub(super) fn append_execute(
+        &mut self,
+        stmt: &PgStmt,
+        params: &[Param<'_>],
+        keep: bool,
+    ) -> Result<bool, DriverError> {
         let (name, len) = stmt_name(stmt.id);
         let name = &name[..len];
         let Some(slot) = self.stmts.get(stmt.id as usize) else {
@@ -282,7 +294,6 @@ impl PgConn {
             ));
         };
         let first = !slot.parsed;
-        self.wbuf.clear();
         if first {
             let types: Vec<u32> = params.iter().map(sysbench_type).collect();
             m::parse(&mut self.wbuf, name, slot.sql.as_bytes(), &types);

@@ -91,6 +91,19 @@ impl Connection for PgConn {
         PgConn::execute_into(self, stmt, params, out).await
     }
 
+    async fn execute_many(
+        &mut self,
+        batch: &[(&PgStmt, &[Param<'_>])],
+        outs: &mut [RowBuf],
+        outcomes: &mut Vec<Outcome>,
+    ) -> Result<(), DriverError> {
+        PgConn::execute_many(self, batch, outs, outcomes).await
+    }
+
+    fn error_aborts_transaction(&self) -> bool {
+        true
+    }
+
     async fn query(&mut self, sql: &str) -> Result<Outcome, DriverError> {
         PgConn::query(self, sql).await
     }

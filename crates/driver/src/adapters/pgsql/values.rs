@@ -22,9 +22,46 @@ impl PgConn {
         params: &[Param<'_>],
         out: &mut RowBuf,
     ) -> Result<Outcome, DriverError> {
-        out.clear();
         let first = self.queue_execute(stmt, params, true)?;
         self.send("execute").await?;
+        self.read_kept(stmt, first, out).await
+    }
+
+    /// Execute a batch in one round trip (see `Connection::execute_many`): each execution's
+    /// messages and its own Sync, all in one write, then each reply up to its
+    /// ReadyForQuery. Inside a transaction a refused statement fails it: every later one is
+    /// refused (25P02) and a COMMIT among them rolls back.
+    pub async fn execute_many(
+        &mut self,
+        batch: &[(&PgStmt, &[Param<'_>])],
+        outs: &mut [RowBuf],
+        outcomes: &mut Vec<Outcome>,
+    ) -> Result<(), DriverError> {
+        outcomes.clear();
+        crate::batch_fits(batch.len(), outs.len())?;
+        let mut first = [false; crate::MAX_BATCH];
+        self.wbuf.clear();
+        for ((stmt, params), first) in batch.iter().zip(first.iter_mut()) {
+            *first = self.append_execute(stmt, params, true)?;
+            // A statement twice in one batch is parsed once; a refused parse is settled
+            // when its reply is read.
+            self.stmts[stmt.id as usize].parsed = true;
+        }
+        self.send("execute").await?;
+        for (((stmt, _), out), first) in batch.iter().zip(outs.iter_mut()).zip(first) {
+            outcomes.push(self.read_kept(stmt, first, out).await?);
+        }
+        Ok(())
+    }
+
+    /// One execution's reply, its rows into `out` (cleared first; empty unless rows came).
+    async fn read_kept(
+        &mut self,
+        stmt: &PgStmt,
+        first: bool,
+        out: &mut RowBuf,
+    ) -> Result<Outcome, DriverError> {
+        out.clear();
         let outcome = self.read_outcome("statement", out).await;
         if !matches!(outcome, Ok(Outcome::Rows(_))) {
             out.clear();
