@@ -61,6 +61,18 @@ fn list(n: usize, one: &str, sep: &str) -> String {
     vec![one; n].join(sep)
 }
 
+/// Delivery's keys within a warehouse: ten (district, number) pairs.
+fn pairs(district: &str, number: &str) -> String {
+    list(
+        DISTRICTS,
+        &format!("({district} = ? AND {number} = ?)"),
+        " OR ",
+    )
+}
+
+/// Districts of a warehouse: the pairs Delivery's statements take.
+const DISTRICTS: usize = super::population::DISTRICTS as usize;
+
 /// The text of statement `i` (0..COUNT), its tables named after `place` (the prefix that
 /// qualifies them: `"schema".` on PostgreSQL, whose terminals resolve nothing through a
 /// search path; nothing on MySQL).
@@ -129,14 +141,21 @@ fn template(i: usize) -> String {
         // The lines of the customer's latest order, found by the server in the same batch.
         x if x == S::OsLines as usize => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM @order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = (SELECT MAX(o_id) FROM @orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ?)".into(),
         x if x == S::DlNewOrder as usize => "SELECT no_o_id FROM @new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1 FOR UPDATE".into(),
-        x if x == S::DlNewOrderDelete as usize => "DELETE FROM @new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?".into(),
-        x if x == S::DlOrder as usize => // A locking read: MySQL's plain one reads the transaction's snapshot, which an order
+        // The districts' orders, all in one statement each: (district, order) pairs, the
+        // last repeated up to ten.
+        x if x == S::DlNewOrderDelete as usize => format!("DELETE FROM @new_order WHERE no_w_id = ? AND ({})", pairs("no_d_id", "no_o_id")),
+        // A locking read: MySQL's plain one reads the transaction's snapshot, which an order
         // committed after it (and then found by the locking read of NEW-ORDER) is not in.
-        "SELECT o_c_id FROM @orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ? FOR UPDATE".into(),
-        x if x == S::DlOrderCarrier as usize => "UPDATE @orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?".into(),
-        x if x == S::DlLines as usize => "UPDATE @order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
-        x if x == S::DlSum as usize => "SELECT SUM(ol_amount) FROM @order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
-        x if x == S::DlCustomer as usize => format!("UPDATE @customer SET c_balance = c_balance + {money}, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
+        x if x == S::DlOrder as usize => format!("SELECT o_d_id, o_c_id FROM @orders WHERE o_w_id = ? AND ({}) FOR UPDATE", pairs("o_d_id", "o_id")),
+        x if x == S::DlOrderCarrier as usize => format!("UPDATE @orders SET o_carrier_id = ? WHERE o_w_id = ? AND ({})", pairs("o_d_id", "o_id")),
+        x if x == S::DlLines as usize => format!("UPDATE @order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ({})", pairs("ol_d_id", "ol_o_id")),
+        x if x == S::DlSum as usize => format!("SELECT ol_d_id, SUM(ol_amount) FROM @order_line WHERE ol_w_id = ? AND ({}) GROUP BY ol_d_id", pairs("ol_d_id", "ol_o_id")),
+        // Each customer's amount by a CASE over (district, customer, amount), then the keys.
+        x if x == S::DlCustomer as usize => format!(
+            "UPDATE @customer SET c_balance = c_balance + CASE {} END, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND ({})",
+            list(DISTRICTS, &format!("WHEN c_d_id = ? AND c_id = ? THEN {money}"), " "),
+            pairs("c_d_id", "c_id")
+        ),
         // The district's next order number read in the same statement (2.8.2.2).
         x if x == S::SlCount as usize => "SELECT COUNT(DISTINCT s_i_id) FROM @district, @order_line, @stock WHERE d_w_id = ? AND d_id = ? AND ol_w_id = d_w_id AND ol_d_id = d_id AND ol_o_id < d_next_o_id AND ol_o_id >= d_next_o_id - 20 AND s_w_id = d_w_id AND s_i_id = ol_i_id AND s_quantity < ?".into(),
         _ => String::new(),
@@ -155,6 +174,20 @@ pub fn param_kinds(i: usize) -> String {
     if i == S::NoStocks as usize {
         return "i".repeat(1 + 2 * MAX_LINES);
     }
+    let pairs = "ii".repeat(DISTRICTS);
+    match i {
+        x if x == S::DlNewOrderDelete as usize
+            || x == S::DlOrder as usize
+            || x == S::DlLines as usize
+            || x == S::DlSum as usize =>
+        {
+            return format!("i{pairs}")
+        }
+        x if x == S::DlOrderCarrier as usize => return format!("ii{pairs}"),
+        // The amounts pass as text: the sums read back.
+        x if x == S::DlCustomer as usize => return format!("{}i{pairs}", "iit".repeat(DISTRICTS)),
+        _ => {}
+    }
     if i == S::NoStockUpdate as usize {
         return "i".repeat(STOCK_UPDATE_PARAMS);
     }
@@ -164,8 +197,8 @@ pub fn param_kinds(i: usize) -> String {
         "", // new-order (items, stocks and their update above)
         "mi", "i", "mii", "ii", "iit", "iii", "mmtiii", "iiiiimii", // payment
         "iii", "iii", "iiiii", // order-status
-        "ii", "iii", "iii", "iiii", "iii", "iii", "tiii", // delivery (its sum passes as text)
-        "iii",  // stock-level
+        "ii", "", "", "", "", "", "",    // delivery (above)
+        "iii", // stock-level
     ];
     KINDS[i].to_string()
 }

@@ -322,15 +322,15 @@ impl<C: Connection> Terminal<C> {
     }
 
     /// All ten districts in one transaction (2.7.4), three round trips for all of them: each
-    /// one's oldest undelivered order (locked); its deletion, customer, carrier, lines'
-    /// delivery date and their sum; each customer's balance.
+    /// one's oldest undelivered order (locked); their deletion, customers (locked), carriers,
+    /// lines' delivery date and sums, one statement each for all districts; the customers'
+    /// balances in one more.
     async fn delivery(
         &mut self,
         w: u32,
         carrier: u32,
         c: &mut StmtCounts,
     ) -> Result<[u32; 4], Stop> {
-        const PER_DISTRICT: usize = 5;
         let (w, districts) = (i64::from(w), DISTRICTS as usize);
         let wd: Vec<[Param; 2]> = (1..=districts as i64)
             .map(|d| [Param::Int(w), Param::Int(d)])
@@ -339,68 +339,70 @@ impl<C: Connection> Terminal<C> {
         batch.extend(wd.iter().map(|p| (S::DlNewOrder as usize, &p[..])));
         self.db.many(&batch, c).await?;
         // The districts with an order to deliver, and its number.
-        let found: Vec<(i64, i64)> = (1..=districts)
-            .filter(|d| self.db.outs[*d].rows() > 0)
-            .map(|d| {
-                Ok((
-                    d as i64,
-                    self.db.outs[d]
-                        .int(0, 0)
-                        .ok_or_else(|| missing("a new order"))?,
-                ))
-            })
-            .collect::<Result<_, Stop>>()?;
-        let mut skipped = (districts - found.len()) as u32;
-        let keys: Vec<[Param; 3]> = found
-            .iter()
-            .map(|&(d, o)| [Param::Int(w), Param::Int(d), Param::Int(o)])
-            .collect();
-        let carriers: Vec<[Param; 4]> = keys
-            .iter()
-            .map(|k| [Param::Int(i64::from(carrier)), k[0], k[1], k[2]])
-            .collect();
-        let mut batch: Vec<Step> = Vec::with_capacity(PER_DISTRICT * found.len());
-        for (k, carried) in keys.iter().zip(&carriers) {
-            batch.extend([
-                (S::DlNewOrderDelete as usize, &k[..]),
-                (S::DlOrder as usize, &k[..]),
-                (S::DlOrderCarrier as usize, &carried[..]),
-                (S::DlLines as usize, &k[..]),
-                (S::DlSum as usize, &k[..]),
-            ]);
-        }
-        self.db.many(&batch, c).await?;
-        // Each delivered order's customer and amount: (district, customer, sum as text).
-        let mut credits: Vec<(i64, i64, Vec<u8>)> = Vec::with_capacity(found.len());
-        for (j, &(d, _)) in found.iter().enumerate() {
-            let at = PER_DISTRICT * j;
-            if self.db.changed(at) == 0 {
-                // Another terminal delivered it first.
-                skipped += 1;
-                continue;
+        let mut found: Vec<(i64, i64)> = Vec::with_capacity(districts);
+        for d in 1..=districts {
+            let rows = &self.db.outs[d];
+            if rows.rows() > 0 {
+                let o = rows.int(0, 0).ok_or_else(|| missing("a new order"))?;
+                found.push((d as i64, o));
             }
-            let cust = self.db.outs[at + 1]
-                .int(0, 0)
-                .ok_or_else(|| missing("an order"))?;
-            let sum = self.db.outs[at + 4].bytes(0, 0).unwrap_or(b"0").to_vec();
-            credits.push((d, cust, sum));
         }
-        let params: Vec<[Param; 4]> = credits
-            .iter()
-            .map(|(d, cust, sum)| {
-                [
-                    Param::Str(sum),
-                    Param::Int(w),
-                    Param::Int(*d),
-                    Param::Int(*cust),
-                ]
-            })
-            .collect();
-        let batch: Vec<Step> = params
-            .iter()
-            .map(|p| (S::DlCustomer as usize, &p[..]))
-            .collect();
-        self.db.commit_after(batch, c).await?;
+        let skipped = (districts - found.len()) as u32;
+        if found.is_empty() {
+            self.db.ex(S::Commit as usize, &[], c).await?;
+            return Ok([skipped, 0, 0, 0]);
+        }
+        // (warehouse, then each district's (district, order), the last repeated).
+        let mut keys = [Param::Int(w); 1 + 2 * DISTRICTS as usize];
+        for k in 0..districts {
+            let (d, o) = found[k.min(found.len() - 1)];
+            keys[1 + 2 * k] = Param::Int(d);
+            keys[2 + 2 * k] = Param::Int(o);
+        }
+        let mut carried = [Param::Int(i64::from(carrier)); 2 + 2 * DISTRICTS as usize];
+        carried[1..].copy_from_slice(&keys);
+        let writes = [
+            (S::DlNewOrderDelete as usize, &keys[..]),
+            (S::DlOrder as usize, &keys[..]),
+            (S::DlOrderCarrier as usize, &carried[..]),
+            (S::DlLines as usize, &keys[..]),
+            (S::DlSum as usize, &keys[..]),
+        ];
+        self.db.many(&writes, c).await?;
+        // The new orders were locked by this transaction: all of them are there to delete.
+        if self.db.changed(0) != found.len() as u64 {
+            return Err(missing("a new order this Delivery had locked"));
+        }
+        // Each delivered order's (district, customer, amount as text).
+        let (orders, sums) = (&self.db.outs[1], &self.db.outs[4]);
+        let mut credits: Vec<(i64, i64, Vec<u8>)> = Vec::with_capacity(found.len());
+        for &(d, _) in &found {
+            let cust = (0..orders.rows())
+                .find(|r| orders.int(*r, 0) == Some(d))
+                .and_then(|r| orders.int(r, 1))
+                .ok_or_else(|| missing("an order"))?;
+            let sum = (0..sums.rows())
+                .find(|r| sums.int(*r, 0) == Some(d))
+                .and_then(|r| sums.bytes(r, 1))
+                .unwrap_or(b"0");
+            credits.push((d, cust, sum.to_vec()));
+        }
+        let mut p = [Param::Null; 3 * DISTRICTS as usize + 1 + 2 * DISTRICTS as usize];
+        let keys_at = 3 * districts;
+        p[keys_at] = Param::Int(w);
+        for k in 0..districts {
+            let (d, cust, sum) = &credits[k.min(credits.len() - 1)];
+            p[3 * k..3 * k + 3].copy_from_slice(&[
+                Param::Int(*d),
+                Param::Int(*cust),
+                Param::Str(sum),
+            ]);
+            p[keys_at + 1 + 2 * k] = Param::Int(*d);
+            p[keys_at + 2 + 2 * k] = Param::Int(*cust);
+        }
+        self.db
+            .commit_after(vec![(S::DlCustomer as usize, &p[..])], c)
+            .await?;
         Ok([skipped, 0, 0, 0])
     }
 
