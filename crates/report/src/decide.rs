@@ -31,6 +31,13 @@ pub const ALPHA: f64 = 0.05;
 /// The power the smallest detectable difference is given at.
 pub const POWER: f64 = 0.80;
 
+/// An equivalence margin as the interval it is: symmetric on the log scale, so +-5% is
+/// 0.952x-1.050x ("0.952x-1.050x (+-5.0%)").
+pub fn margin_text(margin: f64) -> String {
+    let m = 1.0 + margin;
+    format!("{:.3}x-{:.3}x (+-{:.1}%)", 1.0 / m, m, margin * 100.0)
+}
+
 /// What a comparison's evidence decides in a family of `family` at equivalence margin
 /// `margin` (a fraction, symmetric on the log scale).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -174,13 +174,12 @@ pub fn compare_table(m: &Model) -> String {
                     c.margin * 100.0
                 )
             });
+            let margin = decide::margin_text(c.margin);
             let _ = writeln!(
                 s,
-                "  the study's {} comparisons share 5%: *: different (its {:.2}% interval excludes 1); none: undecided (the same interval); ~: different, but within +-{:.1}%, and =: equivalent within +-{:.1}% (each shown with the {:.2}% interval of its equivalence test){settled}",
+                "  the study's {} comparisons share 5%: *: different (its {:.2}% interval excludes 1); none: undecided (the same interval); ~: different, but within {margin}, and =: equivalent within {margin} (each shown with the {:.2}% interval of its equivalence test){settled}",
                 c.family,
                 100.0 - alpha,
-                c.margin * 100.0,
-                c.margin * 100.0,
                 100.0 - 2.0 * alpha
             );
             if let Some(k) = m.comparisons.iter().find_map(|c| c.cost.as_ref()) {
@@ -342,13 +341,16 @@ pub fn plan(
                 }),
                 ..e
             };
+            let settled = decide::settled_by_pilot(&sized, c.family as usize, c.margin);
             Some(Planned {
                 workload: c.workload.clone(),
                 variant: c.variant.clone(),
                 threads: c.threads,
                 family: c.family,
                 spread,
-                blocks: if decide::settled_by_pilot(&sized, c.family as usize, c.margin) {
+                estimate: e.estimate.exp(),
+                settled,
+                blocks: if settled {
                     study_pilot
                 } else {
                     decide::blocks_for(&sized, c.family as usize, precision)
@@ -381,6 +383,11 @@ pub struct Planned {
     pub family: u32,
     /// The spread of the pilot's block log ratios (a fraction).
     pub spread: f64,
+    /// The pilot's ratio (variant / baseline).
+    pub estimate: f64,
+    /// The pilot's blocks already decide it (far outside the margin): the study's own
+    /// pilot does, whatever its spread.
+    pub settled: bool,
     pub blocks: u32,
 }
 

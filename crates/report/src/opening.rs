@@ -58,6 +58,7 @@ pub(crate) fn opening(src: &Source, m: &Model) -> Opening {
             .workloads
             .iter()
             .map(|w| verdict_line(w, &m.comparisons, complete))
+            .map(|line| labelled(line, complete, m.suspects.iter().any(|s| s.excluded)))
             .collect(),
         disturbed: disturbance(m, with_figure, &others_by_run(src)),
     }
@@ -88,6 +89,24 @@ fn hosts(m: &Model) -> Vec<String> {
         }
     }
     out
+}
+
+/// A verdict line said for what it is: interim while the study is unfinished (the rest of its
+/// runs, or an auto study's next blocks, may change it), nominal where suspect runs were left
+/// out after the data were seen (the choice then depends on the data, so the family's level
+/// is no longer exact).
+fn labelled(line: String, complete: bool, excluded: bool) -> String {
+    if line.contains(": no verdict") || line.contains(": nothing to compare") {
+        return line;
+    }
+    let mut line = line;
+    if !complete {
+        line.push_str("; interim: the study is unfinished, and resuming it may change these");
+    }
+    if excluded {
+        line.push_str("; nominal: suspect runs were left out after the data were seen (--exclude-suspect), so the level is no longer exact");
+    }
+    line
 }
 
 /// A workload's verdicts in a line: how many comparisons differ, are equivalent or undecided
@@ -182,11 +201,11 @@ fn verdict_line(w: &WorkloadModel, all: &[Comparison], complete: bool) -> String
     line
 }
 
-/// "1 of 4 differ, 2 equivalent within +-5.0%, 1 undecided".
+/// "1 of 4 differ, 2 equivalent within 0.952x-1.050x (+-5.0%), 1 undecided".
 fn counts(verdicts: impl Iterator<Item = (Verdict, f64)>) -> String {
     let all: Vec<(Verdict, f64)> = verdicts.collect();
     let n = |v: &[Verdict]| all.iter().filter(|(x, _)| v.contains(x)).count();
-    let margin = all.first().map_or(0.05, |(_, m)| *m) * 100.0;
+    let margin = crate::decide::margin_text(all.first().map_or(0.05, |(_, m)| *m));
     let mut parts = vec![format!(
         "{} of {} differ",
         n(&[Verdict::Different, Verdict::DifferentWithin]),
@@ -194,7 +213,7 @@ fn counts(verdicts: impl Iterator<Item = (Verdict, f64)>) -> String {
     )];
     if n(&[Verdict::Equivalent]) > 0 {
         parts.push(format!(
-            "{} equivalent within +-{margin:.1}%",
+            "{} equivalent within {margin}",
             n(&[Verdict::Equivalent])
         ));
     }
@@ -434,5 +453,33 @@ mod tests {
         let spec = serde_json::json!({"variants": [1, 2], "workloads": [1], "threads": [1, 2, 4], "repetitions": 2, "noise_check": true});
         assert_eq!(planned_runs(&spec, 1), Some(18));
         assert_eq!(planned_runs(&spec, 2), None);
+    }
+
+    /// A verdict on an unfinished study is interim; one on a study whose suspect runs were
+    /// left out is nominal; a line with no verdict is left as it is.
+    #[test]
+    fn verdicts_say_interim_and_nominal() {
+        let line = "oltp_read_only: 1 of 2 differ".to_string();
+        assert_eq!(labelled(line.clone(), true, false), line);
+        let interim = labelled(line.clone(), false, false);
+        assert!(
+            interim
+                .ends_with("; interim: the study is unfinished, and resuming it may change these"),
+            "{interim}"
+        );
+        let both = labelled(line.clone(), false, true);
+        assert!(
+            both.contains("interim") && both.contains("; nominal: suspect runs were left out"),
+            "{both}"
+        );
+        let none = "oltp_read_only: no verdict: one repetition stored so far".to_string();
+        assert_eq!(labelled(none.clone(), false, true), none);
+    }
+
+    #[test]
+    fn a_margin_is_printed_as_the_interval_it_is() {
+        assert_eq!(crate::decide::margin_text(0.05), "0.952x-1.050x (+-5.0%)");
+        assert!(counts([(Verdict::Equivalent, 0.05)].into_iter())
+            .contains("1 equivalent within 0.952x-1.050x (+-5.0%)"));
     }
 }

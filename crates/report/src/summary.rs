@@ -104,7 +104,7 @@ fn differences(
     let m = judged.len();
     let count = |v: &[Verdict]| judged.iter().filter(|c| v.contains(&c.verdict)).count();
     let differ = count(&[Verdict::Different, Verdict::DifferentWithin]);
-    let margin = judged[0].margin * 100.0;
+    let margin = crate::decide::margin_text(judged[0].margin);
     let f = judged[0].family.max(1);
     let looks = match crate::decide::looks(judged[0]) {
         (_, None) => String::new(),
@@ -130,7 +130,7 @@ fn differences(
         let (subject, base, slice) = words(c, rule, axes, coords);
         let (lo, hi) = c.interval.unwrap_or((1.0, 1.0));
         let small = match c.verdict {
-            Verdict::DifferentWithin => format!(" A real difference, but within +-{margin:.1}%."),
+            Verdict::DifferentWithin => format!(" A real difference, but within {}.", margin),
             _ => String::new(),
         };
         out.push(format!(
@@ -146,7 +146,10 @@ fn differences(
     if differ < m {
         let mut rest = Vec::new();
         if equivalent > 0 {
-            rest.push(format!("{equivalent} equivalent within +-{margin:.1}%"));
+            rest.push(format!(
+                "{equivalent} equivalent within {}",
+                margin
+            ));
         }
         if undecided > 0 {
             rest.push(format!("{undecided} undecided"));

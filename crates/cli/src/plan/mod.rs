@@ -91,7 +91,12 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
     };
     print!("{}", steadiness(&steady));
     let turns = bakeoff_study::why_not_alternate(&spec).is_none();
-    let widest = planned.iter().max_by(|a, b| a.spread.total_cmp(&b.spread));
+    // A comparison the pilot already decides (far outside the margin) needs no more blocks,
+    // whatever its spread: the ways are sized by the widest of the others.
+    let widest = planned
+        .iter()
+        .filter(|p| !p.settled)
+        .max_by(|a, b| a.spread.total_cmp(&b.spread));
     let modes = widest.map(|w| {
         need::modes(
             &spec,
@@ -106,8 +111,12 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
         )
     });
     print!("{}", report(&planned, precision, pilot));
-    if let Some(modes) = modes {
-        print!("{}", ways(&modes, turns, most));
+    match modes {
+        Some(modes) => print!("{}", ways(&modes, turns, most)),
+        None if !planned.is_empty() => println!(
+            "every comparison is decided by the pilot's blocks: the study as written ({study_pilot} blocks) decides them"
+        ),
+        None => {}
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -127,15 +136,27 @@ fn report(planned: &[bakeoff_report::Planned], precision: f64, pilot: u32) -> St
     let mut workloads: Vec<&str> = planned.iter().map(|p| p.workload.as_str()).collect();
     workloads.dedup();
     for w in workloads {
-        if let Some(p) = planned
-            .iter()
-            .filter(|p| p.workload == w)
-            .max_by(|a, b| a.spread.total_cmp(&b.spread))
-        {
-            let _ = writeln!(
+        let of_w = || planned.iter().filter(|p| p.workload == w);
+        let decided: Vec<String> = of_w()
+            .filter(|p| p.settled)
+            .map(|p| format!("{} at {} threads {:.2}x", p.variant, p.threads, p.estimate))
+            .collect();
+        let widest = of_w()
+            .filter(|p| !p.settled)
+            .max_by(|a, b| a.spread.total_cmp(&b.spread));
+        let _ = match widest {
+            Some(p) => writeln!(
                 s,
                 "  {w}: {} blocks at the pilot's own spread (the widest: {} at {} threads, whose block ratios spread by {:.1}%)",
                 p.blocks, p.variant, p.threads, p.spread * 100.0
+            ),
+            None => writeln!(s, "  {w}: decided by the pilot alone"),
+        };
+        if !decided.is_empty() {
+            let _ = writeln!(
+                s,
+                "    decided by the pilot, far outside the margin (more blocks change nothing): {}",
+                decided.join(", ")
             );
         }
     }
@@ -146,13 +167,10 @@ fn report(planned: &[bakeoff_report::Planned], precision: f64, pilot: u32) -> St
 fn ways(modes: &[need::Mode], turns: bool, most: Option<u32>) -> String {
     use std::fmt::Write;
     let mut s = String::new();
+    // Rounded up to the minute, as the study's own estimate is (never "21h 60m").
     let time = |blocks: u32, per_block: f64| {
-        let secs = per_block * f64::from(blocks);
-        format!(
-            "{}h {:02}m",
-            (secs / 3600.0) as u64,
-            ((secs % 3600.0) / 60.0).round() as u64
-        )
+        let secs = (per_block * f64::from(blocks)).max(0.0);
+        crate::study::hours_minutes(std::time::Duration::from_secs_f64(secs))
     };
     for m in modes {
         let (lo, mid, hi) = m.blocks;
@@ -218,4 +236,61 @@ fn scratch_dir() -> Result<std::path::PathBuf> {
     ));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ways' times: 21 h 59.6 min is 22h 00m, not "21h 60m".
+    #[test]
+    fn times_are_hours_and_whole_minutes() {
+        let mode = need::Mode {
+            name: "taking turns",
+            measured: true,
+            spread: 0.03,
+            blocks: (10, 20, 30),
+            per_block: (21.0 * 3600.0 + 59.6 * 60.0) / 20.0,
+        };
+        let text = ways(&[mode], true, None);
+        assert!(text.contains("about 22h 00m ("), "{text}");
+        assert!(!text.contains("60m"), "{text}");
+    }
+
+    fn planned(variant: &str, spread: f64, settled: bool) -> bakeoff_report::Planned {
+        bakeoff_report::Planned {
+            workload: "oltp_read_only".into(),
+            variant: variant.into(),
+            threads: 4,
+            family: 2,
+            spread,
+            estimate: if settled { 5.0 } else { 1.01 },
+            settled,
+            blocks: if settled { 4 } else { 12 },
+        }
+    }
+
+    /// A decided 5x with a wide spread is said to be decided, and the blocks come from the
+    /// comparison that is not.
+    #[test]
+    fn a_comparison_the_pilot_decides_is_said_decided_not_sized() {
+        let text = report(
+            &[
+                planned("small_pool", 0.30, true),
+                planned("jemalloc", 0.03, false),
+            ],
+            0.025,
+            3,
+        );
+        assert!(
+            text.contains("12 blocks at the pilot's own spread (the widest: jemalloc"),
+            "{text}"
+        );
+        assert!(text.contains("decided by the pilot, far outside the margin (more blocks change nothing): small_pool at 4 threads 5.00x"), "{text}");
+        let alone = report(&[planned("small_pool", 0.30, true)], 0.025, 3);
+        assert!(
+            alone.contains("oltp_read_only: decided by the pilot alone"),
+            "{alone}"
+        );
+    }
 }

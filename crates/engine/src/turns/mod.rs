@@ -4,7 +4,8 @@
 //! two runs a few seconds apart differ by 15-40% and a ratio of such runs carries all of it.
 //! Here every server's connections are opened up front, and the load drives one server's set
 //! at a time in short slices (a few tenths of a second), the servers' order shuffled every
-//! round: each server sees the machine's slow and fast spells alike, and the ratio of two
+//! other round and reversed in the round after (each slice records its place and the server
+//! before it): each server sees the machine's slow and fast spells alike, and the ratio of two
 //! servers' throughput in one round carries only what changed within a slice.
 //!
 //! A switch costs no connect: the coordinator stops new events on the server whose slice
@@ -83,6 +84,12 @@ pub struct Slice {
     /// The round (from 0) and the slice's end, in seconds since the first measured round began.
     pub round: u32,
     pub t: f64,
+    /// Its place in its round (from 0), and the server whose turn came just before it (itself
+    /// where a round's order reversed the last one's and it ended that one): what the slice
+    /// may carry over from, for the report to weigh.
+    pub position: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<usize>,
     pub seconds: f64,
     #[serde(flatten)]
     pub window: WindowSummary,
@@ -278,6 +285,7 @@ pub fn run_turns<S: Source>(
         rng: Rng::seeded(spec.run.seed ^ 0x74_7572_6e73),
         drains: (Duration::ZERO, 0),
         current: None,
+        previous: None,
         settle: vec![spec.settle; servers],
     };
     let began = Instant::now();
@@ -339,6 +347,8 @@ struct Coordinator<'a> {
     drains: (Duration, u32),
     /// The server whose turn it is.
     current: Option<usize>,
+    /// The server whose turn came last (kept through a quiesce).
+    previous: Option<usize>,
     /// Each server's settle: the spec's, or three of its mean event times when longer (see
     /// `settle_after`).
     settle: Vec<Duration>,
@@ -361,16 +371,21 @@ impl Coordinator<'_> {
             false => rounds_in(self.spec.warmup, self.spec.slice),
         };
         let mut measuring_since: Option<Instant> = None;
+        let mut order: Vec<usize> = Vec::new();
         for round in 0..warm_rounds + self.spec.rounds() {
             let measured = round >= warm_rounds;
             let since = *measuring_since.get_or_insert_with(Instant::now);
-            for server in self.order(n) {
+            // Pairs of rounds counted from the first measured one.
+            let pair_at = if measured { round - warm_rounds } else { round };
+            order = round_order(&mut self.rng, n, pair_at, order);
+            for (position, &server) in order.iter().enumerate() {
                 if self.over() {
                     return (self.finish(out), self.interrupt.load(Ordering::Relaxed));
                 }
                 if self.shared.failure(server).is_some() {
                     continue;
                 }
+                let after = self.previous;
                 self.switch_to(server, obs);
                 if !measured {
                     self.warm(server);
@@ -379,6 +394,7 @@ impl Coordinator<'_> {
                 let (mut slice, window) = self.slice(server, samplers[server].as_mut());
                 slice.round = round - warm_rounds;
                 slice.t = since.elapsed().as_secs_f64();
+                (slice.position, slice.after) = (position as u32, after);
                 obs.on_slice(server, &slice);
                 out[server].window.add(&window);
                 out[server].slices.push(slice);
@@ -395,21 +411,12 @@ impl Coordinator<'_> {
         self.interrupt.load(Ordering::Relaxed) || self.shared.stop.load(Ordering::Relaxed)
     }
 
-    /// The servers' order for one round: shuffled, seeded.
-    fn order(&mut self, n: usize) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..n).collect();
-        for i in (1..n).rev() {
-            let j = (self.rng.next_u64() % (i as u64 + 1)) as usize;
-            order.swap(i, j);
-        }
-        order
-    }
-
     /// End the current turn (nothing left in flight), then give the load to `server`.
     fn switch_to(&mut self, server: usize, obs: &mut dyn TurnObserver) {
         self.quiesce();
         obs.on_switch(server);
         self.current = Some(server);
+        self.previous = Some(server);
         self.shared.set_turn(server);
     }
 
@@ -480,6 +487,8 @@ impl Coordinator<'_> {
         let slice = Slice {
             round: 0,
             t: 0.0,
+            position: 0,
+            after: None,
             seconds,
             telemetry: sampler.and_then(|s| s.tick(seconds, window.events)),
             histogram: w.sb_histogram().buckets().collect(),
@@ -506,11 +515,69 @@ impl Coordinator<'_> {
     }
 }
 
+/// The servers' order for round `round`: shuffled (seeded) in even rounds, the last
+/// round's reversed in odd ones, so that over each pair every server is as often early
+/// as late in a round and follows each other server as often as it precedes it (a
+/// carry-over from the last turn then weighs on every server alike, as far as it is the
+/// same for all).
+fn round_order(rng: &mut Rng, n: usize, round: u32, last: Vec<usize>) -> Vec<usize> {
+    if round % 2 == 1 && last.len() == n {
+        let mut order = last;
+        order.reverse();
+        return order;
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
 fn drain(recorders: &Recorders, into: &mut Window) {
     for r in recorders {
         if let Ok(mut r) = r.lock() {
             into.add(&r);
             r.reset();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each pair of rounds: a shuffle, then that order reversed; over many pairs each server
+    /// follows each other one as often as the other way round.
+    #[test]
+    fn rounds_go_in_pairs_an_order_then_its_reverse() {
+        let mut rng = Rng::seeded(7);
+        let (n, mut last) = (3, Vec::new());
+        let mut follows = [[0u32; 3]; 3];
+        let mut prev: Option<usize> = None;
+        for round in 0..2000 {
+            let order = round_order(&mut rng, n, round, last.clone());
+            if round % 2 == 1 {
+                assert_eq!(order, last.iter().rev().copied().collect::<Vec<_>>());
+            }
+            for &s in &order {
+                if let Some(p) = prev {
+                    follows[s][p] += 1;
+                }
+                prev = Some(s);
+            }
+            last = order;
+        }
+        for a in 0..n {
+            for b in 0..n {
+                if a != b {
+                    let (x, y) = (f64::from(follows[a][b]), f64::from(follows[b][a]));
+                    assert!(
+                        (x - y).abs() / (x + y) < 0.1,
+                        "{a} after {b} {x}, the other way {y}"
+                    );
+                }
+            }
         }
     }
 }
