@@ -61,7 +61,9 @@ pub enum DriverError {
     CopyOut { endpoint: String },
     /// A batch for `execute_many` longer than it takes, or than the buffers given for it: the
     /// caller's mistake, refused before anything is sent.
-    #[error("a batch of {len} statements with {outs} result buffers: at most {max}, a buffer each")]
+    #[error(
+        "a batch of {len} statements with {outs} result buffers: at most {max}, a buffer each"
+    )]
     Batch { len: usize, outs: usize, max: usize },
     /// An error answer to an admin call (connect, prepare, query_rows).
     #[error("server {0}")]

@@ -34,8 +34,8 @@ pub use adapters::pgsql::{
 };
 pub use bakeoff_proto::command::Param;
 pub use bakeoff_proto::{printable, printable_lines, OkPacket, Outcome, RowBuf, ServerError};
-pub use connection::{Connection, MAX_BATCH};
 pub(crate) use connection::batch_fits;
+pub use connection::{Connection, MAX_BATCH};
 pub use error::{is_lost_code, DriverError};
 pub use net::stream::reads_on_this_thread;
 pub use net::tls::TlsSession;

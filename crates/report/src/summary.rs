@@ -146,10 +146,7 @@ fn differences(
     if differ < m {
         let mut rest = Vec::new();
         if equivalent > 0 {
-            rest.push(format!(
-                "{equivalent} equivalent within {}",
-                margin
-            ));
+            rest.push(format!("{equivalent} equivalent within {}", margin));
         }
         if undecided > 0 {
             rest.push(format!("{undecided} undecided"));
