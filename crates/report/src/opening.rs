@@ -246,17 +246,23 @@ fn disturbance(m: &Model, with_figure: usize, others: &[f64]) -> Option<Disturba
     if !many && m.usual_steal.is_none() {
         return None;
     }
-    let mut said = match many {
-        true => format!("The machine disturbed this study: {suspect} of its {with_figure} runs are suspect (listed below with why)."),
-        false => "The machine lost time to its host in every run.".to_string(),
+    // Whether the disturbance left anything to decide: where every comparison is decided
+    // (different, or equivalent) on intervals that carry the noise it made, it changed no
+    // verdict, and the banner says so rather than alarm (a decided 5x is not at risk from
+    // 20% noise).
+    let at_risk = at_risk(m.comparisons.iter().map(|c| c.verdict));
+    let mut said = match (many, at_risk) {
+        (true, true) => format!("The machine disturbed this study: {suspect} of its {with_figure} runs are suspect (listed below with why)."),
+        (true, false) => format!("The machine disturbed {suspect} of this study's {with_figure} runs (listed below with why), but every comparison was decided on intervals that carry that noise: the verdicts stand; the figures themselves (throughput, latency, curves) describe a busy machine."),
+        (false, _) => "The machine lost time to its host in every run.".to_string(),
     };
     // How much: the share of the machine other processes took, over the runs.
     let busy = others.len() >= 2 && median(others) > crate::suspect::OTHERS / 2.0;
-    if busy {
+    if busy && at_risk {
         let lo = others.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = others.iter().copied().fold(0.0f64, f64::max);
         said.push_str(&format!(
-            " Other processes used {:.0}% to {:.0}% of the machine's CPU (median {:.0}%) during its runs, the kernel's own work counted with them (its interrupts, and the I/O threads a workload's fsyncs wake). If other load ran, the throughput, latency and curves below describe a busy machine: stop it, then run the study again; if nothing else ran, this is the kernel working for the server.",
+            " Other processes used {:.0}% to {:.0}% of the machine's CPU (median {:.0}%) during its runs, the kernel's own work counted with them (its interrupts, and the I/O threads a workload's fsyncs wake: if nothing else ran, this is the kernel working for the server). On a machine you share, the servers taking turns (the default) share its spells and more blocks narrow what they leave; where you control the machine, stopping the other load and running the study again gives figures of a quiet one.",
             lo * 100.0,
             hi * 100.0,
             median(others) * 100.0
@@ -276,7 +282,7 @@ fn disturbance(m: &Model, with_figure: usize, others: &[f64]) -> Option<Disturba
         .filter(|c| !c.significant)
         .filter_map(|c| c.detectable)
         .fold(None, |a: Option<f64>, d| Some(a.map_or(d, |a| a.max(d))));
-    if let Some(d) = detects {
+    if let (Some(d), true) = (detects, at_risk) {
         said.push_str(&format!(
             " As run, its least certain comparison would catch only a change of {}.",
             match d > 0.5 {
@@ -285,7 +291,9 @@ fn disturbance(m: &Model, with_figure: usize, others: &[f64]) -> Option<Disturba
             }
         ));
     }
-    said.push_str(" `bakeoff study plan` on the study file measures how steady this machine is and says how many blocks a decision needs here, or that none will do.");
+    if at_risk {
+        said.push_str(" `bakeoff study plan` on the study file measures how steady this machine is and says how many blocks a decision needs here, or that none will do.");
+    }
     Some(Disturbance {
         suspect,
         of: with_figure,
@@ -294,6 +302,13 @@ fn disturbance(m: &Model, with_figure: usize, others: &[f64]) -> Option<Disturba
         detects,
         said,
     })
+}
+
+/// Whether a disturbance can still move a verdict: some comparison is undecided, or none was
+/// judged at all.
+fn at_risk(verdicts: impl Iterator<Item = Verdict>) -> bool {
+    let judged: Vec<Verdict> = verdicts.filter(|v| *v != Verdict::Open).collect();
+    judged.is_empty() || judged.contains(&Verdict::Undecided)
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -481,5 +496,15 @@ mod tests {
         assert_eq!(crate::decide::margin_text(0.05), "0.952x-1.050x (+-5.0%)");
         assert!(counts([(Verdict::Equivalent, 0.05)].into_iter())
             .contains("1 equivalent within 0.952x-1.050x (+-5.0%)"));
+    }
+
+    /// The banner is loud only where the disturbance can still change a verdict.
+    #[test]
+    fn a_disturbance_is_at_risk_only_where_something_is_undecided() {
+        use Verdict::*;
+        assert!(!at_risk([Different, Equivalent, Open].into_iter()));
+        assert!(at_risk([Different, Undecided].into_iter()));
+        assert!(at_risk([Open].into_iter()));
+        assert!(at_risk(std::iter::empty()));
     }
 }
