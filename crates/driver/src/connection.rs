@@ -77,8 +77,11 @@ pub trait Connection: Sized {
     /// Every statement runs whatever the ones before it did; what a refused one leaves is the
     /// engine's (see [`error_aborts_transaction`](Self::error_aborts_transaction)). At most
     /// [`MAX_BATCH`](crate::MAX_BATCH) statements (`outs` at least as long), and replies that
-    /// fit the sockets' buffers: the writes are not interleaved with reads. This default runs
-    /// them one at a time.
+    /// fit the sockets' buffers: the writes are not interleaved with reads. An error part way
+    /// (the connection lost, a read timeout, a result past `--max-rows`, a protocol error)
+    /// leaves the rest of the batch's replies unread and its later statements, a COMMIT
+    /// among them, run by the server: give the connection up. This default runs them one at
+    /// a time.
     fn execute_many(
         &mut self,
         batch: &[(&Self::Stmt, &[Param<'_>])],

@@ -133,8 +133,30 @@ fn mariadb_batches() {
             2
         );
         too_long_is_refused(&mut c).await;
+        types_change_within_a_batch(&mut c).await;
         c.quit().await;
     });
+}
+
+/// One statement twice in a batch with values of other types than the server holds for it
+/// (an integer that needs 64 bits, then one that fits 32): each copy is read as its own.
+async fn types_change_within_a_batch(c: &mut Conn) {
+    let sel = c.prepare("SELECT ? + 0").await.unwrap();
+    let mut outs = vec![RowBuf::new(); 2];
+    let mut outcomes = Vec::new();
+    c.execute_many(&[(&sel, &[Param::Int(1)])], &mut outs, &mut outcomes)
+        .await
+        .unwrap();
+    let (big, small) = ([Param::Int(5_000_000_000)], [Param::Int(7)]);
+    let batch: [(&bakeoff_driver::Stmt, &[Param<'_>]); 2] = [(&sel, &big), (&sel, &small)];
+    c.execute_many(&batch, &mut outs, &mut outcomes)
+        .await
+        .unwrap();
+    assert_eq!(outcomes, [Outcome::Rows(1), Outcome::Rows(1)]);
+    assert_eq!(
+        (outs[0].int(0, 0), outs[1].int(0, 0)),
+        (Some(5_000_000_000), Some(7))
+    );
 }
 
 #[test]
@@ -158,6 +180,15 @@ fn postgres_batches() {
             0
         );
         too_long_is_refused(&mut c).await;
+        // A transaction given up without a server error (a check of what it read) is
+        // rolled back too, not left for the next BEGIN to warn about.
+        ok(&mut c, "BEGIN").await;
+        ok(&mut c, "INSERT INTO b VALUES (9, 9)").await;
+        c.recover().await.unwrap();
+        assert_eq!(
+            count(&mut c, "SELECT COUNT(*) FROM b WHERE id = 9").await,
+            0
+        );
         c.quit().await;
     });
 }

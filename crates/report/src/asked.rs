@@ -40,6 +40,11 @@ pub(crate) fn judge_on_asked(comparisons: &mut [Comparison]) {
         let cpu = within(&a.cpu);
         c.cost_evidence =
             Evidence::paired_beside(&cpu, Some(a.pilot)).filter(|_| !a.cpu.is_empty());
+        if c.latency_evidence.is_some() {
+            let p99 = within(&a.p99);
+            c.latency_evidence =
+                Evidence::paired_beside(&p99, Some(a.pilot)).filter(|_| !a.p99.is_empty());
+        }
         c.evidence = Some(cut);
         c.blocks = pairs.len() as u32;
     }

@@ -1,6 +1,6 @@
 //! From stored rows to the [`Model`]: group runs into cells and curves, compare, analyse, price.
 
-use crate::pairing::{pairs, pairs_cpu, FIXED_ORDER};
+use crate::pairing::{pairs, pairs_cpu, pairs_p99, FIXED_ORDER};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bakeoff_store::Row;
@@ -187,12 +187,16 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     let rule = Rule::choose(&axes, opts.baseline.as_deref())?;
     let mut workloads = Vec::new();
     let mut comparisons = Vec::new();
+    let tails_cut = crate::turns::tails_cut(src);
     for ((index, label), wl) in &cells {
         let curves: Vec<Curve> = wl
             .iter()
             .map(|(v, pts)| curve(src, v, pts, &ticks, opts.p99_limit_ms))
             .collect();
-        comparisons.extend(compare(label, &curves, &problems, &axes, &rule, &designs));
+        let cut = tails_cut.get(label).copied();
+        comparisons.extend(compare(
+            label, &curves, &problems, &axes, &rule, &designs, cut,
+        ));
         let mut w = WorkloadModel {
             label: label.clone(),
             unit: Unit::Tps,
@@ -356,6 +360,10 @@ fn point(src: &Source, threads: u32, runs: &[RunRef]) -> Point {
             .iter()
             .map(|r| opt(r.row, "server_cpu_us_per_event").filter(|x| *x > 0.0))
             .collect(),
+        p99_per_rep: runs
+            .iter()
+            .map(|r| opt(r.row, "p99_ms").filter(|x| *x > 0.0))
+            .collect(),
         rss_growth_mib: some("rss_growth_bytes").map(|b| b / 1048576.0),
         client_bound_runs: runs
             .iter()
@@ -380,6 +388,7 @@ fn compare(
     axes: &Axes,
     rule: &Rule,
     designs: &[Design],
+    cut: Option<(f64, f64)>,
 ) -> Vec<Comparison> {
     let mut out = Vec::new();
     for c in curves {
@@ -417,6 +426,9 @@ fn compare(
                 evidence,
                 cost: None,
                 cost_evidence: None,
+                latency: None,
+                latency_note: None,
+                latency_evidence: None,
                 asked: None,
             };
             let bp = base.and_then(|b| b.points.iter().find(|b| b.threads == p.threads));
@@ -431,6 +443,7 @@ fn compare(
                         let pairs = pairs(b, p, |p, i| Some(p.tps[i]));
                         let e = Evidence::paired(&pairs, design.pilot);
                         let cpu = pairs_cpu(b, p, pairs.len());
+                        let p99 = pairs_p99(b, p, pairs.len());
                         let asked = design
                             .auto
                             .zip(design.pilot)
@@ -444,9 +457,15 @@ fn compare(
                                 settled: false,
                                 pairs: pairs.clone(),
                                 cpu: cpu.clone(),
+                                p99: p99.clone(),
                             });
                         Comparison {
                             cost_evidence: Evidence::paired_beside(&cpu, design.pilot),
+                            latency_evidence: match cut {
+                                None => Evidence::paired_beside(&p99, design.pilot),
+                                Some(_) => None,
+                            },
+                            latency_note: cut.map(|(p99, slice)| format!("no latency verdict: its servers took turns of {slice:.0} ms and a run's p99 reached {p99:.1} ms; a turn measures only the events that end within it, so events over about a tenth of a turn are cut short of their share (run it with [alternation] enabled = false for latency)")),
                             asked,
                             ..row(mean_ratio, e, None, pairs.len() as u32)
                         }

@@ -116,30 +116,43 @@ pub fn judge_all(comparisons: &mut [Comparison]) {
         c.verdict = j.verdict;
         c.detectable = Some(j.detectable);
     }
-    // Cost, a family of its own: claims about CPU per transaction are made together.
-    let costs = comparisons
-        .iter()
-        .filter(|c| c.cost_evidence.is_some())
-        .count();
-    for c in comparisons.iter_mut() {
-        // Cost's blocks were cut where throughput's were, so whether they are the pilot's
-        // hangs on throughput's pilot mean, which a slow spell moves with cost's: it spends
-        // its share as throughput does (two looks, one bound).
-        let share = share(c);
-        c.cost = c.cost_evidence.map(|e| {
-            let j = judge_at(e, share * ALPHA / costs.max(1) as f64, c.margin);
-            CostVerdict {
-                ratio: j.ratio,
-                verdict: j.verdict,
-                interval: j.shown,
-                level: j.level,
-                ci: j.ci,
-                tost: j.tost,
-                family: costs as u32,
-                blocks: e.n,
-            }
-        });
+    // Cost, a family of its own: claims about CPU per transaction are made together; latency
+    // (p99) another. Cost's and latency's blocks were cut where throughput's were, so whether
+    // they are the pilot's hangs on throughput's pilot mean, which a slow spell moves with
+    // theirs: each spends its share as throughput does (two looks, one bound).
+    let costs = family_verdicts(comparisons, |c| c.cost_evidence);
+    let latencies = family_verdicts(comparisons, |c| c.latency_evidence);
+    for ((c, cost), latency) in comparisons.iter_mut().zip(costs).zip(latencies) {
+        c.cost = cost;
+        c.latency = latency;
     }
+}
+
+/// The verdicts of a family of its own (cost, latency): each comparison with `evidence`,
+/// 5% shared by them all.
+fn family_verdicts(
+    comparisons: &[Comparison],
+    evidence: impl Fn(&Comparison) -> Option<Evidence>,
+) -> Vec<Option<CostVerdict>> {
+    let family = comparisons.iter().filter(|c| evidence(c).is_some()).count();
+    comparisons
+        .iter()
+        .map(|c| {
+            evidence(c).map(|e| {
+                let j = judge_at(e, share(c) * ALPHA / family.max(1) as f64, c.margin);
+                CostVerdict {
+                    ratio: j.ratio,
+                    verdict: j.verdict,
+                    interval: j.shown,
+                    level: j.level,
+                    ci: j.ci,
+                    tost: j.tost,
+                    family: family as u32,
+                    blocks: e.n,
+                }
+            })
+        })
+        .collect()
 }
 
 /// The part of its family's share a comparison is judged at: an auto study spends it in two

@@ -395,13 +395,30 @@ fn the_family_is_the_study_every_workloads_comparison_in_it() {
         }),
         cost: None,
         cost_evidence: None,
+        latency: None,
+        latency_note: None,
+        latency_evidence: None,
         asked: None,
     };
     let mut all = vec![row("w1"), row("w1"), row("w2"), row("w2"), row("w3")];
     all[4].evidence = None;
+    // p99 where two comparisons have it: 1.5x in every block, and 1.0x.
+    all[0].latency_evidence = Some(evidence_of(1.5, 0.01));
+    all[2].latency_evidence = Some(evidence_of(1.0, 0.01));
     judge_all(&mut all);
     assert!(all[..4].iter().all(|c| c.family == 4), "{all:?}");
     assert_eq!(all[4].verdict, Verdict::Open);
+    // Latency is a family of its own: its two comparisons share 5%, the throughput family
+    // does not count them.
+    let p99 = |c: &Comparison| c.latency.as_ref().map(|l| (l.verdict, l.family));
+    assert_eq!(p99(&all[0]), Some((Verdict::Different, 2)));
+    assert_eq!(p99(&all[2]), Some((Verdict::Equivalent, 2)));
+    assert_eq!((p99(&all[1]), p99(&all[3])), (None, None));
+    let l = all[0].latency.as_ref().unwrap();
+    assert!(
+        (l.ratio - 1.5).abs() < 1e-9 && l.level == 1.0 - ALPHA / 2.0,
+        "{l:?}"
+    );
 }
 
 #[test]

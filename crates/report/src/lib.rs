@@ -42,6 +42,7 @@ mod turns;
 mod unit;
 #[cfg(test)]
 mod unit_tests;
+mod verdicts;
 
 pub use analysis::analyse;
 pub use build::{build, Options};
@@ -82,7 +83,7 @@ pub fn compare_table(m: &Model) -> String {
         }
         let _ = writeln!(
             s,
-            "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  {:<19} {:<9} against",
+            "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  {:<19} {:<9} {:<9} against",
             "threads",
             "variant",
             u.name(),
@@ -90,13 +91,20 @@ pub fn compare_table(m: &Model) -> String {
             "p99 ms",
             "ratio",
             "interval",
-            format!("cpu/{}", u.per())
+            format!("cpu/{}", u.per()),
+            "p99"
         );
         for r in m.table(w) {
             let p = r.point;
             let cost = r
                 .comparison
                 .and_then(|x| x.cost.as_ref())
+                .map_or(String::new(), |c| {
+                    format!("{:.2}x{}", c.ratio, mark(c.verdict))
+                });
+            let p99 = r
+                .comparison
+                .and_then(|x| x.latency.as_ref())
                 .map_or(String::new(), |c| {
                     format!("{:.2}x{}", c.ratio, mark(c.verdict))
                 });
@@ -119,7 +127,7 @@ pub fn compare_table(m: &Model) -> String {
                 },
             };
             let line = format!(
-                "  {:>7}  {:<36} {:>12.1} {:>6} {:>9.2}  {:>8}  {:<19} {:<9} {against}",
+                "  {:>7}  {:<36} {:>12.1} {:>6} {:>9.2}  {:>8}  {:<19} {:<9} {:<9} {against}",
                 r.threads,
                 r.variant,
                 u.of(p.mean_tps),
@@ -127,7 +135,8 @@ pub fn compare_table(m: &Model) -> String {
                 p.latency.p99_ms,
                 ratio,
                 ci,
-                cost
+                cost,
+                p99
             );
             // No trailing blanks where a row has no interval or baseline (diffs and pastes).
             let _ = writeln!(s, "{}", line.trim_end());
@@ -191,6 +200,27 @@ pub fn compare_table(m: &Model) -> String {
                     k.family,
                     decide::percent(100.0 * k.level)
                 );
+            }
+            if let Some(k) = m
+                .comparisons
+                .iter()
+                .filter(|c| c.workload == w.label)
+                .find_map(|c| c.latency.as_ref())
+            {
+                let _ = writeln!(
+                    s,
+                    "  p99: the 99th percentile latency over the baseline's (below 1: shorter), each block's ratio on the log scale, judged the same way in a family of its own ({} comparisons share 5%; each at its own level: {})",
+                    k.family,
+                    decide::percent(100.0 * k.level)
+                );
+            }
+            if let Some(note) = m
+                .comparisons
+                .iter()
+                .filter(|c| c.workload == w.label)
+                .find_map(|c| c.latency_note.as_deref())
+            {
+                let _ = writeln!(s, "  p99: {note}");
             }
         }
         if m.comparisons

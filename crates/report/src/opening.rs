@@ -57,8 +57,17 @@ pub(crate) fn opening(src: &Source, m: &Model) -> Opening {
         verdicts: m
             .workloads
             .iter()
-            .map(|w| verdict_line(w, &m.comparisons, complete))
-            .map(|line| labelled(line, complete, m.suspects.iter().any(|s| s.excluded)))
+            .map(|w| {
+                let excluded = m
+                    .suspects
+                    .iter()
+                    .any(|s| s.excluded && s.workload == w.label);
+                labelled(
+                    verdict_line(w, &m.comparisons, complete),
+                    complete,
+                    excluded,
+                )
+            })
             .collect(),
         disturbed: disturbance(m, with_figure, &others_by_run(src)),
     }

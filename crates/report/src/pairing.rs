@@ -23,11 +23,24 @@ pub(crate) fn pairs(
 /// `paired` blocks both ran has it (a cost judged on some blocks only would be judged on
 /// other blocks than throughput).
 pub(crate) fn pairs_cpu(base: &Point, p: &Point, paired: usize) -> Vec<(u32, f64, f64)> {
-    let cpu = pairs(base, p, |p, i| p.cpu_per_event.get(i).copied().flatten());
-    if cpu.len() == paired {
-        cpu
-    } else {
-        Vec::new()
+    every_block(
+        pairs(base, p, |p, i| p.cpu_per_event.get(i).copied().flatten()),
+        paired,
+    )
+}
+
+/// Each block's p99, paired as throughput is, where every one of the `paired` blocks has it.
+pub(crate) fn pairs_p99(base: &Point, p: &Point, paired: usize) -> Vec<(u32, f64, f64)> {
+    every_block(
+        pairs(base, p, |p, i| p.p99_per_rep.get(i).copied().flatten()),
+        paired,
+    )
+}
+
+fn every_block(pairs: Vec<(u32, f64, f64)>, paired: usize) -> Vec<(u32, f64, f64)> {
+    match pairs.len() == paired {
+        true => pairs,
+        false => Vec::new(),
     }
 }
 

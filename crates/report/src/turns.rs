@@ -34,6 +34,34 @@ pub(crate) fn written_in_turns(src: &Source) -> BTreeSet<String> {
     out
 }
 
+/// The workloads (labels) whose runs took turns with events long beside a turn: a run whose
+/// p99 reached a tenth of its slice, with (that p99, the slice) in ms, the largest p99. A turn
+/// measures the events that end within it; one of length L misses its share by about L over
+/// the slice, so such a tail reads short (and a p99 verdict on it would judge the cut).
+pub(crate) fn tails_cut(src: &Source) -> HashMap<String, (f64, f64)> {
+    let mut out: HashMap<String, (f64, f64)> = HashMap::new();
+    for s in &src.studies {
+        let slices: HashMap<i64, f64> = s
+            .methods
+            .iter()
+            .filter_map(|r| Some((num(r, "id") as i64, opt(r, "turn_slice_ms")?)))
+            .collect();
+        for r in s.runs.iter().filter(|r| text(r, "status") == "ok") {
+            let Some(&slice) = slices.get(&(num(r, "id") as i64)) else {
+                continue;
+            };
+            let p99 = num(r, "p99_ms");
+            if slice > 0.0 && p99 >= slice / 10.0 {
+                let e = out.entry(text(r, "workload_label")).or_insert((p99, slice));
+                if p99 > e.0 {
+                    *e = (p99, slice);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A workload's closing sentences: its A/A check's, then the caveat where it wrote in turns.
 pub(crate) fn sentences(label: &str, aa: &[AaCheck], written: &BTreeSet<String>) -> Vec<String> {
     let mut out: Vec<String> = crate::decide::aa_sentence(label, aa).into_iter().collect();

@@ -555,3 +555,57 @@ fn a_workload_that_wrote_in_turns_carries_the_caveat_beside_its_verdicts() {
     assert!(!said("oltp_point_select"), "read only");
     assert!(!said("oltp_update_index"), "one server at a time");
 }
+
+/// p99 decided per comparison, in a family of its own: b's p99 1.5x a's in every block is
+/// different; where the servers took turns of 50 ms and a run's p99 reached 30 ms, no latency
+/// verdict, and the table says why.
+#[test]
+fn p99_is_decided_in_its_own_family_unless_turns_cut_the_tail() {
+    let db = TempDb::new("latency-verdict");
+    let mut s = Store::open(db.path()).unwrap();
+    let study = s
+        .begin_study("latency", "h", r#"{"paired":true}"#, false)
+        .unwrap();
+    let shapes = [(0, "oltp_point_select", 2.0), (1, "oltp_write_only", 20.0)];
+    for (workload, label, p99) in shapes {
+        for (variant, name) in [(0u32, "a"), (1, "b")] {
+            for rep in 1..=6 {
+                let wobble = 1.0 + 0.01 * f64::from(rep % 3);
+                let r = RunRecord {
+                    key: Some(RunKey {
+                        repetition: rep,
+                        variant,
+                        workload,
+                        threads: 4,
+                    }),
+                    variant_name: name.into(),
+                    workload_label: label.into(),
+                    status: "ok".into(),
+                    tps: 1000.0 * wobble,
+                    p99_ms: p99 * wobble * if variant == 1 { 1.5 } else { 1.0 },
+                    summary_json: r#"{"turns":{"slice_ms":50},"total":{"writes":0}}"#.into(),
+                    manifest_json: "{}".into(),
+                    ..Default::default()
+                };
+                s.record(study, &r).unwrap();
+            }
+        }
+    }
+    drop(s);
+    let m = model(db.path(), &Options::default());
+    let of = |label: &str| m.comparisons.iter().find(|c| c.workload == label).unwrap();
+    let fast = of("oltp_point_select");
+    let l = fast.latency.as_ref().expect("a latency verdict");
+    assert_eq!(l.verdict, bakeoff_report::Verdict::Different, "{l:?}");
+    assert!((l.ratio - 1.5).abs() < 1e-6 && l.family == 1, "{l:?}");
+    let slow = of("oltp_write_only");
+    assert!(slow.latency.is_none(), "{slow:?}");
+    let note = slow.latency_note.as_deref().unwrap_or_default();
+    assert!(
+        note.contains("turns of 50 ms") && note.contains("30.6 ms"),
+        "{note}"
+    );
+    let table = bakeoff_report::compare_table(&m);
+    assert!(table.contains("p99: no latency verdict"), "{table}");
+    assert!(table.contains("1.50x *"), "{table}");
+}

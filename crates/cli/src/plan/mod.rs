@@ -114,7 +114,7 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
     match modes {
         Some(modes) => print!("{}", ways(&modes, turns, most)),
         None if !planned.is_empty() => println!(
-            "every comparison is decided by the pilot's blocks: the study as written ({study_pilot} blocks) decides them"
+            "every comparison lies far outside the margin in the pilot's blocks: the study as written ({study_pilot} blocks) should decide them all at its own pilot"
         ),
         None => {}
     }

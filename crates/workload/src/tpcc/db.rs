@@ -82,17 +82,21 @@ impl<C: Connection> Db<C> {
     /// Send `batch` and then COMMIT: in the same round trip where a refused statement fails
     /// the transaction (a COMMIT after it rolls back), else once every statement of the
     /// batch was answered (a COMMIT after a MySQL deadlock would commit the statements the
-    /// batch ran after it).
+    /// batch ran after it). `check` reads the batch's rows for what TPC-C's population
+    /// guarantees: before the COMMIT where it goes apart; on PostgreSQL after it, so that a
+    /// transaction on tables that are not TPC-C's commits once before the run stops.
     pub(super) async fn commit_after(
         &mut self,
         mut batch: Vec<Step<'_, '_>>,
         c: &mut StmtCounts,
+        check: impl FnOnce(&Db<C>) -> Result<(), Stop>,
     ) -> Result<(), Stop> {
         let apart = !self.commit_in_batch;
         if !apart {
             batch.push((sql::S::Commit as usize, &[]));
         }
         self.many(&batch, c).await?;
+        check(self)?;
         if apart {
             self.ex(sql::S::Commit as usize, &[], c).await?;
         }

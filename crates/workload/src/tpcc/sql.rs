@@ -27,7 +27,6 @@ pub enum S {
     PayHistory,
     OsCustomer,
     OsOrder,
-    OsLines,
     DlNewOrder,
     DlNewOrderDelete,
     DlOrder,
@@ -137,9 +136,9 @@ fn template(i: usize) -> String {
         // reason.
         x if x == S::PayHistory as usize => format!("INSERT INTO @history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) SELECT ?, ?, ?, ?, ?, CURRENT_TIMESTAMP, {money}, CONCAT(w_name, '    ', d_name) FROM @warehouse, @district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?"),
         x if x == S::OsCustomer as usize => "SELECT c_balance, c_first, c_middle, c_last FROM @customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?".into(),
-        x if x == S::OsOrder as usize => "SELECT o_id, o_carrier_id, o_entry_d FROM @orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1".into(),
-        // The lines of the customer's latest order, found by the server in the same batch.
-        x if x == S::OsLines as usize => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM @order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = (SELECT MAX(o_id) FROM @orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ?)".into(),
+        // The customer's latest order and its lines in one statement, so one snapshot (at
+        // PostgreSQL's READ COMMITTED two statements could see two different latest orders).
+        x if x == S::OsOrder as usize => "SELECT o_id, o_carrier_id, o_entry_d, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM @orders JOIN @order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id WHERE o_w_id = ? AND o_d_id = ? AND o_id = (SELECT MAX(o_id) FROM @orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ?)".into(),
         x if x == S::DlNewOrder as usize => "SELECT no_o_id FROM @new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1 FOR UPDATE".into(),
         // The districts' orders, all in one statement each: (district, order) pairs, the
         // last repeated up to ten.
@@ -196,7 +195,7 @@ pub fn param_kinds(i: usize) -> String {
         "iii", "ii", "iii", "iiiiii", "iii", "", "",
         "", // new-order (items, stocks and their update above)
         "mi", "i", "mii", "ii", "iit", "iii", "mmtiii", "iiiiimii", // payment
-        "iii", "iii", "iiiii", // order-status
+        "iii", "iiiii", // order-status
         "ii", "", "", "", "", "", "",    // delivery (above)
         "iii", // stock-level
     ];

@@ -310,7 +310,7 @@ impl Conn {
         }
     }
 
-    fn forget_types(&mut self, stmt_id: u32) {
+    pub(super) fn forget_types(&mut self, stmt_id: u32) {
         if let Some(t) = self.types_held.get_mut(stmt_id as usize) {
             *t = 0;
         }

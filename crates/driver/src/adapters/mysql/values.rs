@@ -81,6 +81,11 @@ impl Conn {
         self.wbuf.clear();
         for ((stmt, params), types) in batch.iter().zip(sent.iter_mut()) {
             *types = self.append_execute(stmt.id, params);
+            // Sent with types: the server holds these from now, so a later copy in this
+            // batch must not lean on what it held before (settled per reply, in order).
+            if !types.1 {
+                self.forget_types(stmt.id);
+            }
         }
         self.send().await?;
         for (((stmt, _), out), types) in batch.iter().zip(outs.iter_mut()).zip(sent) {

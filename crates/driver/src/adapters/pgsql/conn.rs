@@ -343,9 +343,11 @@ impl PgConn {
     }
 
     /// Out of a failed transaction, as sysbench's pgsql driver does after an ignorable error
-    /// (its ROLLBACK is not counted as a statement). Nothing to do otherwise.
+    /// (its ROLLBACK is not counted as a statement), or out of one a caller gives up without
+    /// a server error (a check of what it read failed): the next BEGIN would otherwise only
+    /// warn, and its COMMIT commit both. Nothing to do outside a transaction.
     pub async fn recover(&mut self) -> Result<(), DriverError> {
-        if self.in_failed_transaction() {
+        if self.tx_status != b'I' && self.tx_status != 0 {
             self.exec("ROLLBACK").await?;
         }
         Ok(())

@@ -43,9 +43,11 @@ impl PgConn {
         self.wbuf.clear();
         for ((stmt, params), first) in batch.iter().zip(first.iter_mut()) {
             *first = self.append_execute(stmt, params, true)?;
-            // A statement twice in one batch is parsed once; a refused parse is settled
-            // when its reply is read.
-            self.stmts[stmt.id as usize].parsed = true;
+            // A statement twice in one batch is parsed once (its Parse is queued: the next
+            // copy binds it); a refused parse is settled when its reply is read.
+            if *first {
+                self.stmts[stmt.id as usize].parsed = true;
+            }
         }
         self.send("execute").await?;
         for (((stmt, _), out), first) in batch.iter().zip(outs.iter_mut()).zip(first) {
