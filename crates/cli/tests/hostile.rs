@@ -11,7 +11,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bakeoff_testkit::scripted::{greeting as greeting_of, packet};
+use bakeoff_testkit::scripted::{greeting as greeting_of, packet, read_packet};
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -56,14 +56,6 @@ fn bomb() -> &'static [u8] {
         }
         z.finish().unwrap()
     })
-}
-
-fn read_packet(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
-    let mut h = [0u8; 4];
-    s.read_exact(&mut h)?;
-    let mut p = vec![0; u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize];
-    s.read_exact(&mut p)?;
-    Ok(p)
 }
 
 fn serve(mut s: TcpStream, how: Hostile) -> std::io::Result<()> {

@@ -199,7 +199,7 @@ mod hostile {
     use std::io::{Read, Write};
     use std::net::{TcpListener, TcpStream};
 
-    use bakeoff_testkit::scripted::{greeting, packet};
+    use bakeoff_testkit::scripted::{greeting, packet, read_packet};
 
     #[derive(Clone, Copy)]
     pub enum Second {
@@ -207,14 +207,6 @@ mod hostile {
         EndlessRows,
         /// Nothing.
         Silence,
-    }
-
-    fn read_packet(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
-        let mut h = [0u8; 4];
-        s.read_exact(&mut h)?;
-        let mut p = vec![0; u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize];
-        s.read_exact(&mut p)?;
-        Ok(p)
     }
 
     /// A column definition (protocol 4.1) of a BIGINT named `k`.

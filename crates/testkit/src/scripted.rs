@@ -30,3 +30,12 @@ pub fn greeting(version: &str, caps: u32, nonce: &[u8; 20], plugin: &str) -> Vec
     p.push(0);
     p
 }
+
+/// Read one packet's payload (a scripted server reading what the client sent).
+pub fn read_packet(s: &mut impl std::io::Read) -> std::io::Result<Vec<u8>> {
+    let mut h = [0u8; 4];
+    s.read_exact(&mut h)?;
+    let mut p = vec![0; u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize];
+    s.read_exact(&mut p)?;
+    Ok(p)
+}

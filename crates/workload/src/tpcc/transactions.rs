@@ -219,19 +219,7 @@ impl<C: Connection> Terminal<C> {
             (S::PayDistrictYtd as usize, &da),
             (S::PayDistrict as usize, &wd),
         ];
-        if let Who::Last(n) = who {
-            last_name(n, &mut self.name);
-        }
-        let by_name = [Param::Int(c_w), Param::Int(c_d), Param::Str(&self.name)];
-        let id = match who {
-            Who::Id(id) => i64::from(id),
-            Who::Last(_) => {
-                batch.push((S::ByName as usize, &by_name));
-                self.db.many(&batch, c).await?;
-                batch.clear();
-                middle(&self.db.outs[5])?
-            }
-        };
+        let id = customer_id(&mut self.db, &mut batch, &mut self.name, (c_w, c_d), who, c).await?;
         use std::io::Write;
         self.text.clear();
         let _ = write!(
@@ -288,20 +276,8 @@ impl<C: Connection> Terminal<C> {
         c: &mut StmtCounts,
     ) -> Result<[u32; 4], Stop> {
         let (w, d) = (i64::from(w), i64::from(d));
-        if let Who::Last(n) = who {
-            last_name(n, &mut self.name);
-        }
-        let by_name = [Param::Int(w), Param::Int(d), Param::Str(&self.name)];
         let mut batch: Vec<Step> = vec![BEGIN];
-        let id = match who {
-            Who::Id(id) => i64::from(id),
-            Who::Last(_) => {
-                batch.push((S::ByName as usize, &by_name));
-                self.db.many(&batch, c).await?;
-                batch.clear();
-                middle(&self.db.outs[1])?
-            }
-        };
+        let id = customer_id(&mut self.db, &mut batch, &mut self.name, (w, d), who, c).await?;
         let key = [Param::Int(w), Param::Int(d), Param::Int(id)];
         let order = [key[0], key[1], key[0], key[1], key[2]];
         let customer_at = batch.len();
@@ -451,6 +427,29 @@ fn stock_update(
         at += 2;
     }
     p
+}
+
+/// The customer `who` names in district (w, d): by number at once; by last name the middle
+/// one, looked up in the same round trip as `batch`, which is then sent (and emptied).
+async fn customer_id<C: Connection>(
+    db: &mut Db<C>,
+    batch: &mut Vec<Step<'_, '_>>,
+    name: &mut Vec<u8>,
+    (w, d): (i64, i64),
+    who: Who,
+    c: &mut StmtCounts,
+) -> Result<i64, Stop> {
+    let n = match who {
+        Who::Id(id) => return Ok(i64::from(id)),
+        Who::Last(n) => n,
+    };
+    last_name(n, name);
+    let by_name = [Param::Int(w), Param::Int(d), Param::Str(name)];
+    let mut sent: Vec<Step> = batch.iter().copied().collect();
+    sent.push((S::ByName as usize, &by_name));
+    db.many(&sent, c).await?;
+    batch.clear();
+    middle(&db.outs[sent.len() - 1])
 }
 
 /// The middle one (ceil(n/2)) of the customers a last name found, ordered by first name.
