@@ -247,8 +247,11 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     model.auto = auto_status(&designs, &model);
     model.costs = costs(src, &cells, &model);
     let (written, aa) = (crate::turns::written_in_turns(src), model.aa.clone());
+    let penalties = crate::turns::switch_penalties(src);
     crate::summary::fill(&mut model, |label| {
-        crate::turns::sentences(label, &aa, &written)
+        let mut said = crate::turns::sentences(label, &aa, &written);
+        said.extend(crate::turns::penalty_sentence(label, &penalties));
+        said
     });
     model.opening = crate::opening::opening(src, &model);
     Ok(model)

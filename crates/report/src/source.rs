@@ -38,6 +38,7 @@ impl Source {
                 probes: store.probe_rows(Some(*id)).map_err(e)?,
                 health: store.run_health(*id).map_err(e)?,
                 methods: store.run_methods(*id).map_err(e)?,
+                slices: store.turn_slices(*id).map_err(e)?,
                 classes: classes(store.summaries(*id).map_err(e)?),
             };
             newest.insert(s.origin(), (*id, s));
@@ -71,6 +72,8 @@ pub struct StudySource {
     pub health: Vec<Row>,
     /// How each run was measured (`Store::run_methods`), by run id.
     pub methods: Vec<Row>,
+    /// Each turn-taking run's slices with the server before each (`Store::turn_slices`).
+    pub slices: Vec<Row>,
     /// Each run's transaction classes (its summary's `total.classes`: TPC-C's five, each
     /// with its events and latency percentiles), by run id, for runs that have any.
     pub classes: BTreeMap<i64, Vec<serde_json::Value>>,

@@ -4,7 +4,7 @@
 //! and `study plan` say it before a study runs; this says it beside the verdicts, from what
 //! the runs themselves record.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::model::AaCheck;
 use crate::source::{num, opt, text, Source};
@@ -60,6 +60,114 @@ pub(crate) fn tails_cut(src: &Source) -> HashMap<String, (f64, f64)> {
         }
     }
     out
+}
+
+/// Slices a run needs on each side (after its own turn, after another's) for its switch
+/// penalty to be read.
+const SLICES_EACH_SIDE: usize = 3;
+
+/// Each variant's switch penalty taking turns, per workload: how much slower its slices ran
+/// right after another server's turn than right after its own (a pair of rounds, an order
+/// then its reverse, gives the server that ended the first a slice after itself), as the
+/// mean over its runs of mean ln(tps) after itself minus after another. A ratio taken by
+/// turns carries the difference of two variants' penalties (times the share of slices after
+/// a switch), which no number of blocks removes.
+pub(crate) fn switch_penalties(src: &Source) -> BTreeMap<String, BTreeMap<String, Penalty>> {
+    let mut runs: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+    for s in &src.studies {
+        let server: HashMap<i64, i64> = s
+            .methods
+            .iter()
+            .filter_map(|r| Some((num(r, "id") as i64, opt(r, "turn_server")? as i64)))
+            .collect();
+        let mut by_run: HashMap<i64, (Vec<f64>, Vec<f64>)> = HashMap::new();
+        for t in &s.slices {
+            let run = num(t, "run_id") as i64;
+            let (Some(&own), Some(after)) = (server.get(&run), opt(t, "after")) else {
+                continue;
+            };
+            let tps = num(t, "tps");
+            if tps <= 0.0 {
+                continue;
+            }
+            let e = by_run.entry(run).or_default();
+            match after as i64 == own {
+                true => e.0.push(tps.ln()),
+                false => e.1.push(tps.ln()),
+            }
+        }
+        for r in s.runs.iter().filter(|r| text(r, "status") == "ok") {
+            let Some((own, other)) = by_run.get(&(num(r, "id") as i64)) else {
+                continue;
+            };
+            if own.len() < SLICES_EACH_SIDE || other.len() < SLICES_EACH_SIDE {
+                continue;
+            }
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            runs.entry(text(r, "workload_label"))
+                .or_default()
+                .entry(text(r, "variant_name"))
+                .or_default()
+                .push(mean(own) - mean(other));
+        }
+    }
+    runs.into_iter()
+        .map(|(w, per)| {
+            let per = per
+                .into_iter()
+                .map(|(v, logs)| {
+                    let (m, sd) = crate::stats::mean_sd(&logs);
+                    let n = logs.len();
+                    (
+                        v,
+                        Penalty {
+                            ratio: m.exp() - 1.0,
+                            se: sd / (n as f64).sqrt(),
+                            runs: n,
+                        },
+                    )
+                })
+                .collect();
+            (w, per)
+        })
+        .collect()
+}
+
+/// One variant's switch penalty: the mean over its runs (a fraction), the standard error of
+/// that mean on the log scale (0 with one run), and its runs.
+pub(crate) struct Penalty {
+    pub ratio: f64,
+    pub se: f64,
+    pub runs: usize,
+}
+
+/// A workload's switch penalties in a sentence, where its runs recorded them.
+pub(crate) fn penalty_sentence(
+    label: &str,
+    penalties: &BTreeMap<String, BTreeMap<String, Penalty>>,
+) -> Option<String> {
+    let per = penalties.get(label)?;
+    let each: Vec<String> = per
+        .iter()
+        .map(|(v, p)| match p.runs {
+            1 => format!("{v} {:+.1}% (1 run)", p.ratio * 100.0),
+            n => format!(
+                "{v} {:+.1}% +-{:.1} ({n} runs)",
+                p.ratio * 100.0,
+                p.se * 100.0
+            ),
+        })
+        .collect();
+    let (lo, hi) = per
+        .values()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.ratio), b.max(p.ratio))
+        });
+    Some(format!(
+        "Taking turns, each variant's slices right after its own turn ran faster than right after another server's by (mean over its runs, +- its standard error): {}; a ratio by turns carries the difference between two variants' ({:.1} points here), which more blocks do not remove: where it is as large as a verdict's margin from 1, check that verdict with [alternation] enabled = false.",
+        each.join(", "),
+        (hi - lo) * 100.0
+    ))
 }
 
 /// A workload's closing sentences: its A/A check's, then the caveat where it wrote in turns.

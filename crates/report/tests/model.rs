@@ -609,3 +609,57 @@ fn p99_is_decided_in_its_own_family_unless_turns_cut_the_tail() {
     assert!(table.contains("p99: no latency verdict"), "{table}");
     assert!(table.contains("1.50x *"), "{table}");
 }
+
+/// Runs that took turns record, per slice, the server before it: each variant's switch
+/// penalty (its slices after its own turn against after another's) is said under the
+/// workload, with the difference a ratio by turns carries.
+#[test]
+fn turns_say_each_variants_switch_penalty() {
+    let db = TempDb::new("switch-penalty");
+    let mut s = Store::open(db.path()).unwrap();
+    let study = s
+        .begin_study("penalty", "h", r#"{"paired":true}"#, false)
+        .unwrap();
+    for (variant, name, own_tps) in [(0u32, "a", 105.0), (1, "b", 110.0)] {
+        for rep in 1..=3 {
+            let other = 1 - variant;
+            let slice = |k: u32| {
+                let after = if k % 4 == 0 { variant } else { other };
+                let tps = if after == variant { own_tps } else { 100.0 };
+                bakeoff_store::TickRecord {
+                    t: f64::from(k) * 0.05,
+                    tps,
+                    json: format!(r#"{{"after":{after},"position":0}}"#),
+                    ..Default::default()
+                }
+            };
+            let r = RunRecord {
+                key: Some(RunKey {
+                    repetition: rep,
+                    variant,
+                    workload: 0,
+                    threads: 4,
+                }),
+                variant_name: name.into(),
+                workload_label: "oltp_point_select".into(),
+                status: "ok".into(),
+                tps: 100.0,
+                summary_json: format!(
+                    r#"{{"turns":{{"slice_ms":50,"server":{variant}}},"total":{{"writes":0}}}}"#
+                ),
+                manifest_json: "{}".into(),
+                ticks: (1..=16).map(slice).collect(),
+                ..Default::default()
+            };
+            s.record(study, &r).unwrap();
+        }
+    }
+    drop(s);
+    let m = model(db.path(), &Options::default());
+    let said = m.workloads[0].summary.join(" ");
+    assert!(
+        said.contains("a +5.0% +-0.0 (3 runs), b +10.0% +-0.0 (3 runs)"),
+        "{said}"
+    );
+    assert!(said.contains("(5.0 points here)"), "{said}");
+}

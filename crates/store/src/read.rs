@@ -93,6 +93,7 @@ impl Store {
         self.rows(
             "SELECT id,
                     json_extract(summary_json, '$.turns.slice_ms') AS turn_slice_ms,
+                    json_extract(summary_json, '$.turns.server') AS turn_server,
                     json_extract(summary_json, '$.total.writes') AS writes
              FROM runs WHERE study_id = ?1 ORDER BY id",
             Some(study),
@@ -120,6 +121,19 @@ impl Store {
              FROM ticks t JOIN runs r ON r.id = t.run_id JOIN studies s ON s.id = r.study_id
              WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY t.run_id, t.t",
             study,
+        )
+    }
+
+    /// The measured slices of `study`'s runs that took turns: run_id, tps, and `after`, the
+    /// server whose turn came just before the slice (its run's own `turn_server` where it
+    /// followed itself). Runs stored before slices recorded it have none.
+    pub fn turn_slices(&self, study: i64) -> Result<Vec<Row>, StoreError> {
+        self.rows(
+            "SELECT t.run_id, t.tps, json_extract(t.json, '$.after') AS after
+             FROM ticks t JOIN runs r ON r.id = t.run_id
+             WHERE r.study_id = ?1 AND json_extract(t.json, '$.after') IS NOT NULL
+             ORDER BY t.run_id, t.t",
+            Some(study),
         )
     }
 

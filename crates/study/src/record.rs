@@ -86,7 +86,7 @@ pub(crate) fn fill_turns(r: &mut RunRecord, res: &TurnsResult, i: usize, how: &T
     r.summary_json = serde_json::to_string(&serde_json::json!({
         "total": t, "telemetry": s.telemetry,
         "turns": {
-            "servers": res.servers.len(), "rounds": res.rounds,
+            "servers": res.servers.len(), "server": i, "rounds": res.rounds,
             "slice_ms": how.slice.as_millis() as u64, "settle_ms": how.settle.as_millis() as u64,
             "drain_ms": res.drain_ms, "settle_ms_at_end": s.settle_ms,
             "geometric_tps": s.round_tps(),
