@@ -76,9 +76,13 @@ fn tpcc_line(spec: &WorkloadSpec) -> String {
         true => "every terminal over several warehouses (--all-warehouses)",
         false => "one home warehouse per terminal",
     };
+    let how = match spec.tpcc.procedures {
+        true => "each transaction one call of the server's routines (--procedures)",
+        false => "client-side statements",
+    };
     match spec.tpcc.warehouses {
-        0 => format!("TPC-C: the warehouses the tables hold, {all}"),
-        w => format!("TPC-C: {w} warehouses, {all}"),
+        0 => format!("TPC-C: the warehouses the tables hold, {all}, {how}"),
+        w => format!("TPC-C: {w} warehouses, {all}, {how}"),
     }
 }
 

@@ -24,6 +24,10 @@ pub(crate) fn print_progress(p: Progress) {
         Progress::LocalInfileRefused => crate::dialect::extra!(
             "The server refuses LOAD DATA LOCAL (local_infile is OFF): loading with multi-row INSERTs instead, which costs the server more per row\n"
         ),
+        Progress::RoutinesRefused(why) => crate::dialect::extra!(
+            "The server refused TPC-C's routines ({}): runs send client-side statements; --procedures needs an account that may create routines\n",
+            bakeoff_driver::printable(&why)
+        ),
     }
 }
 

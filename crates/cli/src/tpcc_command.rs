@@ -61,6 +61,7 @@ fn load_args(t: &TpccArgs, prepare: bool) -> Result<LoadArgs> {
         tpcc: TpccOptions {
             warehouses,
             all_warehouses: t.all_warehouses,
+            procedures: t.procedures,
         },
         tpcc_check: t.check,
     })

@@ -3,7 +3,9 @@
 //! from the server's counters, every transaction type, the audit), check every consistency
 //! condition, then break the tables by hand (a district's d_next_o_id moved, an order line
 //! deleted, a warehouse's w_ytd changed) and see check name each condition that fails; cleanup
-//! drops the tables.
+//! drops the tables. Each engine also runs with `--procedures` (the server's own routines, one
+//! call a transaction), and refuses routines that are not bakeoff's: another text under the
+//! name, a definer's rights, another owner.
 
 mod common;
 
@@ -141,6 +143,27 @@ const RUN: [&str; 6] = [
     "--format=json",
 ];
 
+/// The same run with each transaction one call of the server's routines.
+const RUN_PROCEDURES: [&str; 7] = [
+    "tpcc",
+    "run",
+    "--procedures",
+    "--connections=2",
+    "--time=4",
+    "--rampup=1",
+    "--format=json",
+];
+
+/// A run with `--procedures` that is refused before it calls anything, and says why.
+fn refused(o: &Output, why: &str) {
+    let (out, err) = text(o);
+    assert!(!o.status.success(), "{out}\n{err}");
+    assert!(
+        err.contains(why) && err.contains("bakeoff tpcc prepare"),
+        "{why}: {err}"
+    );
+}
+
 #[test]
 fn tpcc_on_mariadb_prepares_runs_audits_checks_and_finds_broken_tables() {
     let db = common::db("tpcc");
@@ -158,10 +181,24 @@ fn tpcc_on_mariadb_prepares_runs_audits_checks_and_finds_broken_tables() {
     };
     let count = |sql: &str| rows(sql)[0][0].as_deref().unwrap().parse::<i64>().unwrap();
     ok(&run(&["tpcc", "prepare", "--warehouses=1"]), "prepare");
-    judge_run(&ok(&run(&RUN), "run"));
-    lines_carry_dist_info(count);
-    let out = ok(&run(&["tpcc", "check", "--all", "--format=json"]), "check");
-    assert!(failing(&out).is_empty(), "{out}");
+    for (args, how) in [(&RUN[..], "run"), (&RUN_PROCEDURES[..], "run --procedures")] {
+        judge_run(&ok(&run(args), how));
+        lines_carry_dist_info(count);
+        let out = ok(&run(&["tpcc", "check", "--all", "--format=json"]), "check");
+        assert!(failing(&out).is_empty(), "after {how}: {out}");
+    }
+    // Routines that are not bakeoff's are not called: a definer's rights, another text.
+    rows("ALTER PROCEDURE bakeoff_payment SQL SECURITY DEFINER");
+    refused(
+        &run(&RUN_PROCEDURES),
+        "bakeoff_payment runs with its definer's rights",
+    );
+    rows("DROP PROCEDURE bakeoff_stock_level");
+    rows("CREATE PROCEDURE bakeoff_stock_level(p_w INT, p_d INT, p_threshold INT) SQL SECURITY INVOKER BEGIN DO 1; END");
+    refused(
+        &run(&RUN_PROCEDURES),
+        "bakeoff_stock_level is not the text bakeoff creates",
+    );
     for sql in BREAK {
         rows(sql);
     }
@@ -177,6 +214,10 @@ fn tpcc_on_mariadb_prepares_runs_audits_checks_and_finds_broken_tables() {
     let left =
         rows("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()");
     assert!(left.is_empty(), "cleanup drops every TPC-C table: {left:?}");
+    let left = rows(
+        "SELECT routine_name FROM information_schema.routines WHERE routine_schema = DATABASE()",
+    );
+    assert!(left.is_empty(), "cleanup drops TPC-C's routines: {left:?}");
     let o = run(&["tpcc", "run", "--time=1"]);
     assert!(
         !o.status.success() && text(&o).1.contains("prepare"),
@@ -220,21 +261,50 @@ fn tpcc_on_postgresql_prepares_runs_audits_checks_and_finds_broken_tables() {
             .unwrap();
         c.quit().await;
     });
-    judge_run(&ok(&bakeoff_pg(&RUN, &db), "run"));
-    assert!(
-        count("SELECT COUNT(*) FROM customer WHERE c_payment_cnt > 1 AND c_credit = 'BC'") > 0,
-        "bad-credit payments ran"
+    // Both ways; the functions run with the terminal's pinned search path, so the planted
+    // concat() is not theirs either.
+    for (run, how) in [(&RUN[..], "run"), (&RUN_PROCEDURES[..], "run --procedures")] {
+        judge_run(&ok(&bakeoff_pg(run, &db), how));
+        assert!(
+            count("SELECT COUNT(*) FROM customer WHERE c_payment_cnt > 1 AND c_credit = 'BC'") > 0,
+            "bad-credit payments ran"
+        );
+        assert_eq!(
+            count("SELECT COUNT(*) FROM customer WHERE c_data LIKE 'planted%'"),
+            0
+        );
+        lines_carry_dist_info(count);
+        let out = ok(
+            &bakeoff_pg(&["tpcc", "check", "--all", "--format=json"], &db),
+            "check",
+        );
+        assert!(failing(&out).is_empty(), "after {how}: {out}");
+    }
+    // Functions that are not bakeoff's are not called: another owner, a definer's rights.
+    let as_admin = |sql: &str| {
+        rt().block_on(async {
+            let mut c = PgConn::connect(&admin).await.unwrap();
+            c.exec(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+            c.quit().await;
+        })
+    };
+    let user = pg_server().user().to_string();
+    as_admin("DROP ROLE IF EXISTS tpcc_other");
+    as_admin("CREATE ROLE tpcc_other");
+    as_admin("ALTER FUNCTION public.bakeoff_delivery(INT, INT) OWNER TO tpcc_other");
+    refused(
+        &bakeoff_pg(&RUN_PROCEDURES, &db),
+        "bakeoff_delivery runs with its definer's rights or belongs to another account",
     );
-    assert_eq!(
-        count("SELECT COUNT(*) FROM customer WHERE c_data LIKE 'planted%'"),
-        0
+    as_admin(&format!(
+        "ALTER FUNCTION public.bakeoff_delivery(INT, INT) OWNER TO \"{user}\""
+    ));
+    as_admin("DROP ROLE tpcc_other");
+    as_admin("ALTER FUNCTION public.bakeoff_payment(INT, INT, INT, INT, INT, TEXT, NUMERIC) SECURITY DEFINER");
+    refused(
+        &bakeoff_pg(&RUN_PROCEDURES, &db),
+        "bakeoff_payment runs with its definer's rights",
     );
-    lines_carry_dist_info(count);
-    let out = ok(
-        &bakeoff_pg(&["tpcc", "check", "--all", "--format=json"], &db),
-        "check",
-    );
-    assert!(failing(&out).is_empty(), "{out}");
     rt().block_on(async {
         let mut c = PgConn::connect(&opts).await.unwrap();
         for sql in BREAK {
@@ -250,5 +320,10 @@ fn tpcc_on_postgresql_prepares_runs_audits_checks_and_finds_broken_tables() {
         count("SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'public'"),
         0,
         "cleanup drops every TPC-C table"
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM pg_proc WHERE proname LIKE 'bakeoff%'"),
+        0,
+        "cleanup drops TPC-C's functions"
     );
 }

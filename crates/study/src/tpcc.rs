@@ -188,7 +188,7 @@ mod tests {
             &t,
             &TpccOptions {
                 warehouses: 10,
-                all_warehouses: false,
+                ..TpccOptions::default()
             },
         );
         assert_eq!(r.status, "ok", "{:?}", r.reason);
@@ -209,7 +209,7 @@ mod tests {
             &t,
             &TpccOptions {
                 warehouses: 10,
-                all_warehouses: false,
+                ..TpccOptions::default()
             },
         );
         assert_eq!(r.status, "invalid");
@@ -224,7 +224,7 @@ mod tests {
             &t,
             &TpccOptions {
                 warehouses: 1,
-                all_warehouses: false,
+                ..TpccOptions::default()
             },
         );
         assert_eq!(r.status, "ok", "one warehouse: nothing can be remote");

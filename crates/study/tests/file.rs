@@ -534,6 +534,10 @@ fn a_tpcc_study_takes_its_warehouses_and_turns_long_enough_for_its_transactions(
     let w = &s.workloads[0].spec;
     assert_eq!(w.kind, bakeoff_workload::WorkloadKind::Tpcc);
     assert_eq!((w.tpcc.warehouses, w.tpcc.all_warehouses), (3, true));
+    assert!(!w.tpcc.procedures, "client-side statements unless asked");
+    let s = parse(&src("").replace("all_warehouses", "procedures"), "t").unwrap();
+    assert!(s.workloads[0].spec.tpcc.procedures);
+    let s = parse(&src(""), "t").unwrap();
     assert_eq!(s.alternation.slice, std::time::Duration::from_secs(1));
     let s = parse(&src("[alternation]\nslice_ms = 200"), "t").unwrap();
     assert_eq!(s.alternation.slice, std::time::Duration::from_millis(200));

@@ -56,6 +56,13 @@ pub struct TpccArgs {
     /// fewer terminals than warehouses still use them all (HammerDB's "use all warehouses").
     #[arg(long, help_heading = "TPC-C")]
     pub all_warehouses: bool,
+    /// Each transaction one call of the server's own routine, as HammerDB runs TPROC-C
+    /// (stored procedures on MariaDB and MySQL, PL/pgSQL functions on PostgreSQL, as
+    /// HammerDB's defaults): one round trip a transaction. `tpcc prepare` creates them;
+    /// a run verifies they are bakeoff's before calling them. [default: client-side
+    /// prepared statements, sent in batches]
+    #[arg(long, visible_alias = "stored-procedures", help_heading = "TPC-C")]
+    pub procedures: bool,
     /// run: check the consistency conditions 1-4 on the tables after the run. check: as
     /// --all.
     #[arg(long, help_heading = "TPC-C")]

@@ -153,6 +153,7 @@ pub(super) fn workload(p: &mut Problems, mut t: Table, d: Dataset) -> Option<Wor
         ..OltpOptions::default()
     };
     let all_warehouses = t.bool(p, "all_warehouses").unwrap_or(false);
+    let procedures = t.bool(p, "procedures").unwrap_or(false);
     for key in COUNTS {
         if let Some(n) = t.int(p, key, 0..1_000_001) {
             let n = n as u32;
@@ -206,6 +207,7 @@ pub(super) fn workload(p: &mut Problems, mut t: Table, d: Dataset) -> Option<Wor
         tpcc: bakeoff_workload::tpcc::TpccOptions {
             warehouses: d.warehouses,
             all_warehouses,
+            procedures,
         },
     };
     Some(Workload {

@@ -108,10 +108,18 @@ pub async fn cleanup(
     opts: &ConnectOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Vec<String>, DatasetError> {
-    match opts.protocol {
+    let dropped = match opts.protocol {
         Protocol::Postgres => pgsql::cleanup(opts, progress).await,
         Protocol::MySql => mysql::cleanup(opts, progress).await,
+    }?;
+    // TPC-C's routines go with its tables (the record of its load among them).
+    if dropped
+        .iter()
+        .any(|t| t.ends_with(crate::tpcc::schema::CONSTANTS_TABLE))
+    {
+        crate::tpcc::routines::drop_all(opts).await?;
     }
+    Ok(dropped)
 }
 
 /// Whose tables a run on a given server writes to.

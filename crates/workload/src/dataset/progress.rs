@@ -67,6 +67,9 @@ pub enum Progress {
     /// The server refused LOAD DATA LOCAL (MySQL 8's default, `local_infile=OFF`): the rows
     /// go as multi-row INSERTs instead, slower for the server. Told once per prepare.
     LocalInfileRefused,
+    /// The server refused TPC-C's routines (`tpcc::routines`: an account without CREATE
+    /// ROUTINE, say): the client-side statements run, `--procedures` cannot. Its error.
+    RoutinesRefused(String),
 }
 
 /// Await every future on this task, concurrently. All run to the end (a failed loader does

@@ -1,10 +1,10 @@
 //! A terminal's side of the connection: its prepared statements, the rows last read, and
 //! what stops a transaction (a conflict to run again, or a failure for the engine).
 
-use bakeoff_driver::{Connection, DriverError, Outcome, Param, RowBuf, ServerError};
+use bakeoff_driver::{Connection, DriverError, Outcome, Param, Protocol, RowBuf, ServerError};
 
 use super::random::Constants;
-use super::sql;
+use super::{routines, sql};
 use crate::scripting::{EventError, StmtCounts};
 
 /// Why a transaction stopped: a conflict to run again, or a failure for the engine.
@@ -23,7 +23,10 @@ impl From<DriverError> for Stop {
 pub(super) struct Db<C: Connection> {
     pub(super) conn: C,
     pub(super) stmts: Vec<C::Stmt>,
-    /// The rows of the statement `ex` ran last.
+    /// The routines' calls, one per transaction type (`routines::Call`); empty where the
+    /// terminal sends client-side statements.
+    pub(super) calls: Vec<C::Stmt>,
+    /// The rows of the statement `ex` or `call` ran last.
     pub(super) rows: RowBuf,
     /// The rows of each statement of the batch `many` ran last, and their outcomes.
     pub(super) outs: Vec<RowBuf>,
@@ -36,11 +39,12 @@ pub(super) struct Db<C: Connection> {
 pub(super) type Step<'a, 'p> = (usize, &'a [Param<'p>]);
 
 impl<C: Connection> Db<C> {
-    pub(super) fn new(conn: C, stmts: Vec<C::Stmt>) -> Db<C> {
+    pub(super) fn new(conn: C, (stmts, calls): (Vec<C::Stmt>, Vec<C::Stmt>)) -> Db<C> {
         Db {
             commit_in_batch: conn.error_aborts_transaction(),
             conn,
             stmts,
+            calls,
             rows: RowBuf::new(),
             outs: vec![RowBuf::new(); bakeoff_driver::MAX_BATCH],
             outcomes: Vec::with_capacity(bakeoff_driver::MAX_BATCH),
@@ -111,21 +115,49 @@ impl<C: Connection> Db<C> {
         }
     }
 
-    /// Prepare every statement, its tables named after `place` (see [`Connection::own_place`]).
-    pub(super) async fn prepare(conn: &mut C, place: &str) -> Result<Vec<C::Stmt>, DriverError> {
-        let mut stmts = Vec::with_capacity(sql::COUNT);
-        for i in 0..sql::COUNT {
-            let sample: Vec<Param<'static>> = sql::param_kinds(i)
-                .bytes()
-                .map(|k| match k {
-                    b'm' => Param::Double(0.0),
-                    b't' => Param::Str(b""),
-                    _ => Param::Int(0),
-                })
-                .collect();
+    /// Prepare the statements a terminal sends, its tables named after `place` (see
+    /// [`Connection::own_place`]): every client-side statement, or with `routines` (the
+    /// engine whose routines it calls) BEGIN, COMMIT and ROLLBACK and the five calls.
+    pub(super) async fn prepare(
+        conn: &mut C,
+        place: &str,
+        routines: Option<Protocol>,
+    ) -> Result<(Vec<C::Stmt>, Vec<C::Stmt>), DriverError> {
+        let count = match routines {
+            None => sql::COUNT,
+            Some(_) => sql::S::Rollback as usize + 1,
+        };
+        let mut stmts = Vec::with_capacity(count);
+        for i in 0..count {
+            let sample = routines::samples(&sql::param_kinds(i));
             stmts.push(conn.prepare_typed(&sql::text(i, place), &sample).await?);
         }
-        Ok(stmts)
+        let mut calls = Vec::new();
+        if let Some(protocol) = routines {
+            for k in routines::ALL {
+                let (text, kinds) = routines::call(protocol, place, k);
+                calls.push(conn.prepare_typed(&text, &routines::samples(kinds)).await?);
+            }
+        }
+        Ok((stmts, calls))
+    }
+
+    /// Call routine `k`, its rows kept in `self.rows`: the rows changed, or the server's
+    /// refusal for the caller to read (a conflict to run again stops the transaction).
+    pub(super) async fn call(
+        &mut self,
+        k: routines::Call,
+        params: &[Param<'_>],
+        c: &mut StmtCounts,
+    ) -> Result<Result<u64, ServerError>, Stop> {
+        let outcome = self
+            .conn
+            .execute_into(&self.calls[k as usize], params, &mut self.rows)
+            .await?;
+        match outcome {
+            Outcome::Err(e) if !retryable(&e) => Ok(Err(e)),
+            outcome => tally(&outcome, 0, c).map(Ok),
+        }
     }
 
     /// Run statement `s`, its rows kept in `self.rows`; returns the rows changed.

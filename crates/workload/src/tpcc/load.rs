@@ -16,6 +16,7 @@ use bakeoff_driver::{Conn, ConnectOptions, DriverError, Outcome, PgConn, Protoco
 
 use super::population::{generate, jobs, now_text, Job};
 use super::random::Constants;
+use super::routines;
 use super::schema::{columns, create_tables, indexes, CONSTANTS_TABLE, TABLES};
 use super::TpccOptions;
 use crate::dataset::{self, DatasetError, Meter, Prepared, Progress};
@@ -86,6 +87,11 @@ pub async fn prepare(
         return Err(DatasetError::Interrupted { rows, total });
     }
     let index = started.elapsed() - load;
+    // The routines `--procedures` calls. A server that refuses them still runs the
+    // client-side statements: said, not fatal.
+    if let Err(e) = routines::create_all(opts, &schema).await {
+        progress(Progress::RoutinesRefused(e.to_string()));
+    }
     let names: Vec<String> = TABLES.iter().map(|t| t.to_string()).collect();
     dataset::settle(opts, &names).await?;
     Ok(Prepared {

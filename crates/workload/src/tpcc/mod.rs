@@ -20,6 +20,7 @@ pub mod input;
 pub mod load;
 pub mod population;
 pub mod random;
+pub mod routines;
 pub mod schema;
 mod sql;
 pub mod terminal;
@@ -65,6 +66,10 @@ pub struct TpccOptions {
     /// fewer terminals than warehouses still touch them all (HammerDB's "use all
     /// warehouses"); otherwise each has one home warehouse.
     pub all_warehouses: bool,
+    /// Each transaction one call of the server's own routine (stored procedures on MariaDB
+    /// and MySQL, functions on PostgreSQL: `routines`), as HammerDB runs TPROC-C; otherwise
+    /// client-side prepared statements.
+    pub procedures: bool,
 }
 
 /// What one run's terminals share: its constants, chosen once by the first to connect.

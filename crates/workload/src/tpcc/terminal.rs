@@ -31,6 +31,9 @@ pub struct Terminal<C: Connection> {
     /// Where the tables are (see `Connection::own_place`).
     place: String,
     blocking: bool,
+    /// The engine whose routines each transaction calls (`--procedures`), or None for
+    /// client-side statements.
+    routines: Option<Protocol>,
     run: Run,
     /// This terminal's warehouses: its home, or with `all_warehouses` every warehouse it is
     /// dealt (HammerDB's "use all warehouses").
@@ -59,9 +62,21 @@ impl<C: Connection> Terminal<C> {
         let mut conn = C::open(endpoint, blocking).await?;
         let place = conn.own_place().await?;
         let mut rng = Rng::seeded(seed);
+        let first = shared.run().is_none();
         let run = shared.run_for(&mut conn, &place, opts, &mut rng).await?;
-        let stmts = Db::prepare(&mut conn, &place).await?;
-        Db::hold_transactions(&mut conn).await?;
+        let routines = opts.procedures.then_some(endpoint.protocol);
+        if let (Some(protocol), true) = (routines, first) {
+            // Calling a routine runs its code: bakeoff's own only (`routines::verify`).
+            if let Err(why) = super::routines::verify(&mut conn, protocol, &place).await? {
+                return Err(EventError::Script(format!(
+                    "TPC-C --procedures: the server's routines are not bakeoff's ({why}): load the tables again with `bakeoff tpcc cleanup` and `bakeoff tpcc prepare`, which create them, or run without --procedures"
+                )));
+            }
+        }
+        let stmts = Db::prepare(&mut conn, &place, routines).await?;
+        if routines.is_none() {
+            Db::hold_transactions(&mut conn).await?;
+        }
         let w = run.warehouses.max(1);
         let terminals = terminals.max(1);
         let warehouses = match opts.all_warehouses {
@@ -77,6 +92,7 @@ impl<C: Connection> Terminal<C> {
             endpoint: endpoint.clone(),
             place,
             blocking,
+            routines,
             run,
             warehouses,
             home_d: (tid / w) % DISTRICTS + 1,
@@ -91,8 +107,10 @@ impl<C: Connection> Terminal<C> {
     pub async fn reconnect(&mut self) -> Result<(), DriverError> {
         let mut conn = C::open(&self.endpoint, self.blocking).await?;
         self.place = conn.own_place().await?;
-        self.db.stmts = Db::prepare(&mut conn, &self.place).await?;
-        Db::hold_transactions(&mut conn).await?;
+        (self.db.stmts, self.db.calls) = Db::prepare(&mut conn, &self.place, self.routines).await?;
+        if self.routines.is_none() {
+            Db::hold_transactions(&mut conn).await?;
+        }
         self.db.conn = conn;
         Ok(())
     }

@@ -26,6 +26,9 @@ impl<C: Connection> Terminal<C> {
         input: &Input,
         c: &mut StmtCounts,
     ) -> Result<[u32; 4], Stop> {
+        if !self.db.calls.is_empty() {
+            return self.by_call(input, c).await;
+        }
         match input {
             Input::NewOrder {
                 w,
