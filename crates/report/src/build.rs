@@ -207,6 +207,10 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
         w.counted_in(units.get(index).copied().unwrap_or_default());
         workloads.push(w);
     }
+    let turned = crate::turns::taken_in_turns(src);
+    for c in &mut comparisons {
+        c.by_turns = turned.contains(&c.workload);
+    }
     let manifests = manifests(src, &origins);
     let first = first_variant_tps(&cells);
     let mut model = Model {
@@ -238,6 +242,8 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     };
     crate::asked::judge_on_asked(&mut model.comparisons);
     crate::decide::judge_all(&mut model.comparisons);
+    let penalties = crate::turns::switch_penalties(src);
+    crate::turns::carry_over(&mut model.comparisons, &penalties);
     for c in &mut model.comparisons {
         c.bound = match (c.verdict, c.interval) {
             (Verdict::Equivalent | Verdict::Undecided, Some((lo, hi))) => Some(reach(lo, hi)),
@@ -247,7 +253,6 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     model.auto = auto_status(&designs, &model);
     model.costs = costs(src, &cells, &model);
     let (written, aa) = (crate::turns::written_in_turns(src), model.aa.clone());
-    let penalties = crate::turns::switch_penalties(src);
     crate::summary::fill(&mut model, |label| {
         let mut said = crate::turns::sentences(label, &aa, &written);
         said.extend(crate::turns::penalty_sentence(label, &penalties));
@@ -356,6 +361,7 @@ fn point(src: &Source, threads: u32, runs: &[RunRef]) -> Point {
             p50_ms: median(&col("p50_ms")),
             p95_ms: median(&col("p95_ms")),
             p99_ms: median(&col("p99_ms")),
+            p999_ms: some("p999_ms"),
             max_ms: median(&col("max_ms")),
         },
         server_cpu_us_per_event: some("server_cpu_us_per_event"),
@@ -433,6 +439,8 @@ fn compare(
                 latency_note: None,
                 latency_evidence: None,
                 asked: None,
+                by_turns: false,
+                carry_over: None,
             };
             let bp = base.and_then(|b| b.points.iter().find(|b| b.threads == p.threads));
             out.push(match (&against, bp) {

@@ -105,8 +105,8 @@ pub fn judge_all(comparisons: &mut [Comparison]) {
             c.verdict = Verdict::Open;
             continue;
         };
-        let j = judge_at(e, share(c) * ALPHA / family.max(1) as f64, c.margin);
         c.family = family as u32;
+        let j = judge_at(e, alpha(c), c.margin);
         c.ratio = Some(j.ratio);
         c.ci = Some(j.ci);
         c.tost = Some(j.tost);
@@ -153,6 +153,11 @@ fn family_verdicts(
             })
         })
         .collect()
+}
+
+/// The two-sided level a comparison is judged at: its share of its family's 5%.
+pub(crate) fn alpha(c: &Comparison) -> f64 {
+    share(c) * ALPHA / c.family.max(1) as f64
 }
 
 /// The part of its family's share a comparison is judged at: an auto study spends it in two

@@ -399,6 +399,8 @@ fn the_family_is_the_study_every_workloads_comparison_in_it() {
         latency_note: None,
         latency_evidence: None,
         asked: None,
+        by_turns: false,
+        carry_over: None,
     };
     let mut all = vec![row("w1"), row("w1"), row("w2"), row("w2"), row("w3")];
     all[4].evidence = None;

@@ -53,7 +53,8 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
                         },
                         x.interval
                             .map_or("-".into(), |(lo, hi)| format!("{lo:.2}x – {hi:.2}x"))
-                            + verdict_word(x.verdict),
+                            + &verdict_word(x.verdict)
+                            + &carried(x),
                         escape(&x.against),
                     )
                 }
@@ -455,15 +456,23 @@ fn client_line(client: &serde_json::Value) -> Option<String> {
 }
 
 /// A verdict in a word, after its interval.
-fn verdict_word(v: crate::model::Verdict) -> &'static str {
-    use crate::model::Verdict;
+fn verdict_word(v: crate::model::Verdict) -> String {
     match v {
-        Verdict::Different => " different",
-        Verdict::DifferentWithin => " different, within the margin",
-        Verdict::Equivalent => " equivalent",
-        Verdict::Undecided => " undecided",
-        Verdict::Open => "",
+        crate::model::Verdict::Open => String::new(),
+        _ => format!(" {}", v.word()),
     }
+}
+
+/// After a verdict by turns whose servers' switch penalties could move it: what one server
+/// at a time would read, as they estimate it.
+fn carried(c: &crate::model::Comparison) -> String {
+    c.carry_over.map_or(String::new(), |k| {
+        format!(
+            " <span class=\"bad\">(by turns; one at a time about {:.2}x, {}: check it)</span>",
+            k.ratio,
+            k.verdict.word()
+        )
+    })
 }
 
 /// How sure the answers are: where an auto study stopped, the A/A checks per workload and

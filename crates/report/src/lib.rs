@@ -83,12 +83,13 @@ pub fn compare_table(m: &Model) -> String {
         }
         let _ = writeln!(
             s,
-            "  {:>7}  {:<36} {:>12} {:>6} {:>9}  {:>8}  {:<19} {:<9} {:<9} against",
+            "  {:>7}  {:<36} {:>12} {:>6} {:>9} {:>9}  {:>8}  {:<19} {:<9} {:<9} against",
             "threads",
             "variant",
             u.name(),
             "cv",
             "p99 ms",
+            "p99.9 ms",
             "ratio",
             "interval",
             format!("cpu/{}", u.per()),
@@ -127,12 +128,15 @@ pub fn compare_table(m: &Model) -> String {
                 },
             };
             let line = format!(
-                "  {:>7}  {:<36} {:>12.1} {:>6} {:>9.2}  {:>8}  {:<19} {:<9} {:<9} {against}",
+                "  {:>7}  {:<36} {:>12.1} {:>6} {:>9.2} {:>9}  {:>8}  {:<19} {:<9} {:<9} {against}",
                 r.threads,
                 r.variant,
                 u.of(p.mean_tps),
                 spread(p),
                 p.latency.p99_ms,
+                p.latency
+                    .p999_ms
+                    .map_or("-".to_string(), |v| format!("{v:.2}")),
                 ratio,
                 ci,
                 cost,

@@ -5,7 +5,9 @@
 
 use serde::Serialize;
 
-pub use crate::verdicts::{AaCheck, Asked, AutoStatus, Comparison, CostVerdict, Verdict};
+pub use crate::verdicts::{
+    AaCheck, Asked, AutoStatus, CarryOver, Comparison, CostVerdict, Verdict,
+};
 
 /// Latency percentiles of one cell: for each, the median over its repetitions.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -13,6 +15,9 @@ pub struct Latency {
     pub p50_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
+    /// None where the runs' summaries hold no p99.9 (stores from before it was kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p999_ms: Option<f64>,
     pub max_ms: f64,
 }
 

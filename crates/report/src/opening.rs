@@ -187,12 +187,25 @@ fn verdict_line(w: &WorkloadModel, all: &[Comparison], complete: bool) -> String
     {
         let (lo, hi) = c.interval.unwrap_or((1.0, 1.0));
         line.push_str(&format!(
-            "; largest: {} {:.2}x ({lo:.2}x - {hi:.2}x{}) at {}",
+            "; largest: {} {:.2}x ({lo:.2}x - {hi:.2}x{}) at {}{}",
             c.variant,
             c.ratio.unwrap_or(1.0),
             c.level
                 .map_or(String::new(), |l| format!(", {:.2}%", l * 100.0)),
-            threads(c.threads)
+            threads(c.threads),
+            if c.by_turns { ", by turns" } else { "" }
+        ));
+    }
+    let moved: Vec<&&&Comparison> = judged.iter().filter(|c| c.carry_over.is_some()).collect();
+    if let Some(c) = moved.first() {
+        let k = c.carry_over.expect("filtered");
+        line.push_str(&format!(
+            "; taking turns may have moved {} of them (the servers' switch penalties differ: {} at {} would read about {:.2}x one server at a time, {}): check with [alternation] enabled = false",
+            moved.len(),
+            c.variant,
+            threads(c.threads),
+            k.ratio,
+            k.verdict.word()
         ));
     }
     let cost: Vec<(Verdict, f64)> = judged

@@ -134,11 +134,12 @@ fn differences(
             _ => String::new(),
         };
         out.push(format!(
-            "At {}{slice}, {subject} is {:.2}x {base} ({lo:.2}x - {hi:.2}x{}, {}).{small}",
+            "At {}{slice}, {subject} is {:.2}x {base} ({lo:.2}x - {hi:.2}x{}, {}).{small}{}",
             threads(c.threads),
             c.ratio.unwrap_or(1.0),
             level(c),
-            method(c)
+            method(c),
+            carry_over_sentence(c).unwrap_or_default()
         ));
     }
     let equivalent = count(&[Verdict::Equivalent]);
@@ -210,10 +211,27 @@ const USEFUL: f64 = 0.5;
 
 /// How an interval was made, in a few words.
 pub(crate) fn method(c: &Comparison) -> String {
-    match c.method {
+    let how = match c.method {
         "paired" => format!("paired over {} blocks", c.blocks),
         _ => format!("{} repetitions, unpaired", c.blocks),
+    };
+    match c.by_turns {
+        true => format!("{how}, by turns"),
+        false => how,
     }
+}
+
+/// After a verdict by turns that the servers' switch penalties could move: what one server at
+/// a time would read, as they estimate it, and what to do.
+pub(crate) fn carry_over_sentence(c: &Comparison) -> Option<String> {
+    let k = c.carry_over?;
+    Some(format!(
+        " Taking turns may have moved it: the servers' switch penalties differ by a factor of {:.3} (+-{:.1}%), so one server at a time would read about {:.2}x, {}; check it with [alternation] enabled = false.",
+        k.shift,
+        k.se * 100.0,
+        k.ratio,
+        k.verdict.word()
+    ))
 }
 
 /// How a row is said: along an axis, "allocator=tcmalloc" against "allocator=glibc" "with

@@ -15,18 +15,28 @@ pub(crate) const CAVEAT: &str = "Runs of this workload wrote while their servers
 /// The workloads (labels) with a run (ok) that took turns and wrote: in a merged source, one
 /// study's such runs are enough, and the sentence says "runs of", not all.
 pub(crate) fn written_in_turns(src: &Source) -> BTreeSet<String> {
+    labels_where(src, |method| num(method, "writes") > 0.0)
+}
+
+/// The workloads (labels) with a run (ok) that took turns: their verdicts say so.
+pub(crate) fn taken_in_turns(src: &Source) -> BTreeSet<String> {
+    labels_where(src, |_| true)
+}
+
+/// The workloads with an ok run that took turns and whose method row passes `and`.
+fn labels_where(src: &Source, and: impl Fn(&bakeoff_store::Row) -> bool) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for s in &src.studies {
-        let wrote_in_turns: HashMap<i64, bool> = s
+        let chosen: HashMap<i64, bool> = s
             .methods
             .iter()
             .map(|r| {
                 let turns = opt(r, "turn_slice_ms").is_some();
-                (num(r, "id") as i64, turns && num(r, "writes") > 0.0)
+                (num(r, "id") as i64, turns && and(r))
             })
             .collect();
         for r in s.runs.iter().filter(|r| text(r, "status") == "ok") {
-            if wrote_in_turns.get(&(num(r, "id") as i64)) == Some(&true) {
+            if chosen.get(&(num(r, "id") as i64)) == Some(&true) {
                 out.insert(text(r, "workload_label"));
             }
         }
@@ -73,7 +83,9 @@ const SLICES_EACH_SIDE: usize = 3;
 /// turns carries the difference of two variants' penalties (times the share of slices after
 /// a switch), which no number of blocks removes.
 pub(crate) fn switch_penalties(src: &Source) -> BTreeMap<String, BTreeMap<String, Penalty>> {
-    let mut runs: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+    // Per run: (mean ln tps after itself minus after another, the share of its slices after
+    // another).
+    let mut runs: BTreeMap<String, BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
     for s in &src.studies {
         let server: HashMap<i64, i64> = s
             .methods
@@ -108,22 +120,29 @@ pub(crate) fn switch_penalties(src: &Source) -> BTreeMap<String, BTreeMap<String
                 .or_default()
                 .entry(text(r, "variant_name"))
                 .or_default()
-                .push(mean(own) - mean(other));
+                .push((
+                    mean(own) - mean(other),
+                    other.len() as f64 / (own.len() + other.len()) as f64,
+                ));
         }
     }
     runs.into_iter()
         .map(|(w, per)| {
             let per = per
                 .into_iter()
-                .map(|(v, logs)| {
+                .map(|(v, per_run)| {
+                    let logs: Vec<f64> = per_run.iter().map(|r| r.0).collect();
                     let (m, sd) = crate::stats::mean_sd(&logs);
                     let n = logs.len();
+                    let after_other = per_run.iter().map(|r| r.1).sum::<f64>() / n as f64;
                     (
                         v,
                         Penalty {
                             ratio: m.exp() - 1.0,
+                            log: m,
                             se: sd / (n as f64).sqrt(),
                             runs: n,
+                            after_other,
                         },
                     )
                 })
@@ -133,12 +152,52 @@ pub(crate) fn switch_penalties(src: &Source) -> BTreeMap<String, BTreeMap<String
         .collect()
 }
 
-/// One variant's switch penalty: the mean over its runs (a fraction), the standard error of
-/// that mean on the log scale (0 with one run), and its runs.
+/// One variant's switch penalty: the mean over its runs (a fraction, and on the log scale),
+/// the standard error of that mean on the log scale (0 with one run), its runs, and the share
+/// of its slices that ran right after another server's turn.
 pub(crate) struct Penalty {
     pub ratio: f64,
+    pub log: f64,
     pub se: f64,
     pub runs: usize,
+    pub after_other: f64,
+}
+
+/// Where the variants' switch penalties differ by enough to move a verdict: the verdict the
+/// ratio would get one server at a time, as the penalties estimate it, on the comparison.
+///
+/// A run by turns reads, on the log scale, what it would alone less its penalty on the share of
+/// its slices that ran after another server (those after its own ran on without a switch). So
+/// one server at a time would read the ratio by turns times exp(f_v p_v - f_b p_b); judged at
+/// the comparison's own level, with its own spread. The penalties' own uncertainty is said,
+/// not added: this flags a verdict to check, it does not replace it.
+pub(crate) fn carry_over(
+    comparisons: &mut [crate::model::Comparison],
+    penalties: &BTreeMap<String, BTreeMap<String, Penalty>>,
+) {
+    for c in comparisons.iter_mut() {
+        let (Some(e), Some(per)) = (c.evidence, penalties.get(&c.workload)) else {
+            continue;
+        };
+        let (Some(v), Some(b)) = (per.get(&c.variant), per.get(&c.against)) else {
+            continue;
+        };
+        let shift = v.after_other * v.log - b.after_other * b.log;
+        let solo = crate::evidence::Evidence {
+            estimate: e.estimate + shift,
+            ..e
+        };
+        let j = crate::decide::judge_at(solo, crate::decide::alpha(c), c.margin);
+        if j.verdict != c.verdict {
+            c.carry_over = Some(crate::model::CarryOver {
+                ratio: j.ratio,
+                verdict: j.verdict,
+                shift: shift.exp(),
+                se: (v.after_other.powi(2) * v.se.powi(2) + b.after_other.powi(2) * b.se.powi(2))
+                    .sqrt(),
+            });
+        }
+    }
 }
 
 /// A workload's switch penalties in a sentence, where its runs recorded them.

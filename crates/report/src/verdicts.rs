@@ -76,6 +76,25 @@ pub struct Comparison {
     /// An auto study's sizing and paired blocks, until judged on the blocks it asked for.
     #[serde(skip)]
     pub asked: Option<Asked>,
+    /// The workload's servers took turns: every line that gives this verdict says so.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub by_turns: bool,
+    /// Where the variants' switch penalties differ by enough to move the verdict: what one
+    /// server at a time would read, as they estimate it (`turns::carry_over`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub carry_over: Option<CarryOver>,
+}
+
+/// The verdict a comparison by turns would get one server at a time, as the variants'
+/// switch penalties estimate it.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct CarryOver {
+    /// The ratio one server at a time, estimated.
+    pub ratio: f64,
+    pub verdict: Verdict,
+    /// The factor the penalties move the ratio by, and its standard error (log scale).
+    pub shift: f64,
+    pub se: f64,
 }
 
 /// The server's CPU per transaction of a comparison's variant over its baseline's (below 1:
@@ -132,6 +151,19 @@ pub enum Verdict {
     Undecided,
     /// No interval (one repetition, or no baseline figure).
     Open,
+}
+
+impl Verdict {
+    /// The verdict in words, as the report's lines say it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Different => "different",
+            Verdict::DifferentWithin => "different, within the margin",
+            Verdict::Equivalent => "equivalent",
+            Verdict::Undecided => "undecided",
+            Verdict::Open => "open",
+        }
+    }
 }
 
 /// An auto study's stopping (Stein's two-stage design): how precise it asked, what its pilot

@@ -583,7 +583,10 @@ fn p99_is_decided_in_its_own_family_unless_turns_cut_the_tail() {
                     status: "ok".into(),
                     tps: 1000.0 * wobble,
                     p99_ms: p99 * wobble * if variant == 1 { 1.5 } else { 1.0 },
-                    summary_json: r#"{"turns":{"slice_ms":50},"total":{"writes":0}}"#.into(),
+                    summary_json: format!(
+                        r#"{{"turns":{{"slice_ms":50}},"total":{{"writes":0,"latency":{{"p999_ms":{}}}}}}}"#,
+                        40.0 + f64::from(variant)
+                    ),
                     manifest_json: "{}".into(),
                     ..Default::default()
                 };
@@ -608,30 +611,42 @@ fn p99_is_decided_in_its_own_family_unless_turns_cut_the_tail() {
     let table = bakeoff_report::compare_table(&m);
     assert!(table.contains("p99: no latency verdict"), "{table}");
     assert!(table.contains("1.50x *"), "{table}");
+    // p99.9 from the runs' summaries, beside p99 (the median over repetitions).
+    assert!(table.contains("p99.9 ms"), "{table}");
+    assert!(table.contains("41.00"), "{table}");
+    let runs = Store::open(db.path()).unwrap().runs(None).unwrap();
+    assert_eq!(runs[0]["p999_ms"], 40.0, "{:?}", runs[0]);
 }
 
-/// Runs that took turns record, per slice, the server before it: each variant's switch
-/// penalty (its slices after its own turn against after another's) is said under the
-/// workload, with the difference a ratio by turns carries.
-#[test]
-fn turns_say_each_variants_switch_penalty() {
-    let db = TempDb::new("switch-penalty");
+/// A study of a and b by turns, three blocks, each run's slices after its own turn at
+/// `own_tps` (a's, b's) and after the other's at 100, four in sixteen after its own; b's runs
+/// read `b_over_a` times a's.
+fn penalty_study(name: &str, own_tps: [f64; 2], b_over_a: f64) -> bakeoff_report::Model {
+    let db = TempDb::new(name);
     let mut s = Store::open(db.path()).unwrap();
     let study = s
         .begin_study("penalty", "h", r#"{"paired":true}"#, false)
         .unwrap();
-    for (variant, name, own_tps) in [(0u32, "a", 105.0), (1, "b", 110.0)] {
+    for (variant, name) in [(0u32, "a"), (1, "b")] {
         for rep in 1..=3 {
             let other = 1 - variant;
             let slice = |k: u32| {
                 let after = if k % 4 == 0 { variant } else { other };
-                let tps = if after == variant { own_tps } else { 100.0 };
+                let tps = match after == variant {
+                    true => own_tps[variant as usize],
+                    false => 100.0,
+                };
                 bakeoff_store::TickRecord {
                     t: f64::from(k) * 0.05,
                     tps,
                     json: format!(r#"{{"after":{after},"position":0}}"#),
                     ..Default::default()
                 }
+            };
+            let wobble = if variant == 1 {
+                b_over_a * (1.0 + 0.002 * f64::from(rep % 2))
+            } else {
+                1.0
             };
             let r = RunRecord {
                 key: Some(RunKey {
@@ -643,7 +658,7 @@ fn turns_say_each_variants_switch_penalty() {
                 variant_name: name.into(),
                 workload_label: "oltp_point_select".into(),
                 status: "ok".into(),
-                tps: 100.0,
+                tps: 100.0 * wobble,
                 summary_json: format!(
                     r#"{{"turns":{{"slice_ms":50,"server":{variant}}},"total":{{"writes":0}}}}"#
                 ),
@@ -655,11 +670,53 @@ fn turns_say_each_variants_switch_penalty() {
         }
     }
     drop(s);
-    let m = model(db.path(), &Options::default());
+    model(db.path(), &Options::default())
+}
+
+/// Runs that took turns record, per slice, the server before it: each variant's switch
+/// penalty (its slices after its own turn against after another's) is said under the
+/// workload, with the difference a ratio by turns carries.
+#[test]
+fn turns_say_each_variants_switch_penalty() {
+    let m = penalty_study("switch-penalty", [105.0, 110.0], 1.0);
     let said = m.workloads[0].summary.join(" ");
     assert!(
         said.contains("a +5.0% +-0.0 (3 runs), b +10.0% +-0.0 (3 runs)"),
         "{said}"
     );
     assert!(said.contains("(5.0 points here)"), "{said}");
+}
+
+/// Where the variants' switch penalties differ by enough to move a verdict, the verdict says
+/// so: b equals a by turns (equivalent), but b loses 10% after a's turns where a loses 5%
+/// after b's, on three slices in four, so one server at a time would read b about 1.035x a,
+/// a difference within the margin. Equal penalties move nothing. Every line says "by turns".
+#[test]
+fn a_verdict_that_switch_penalties_could_move_says_so() {
+    let m = penalty_study("carry-over", [105.0, 110.0], 1.0);
+    let c = &m.comparisons[0];
+    assert_eq!(c.verdict, bakeoff_report::Verdict::Equivalent, "{c:?}");
+    assert!(c.by_turns);
+    let k = c.carry_over.expect("the penalties move it");
+    assert_eq!(k.verdict, bakeoff_report::Verdict::DifferentWithin, "{k:?}");
+    let expected = (0.75 * (1.1f64.ln() - 1.05f64.ln())).exp();
+    assert!((k.shift - expected).abs() < 1e-9, "{k:?} {expected}");
+    let opening = m.opening.verdicts.join(" ");
+    assert!(
+        opening.contains("taking turns may have moved 1 of them")
+            && opening.contains("enabled = false"),
+        "{opening}"
+    );
+    assert!(opening.contains("by turns"), "{opening}");
+    let m = penalty_study("carry-over-equal", [110.0, 110.0], 1.0);
+    assert!(
+        m.comparisons[0].carry_over.is_none(),
+        "{:?}",
+        m.comparisons[0]
+    );
+    // A 5% difference by turns that the penalties would not undo stays as it is.
+    let m = penalty_study("carry-over-decided", [105.0, 110.0], 1.3);
+    let c = &m.comparisons[0];
+    assert_eq!(c.verdict, bakeoff_report::Verdict::Different);
+    assert!(c.carry_over.is_none(), "{c:?}");
 }

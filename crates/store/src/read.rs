@@ -57,11 +57,13 @@ impl Store {
     }
 
     /// Runs of `study` (or of every study), as rows of named values, for export and tests.
+    /// p99.9 comes from the run's summary (its column is null where the summary has none).
     pub fn runs(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
         self.rows(
             "SELECT r.id, r.study_id, s.name AS study, r.started_at, r.repetition, r.variant, r.variant_name, r.workload, r.workload_label, r.threads,
                     r.status, r.reason, r.seconds, r.events, r.tps, r.qps, r.errors, r.reconnects, r.p50_ms, r.p95_ms,
-                    r.p99_ms, r.max_ms, r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound
+                    r.p99_ms, json_extract(r.summary_json, '$.total.latency.p999_ms') AS p999_ms, r.max_ms,
+                    r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound
              FROM runs r JOIN studies s ON s.id = r.study_id
              WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY r.id",
             study,
