@@ -27,7 +27,7 @@ const MIN_TICKS: usize = 4;
 /// these words, so that the three agree.
 pub fn criteria() -> String {
     format!(
-        "a trend through the run beyond its tick noise and larger than the study's equivalence margin, a stall (ticks below {:.0}% of the run's median), a run further than {:.1} robust standard deviations from its cell's others (MAD-based, in cells of five runs or more), steal {:.0} points beyond the study's usual run, or other processes busy beyond half a CPU (at most {:.0}% of the machine; what the server's processes and bakeoff's client did not use, the kernel's interrupt work included)",
+        "a trend through the run beyond its tick noise and larger than the study's equivalence margin, a stall (ticks below {:.0}% of the run's median), a run further than {:.1} robust standard deviations from its cell's others (MAD-based, in cells of five runs or more), steal {:.0} points beyond the study's usual run, or other processes busy beyond half a CPU (at most {:.0}% of the machine; what the server's processes, bakeoff's client and the kernel's interrupt work, the run's own I/O, did not use)",
         STALL * 100.0,
         OUTLIER,
         STEAL * 100.0,
@@ -40,6 +40,9 @@ pub fn criteria() -> String {
 pub struct Health {
     pub steal: Option<f64>,
     pub host_busy: Option<f64>,
+    /// Of `host_busy`, the kernel's interrupts and softirqs (None in stores from before it was
+    /// kept: then they count as other processes', as they did).
+    pub host_irq: Option<f64>,
     pub seconds: Option<f64>,
     pub server_cpu_seconds: Option<f64>,
     pub client_cpu_seconds: Option<f64>,
@@ -49,15 +52,17 @@ pub struct Health {
 impl Health {
     /// CPU time not charged to the run, as a share of the machine's (`cpus` CPUs): the
     /// machine's busy time less what its server processes (every thread, every instance) and
-    /// bakeoff's client threads used, their idle polling included. The kernel's interrupt and
-    /// softirq work (a server's network, say) is charged to no process, so it counts here
-    /// too. None when the figures are not all there (a server not on this machine).
+    /// bakeoff's client threads used, their idle polling included, and less the kernel's
+    /// interrupt and softirq work. That work is charged to no process; on a machine that runs
+    /// the load it is mostly the run's own I/O (a server's disk completions, its network), so
+    /// it moves with the variant and is the run's, not a disturbance. None when the figures
+    /// are not all there (a server not on this machine).
     pub fn others(&self, cpus: f64) -> Option<f64> {
         let machine = self.seconds? * cpus;
         let ours = self.server_cpu_seconds?
             + self.client_cpu_seconds.unwrap_or(0.0)
             + self.client_idle_poll_seconds.unwrap_or(0.0);
-        let busy = self.host_busy?;
+        let busy = self.host_busy? - self.host_irq.unwrap_or(0.0);
         (machine > 0.0).then(|| (busy - ours / machine).max(0.0))
     }
 }
@@ -312,6 +317,7 @@ mod tests {
         let h = Health {
             steal: Some(0.05),
             host_busy: Some(0.9),
+            host_irq: None,
             seconds: Some(10.0),
             server_cpu_seconds: Some(8.0),
             client_cpu_seconds: Some(4.0),
@@ -329,6 +335,16 @@ mod tests {
         assert!(
             reasons(&[], &h, None, 0.05, 0.0, Unit::Tps).len() == 1,
             "no CPU count: steal only"
+        );
+        // The kernel's interrupt work is the run's I/O: 10% of the machine less for others.
+        let io = Health {
+            host_irq: Some(0.1),
+            ..h
+        };
+        assert!(
+            (io.others(2.0).unwrap() - 0.2).abs() < 1e-12,
+            "{:?}",
+            io.others(2.0)
         );
     }
 

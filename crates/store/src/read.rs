@@ -71,7 +71,7 @@ impl Store {
     }
 
     /// What each run's telemetry says of the machine beside the load (for judging whether its
-    /// figure is suspect): the host's steal and busy shares, the span sampled, and the CPU
+    /// figure is suspect): the host's steal, busy and interrupt shares, the span sampled, and the CPU
     /// seconds of the server, the client, and the client's idle polling.
     pub fn run_health(&self, study: i64) -> Result<Vec<Row>, StoreError> {
         self.rows(
@@ -79,6 +79,7 @@ impl Store {
                     json_extract(summary_json, '$.telemetry.host.steal') AS host_steal,
                     json_extract(summary_json, '$.telemetry.host.user')
                       + json_extract(summary_json, '$.telemetry.host.sys') AS host_busy,
+                    json_extract(summary_json, '$.telemetry.host.irq') AS host_irq,
                     json_extract(summary_json, '$.telemetry.seconds') AS seconds,
                     json_extract(summary_json, '$.telemetry.server.cpu_user_seconds')
                       + json_extract(summary_json, '$.telemetry.server.cpu_sys_seconds') AS server_cpu_seconds,

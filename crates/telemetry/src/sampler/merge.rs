@@ -33,6 +33,7 @@ impl Telemetry {
             host: HostSample {
                 user: weight(|p| p.host.user),
                 sys: weight(|p| p.host.sys),
+                irq: weight(|p| p.host.irq),
                 iowait: weight(|p| p.host.iowait),
                 idle: weight(|p| p.host.idle),
                 steal: weight(|p| p.host.steal),

@@ -43,7 +43,12 @@ pub struct ServerSample {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct HostSample {
     pub user: f64,
+    /// System time, the kernel's interrupt and softirq work included.
     pub sys: f64,
+    /// Of `sys`, the interrupts and softirqs: charged to no process, mostly the run's own I/O
+    /// (a server's disk completions and network) on a machine that runs the load alone.
+    #[serde(default)]
+    pub irq: f64,
     pub iowait: f64,
     pub idle: f64,
     pub steal: f64,
@@ -270,6 +275,7 @@ impl Sampler {
             host: HostSample {
                 user: h(|r| r.user) / host_total,
                 sys: h(|r| r.sys) / host_total,
+                irq: h(|r| r.irq) / host_total,
                 iowait: h(|r| r.iowait) / host_total,
                 idle: h(|r| r.idle) / host_total,
                 steal: h(|r| r.steal) / host_total,

@@ -144,7 +144,10 @@ fn numa_bytes(pid: u32) -> Option<BTreeMap<u32, u64>> {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct HostReading {
     pub user: f64,
+    /// System time, interrupts and softirqs included.
     pub sys: f64,
+    /// Interrupts and softirqs alone (charged to no process).
+    pub irq: f64,
     pub iowait: f64,
     pub idle: f64,
     pub steal: f64,
@@ -165,6 +168,7 @@ pub(crate) fn read_host() -> HostReading {
     HostReading {
         user: g(0) + g(1),
         sys: g(2) + g(5) + g(6),
+        irq: g(5) + g(6),
         idle: g(3),
         iowait: g(4),
         steal: g(7),
