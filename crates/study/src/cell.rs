@@ -323,15 +323,15 @@ pub fn load_tables(
 ) -> Result<Vec<Prepared>, DatasetError> {
     let mut done = Vec::with_capacity(endpoints.len());
     for opts in endpoints {
-        done.push(rt.block_on(bakeoff_workload::prepare_tables(
-            opts,
-            load.workload,
-            load.threads,
-            load.loaders,
-            load.seed,
-            load.interrupt,
+        let job = bakeoff_workload::dataset::Loading {
+            spec: load.workload,
+            threads: load.threads,
+            parallel: load.loaders,
+            seed: load.seed,
+            interrupt: load.interrupt,
             progress,
-        ))?);
+        };
+        done.push(rt.block_on(bakeoff_workload::prepare_tables(opts, &job))?);
     }
     Ok(done)
 }

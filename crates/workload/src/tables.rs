@@ -2,28 +2,19 @@
 //! TPC-C's by its own loader over that layer's adapters and ownership rules. Above both, so
 //! that each depends only on what is below it.
 
-use std::sync::atomic::AtomicBool;
-
 use bakeoff_driver::ConnectOptions;
 
-use crate::dataset::{self, DatasetError, Prepared, Progress};
-use crate::{WorkloadKind, WorkloadSpec};
+use crate::dataset::{self, DatasetError, Loading, Prepared};
+use crate::WorkloadKind;
 
-/// Create, load and index `spec`'s tables with `parallel` connections (see
-/// [`dataset::prepare`] and [`crate::tpcc::load::prepare`]).
+/// Create, load and index the job's tables (see [`dataset::prepare`] and
+/// [`crate::tpcc::load::prepare`]).
 pub async fn prepare_tables(
     opts: &ConnectOptions,
-    spec: &WorkloadSpec,
-    threads: u32,
-    parallel: u32,
-    seed: u64,
-    interrupt: &AtomicBool,
-    progress: &(dyn Fn(Progress) + Sync),
+    job: &Loading<'_>,
 ) -> Result<Prepared, DatasetError> {
-    match spec.kind {
-        WorkloadKind::Tpcc => {
-            crate::tpcc::load::prepare(opts, &spec.tpcc, parallel, seed, interrupt, progress).await
-        }
-        _ => dataset::prepare(opts, spec, threads, parallel, seed, interrupt, progress).await,
+    match job.spec.kind {
+        WorkloadKind::Tpcc => crate::tpcc::load::prepare(opts, job).await,
+        _ => dataset::prepare(opts, job).await,
     }
 }

@@ -51,9 +51,16 @@ async fn load(opts: &ConnectOptions) -> (Vec<Vec<Option<String>>>, u64, u64, usi
             refusals.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     };
-    let prepared = dataset::prepare(opts, &spec(), 1, 3, 42, &AtomicBool::new(false), &told)
-        .await
-        .expect("prepare");
+    let spec = spec();
+    let job = dataset::Loading {
+        spec: &spec,
+        threads: 1,
+        parallel: 3,
+        seed: 42,
+        interrupt: &AtomicBool::new(false),
+        progress: &told,
+    };
+    let prepared = dataset::prepare(opts, &job).await.expect("prepare");
     let loads = global_status(&mut c, "Com_load").await - load0;
     let inserts = global_status(&mut c, "Com_insert").await - insert0;
     let told = refusals.load(std::sync::atomic::Ordering::Relaxed);

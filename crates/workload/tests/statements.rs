@@ -55,17 +55,15 @@ fn per_event(kind: WorkloadKind, name: &str) -> ([f64; 6], StmtCounts) {
     let opts = schema(name);
     let spec = spec(kind);
     rt().block_on(async {
-        dataset::prepare(
-            &opts,
-            &spec,
-            1,
-            2,
-            1,
-            &AtomicBool::new(false),
-            &|_: Progress| {},
-        )
-        .await
-        .expect("prepare");
+        let job = dataset::Loading {
+            spec: &spec,
+            threads: 1,
+            parallel: 2,
+            seed: 1,
+            interrupt: &AtomicBool::new(false),
+            progress: &|_: Progress| {},
+        };
+        dataset::prepare(&opts, &job).await.expect("prepare");
         let ctx = Arc::new(SessionContext {
             endpoints: vec![opts.clone()],
             spec: spec.clone(),

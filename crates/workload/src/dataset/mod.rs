@@ -59,24 +59,26 @@ pub fn default_connections() -> u32 {
     (2 * cpus).max(4)
 }
 
-/// Create, load and index the tables with `parallel` connections. `interrupt` set (Ctrl-C)
-/// stops the load after the chunks in flight, and the index builds before the next table.
-pub async fn prepare(
-    opts: &ConnectOptions,
-    spec: &WorkloadSpec,
-    threads: u32,
-    parallel: u32,
-    seed: u64,
-    interrupt: &AtomicBool,
-    progress: &(dyn Fn(Progress) + Sync),
-) -> Result<Prepared, DatasetError> {
+/// What a prepare loads, and how: one value for every engine's and workload's loader.
+#[derive(Clone, Copy)]
+pub struct Loading<'a> {
+    pub spec: &'a WorkloadSpec,
+    /// The run's threads (some workloads have a table per thread).
+    pub threads: u32,
+    /// Connections that load at once.
+    pub parallel: u32,
+    pub seed: u64,
+    /// Set (Ctrl-C): the load stops after the chunks in flight, and the index builds before
+    /// the next table.
+    pub interrupt: &'a AtomicBool,
+    pub progress: &'a (dyn Fn(Progress) + Sync),
+}
+
+/// Create, load and index sysbench's tables (see [`Loading`]).
+pub async fn prepare(opts: &ConnectOptions, job: &Loading<'_>) -> Result<Prepared, DatasetError> {
     match opts.protocol {
-        Protocol::Postgres => {
-            pgsql::prepare(opts, spec, threads, parallel, seed, interrupt, progress).await
-        }
-        Protocol::MySql => {
-            mysql::prepare(opts, spec, threads, parallel, seed, interrupt, progress).await
-        }
+        Protocol::Postgres => pgsql::prepare(opts, job).await,
+        Protocol::MySql => mysql::prepare(opts, job).await,
     }
 }
 

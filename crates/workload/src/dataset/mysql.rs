@@ -21,6 +21,7 @@
 //! Ownership by the rules every engine shares (`owned.rs`), through MySQL's statements
 //! (`adapters/mysql.rs`).
 
+use super::Loading;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -41,15 +42,15 @@ use crate::{WorkloadKind, WorkloadSpec};
 
 /// Create, load (LOAD DATA LOCAL or INSERTs, `parallel` connections) and index the tables,
 /// and say the redo log's bytes meanwhile.
-pub async fn prepare(
-    opts: &ConnectOptions,
-    spec: &WorkloadSpec,
-    threads: u32,
-    parallel: u32,
-    seed: u64,
-    interrupt: &AtomicBool,
-    progress: &(dyn Fn(Progress) + Sync),
-) -> Result<Prepared, DatasetError> {
+pub async fn prepare(opts: &ConnectOptions, job: &Loading<'_>) -> Result<Prepared, DatasetError> {
+    let Loading {
+        spec,
+        threads,
+        parallel,
+        seed,
+        interrupt,
+        progress,
+    } = *job;
     let started = Instant::now();
     let mut admin = MyOwner::connect(opts).await?;
     let redo_before = redo_written(&mut admin.conn).await?;

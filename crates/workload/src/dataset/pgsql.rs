@@ -9,6 +9,7 @@
 //! pinned to pg_catalog and names its tables with their schema: nothing another role plants
 //! on the user's search path runs from them.
 
+use super::Loading;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -53,15 +54,15 @@ pub fn pg_tables(spec: &WorkloadSpec, threads: u32, schema: &str) -> Vec<(String
 }
 
 /// Create, load (COPY, `parallel` connections), index, vacuum and checkpoint.
-pub async fn prepare(
-    opts: &ConnectOptions,
-    spec: &WorkloadSpec,
-    threads: u32,
-    parallel: u32,
-    seed: u64,
-    interrupt: &AtomicBool,
-    progress: &(dyn Fn(Progress) + Sync),
-) -> Result<Prepared, DatasetError> {
+pub async fn prepare(opts: &ConnectOptions, job: &Loading<'_>) -> Result<Prepared, DatasetError> {
+    let Loading {
+        spec,
+        threads,
+        parallel,
+        seed,
+        interrupt,
+        progress,
+    } = *job;
     let started = Instant::now();
     let mut admin = PgOwner::connect(opts).await?;
     let schema = format!("{}.", ident(&admin.schema));

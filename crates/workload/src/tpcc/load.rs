@@ -18,24 +18,24 @@ use super::population::{generate, jobs, now_text, Job};
 use super::random::Constants;
 use super::routines;
 use super::schema::{columns, create_tables, indexes, CONSTANTS_TABLE, TABLES};
-use super::TpccOptions;
-use crate::dataset::{self, DatasetError, Meter, Prepared, Progress};
+use crate::dataset::{self, DatasetError, Loading, Meter, Prepared, Progress};
 use crate::Rng;
 
 /// The workload's name in the marker table.
 pub const WORKLOAD: &str = "tpcc";
 
-/// Create, load and index `opts.warehouses` warehouses with `parallel` connections.
+/// Create, load and index the job's warehouses (`spec.tpcc`) with `parallel` connections.
 /// `interrupt` set (Ctrl-C) stops every loader after the job in hand.
-pub async fn prepare(
-    opts: &ConnectOptions,
-    tpcc: &TpccOptions,
-    parallel: u32,
-    seed: u64,
-    interrupt: &AtomicBool,
-    progress: &(dyn Fn(Progress) + Sync),
-) -> Result<Prepared, DatasetError> {
-    let warehouses = tpcc.warehouses.max(1);
+pub async fn prepare(opts: &ConnectOptions, job: &Loading<'_>) -> Result<Prepared, DatasetError> {
+    let Loading {
+        spec,
+        parallel,
+        seed,
+        interrupt,
+        progress,
+        ..
+    } = *job;
+    let warehouses = spec.tpcc.warehouses.max(1);
     let started = Instant::now();
     let engine = "InnoDB";
     let schema = dataset::create_workload_tables(
