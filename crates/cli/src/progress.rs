@@ -25,7 +25,7 @@ pub(crate) fn print_progress(p: Progress) {
             "The server refuses LOAD DATA LOCAL (local_infile is OFF): loading with multi-row INSERTs instead, which costs the server more per row\n"
         ),
         Progress::RoutinesRefused(why) => crate::dialect::extra!(
-            "The server refused TPC-C's routines ({}): runs send client-side statements; --procedures needs an account that may create routines\n",
+            "TPC-C's routines (--procedures): the server refused ({}); runs without --procedures send client-side statements and need none\n",
             bakeoff_driver::printable(&why)
         ),
     }

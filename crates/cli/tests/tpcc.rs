@@ -199,6 +199,20 @@ fn tpcc_on_mariadb_prepares_runs_audits_checks_and_finds_broken_tables() {
         &run(&RUN_PROCEDURES),
         "bakeoff_stock_level is not the text bakeoff creates",
     );
+    // Another account's procedure under the name, its text bakeoff's own: refused, and
+    // cleanup leaves it (it drops only the routines the account made).
+    rows("DROP PROCEDURE bakeoff_stock_level");
+    let theirs = bakeoff_workload::tpcc::routines::create(bakeoff_driver::Protocol::MySql, "")[4]
+        .replacen(
+            "CREATE PROCEDURE",
+            "CREATE DEFINER = 'tpcc_other'@'localhost' PROCEDURE",
+            1,
+        );
+    rows(&theirs);
+    refused(
+        &run(&RUN_PROCEDURES),
+        "bakeoff_stock_level runs with its definer's rights or belongs to another account",
+    );
     for sql in BREAK {
         rows(sql);
     }
@@ -217,7 +231,11 @@ fn tpcc_on_mariadb_prepares_runs_audits_checks_and_finds_broken_tables() {
     let left = rows(
         "SELECT routine_name FROM information_schema.routines WHERE routine_schema = DATABASE()",
     );
-    assert!(left.is_empty(), "cleanup drops TPC-C's routines: {left:?}");
+    assert_eq!(
+        left,
+        [[Some("bakeoff_stock_level".to_string())]],
+        "cleanup drops its own routines, not the other account's"
+    );
     let o = run(&["tpcc", "run", "--time=1"]);
     assert!(
         !o.status.success() && text(&o).1.contains("prepare"),

@@ -178,7 +178,7 @@ fn leftovers(opts: &ConnectOptions, given: &GivenServer) -> Result<(), String> {
 
 fn drop_ours(opts: &ConnectOptions) -> Result<(), String> {
     let rt = runtime()?;
-    rt.block_on(dataset::cleanup(opts, &|_| {}))
+    rt.block_on(bakeoff_workload::cleanup_tables(opts, &|_| {}))
         .map(drop)
         .map_err(|e| e.to_string())
 }

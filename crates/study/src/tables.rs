@@ -63,7 +63,7 @@ pub fn cleanup(
         Some(t) => rt.block_on(dataset::cleanup_shared(
             opts, t.workload, t.threads, progress,
         )),
-        None => rt.block_on(dataset::cleanup(opts, progress)),
+        None => rt.block_on(bakeoff_workload::cleanup_tables(opts, progress)),
     }
 }
 

@@ -34,4 +34,4 @@ pub use rng::{Rng, Unique};
 pub use scripting::native::{Session, SessionContext};
 pub use scripting::{EventError, Events, Pace, Source, StmtCounts};
 pub use strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
-pub use tables::prepare_tables;
+pub use tables::{cleanup_tables, prepare_tables};

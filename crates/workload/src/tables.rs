@@ -4,8 +4,29 @@
 
 use bakeoff_driver::ConnectOptions;
 
-use crate::dataset::{self, DatasetError, Loading, Prepared};
+use crate::dataset::{self, DatasetError, Loading, Prepared, Progress};
 use crate::WorkloadKind;
+
+/// Drop the tables bakeoff made (see [`dataset::cleanup`]) and, where TPC-C's were among
+/// them, its routines (`tpcc::routines`); where the server refuses those, the tables are gone
+/// all the same, and that is said. Returns the dropped tables' names.
+pub async fn cleanup_tables(
+    opts: &ConnectOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Vec<String>, DatasetError> {
+    let dropped = dataset::cleanup(opts, progress).await?;
+    if dropped
+        .iter()
+        .any(|t| t.ends_with(crate::tpcc::schema::CONSTANTS_TABLE))
+    {
+        if let Err(e) = crate::tpcc::routines::drop_all(opts).await {
+            progress(Progress::RoutinesRefused(format!(
+                "cleanup could not drop them: {e}"
+            )));
+        }
+    }
+    Ok(dropped)
+}
 
 /// Create, load and index the job's tables (see [`dataset::prepare`] and
 /// [`crate::tpcc::load::prepare`]).

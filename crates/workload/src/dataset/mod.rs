@@ -33,19 +33,18 @@ mod tables;
 mod token;
 mod workload_tables;
 
-use std::sync::atomic::AtomicBool;
-
 use bakeoff_driver::{ConnectOptions, Protocol};
 
 use crate::WorkloadSpec;
 use adapters::mysql::MyOwner;
+pub(crate) use adapters::pgsql::lit as pg_lit;
 use adapters::pgsql::PgOwner;
 pub(crate) use load::{on_loader_threads, Meter, LOCAL_INFILE_REFUSED};
 use owner::Owner;
 pub use progress::{DatasetError, Progress};
 pub use shared::{cleanup_shared, prepare_shared};
 use tables::names;
-pub use tables::{tables, Prepared};
+pub use tables::{tables, Loading, Prepared};
 pub use token::{bakeoff_creates, workload_table, Token, MARKER_TABLE, TPCC_TABLES};
 pub(crate) use workload_tables::{
     build_workload_indexes, create_workload_tables, exec_once, settle,
@@ -57,21 +56,6 @@ pub(crate) use workload_tables::{
 pub fn default_connections() -> u32 {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     (2 * cpus).max(4)
-}
-
-/// What a prepare loads, and how: one value for every engine's and workload's loader.
-#[derive(Clone, Copy)]
-pub struct Loading<'a> {
-    pub spec: &'a WorkloadSpec,
-    /// The run's threads (some workloads have a table per thread).
-    pub threads: u32,
-    /// Connections that load at once.
-    pub parallel: u32,
-    pub seed: u64,
-    /// Set (Ctrl-C): the load stops after the chunks in flight, and the index builds before
-    /// the next table.
-    pub interrupt: &'a AtomicBool,
-    pub progress: &'a (dyn Fn(Progress) + Sync),
 }
 
 /// Create, load and index sysbench's tables (see [`Loading`]).
@@ -110,18 +94,10 @@ pub async fn cleanup(
     opts: &ConnectOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Vec<String>, DatasetError> {
-    let dropped = match opts.protocol {
+    match opts.protocol {
         Protocol::Postgres => pgsql::cleanup(opts, progress).await,
         Protocol::MySql => mysql::cleanup(opts, progress).await,
-    }?;
-    // TPC-C's routines go with its tables (the record of its load among them).
-    if dropped
-        .iter()
-        .any(|t| t.ends_with(crate::tpcc::schema::CONSTANTS_TABLE))
-    {
-        crate::tpcc::routines::drop_all(opts).await?;
     }
-    Ok(dropped)
 }
 
 /// Whose tables a run on a given server writes to.

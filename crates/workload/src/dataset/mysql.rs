@@ -21,7 +21,7 @@
 //! Ownership by the rules every engine shares (`owned.rs`), through MySQL's statements
 //! (`adapters/mysql.rs`).
 
-use super::Loading;
+use super::tables::Loading;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;

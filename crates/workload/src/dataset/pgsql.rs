@@ -9,7 +9,7 @@
 //! pinned to pg_catalog and names its tables with their schema: nothing another role plants
 //! on the user's search path runs from them.
 
-use super::Loading;
+use super::tables::Loading;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;

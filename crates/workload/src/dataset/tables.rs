@@ -1,8 +1,10 @@
 //! The tables themselves: their names and CREATE TABLE text, the rows each starts with, and
 //! what a prepare reports.
 
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::progress::Progress;
 use crate::{WorkloadKind, WorkloadSpec};
 
 /// The tables a workload uses and their MySQL CREATE TABLE text: sysbench's, or when
@@ -53,6 +55,21 @@ pub(super) fn initial_rows(spec: &WorkloadSpec) -> u32 {
         WorkloadKind::OltpInsert if !spec.options.auto_inc => 0,
         _ => spec.options.table_size,
     }
+}
+
+/// What a prepare loads, and how: one value for every engine's and workload's loader.
+#[derive(Clone, Copy)]
+pub struct Loading<'a> {
+    pub spec: &'a WorkloadSpec,
+    /// The run's threads (some workloads have a table per thread).
+    pub threads: u32,
+    /// Connections that load at once.
+    pub parallel: u32,
+    pub seed: u64,
+    /// Set (Ctrl-C): the load stops after the chunks in flight, and the index builds before
+    /// the next table.
+    pub interrupt: &'a AtomicBool,
+    pub progress: &'a (dyn Fn(Progress) + Sync),
 }
 
 /// What `prepare` did, phase by phase: where its time went, as far as the server says.

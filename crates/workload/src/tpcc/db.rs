@@ -4,7 +4,8 @@
 use bakeoff_driver::{Connection, DriverError, Outcome, Param, Protocol, RowBuf, ServerError};
 
 use super::random::Constants;
-use super::{routines, sql};
+use super::routines;
+use super::sql;
 use crate::scripting::{EventError, StmtCounts};
 
 /// Why a transaction stopped: a conflict to run again, or a failure for the engine.

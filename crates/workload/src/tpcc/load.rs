@@ -90,7 +90,9 @@ pub async fn prepare(opts: &ConnectOptions, job: &Loading<'_>) -> Result<Prepare
     // The routines `--procedures` calls. A server that refuses them still runs the
     // client-side statements: said, not fatal.
     if let Err(e) = routines::create_all(opts, &schema).await {
-        progress(Progress::RoutinesRefused(e.to_string()));
+        progress(Progress::RoutinesRefused(format!(
+            "prepare could not create them: {e}; --procedures needs an account that may create routines (MySQL: CREATE ROUTINE)"
+        )));
     }
     let names: Vec<String> = TABLES.iter().map(|t| t.to_string()).collect();
     dataset::settle(opts, &names).await?;

@@ -62,18 +62,9 @@ impl<C: Connection> Terminal<C> {
         let mut conn = C::open(endpoint, blocking).await?;
         let place = conn.own_place().await?;
         let mut rng = Rng::seeded(seed);
-        let first = shared.run().is_none();
         let run = shared.run_for(&mut conn, &place, opts, &mut rng).await?;
         let routines = opts.procedures.then_some(endpoint.protocol);
-        if let (Some(protocol), true) = (routines, first) {
-            // Calling a routine runs its code: bakeoff's own only (`routines::verify`).
-            if let Err(why) = super::routines::verify(&mut conn, protocol, &place).await? {
-                return Err(EventError::Script(format!(
-                    "TPC-C --procedures: the server's routines are not bakeoff's ({why}): load the tables again with `bakeoff tpcc cleanup` and `bakeoff tpcc prepare`, which create them, or run without --procedures"
-                )));
-            }
-        }
-        let stmts = Db::prepare(&mut conn, &place, routines).await?;
+        let stmts = Self::statements(&mut conn, &place, routines).await?;
         if routines.is_none() {
             Db::hold_transactions(&mut conn).await?;
         }
@@ -104,6 +95,27 @@ impl<C: Connection> Terminal<C> {
         })
     }
 
+    /// The statements a terminal sends on `conn`; with `routines`, first the routines it calls
+    /// verified on this connection's server (`routines::verify`: calling a routine runs its
+    /// code, so bakeoff's own only, looked at on every terminal's server).
+    async fn statements(
+        conn: &mut C,
+        place: &str,
+        routines: Option<Protocol>,
+    ) -> Result<(Vec<C::Stmt>, Vec<C::Stmt>), EventError> {
+        if let Some(protocol) = routines {
+            if let Err(why) = super::routines::verify(conn, protocol, place).await? {
+                return Err(EventError::Script(format!(
+                    "TPC-C --procedures: the server's routines are not bakeoff's ({why}): load the tables again with `bakeoff tpcc cleanup` and `bakeoff tpcc prepare`, which create them (an account that may create routines), or run without --procedures"
+                )));
+            }
+        }
+        Ok(Db::prepare(conn, place, routines).await?)
+    }
+
+    /// A new connection to the terminal's endpoint, its statements prepared again. Its
+    /// routines were verified when the terminal opened there; an account that may replace
+    /// them could do so between any two calls as well (see `routines::verify`).
     pub async fn reconnect(&mut self) -> Result<(), DriverError> {
         let mut conn = C::open(&self.endpoint, self.blocking).await?;
         self.place = conn.own_place().await?;

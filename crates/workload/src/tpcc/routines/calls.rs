@@ -50,9 +50,10 @@ impl<C: Connection> Terminal<C> {
                 match self.db.call(Call::NewOrder, &p, c).await? {
                     // The unused item of 2.4.1.4: rolled back by the routine, as the
                     // specification wants. Not an error.
-                    Err(e) if *rollback && e.sql_state == UNUSED_ITEM => {
-                        Ok([1, n as u32, *remote, 0])
-                    }
+                    Err(e) if e.sql_state == UNUSED_ITEM => match rollback {
+                        true => Ok([1, n as u32, *remote, 0]),
+                        false => Err(missing("an item")),
+                    },
                     answer => answer
                         .map(|_| tally)
                         .map_err(|e| refused(e, Call::NewOrder)),

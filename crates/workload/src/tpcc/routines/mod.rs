@@ -62,14 +62,26 @@ pub fn create(protocol: Protocol, place: &str) -> Vec<String> {
                 format!("CREATE PROCEDURE {name}({params}) MODIFIES SQL DATA SQL SECURITY INVOKER {body}")
             }
             Protocol::Postgres => format!(
-                "CREATE FUNCTION {place}{name}({params}) RETURNS INT LANGUAGE plpgsql SECURITY INVOKER AS $bakeoff${body}$bakeoff$"
+                "CREATE FUNCTION {place}{name}({params}) RETURNS INT LANGUAGE plpgsql {} SECURITY INVOKER AS $bakeoff${body}$bakeoff$",
+                volatility(name)
             ),
         })
         .collect()
 }
 
-/// The statements that drop every routine that is there.
-pub fn drop(protocol: Protocol, place: &str) -> Vec<String> {
+/// A PostgreSQL function's volatility: Order-Status and Stock-Level only read, and a STABLE
+/// function's statements all see the calling query's snapshot, so Order-Status reads its
+/// customer, order and lines as of one moment (a VOLATILE one takes a snapshot per statement
+/// at READ COMMITTED), as the client-side path's one statement does.
+fn volatility(name: &str) -> &'static str {
+    match name {
+        "bakeoff_order_status" | "bakeoff_stock_level" => "STABLE",
+        _ => "VOLATILE",
+    }
+}
+
+/// The statements that drop each routine, whoever made it.
+fn drop(protocol: Protocol, place: &str) -> Vec<String> {
     routines(protocol, place)
         .into_iter()
         .map(|(name, params, _)| match protocol {
@@ -89,11 +101,12 @@ pub fn drop(protocol: Protocol, place: &str) -> Vec<String> {
         .collect()
 }
 
-/// Create every routine in `place` (`"schema".` on PostgreSQL, nothing on MySQL), each
-/// one dropped first if a load before left it (an earlier routine of another account under
-/// the name stays, and the error says so).
+/// Create every routine in `place` (`"schema".` on PostgreSQL, nothing on MySQL), each of
+/// the account's own that a load before left dropped first. A routine of another account
+/// under the name is neither dropped nor replaced: the CREATE fails, and the error says so.
 pub async fn create_all(opts: &ConnectOptions, place: &str) -> Result<(), DatasetError> {
-    for sql in drop(opts.protocol, place)
+    for sql in owned_drops(opts, place)
+        .await?
         .into_iter()
         .chain(create(opts.protocol, place))
     {
@@ -102,7 +115,8 @@ pub async fn create_all(opts: &ConnectOptions, place: &str) -> Result<(), Datase
     Ok(())
 }
 
-/// Drop every routine from the database `opts` names (cleanup, after TPC-C's tables).
+/// Drop the account's own routines from the database `opts` names (cleanup, after TPC-C's
+/// tables); another account's under the same names stay.
 pub async fn drop_all(opts: &ConnectOptions) -> Result<(), DatasetError> {
     let place = match opts.protocol {
         Protocol::MySql => String::new(),
@@ -115,10 +129,40 @@ pub async fn drop_all(opts: &ConnectOptions) -> Result<(), DatasetError> {
             place?
         }
     };
-    for sql in drop(opts.protocol, &place) {
+    for sql in owned_drops(opts, &place).await? {
         crate::dataset::exec_once(opts, &sql).await?;
     }
     Ok(())
+}
+
+/// The DROP of each routine there that the account made (MySQL: its definer; PostgreSQL: its
+/// owner).
+async fn owned_drops(opts: &ConnectOptions, place: &str) -> Result<Vec<String>, DatasetError> {
+    let names = name_list();
+    let found = match opts.protocol {
+        Protocol::MySql => {
+            let mut c = bakeoff_driver::Conn::connect(opts).await?;
+            let rows = c.query_rows(&format!("SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND DEFINER = CURRENT_USER() AND ROUTINE_NAME IN {names}")).await;
+            c.quit().await;
+            rows?
+        }
+        Protocol::Postgres => {
+            let mut c = bakeoff_driver::PgConn::connect_pinned(opts).await?;
+            let rows = c.query_rows(&format!("SELECT p.proname FROM pg_catalog.pg_proc p WHERE p.pronamespace = {} AND p.proowner = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user) AND p.proname IN {names}", namespace(place))).await;
+            c.quit().await;
+            rows?
+        }
+    };
+    let found: Vec<String> = found
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    Ok(drop(opts.protocol, place)
+        .into_iter()
+        .zip(routines(opts.protocol, place))
+        .filter(|(_, (name, _, _))| found.iter().any(|f| f == name))
+        .map(|(sql, _)| sql)
+        .collect())
 }
 
 /// The statement a terminal prepares for `call`, and its parameters' kinds (`i` integer, `t`
@@ -152,22 +196,42 @@ pub fn call(protocol: Protocol, place: &str, call: Call) -> (String, &'static st
     }
 }
 
-/// Whether every routine is there as bakeoff creates it, runs with its caller's rights and
-/// (PostgreSQL) belongs to the caller; else what is wrong, for an error that says what to do.
+/// The routines' names, as an SQL list: `('bakeoff_new_order', ...)`.
+fn name_list() -> String {
+    let names: Vec<String> = routines(Protocol::MySql, "")
+        .iter()
+        .map(|(n, _, _)| format!("'{n}'"))
+        .collect();
+    format!("({})", names.join(", "))
+}
+
+/// The schema `place` names (`"schema".`), as a literal PostgreSQL resolves to its oid.
+fn namespace(place: &str) -> String {
+    format!(
+        "pg_catalog.to_regnamespace({})",
+        crate::dataset::pg_lit(place.trim_end_matches('.'))
+    )
+}
+
+/// Whether every routine is there as bakeoff creates it and is the caller's own: its text,
+/// its caller's rights (not a definer's), made by the caller (MySQL: the definer; PostgreSQL:
+/// the owner) and, on MySQL, its parameters' types. Else what is wrong, for an error that says
+/// what to do. An account that may alter routines in the database can still replace one
+/// after this look: on a shared MySQL server, `--procedures` trusts those accounts.
 pub async fn verify<C: Connection>(
     conn: &mut C,
     protocol: Protocol,
     place: &str,
 ) -> Result<Result<(), String>, DriverError> {
+    let names = name_list();
     let sql = match protocol {
-        Protocol::MySql => "SELECT ROUTINE_NAME, ROUTINE_DEFINITION, SECURITY_TYPE = 'INVOKER' AND ROUTINE_TYPE = 'PROCEDURE' FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME LIKE 'bakeoff\\_%'".to_string(),
-        Protocol::Postgres => {
-            let schema = place.trim_end_matches('.');
-            format!(
-                "SELECT p.proname, p.prosrc, NOT p.prosecdef AND p.proowner = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user) FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = {} AND p.proname LIKE 'bakeoff\\_%'",
-                literal(schema.trim_matches('"'))
-            )
-        }
+        Protocol::MySql => format!(
+            "SELECT r.ROUTINE_NAME, r.ROUTINE_DEFINITION, r.SECURITY_TYPE = 'INVOKER' AND r.ROUTINE_TYPE = 'PROCEDURE' AND r.DEFINER = CURRENT_USER(), (SELECT GROUP_CONCAT(LOWER(p.PARAMETER_NAME), ' ', LOWER(p.DTD_IDENTIFIER) ORDER BY p.ORDINAL_POSITION SEPARATOR ', ') FROM information_schema.PARAMETERS p WHERE p.SPECIFIC_SCHEMA = r.ROUTINE_SCHEMA AND p.SPECIFIC_NAME = r.ROUTINE_NAME AND p.ROUTINE_TYPE = 'PROCEDURE') FROM information_schema.ROUTINES r WHERE r.ROUTINE_SCHEMA = DATABASE() AND r.ROUTINE_NAME IN {names}"
+        ),
+        Protocol::Postgres => format!(
+            "SELECT p.proname, p.prosrc, NOT p.prosecdef AND p.proowner = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user) FROM pg_catalog.pg_proc p WHERE p.pronamespace = {} AND p.proname IN {names}",
+            namespace(place)
+        ),
     };
     let stmt = conn.prepare(&sql).await?;
     let mut rows = RowBuf::new();
@@ -175,19 +239,30 @@ pub async fn verify<C: Connection>(
         return Err(DriverError::Server(e));
     }
     let mut problems = Vec::new();
-    for (name, _, body) in routines(protocol, place) {
+    for (name, params, body) in routines(protocol, place) {
         let found: Vec<usize> = (0..rows.rows())
             .filter(|r| rows.bytes(*r, 0) == Some(name.as_bytes()))
             .collect();
+        let own = |r: usize| matches!(rows.int(r, 2), Some(1)) || rows.bytes(r, 2) == Some(b"t");
+        let typed = |r: usize| {
+            protocol == Protocol::Postgres
+                || rows.bytes(r, 3).map(types) == Some(params.to_lowercase())
+        };
         match found[..] {
             [] => problems.push(format!("{name} is missing")),
+            // MySQL shows a routine's text only to its definer (and the privileged).
+            [r] if rows.bytes(r, 1).is_none() => {
+                problems.push(format!("{name} was made by another account"))
+            }
             [r] if rows.bytes(r, 1).map(|b| b.trim_ascii()) != Some(body.trim().as_bytes()) => {
                 problems.push(format!("{name} is not the text bakeoff creates"))
             }
-            [r] if !matches!(rows.int(r, 2), Some(1)) && rows.bytes(r, 2) != Some(b"t") => problems
-                .push(format!(
-                    "{name} runs with its definer's rights or belongs to another account"
-                )),
+            [r] if !own(r) => problems.push(format!(
+                "{name} runs with its definer's rights or belongs to another account"
+            )),
+            [r] if !typed(r) => problems.push(format!(
+                "{name} does not take the parameters bakeoff creates it with"
+            )),
             [_] => {}
             _ => problems.push(format!("{name} is there more than once")),
         }
@@ -198,9 +273,10 @@ pub async fn verify<C: Connection>(
     })
 }
 
-/// A string literal for PostgreSQL (standard-conforming strings).
-fn literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
+/// MySQL's parameter list as `information_schema.PARAMETERS` gives it, in the words bakeoff
+/// creates it with: MariaDB writes INT as `int(11)`.
+fn types(list: &[u8]) -> String {
+    String::from_utf8_lossy(list).replace("int(11)", "int")
 }
 
 /// The values of New-Order's call: its lines' items, supply warehouses and quantities, each

@@ -8,7 +8,8 @@
 //! HammerDB's procedures do it; New-Order's stock rows are taken in the order the terminal
 //! gives its lines (sorted by key, so that two New-Orders cannot deadlock on them).
 
-/// (name, parameters, body) of each procedure, in the order of [`super::Call`].
+/// (name, parameters, body) of each procedure, in the order of the calls (New-Order, Payment,
+/// Order-Status, Delivery, Stock-Level).
 pub(super) fn procedures() -> [(&'static str, &'static str, String); 5] {
     let on_error = "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;";
     let by_name = |w: &str, d: &str| {
@@ -137,7 +138,9 @@ END",
       SET v_skipped = v_skipped + 1;
     ELSE
       DELETE FROM new_order WHERE no_w_id = p_w AND no_d_id = v_d AND no_o_id = v_o;
+      SET v_c = NULL;
       SELECT o_c_id INTO v_c FROM orders WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o FOR UPDATE;
+      IF v_c IS NULL THEN SIGNAL SQLSTATE '45001' SET MESSAGE_TEXT = 'bakeoff_tpcc: no order for a new order'; END IF;
       UPDATE orders SET o_carrier_id = p_carrier WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o;
       UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
       SELECT COALESCE(SUM(ol_amount), 0) INTO v_sum FROM order_line WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;

@@ -10,7 +10,8 @@
 //! The tables are named with their schema (`@`), so the functions resolve nothing through a
 //! search path.
 
-/// (name, parameters, body) of each function, in the order of [`super::Call`].
+/// (name, parameters, body) of each function, in the order of the calls (New-Order, Payment,
+/// Order-Status, Delivery, Stock-Level).
 pub(super) fn functions() -> [(&'static str, &'static str, String); 5] {
     let by_name = |w: &str, d: &str| {
         format!(
@@ -120,6 +121,7 @@ BEGIN
     ELSE
       DELETE FROM @new_order WHERE no_w_id = p_w AND no_d_id = v_d AND no_o_id = v_o;
       UPDATE @orders SET o_carrier_id = p_carrier WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o RETURNING o_c_id INTO v_c;
+      IF NOT FOUND THEN RAISE EXCEPTION 'bakeoff_tpcc: no order for a new order' USING ERRCODE = '45001'; END IF;
       UPDATE @order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
       SELECT COALESCE(sum(ol_amount), 0) INTO v_sum FROM @order_line WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
       UPDATE @customer SET c_balance = c_balance + v_sum, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = p_w AND c_d_id = v_d AND c_id = v_c;
