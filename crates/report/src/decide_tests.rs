@@ -574,3 +574,63 @@ fn the_carry_over_check_flags_verdicts_that_switch_penalties_made() {
         "equal penalties move few verdicts: {flagged}"
     );
 }
+
+/// Each comparison's own false "different" rate held to its share of the family's 5%
+/// (5%/m), not only the family's: a rule that tested each at 5% (no Bonferroni) keeps a
+/// family of one honest and calls a null comparison in a family of 4 different about 5% of
+/// the time, and fails here.
+#[test]
+fn each_comparison_holds_its_share_of_the_family() {
+    let trials = 2000;
+    let m = 4usize;
+    let s = study(Noise::Normal, 0.03, 0.05);
+    let mut rng = Lcg(23);
+    let mut claims = 0usize;
+    for _ in 0..trials {
+        let (_, judged) = s.once(&mut rng, &vec![1.0; m]);
+        claims += judged
+            .iter()
+            .filter(|j| matches!(j.verdict, Verdict::Different | Verdict::DifferentWithin))
+            .count();
+    }
+    let share = ALPHA / m as f64;
+    let rate = claims as f64 / (trials * m) as f64;
+    eprintln!("per comparison: {rate:.4} against {share:.4}");
+    assert!(
+        rate <= share + slack(share, trials),
+        "per comparison {rate}"
+    );
+}
+
+/// The intervals' half-widths pinned to their quantiles: the difference test two-sided at
+/// 1 - 5%/m, the equivalence test's one-sided at 1 - 5%/m (a 1 - 10%/m two-sided interval).
+/// An equivalence test at twice its level (t at 1 - 10%/m) or two-sided (t at 1 - 2.5%/m)
+/// makes "equivalent" easier or harder than stated, and fails here.
+#[test]
+fn the_intervals_half_widths_are_their_levels_quantiles() {
+    let se = 0.01;
+    let e = Evidence {
+        estimate: 0.0,
+        se,
+        df: 9.0,
+        n: 10,
+        pilot: None,
+    };
+    for m in [1usize, 4, 12] {
+        let j = judge(e, m, 0.05);
+        let a = ALPHA / m as f64;
+        let half = |(lo, hi): (f64, f64)| (hi.ln() - lo.ln()) / 2.0;
+        let ci = crate::stats::t_quantile(9.0, 1.0 - a / 2.0) * se;
+        let tost = crate::stats::t_quantile(9.0, 1.0 - a) * se;
+        assert!((half(j.ci) - ci).abs() < 1e-12, "m {m}: ci {:?}", j.ci);
+        assert!(
+            (half(j.tost) - tost).abs() < 1e-12,
+            "m {m}: tost {:?}",
+            j.tost
+        );
+    }
+    // Published tables: t(0.95, 9) = 1.833, t(0.975, 9) = 2.262.
+    let j = judge(e, 1, 0.05);
+    assert!((j.tost.1.ln() / se - 1.833).abs() < 1e-3, "{:?}", j.tost);
+    assert!((j.ci.1.ln() / se - 2.262).abs() < 1e-3, "{:?}", j.ci);
+}
