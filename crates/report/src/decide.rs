@@ -437,4 +437,4 @@ fn machine_said(spread: f64) -> String {
 
 #[cfg(test)]
 #[path = "decide_tests.rs"]
-mod tests;
+pub(crate) mod tests;

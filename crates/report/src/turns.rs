@@ -237,3 +237,7 @@ pub(crate) fn sentences(label: &str, aa: &[AaCheck], written: &BTreeSet<String>)
     }
     out
 }
+
+#[cfg(test)]
+#[path = "turns_tests.rs"]
+mod tests;
