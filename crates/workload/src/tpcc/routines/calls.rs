@@ -4,8 +4,9 @@
 use bakeoff_driver::{Connection, Param};
 
 use super::super::db::{missing, Stop};
-use super::super::input::{Input, Line, Who};
+use super::super::input::{Input, Who};
 use super::super::random::last_name;
+use super::super::sql::MAX_LINES;
 use super::super::terminal::Terminal;
 use super::{line_lists, Call, MISSING, UNUSED_ITEM};
 use crate::scripting::{EventError, StmtCounts};
@@ -30,7 +31,7 @@ impl<C: Connection> Terminal<C> {
                 let n = lines.len();
                 // Stock rows taken in key order, as the client-side statements lock them, so
                 // that two New-Orders cannot deadlock on them; the unused item stays last.
-                let mut sorted: [Line; sql_max()] = [lines[0]; sql_max()];
+                let mut sorted = [lines[0]; MAX_LINES];
                 sorted[..n].copy_from_slice(lines);
                 let valid = if *rollback { n - 1 } else { n };
                 sorted[..valid].sort_unstable_by_key(|l| (l.supply_w, l.item));
@@ -133,10 +134,6 @@ impl<C: Connection> Terminal<C> {
             }
         }
     }
-}
-
-const fn sql_max() -> usize {
-    super::super::sql::MAX_LINES
 }
 
 /// A call the server refused: a missing row as the client-side statements report it, any
