@@ -60,7 +60,19 @@ fn shared_cpus(src: &Source) -> HashMap<(usize, i64), String> {
 }
 
 /// Build the model. Only runs with status ok enter a curve; the rest are listed as problems.
+/// A study's check blocks (one server at a time beside its turns, `validate.rs`) are judged
+/// apart, and each verdict by turns is set beside theirs.
 pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
+    let (main, checks) = crate::validate::split(src, |s| Design::of(s).margin);
+    let solo = match checks {
+        Some(checks) => Some(build_one(&checks, opts, None)?.comparisons),
+        None => None,
+    };
+    build_one(&main, opts, solo.as_deref())
+}
+
+/// The model of `src`, its verdicts by turns set beside `solo`'s where given.
+fn build_one(src: &Source, opts: &Options, solo: Option<&[Comparison]>) -> Result<Model, String> {
     let origins = origins(src);
     let mut cells: Cells = BTreeMap::new();
     let mut problems = Vec::new();
@@ -244,6 +256,9 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     crate::decide::judge_all(&mut model.comparisons);
     let penalties = crate::turns::switch_penalties(src);
     crate::turns::carry_over(&mut model.comparisons, &penalties);
+    if let Some(solo) = solo {
+        crate::validate::attach(&mut model.comparisons, solo);
+    }
     for c in &mut model.comparisons {
         c.bound = match (c.verdict, c.interval) {
             (Verdict::Equivalent | Verdict::Undecided, Some((lo, hi))) => Some(reach(lo, hi)),
@@ -253,9 +268,18 @@ pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
     model.auto = auto_status(&designs, &model);
     model.costs = costs(src, &cells, &model);
     let (written, aa) = (crate::turns::written_in_turns(src), model.aa.clone());
+    let checked: HashMap<String, String> = model
+        .workloads
+        .iter()
+        .filter_map(|w| {
+            let said = crate::validate::sentence(&w.label, &model.comparisons)?;
+            Some((w.label.clone(), said))
+        })
+        .collect();
     crate::summary::fill(&mut model, |label| {
         let mut said = crate::turns::sentences(label, &aa, &written);
         said.extend(crate::turns::penalty_sentence(label, &penalties));
+        said.extend(checked.get(label).cloned());
         said
     });
     model.opening = crate::opening::opening(src, &model);
@@ -441,6 +465,7 @@ fn compare(
                 asked: None,
                 by_turns: false,
                 carry_over: None,
+                checked: None,
             };
             let bp = base.and_then(|b| b.points.iter().find(|b| b.threads == p.threads));
             out.push(match (&against, bp) {

@@ -401,6 +401,7 @@ pub(crate) fn comparison(workload: &str) -> Comparison {
         asked: None,
         by_turns: false,
         carry_over: None,
+        checked: None,
     }
 }
 

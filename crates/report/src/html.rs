@@ -465,14 +465,29 @@ fn verdict_word(v: crate::model::Verdict) -> String {
 
 /// After a verdict by turns whose servers' switch penalties could move it: what one server
 /// at a time would read, as they estimate it.
+/// Where the study's check blocks ran it one server at a time: what they read, and a warning
+/// where the two ways disagree.
 fn carried(c: &crate::model::Comparison) -> String {
-    c.carry_over.map_or(String::new(), |k| {
+    let estimated = c.carry_over.map_or(String::new(), |k| {
         format!(
             " <span class=\"bad\">(by turns; one at a time about {:.2}x, {}: check it)</span>",
             k.ratio,
             k.verdict.word()
         )
-    })
+    });
+    let checked = c.checked.map_or(String::new(), |k| {
+        let class = if k.agree { "" } else { " class=\"bad\"" };
+        format!(
+            " <span{class}>(one at a time {:.2}x, {}; turns over it {:.3}x ({:.3}x-{:.3}x){})</span>",
+            k.ratio,
+            k.verdict.word(),
+            k.ratio_of_ratios,
+            k.agreement.0,
+            k.agreement.1,
+            if k.agree { "" } else { ": they disagree" }
+        )
+    });
+    estimated + &checked
 }
 
 /// How sure the answers are: where an auto study stopped, the A/A checks per workload and

@@ -42,6 +42,7 @@ mod turns;
 mod unit;
 #[cfg(test)]
 mod unit_tests;
+mod validate;
 mod verdicts;
 
 pub use analysis::analyse;
@@ -53,6 +54,7 @@ pub use source::{Source, StudySource};
 pub use stats::{mean_sd, ratio_ci};
 pub use svg::{charts, Chart};
 pub use unit::Unit;
+pub use validate::TurnsCheck;
 
 use std::fmt::Write;
 

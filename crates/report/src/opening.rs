@@ -208,6 +208,9 @@ fn verdict_line(w: &WorkloadModel, all: &[Comparison], complete: bool) -> String
             k.verdict.word()
         ));
     }
+    if let Some(said) = crate::validate::opening(&judged.iter().map(|c| **c).collect::<Vec<_>>()) {
+        line.push_str(&said);
+    }
     let cost: Vec<(Verdict, f64)> = judged
         .iter()
         .filter_map(|c| Some((c.cost.as_ref()?.verdict, c.margin)))

@@ -7,6 +7,7 @@ use bakeoff_store::{Row, Store};
 
 /// What a report is built from: the stored studies of one name. Several when results from
 /// different machines were merged; their variants are then told apart by platform (or host).
+#[derive(Clone)]
 pub struct Source {
     pub name: String,
     pub studies: Vec<StudySource>,
@@ -61,7 +62,7 @@ impl Source {
 }
 
 /// One stored study, as the store's row queries give it.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct StudySource {
     pub spec_json: String,
     pub runs: Vec<Row>,

@@ -83,6 +83,10 @@ pub struct Comparison {
     /// server at a time would read, as they estimate it (`turns::carry_over`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub carry_over: Option<CarryOver>,
+    /// The same comparison on the study's check blocks, one server at a time, and whether
+    /// the two ways agree (`validate.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked: Option<crate::validate::TurnsCheck>,
 }
 
 /// The verdict a comparison by turns would get one server at a time, as the variants'

@@ -15,7 +15,9 @@ mod records;
 mod schema;
 
 pub use merge::Merged;
-pub use records::{ProbeRecord, Row, RunKey, RunRecord, TickRecord};
+pub use records::{
+    check_block, is_check_block, ProbeRecord, Row, RunKey, RunRecord, TickRecord, CHECK_BLOCKS_FROM,
+};
 
 use std::collections::HashSet;
 use std::fs::File;

@@ -9,6 +9,21 @@ pub struct RunKey {
     pub threads: u32,
 }
 
+/// The blocks a study runs one server at a time to check its blocks by turns against
+/// (`[alternation] validate_every`) are numbered above this: apart from the study's own blocks
+/// (at most 100), so its pilot, sizing and verdicts never count them, and a resume finds them.
+pub const CHECK_BLOCKS_FROM: u32 = 1000;
+
+/// The repetition number of check block `j` (from 1).
+pub fn check_block(j: u32) -> u32 {
+    CHECK_BLOCKS_FROM + j
+}
+
+/// Whether a run's repetition is a check block's (run one server at a time beside turns).
+pub fn is_check_block(repetition: u32) -> bool {
+    repetition > CHECK_BLOCKS_FROM
+}
+
 /// One point of a run's per-tick series.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct TickRecord {

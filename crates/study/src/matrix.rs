@@ -61,6 +61,22 @@ pub fn block_series(spec: &StudySpec, block: u32) -> Vec<Series> {
     }
 }
 
+/// The check block (one server at a time, `[alternation] validate_every`) a study taking turns
+/// runs right after its block `block`, if one is due: after every validate_every-th block.
+pub fn check_after(spec: &StudySpec, block: u32) -> Option<u32> {
+    let every = spec.alternation.validate_every;
+    (every > 0 && block % every == 0).then(|| bakeoff_store::check_block(block / every))
+}
+
+/// A check block's series: the study's variants in the block's own shuffled order. The hidden
+/// A/A twin checks turns' own noise, so it sits these out.
+pub fn check_series(spec: &StudySpec, check: u32) -> Vec<Series> {
+    block_series(spec, check)
+        .into_iter()
+        .filter(|s| s.variant < spec.variants.len())
+        .collect()
+}
+
 /// Fisher-Yates with the study's seed: the same file gives the same order.
 fn shuffle<T>(items: &mut [T], rng: &mut Rng) {
     for i in (1..items.len()).rev() {
@@ -73,8 +89,18 @@ fn shuffle<T>(items: &mut [T], rng: &mut Rng) {
 /// blocks whose servers take turns, every server's turns with what each switch costs.
 pub fn estimate(spec: &StudySpec) -> Duration {
     if crate::alternate::plan::why_not(spec).is_none() {
-        return estimate_turns(spec);
+        // Check blocks (validate_every) run one server at a time, as blocks would.
+        let checks = match spec.alternation.validate_every {
+            0 => Duration::ZERO,
+            k => estimate_blocks(spec) / spec.repetitions.max(1) * (spec.repetitions / k),
+        };
+        return estimate_turns(spec) + checks;
     }
+    estimate_blocks(spec)
+}
+
+/// Rough wall time of blocks run one server at a time.
+fn estimate_blocks(spec: &StudySpec) -> Duration {
     let all = series(spec);
     let series = all.len() as u64;
     // A timed run lasts its duration; fixed work, about a second per iteration at these sizes.

@@ -35,7 +35,6 @@ pub fn run_study(
 ) -> Result<StudyOutcome, StudyError> {
     let finished = store.finished()?;
     let host = Host::read();
-    let per_block = spec.block_variants() * spec.workloads.len() * spec.threads.len();
     // With "auto", the blocks planned are the pilot's until it has run, then what it asked
     // for; the ETA follows.
     let mut planned = spec.repetitions;
@@ -75,7 +74,7 @@ pub fn run_study(
             }
             let client = place_client(spec, spec.variant(0));
             note_client(&client, None, &mut last_client, obs);
-            let total = planned as usize * per_block;
+            let total = runs_planned(spec, planned, alternating);
             BlockRun {
                 spec,
                 hash,
@@ -91,7 +90,15 @@ pub fn run_study(
             }
             .run(block, &finished)?;
         }
-        for s in block_series(spec, block).iter().filter(|_| !turns) {
+        // After every validate_every-th block by turns, a check block one server at a time
+        // (numbered apart, `bakeoff_store::check_block`): the report tests that the two
+        // ways agree.
+        let one_at_a_time: Vec<Series> = match crate::matrix::check_after(spec, block) {
+            Some(check) if turns => crate::matrix::check_series(spec, check),
+            _ if turns => Vec::new(),
+            _ => block_series(spec, block),
+        };
+        for s in &one_at_a_time {
             if interrupt.load(Ordering::Relaxed) {
                 out.interrupted = true;
                 break;
@@ -106,7 +113,7 @@ pub fn run_study(
             let client = place_client(spec, spec.variant(s.variant));
             let v = spec.variant_name(s.variant);
             note_client(&client, Some(&v), &mut last_client, obs);
-            let total = planned as usize * per_block;
+            let total = runs_planned(spec, planned, alternating);
             let mut ctx = SeriesCtx {
                 spec,
                 series: s,
@@ -261,6 +268,18 @@ fn probe_steadiness(
     }
     store.record_probe(&crate::steady::record(&measured))?;
     Ok(())
+}
+
+/// The runs a study of `planned` blocks makes: its blocks' and, by turns, its check blocks'
+/// (one server at a time, without the hidden A/A twin).
+fn runs_planned(spec: &StudySpec, planned: u32, alternating: bool) -> usize {
+    let cells = spec.workloads.len() * spec.threads.len();
+    let every = spec.alternation.validate_every;
+    let checks = match alternating && every > 0 {
+        true => (planned / every) as usize * spec.variants.len() * cells,
+        false => 0,
+    };
+    planned as usize * spec.block_variants() * cells + checks
 }
 
 /// How many of the study's runs are not finished in the store yet.

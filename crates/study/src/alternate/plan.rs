@@ -43,7 +43,11 @@ pub fn mode_line(spec: &StudySpec) -> String {
                 crate::Idle::Freeze => "frozen",
             },
             spec.duration.as_secs()
-        ),
+        ) + &match a.validate_every {
+            0 => String::new(),
+            1 => "; after each, a check block runs its variants one server at a time (validate_every = 1), to test that the two ways agree".to_string(),
+            k => format!("; after every {k}th, a check block runs its variants one server at a time (validate_every = {k}), to test that the two ways agree"),
+        },
         Some(why) => format!("blocks run one server at a time: {why}"),
     }
 }

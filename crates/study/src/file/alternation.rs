@@ -27,6 +27,10 @@ pub struct Alternation {
     /// Unmeasured time after each switch.
     pub settle: Duration,
     pub idle: Idle,
+    /// After every this many blocks by turns, one block of the same variants one server at
+    /// a time (a check block, numbered apart: `bakeoff_store::check_block`), so the report can
+    /// test that the two ways agree (the ratio of their ratios). 0: never.
+    pub validate_every: u32,
 }
 
 /// Measured on this project's 2-CPU VM (the closing note of the alternation issue has the
@@ -53,6 +57,7 @@ impl Default for Alternation {
             slice: DEFAULT_SLICE,
             settle: DEFAULT_SETTLE,
             idle: DEFAULT_IDLE,
+            validate_every: 0,
         }
     }
 }
@@ -81,11 +86,15 @@ pub(super) fn alternation(p: &mut Problems, top: &mut Table, long_events: bool) 
             one_of(p, span, "alternation.idle", s, &choices).unwrap_or(d.idle)
         }
     };
+    let validate_every = t
+        .int(p, "validate_every", 0..101)
+        .map_or(d.validate_every, |n| n as u32);
     t.finish(p);
     Alternation {
         enabled,
         slice,
         settle,
         idle,
+        validate_every,
     }
 }

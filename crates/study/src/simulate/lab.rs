@@ -27,6 +27,10 @@ pub struct Truth {
     /// to the others moves with the machine's state (one CPU-bound against one waiting on
     /// fsync, whose block ratios spread 4% where the A/A pair's spread 1%).
     pub noise: Vec<f64>,
+    /// What taking turns costs each variant's throughput beyond one server at a time (log
+    /// scale, by variant): a carry-over from the other servers' turns. Where it differs
+    /// between variants, a ratio by turns is not the solo one, whatever the blocks.
+    pub carry: Vec<f64>,
 }
 
 impl Truth {
@@ -36,6 +40,7 @@ impl Truth {
             tps: vec![1.0; variants],
             cost: vec![1.0; variants],
             noise: vec![0.0; variants],
+            carry: vec![0.0; variants],
         }
     }
 
@@ -46,6 +51,12 @@ impl Truth {
 
     fn noise_of(&self, variant: usize) -> f64 {
         self.noise.get(variant).copied().unwrap_or(0.0)
+    }
+
+    /// The twin (past the listed variants) is the first again, and pays what it pays.
+    fn carry_of(&self, variant: usize) -> f64 {
+        let v = if variant < self.tps.len() { variant } else { 0 };
+        self.carry.get(v).copied().unwrap_or(0.0)
     }
 }
 
@@ -83,8 +94,14 @@ pub fn trial(
     let mut blocks = 0;
     for block in 1..=last {
         match mode {
-            Mode::Blocks => lab.blocks(block),
-            Mode::Turns => lab.turns(block),
+            Mode::Blocks => lab.blocks(block, block_series(spec, block)),
+            Mode::Turns => {
+                lab.turns(block);
+                // The runner's check blocks, one server at a time (`validate_every`).
+                if let Some(check) = crate::matrix::check_after(spec, block) {
+                    lab.blocks(check, crate::matrix::check_series(spec, check));
+                }
+            }
         }
         blocks = block;
         let rows = || Ok::<_, String>(lab.rows.clone());
@@ -125,10 +142,10 @@ struct Lab<'a> {
 impl Lab<'_> {
     /// A block one server at a time: each series (a server start) in the block's order,
     /// its warmup, then its thread counts one after another.
-    fn blocks(&mut self, block: u32) {
+    fn blocks(&mut self, block: u32, series: Vec<crate::matrix::Series>) {
         let (warmup, duration) = self.times();
         let slide = self.speed.machine().slide;
-        for (place, s) in block_series(self.spec, block).into_iter().enumerate() {
+        for (place, s) in series.into_iter().enumerate() {
             let restart = self.restart();
             self.clock += warmup;
             for (t, &threads) in self.spec.threads.iter().enumerate() {
@@ -168,7 +185,7 @@ impl Lab<'_> {
                     }
                 }
                 for (v, speed) in seen.into_iter().enumerate() {
-                    let speed = speed / rounds as f64;
+                    let speed = speed / rounds as f64 * (-self.truth.carry_of(v)).exp();
                     self.store(block, v, w, t, threads, restarts[v], speed);
                 }
             }

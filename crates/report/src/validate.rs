@@ -1,0 +1,205 @@
+//! Turns checked against one server at a time, on the study's own machine and workloads.
+//!
+//! A ratio taken by turns is not solo throughput: each server runs right after another did,
+//! and a carry-over that differs between variants (a larger working set evicted by the other's
+//! turns, background work landing in turns) is a bias no number of blocks removes. A study with
+//! `[alternation] validate_every = k` therefore runs, after every k-th block by turns, a check
+//! block of the same variants one server at a time, numbered apart
+//! (`bakeoff_store::is_check_block`), so its pilot, sizing and verdicts never count them. Here
+//! the check blocks are judged as a study of their own (paired, fixed blocks), and each verdict
+//! by turns is set beside theirs: the ratio of the two ratios, by turns over one at a time, with
+//! its interval (Welch's, on the log scale: the two are independent sets of blocks). Where that
+//! interval excludes 1, the two ways disagree, and the verdict by turns is said not to be the
+//! solo answer.
+//!
+//! The checks are a family of their own: they share 5%, so a study whose turns carry nothing
+//! warns at most 1 time in 20, however many comparisons it checks.
+
+use serde::Serialize;
+
+use crate::model::{Comparison, Verdict};
+use crate::source::{num, Source, StudySource};
+use crate::stats::t_quantile;
+
+/// A comparison by turns set beside the same comparison one server at a time.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct TurnsCheck {
+    /// Check blocks behind the one-at-a-time figures.
+    pub blocks: u32,
+    /// One server at a time: the ratio, its verdict and interval at the comparison's own level.
+    pub ratio: f64,
+    pub verdict: Verdict,
+    pub interval: (f64, f64),
+    /// By turns over one server at a time: 1 where the two agree.
+    pub ratio_of_ratios: f64,
+    /// Its interval at the checks' family level (`level`).
+    pub agreement: (f64, f64),
+    pub level: f64,
+    /// The interval holds 1: no disagreement the check blocks can see.
+    pub agree: bool,
+}
+
+/// The study's own runs and, where it ran check blocks, those apart as a study of their own
+/// (fixed blocks, no pilot, no A/A twin, the study's margin).
+pub(crate) fn split(
+    src: &Source,
+    margin_of: impl Fn(&StudySource) -> f64,
+) -> (Source, Option<Source>) {
+    let is_check =
+        |r: &bakeoff_store::Row| bakeoff_store::is_check_block(num(r, "repetition") as u32);
+    if !src.studies.iter().any(|s| s.runs.iter().any(is_check)) {
+        return (src.clone(), None);
+    }
+    let main = Source {
+        name: src.name.clone(),
+        studies: src
+            .studies
+            .iter()
+            .map(|s| StudySource {
+                runs: s.runs.iter().filter(|r| !is_check(r)).cloned().collect(),
+                ..s.clone()
+            })
+            .collect(),
+    };
+    let checks = Source {
+        name: src.name.clone(),
+        studies: src
+            .studies
+            .iter()
+            .map(|s| {
+                let mut spec = s.spec();
+                spec["equivalence"] = margin_of(s).into();
+                spec["auto"] = serde_json::Value::Null;
+                spec["noise_check"] = false.into();
+                spec["noise_twin"] = serde_json::Value::Null;
+                StudySource {
+                    spec_json: spec.to_string(),
+                    runs: s.runs.iter().filter(|r| is_check(r)).cloned().collect(),
+                    ticks: Vec::new(),
+                    slices: Vec::new(),
+                    ..s.clone()
+                }
+            })
+            .collect(),
+    };
+    (main, Some(checks))
+}
+
+/// Set each comparison by turns beside its check blocks' (`solo`: the same comparisons judged
+/// on the check blocks alone), the checks one family.
+pub(crate) fn attach(comparisons: &mut [Comparison], solo: &[Comparison]) {
+    let found = |c: &Comparison| {
+        solo.iter().find(|s| {
+            (&s.workload, &s.variant, &s.against, s.threads)
+                == (&c.workload, &c.variant, &c.against, c.threads)
+                && s.evidence.is_some()
+        })
+    };
+    let family = comparisons
+        .iter()
+        .filter(|c| c.evidence.is_some() && found(c).is_some())
+        .count();
+    if family == 0 {
+        return;
+    }
+    let alpha = crate::decide::ALPHA / family as f64;
+    for i in 0..comparisons.len() {
+        let c = &comparisons[i];
+        let (Some(t), Some(s)) = (c.evidence, found(c)) else {
+            continue;
+        };
+        let Some(e) = s.evidence else { continue };
+        let judged = crate::decide::judge_at(e, crate::decide::alpha(c), c.margin);
+        let (estimate, se, df) = welch(t.estimate - e.estimate, (t.se, t.df), (e.se, e.df));
+        let half = t_quantile(df, 1.0 - alpha / 2.0) * se;
+        let agreement = ((estimate - half).exp(), (estimate + half).exp());
+        comparisons[i].checked = Some(TurnsCheck {
+            blocks: e.n,
+            ratio: judged.ratio,
+            verdict: judged.verdict,
+            interval: judged.shown,
+            ratio_of_ratios: estimate.exp(),
+            agreement,
+            level: 1.0 - alpha,
+            agree: agreement.0 <= 1.0 && agreement.1 >= 1.0,
+        });
+    }
+}
+
+/// The difference of two independent means' standard errors combined, with Welch-Satterthwaite
+/// degrees of freedom.
+fn welch(estimate: f64, (se_a, df_a): (f64, f64), (se_b, df_b): (f64, f64)) -> (f64, f64, f64) {
+    let (va, vb) = (se_a * se_a, se_b * se_b);
+    let var = va + vb;
+    let df = match var > 0.0 {
+        true => var * var / (va * va / df_a.max(1.0) + vb * vb / df_b.max(1.0)),
+        false => df_a.min(df_b).max(1.0),
+    };
+    (estimate, var.sqrt(), df)
+}
+
+/// A workload's check, in sentences: per comparison checked, both ways and whether they agree.
+pub(crate) fn sentence(label: &str, comparisons: &[Comparison]) -> Option<String> {
+    let checked: Vec<(&Comparison, TurnsCheck)> = comparisons
+        .iter()
+        .filter(|c| c.workload == label)
+        .filter_map(|c| Some((c, c.checked?)))
+        .collect();
+    let (_, first) = checked.first()?;
+    let level = first.level * 100.0;
+    let each: Vec<String> = checked
+        .iter()
+        .map(|(c, k)| {
+            format!(
+                "{} at {} thread{}: by turns {:.2}x, one at a time {:.2}x ({:.2}x-{:.2}x, {}), turns over one at a time {:.3}x ({:.3}x-{:.3}x){}",
+                c.variant,
+                c.threads,
+                if c.threads == 1 { "" } else { "s" },
+                c.ratio.unwrap_or(1.0),
+                k.ratio,
+                k.interval.0,
+                k.interval.1,
+                k.verdict.word(),
+                k.ratio_of_ratios,
+                k.agreement.0,
+                k.agreement.1,
+                if k.agree { "" } else { ": they disagree" }
+            )
+        })
+        .collect();
+    let disagree = checked.iter().filter(|(_, k)| !k.agree).count();
+    let close = match disagree {
+        0 => format!(
+            "every interval of the two ways' ratio holds 1 ({level:.2}%, the checks sharing 5%): turns read what one server at a time reads, as far as {} check block(s) can tell.",
+            first.blocks
+        ),
+        n => format!(
+            "{n} of {} disagree ({level:.2}%, the checks sharing 5%): taking turns carried something into those ratios that one server at a time does not see, so their verdicts by turns are not the solo answer; take the one-at-a-time figures, or run the study with [alternation] enabled = false for verdicts on them.",
+            checked.len()
+        ),
+    };
+    Some(format!(
+        "Checked one server at a time ([alternation] validate_every, {} check block(s)): {}; {close}",
+        first.blocks,
+        each.join("; ")
+    ))
+}
+
+/// The opening line's words on the checks, where any comparison of the workload was checked.
+pub(crate) fn opening(checked: &[&Comparison]) -> Option<String> {
+    let all: Vec<TurnsCheck> = checked.iter().filter_map(|c| c.checked).collect();
+    if all.is_empty() {
+        return None;
+    }
+    let disagree = all.iter().filter(|k| !k.agree).count();
+    Some(match disagree {
+        0 => format!(
+            "; checked one server at a time, all {} agree with turns",
+            all.len()
+        ),
+        n => format!(
+            "; checked one server at a time, {n} of {} disagree with turns (see below)",
+            all.len()
+        ),
+    })
+}
