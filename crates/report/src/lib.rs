@@ -54,7 +54,7 @@ pub use source::{Source, StudySource};
 pub use stats::{mean_sd, ratio_ci};
 pub use svg::{charts, Chart};
 pub use unit::Unit;
-pub use validate::TurnsCheck;
+pub use validate::{resolves, TurnsCheck};
 
 use std::fmt::Write;
 
@@ -379,6 +379,7 @@ pub fn plan(
             };
             let settled = decide::settled_by_pilot(&sized, c.family as usize, c.margin);
             Some(Planned {
+                checked: c.checked,
                 workload: c.workload.clone(),
                 variant: c.variant.clone(),
                 threads: c.threads,
@@ -425,6 +426,9 @@ pub struct Planned {
     /// pilot does, whatever its spread.
     pub settled: bool,
     pub blocks: u32,
+    /// The pilot's check blocks (`[alternation] validate_every`): turns set beside one server
+    /// at a time.
+    pub checked: Option<TurnsCheck>,
 }
 
 /// One run (variant, workload, threads, repetition) and what is said of it, a line.

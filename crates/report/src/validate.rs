@@ -22,7 +22,7 @@ use crate::source::{num, Source, StudySource};
 use crate::stats::t_quantile;
 
 /// A comparison by turns set beside the same comparison one server at a time.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
 pub struct TurnsCheck {
     /// Check blocks behind the one-at-a-time figures.
     pub blocks: u32,
@@ -37,6 +37,11 @@ pub struct TurnsCheck {
     pub level: f64,
     /// The interval holds 1: no disagreement the check blocks can see.
     pub agree: bool,
+    /// One check block's log ratio's spread (a fraction), and the blocks' by turns: what
+    /// sizes the check (`study plan`).
+    pub spread: f64,
+    pub turns_spread: f64,
+    pub turns_blocks: u32,
 }
 
 /// The study's own runs and, where it ran check blocks, those apart as a study of their own
@@ -122,8 +127,28 @@ pub(crate) fn attach(comparisons: &mut [Comparison], solo: &[Comparison]) {
             agreement,
             level: 1.0 - alpha,
             agree: agreement.0 <= 1.0 && agreement.1 >= 1.0,
+            spread: e.se * f64::from(e.n).sqrt(),
+            turns_spread: t.se * f64::from(t.n).sqrt(),
+            turns_blocks: t.n,
         });
     }
+}
+
+/// The half-width (log scale) of the check's interval with `turns` blocks by turns and `checks`
+/// check blocks at these spreads, in a family of `family` checks: what a study of that size
+/// can tell from 1 (`study plan`).
+pub fn resolves(k: &TurnsCheck, turns: u32, checks: u32, family: u32) -> Option<f64> {
+    if turns < 2 || checks < 2 {
+        return None;
+    }
+    let a = (
+        k.turns_spread / f64::from(turns).sqrt(),
+        f64::from(turns - 1),
+    );
+    let b = (k.spread / f64::from(checks).sqrt(), f64::from(checks - 1));
+    let (_, se, df) = welch(0.0, a, b);
+    let alpha = crate::decide::ALPHA / f64::from(family.max(1));
+    Some(t_quantile(df, 1.0 - alpha / 2.0) * se)
 }
 
 /// The difference of two independent means' standard errors combined, with Welch-Satterthwaite

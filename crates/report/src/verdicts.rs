@@ -142,7 +142,7 @@ pub struct AaCheck {
 }
 
 /// What a comparison says (see `decide.rs`).
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The family-adjusted interval excludes 1, and reaches beyond the margin.
@@ -154,6 +154,7 @@ pub enum Verdict {
     /// Neither: the data cannot tell (more blocks, or a quieter set-up, would).
     Undecided,
     /// No interval (one repetition, or no baseline figure).
+    #[default]
     Open,
 }
 

@@ -231,3 +231,74 @@ fn a_server_that_dies_mid_block_fails_its_own_runs_and_the_others_go_on() {
         "no server left, none frozen"
     );
 }
+
+/// `validate_every = 1`: after each block by turns, a check block of the same variants one
+/// server at a time, numbered apart (1001, 1002), its runs measured without turns; an
+/// interrupted study resumes into its check blocks as into its blocks; the report sets each
+/// comparison by turns beside the check blocks', and the blocks by turns alone make its verdict.
+#[test]
+fn check_blocks_run_one_server_at_a_time_between_blocks_by_turns() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let path = db("validate");
+    let src = STUDY.replace("slice_ms = 100", "slice_ms = 100\nvalidate_every = 1");
+    let flag = AtomicBool::new(false);
+    // Ctrl-C as block 2 starts: block 1 and check block 1001 are kept.
+    let mut obs = StopAtBlock {
+        block: 2,
+        flag: &flag,
+        done: Vec::new(),
+    };
+    let first = run(&src, &path, &mut obs, &flag);
+    assert!(first.interrupted, "{first:?}");
+    let flag = AtomicBool::new(false);
+    let mut obs = StopAtBlock {
+        block: 0,
+        flag: &flag,
+        done: Vec::new(),
+    };
+    let second = run(&src, &path, &mut obs, &flag);
+    assert!(!second.interrupted && second.failed == 0, "{second:?}");
+    let store = Store::open(&path).unwrap();
+    let runs = store.runs(None).unwrap();
+    let mut blocks: Vec<i64> = runs
+        .iter()
+        .map(|r| r["repetition"].as_i64().unwrap())
+        .collect();
+    blocks.sort();
+    blocks.dedup();
+    assert_eq!(
+        blocks,
+        vec![1, 2, 1001, 1002],
+        "two blocks, two check blocks"
+    );
+    assert_eq!(
+        runs.len(),
+        16,
+        "each block and check block: 2 variants x 2 thread counts, once"
+    );
+    let study = runs[0]["study_id"].as_i64().unwrap();
+    let methods = store.run_methods(study).unwrap();
+    for r in &runs {
+        let m = methods.iter().find(|m| m["id"] == r["id"]).unwrap();
+        let check = r["repetition"].as_i64().unwrap() > 1000;
+        assert_eq!(
+            m["turn_slice_ms"].is_null(),
+            check,
+            "check blocks one server at a time, blocks by turns: {m:?}"
+        );
+    }
+    let source = bakeoff_report::Source::from_store(&store, None).unwrap();
+    let model = bakeoff_report::build(&source, &bakeoff_report::Options::default()).unwrap();
+    for c in model.comparisons.iter().filter(|c| c.variant == "b") {
+        assert_eq!(c.blocks, 2, "the verdict is the blocks by turns': {c:?}");
+        let k = c.checked.expect("set beside its check blocks");
+        assert_eq!((k.blocks, k.turns_blocks), (2, 2), "{k:?}");
+        let by_turns = c.ratio.unwrap();
+        assert!(
+            (k.ratio_of_ratios - by_turns / k.ratio).abs() < 1e-9 * by_turns,
+            "the ratio of the two ratios: {k:?} {by_turns}"
+        );
+    }
+    let said = model.workloads[0].summary.join(" ");
+    assert!(said.contains("Checked one server at a time"), "{said}");
+}

@@ -112,7 +112,13 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
     });
     print!("{}", report(&planned, precision, pilot));
     match modes {
-        Some(modes) => print!("{}", ways(&modes, turns, most)),
+        Some(modes) => {
+            print!("{}", ways(&modes, turns, most));
+            let blocks = most.map_or(spec.repetitions, |m| modes[0].blocks.1.min(m));
+            if turns {
+                print!("{}", checks(&planned, &modes, &spec, blocks));
+            }
+        }
         None if !planned.is_empty() => println!(
             "every comparison lies far outside the margin in the pilot's blocks: the study as written ({study_pilot} blocks) should decide them all at its own pilot"
         ),
@@ -200,6 +206,77 @@ fn ways(modes: &[need::Mode], turns: bool, most: Option<u32>) -> String {
             true => writeln!(s, "as written {how}: within its max_repetitions = {m}; repetitions = \"auto\" sizes it again from its own pilot"),
             false => writeln!(s, "as written {how}: more than its max_repetitions = {m}; raise it to {need}, widen the precision, or quiet the set-up (pin the server and the client apart, longer runs)"),
         };
+    }
+    s
+}
+
+/// Turns checked one server at a time (`[alternation] validate_every`): what the pilot's check
+/// blocks read, and how large a carry-over the study's would tell from none; where the study
+/// has none, what `validate_every = 1` would tell, from the one-at-a-time spread estimated.
+fn checks(
+    planned: &[bakeoff_report::Planned],
+    modes: &[need::Mode],
+    spec: &bakeoff_study::StudySpec,
+    blocks: u32,
+) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let family = planned.len() as u32;
+    let every = spec.alternation.validate_every;
+    let checked: Vec<(&bakeoff_report::Planned, bakeoff_report::TurnsCheck)> = planned
+        .iter()
+        .filter_map(|p| Some((p, p.checked?)))
+        .collect();
+    if every == 0 || checked.is_empty() {
+        let (Some(turns), Some(solo)) = (modes.first(), modes.get(1)) else {
+            return s;
+        };
+        let estimate = bakeoff_report::TurnsCheck {
+            spread: solo.spread,
+            turns_spread: turns.spread,
+            ..Default::default()
+        };
+        if let Some(h) = bakeoff_report::resolves(&estimate, blocks, blocks, family) {
+            let _ = writeln!(
+                s,
+                "checking turns against one server at a time: with [alternation] validate_every = 1 ({blocks} check blocks, about {} more), the study would tell a carry-over of about +-{:.1}% from none (from the rough one-at-a-time spread above)",
+                crate::study::hours_minutes(std::time::Duration::from_secs_f64(solo.per_block * f64::from(blocks))),
+                (h.exp() - 1.0) * 100.0
+            );
+        }
+        return s;
+    }
+    let disagree = checked.iter().filter(|(_, k)| !k.agree).count();
+    let (lo, hi) = checked.iter().fold((f64::MAX, f64::MIN), |(a, b), (_, k)| {
+        (a.min(k.ratio_of_ratios), b.max(k.ratio_of_ratios))
+    });
+    let _ = writeln!(
+        s,
+        "turns checked one server at a time in the pilot's {} check block(s): turns over one at a time {lo:.3}x to {hi:.3}x, {}",
+        checked[0].1.blocks,
+        match disagree {
+            0 => "every interval holding 1".to_string(),
+            n => format!("{n} of {} disagreeing already: consider [alternation] enabled = false", checked.len()),
+        }
+    );
+    let widest = checked
+        .iter()
+        .filter_map(|(p, k)| {
+            Some((
+                p,
+                bakeoff_report::resolves(k, blocks, blocks / every, family)?,
+            ))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((p, h)) = widest {
+        let _ = writeln!(
+            s,
+            "  the study's {} check blocks (validate_every = {every}) tell a carry-over of about +-{:.1}% from none (the widest: {} at {} threads)",
+            blocks / every,
+            (h.exp() - 1.0) * 100.0,
+            p.variant,
+            p.threads
+        );
     }
     s
 }
