@@ -67,6 +67,7 @@ mod tests {
             server_cpu_us_per_event: None,
             cpu_per_event: vec![None],
             p99_per_rep: vec![None],
+            p95_per_rep: vec![None],
             rss_growth_mib: None,
             client_bound_runs: 0,
             transactions: Vec::new(),

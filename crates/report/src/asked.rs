@@ -45,6 +45,11 @@ pub(crate) fn judge_on_asked(comparisons: &mut [Comparison]) {
             c.latency_evidence =
                 Evidence::paired_beside(&p99, Some(a.pilot)).filter(|_| !a.p99.is_empty());
         }
+        if c.latency_p95_evidence.is_some() {
+            let p95 = within(&a.p95);
+            c.latency_p95_evidence =
+                Evidence::paired_beside(&p95, Some(a.pilot)).filter(|_| !a.p95.is_empty());
+        }
         c.evidence = Some(cut);
         c.blocks = pairs.len() as u32;
     }

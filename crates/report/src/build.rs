@@ -1,6 +1,6 @@
 //! From stored rows to the [`Model`]: group runs into cells and curves, compare, analyse, price.
 
-use crate::pairing::{pairs, pairs_cpu, pairs_p99, FIXED_ORDER};
+use crate::pairing::{pairs, pairs_cpu, pairs_latency, FIXED_ORDER};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bakeoff_store::Row;
@@ -397,6 +397,10 @@ fn point(src: &Source, threads: u32, runs: &[RunRef]) -> Point {
             .iter()
             .map(|r| opt(r.row, "p99_ms").filter(|x| *x > 0.0))
             .collect(),
+        p95_per_rep: runs
+            .iter()
+            .map(|r| opt(r.row, "p95_ms").filter(|x| *x > 0.0))
+            .collect(),
         rss_growth_mib: some("rss_growth_bytes").map(|b| b / 1048576.0),
         client_bound_runs: runs
             .iter()
@@ -462,6 +466,8 @@ fn compare(
                 latency: None,
                 latency_note: None,
                 latency_evidence: None,
+                latency_p95: None,
+                latency_p95_evidence: None,
                 asked: None,
                 by_turns: false,
                 carry_over: None,
@@ -479,7 +485,8 @@ fn compare(
                         let pairs = pairs(b, p, |p, i| Some(p.tps[i]));
                         let e = Evidence::paired(&pairs, design.pilot);
                         let cpu = pairs_cpu(b, p, pairs.len());
-                        let p99 = pairs_p99(b, p, pairs.len());
+                        let p99 = pairs_latency(b, p, pairs.len(), |p| &p.p99_per_rep);
+                        let p95 = pairs_latency(b, p, pairs.len(), |p| &p.p95_per_rep);
                         let asked = design
                             .auto
                             .zip(design.pilot)
@@ -494,11 +501,18 @@ fn compare(
                                 pairs: pairs.clone(),
                                 cpu: cpu.clone(),
                                 p99: p99.clone(),
+                                p95: p95.clone(),
                             });
                         Comparison {
                             cost_evidence: Evidence::paired_beside(&cpu, design.pilot),
+                            // Where turns cut p99's tail, p95 (nearer the cut) gets no
+                            // verdict either.
                             latency_evidence: match cut {
                                 None => Evidence::paired_beside(&p99, design.pilot),
+                                Some(_) => None,
+                            },
+                            latency_p95_evidence: match cut {
+                                None => Evidence::paired_beside(&p95, design.pilot),
                                 Some(_) => None,
                             },
                             latency_note: cut.map(|(p99, slice)| format!("no latency verdict: its servers took turns of {slice:.0} ms and a run's p99 reached {p99:.1} ms; a turn measures only the events that end within it, so events over about a tenth of a turn are cut short of their share (run it with [alternation] enabled = false for latency)")),

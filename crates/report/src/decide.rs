@@ -120,21 +120,32 @@ pub fn judge_all(comparisons: &mut [Comparison]) {
     // (p99) another. Cost's and latency's blocks were cut where throughput's were, so whether
     // they are the pilot's hangs on throughput's pilot mean, which a slow spell moves with
     // theirs: each spends its share as throughput does (two looks, one bound).
-    let costs = family_verdicts(comparisons, |c| c.cost_evidence);
-    let latencies = family_verdicts(comparisons, |c| c.latency_evidence);
-    for ((c, cost), latency) in comparisons.iter_mut().zip(costs).zip(latencies) {
+    let costs = family_verdicts(comparisons, |c| c.cost_evidence, 0);
+    // p99's and p95's claims one latency family: each the other's companion in its size.
+    let count = |f: fn(&Comparison) -> Option<Evidence>| {
+        comparisons.iter().filter(|c| f(c).is_some()).count()
+    };
+    let (n99, n95) = (
+        count(|c| c.latency_evidence),
+        count(|c| c.latency_p95_evidence),
+    );
+    let latencies = family_verdicts(comparisons, |c| c.latency_evidence, n95);
+    let p95s = family_verdicts(comparisons, |c| c.latency_p95_evidence, n99);
+    for (((c, cost), latency), p95) in comparisons.iter_mut().zip(costs).zip(latencies).zip(p95s) {
         c.cost = cost;
         c.latency = latency;
+        c.latency_p95 = p95;
     }
 }
 
 /// The verdicts of a family of its own (cost, latency): each comparison with `evidence`,
-/// 5% shared by them all.
+/// 5% shared by them all and the `beside` claims of the same family judged apart.
 fn family_verdicts(
     comparisons: &[Comparison],
     evidence: impl Fn(&Comparison) -> Option<Evidence>,
+    beside: usize,
 ) -> Vec<Option<CostVerdict>> {
-    let family = comparisons.iter().filter(|c| evidence(c).is_some()).count();
+    let family = comparisons.iter().filter(|c| evidence(c).is_some()).count() + beside;
     comparisons
         .iter()
         .map(|c| {

@@ -398,6 +398,8 @@ pub(crate) fn comparison(workload: &str) -> Comparison {
         latency: None,
         latency_note: None,
         latency_evidence: None,
+        latency_p95: None,
+        latency_p95_evidence: None,
         asked: None,
         by_turns: false,
         carry_over: None,
@@ -427,6 +429,19 @@ fn the_family_is_the_study_every_workloads_comparison_in_it() {
         (l.ratio - 1.5).abs() < 1e-9 && l.level == 1.0 - ALPHA / 2.0,
         "{l:?}"
     );
+    // p95 joins p99's family: with one p95 comparison beside the two p99s, all three share
+    // 5%, each judged at its share.
+    all[0].latency_p95_evidence = Some(evidence_of(1.2, 0.01));
+    judge_all(&mut all);
+    let p95 = all[0].latency_p95.as_ref().unwrap();
+    assert_eq!(
+        (p95.verdict, p95.family),
+        (Verdict::Different, 3),
+        "{p95:?}"
+    );
+    assert!((p95.ratio - 1.2).abs() < 1e-9 && (p95.level - (1.0 - ALPHA / 3.0)).abs() < 1e-12);
+    assert_eq!(p99(&all[2]), Some((Verdict::Equivalent, 3)));
+    assert!(all[2].latency_p95.is_none());
 }
 
 #[test]

@@ -69,10 +69,8 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
             },
         };
         let p = r.point;
-        let cost = r
-            .comparison
-            .and_then(|x| x.cost.as_ref())
-            .map_or(String::new(), |c| {
+        let judged = |v: Option<&crate::model::CostVerdict>| {
+            v.map_or(String::new(), |c| {
                 format!(
                     "{:.2}x ({:.2}x – {:.2}x){}",
                     c.ratio,
@@ -80,7 +78,11 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
                     c.interval.1,
                     verdict_word(c.verdict)
                 )
-            });
+            })
+        };
+        let cost = judged(r.comparison.and_then(|x| x.cost.as_ref()));
+        let p95 = judged(r.comparison.and_then(|x| x.latency_p95.as_ref()));
+        let p99 = judged(r.comparison.and_then(|x| x.latency.as_ref()));
         vec![
             r.threads.to_string(),
             escape(r.variant),
@@ -92,6 +94,8 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
             ratio,
             ci,
             cost,
+            p95,
+            p99,
             against,
         ]
     });
@@ -111,6 +115,8 @@ fn workload(s: &mut String, m: &Model, w: &WorkloadModel) {
             "ratio",
             "interval (family-adjusted), verdict",
             &cpu_ratio,
+            "p95 ratio (interval), verdict",
+            "p99 ratio (interval), verdict",
             "<against",
         ],
         rows,

@@ -85,7 +85,7 @@ pub fn compare_table(m: &Model) -> String {
         }
         let _ = writeln!(
             s,
-            "  {:>7}  {:<36} {:>12} {:>6} {:>9} {:>9}  {:>8}  {:<19} {:<9} {:<9} against",
+            "  {:>7}  {:<36} {:>12} {:>6} {:>9} {:>9}  {:>8}  {:<19} {:<9} {:<9} {:<9} against",
             "threads",
             "variant",
             u.name(),
@@ -95,6 +95,7 @@ pub fn compare_table(m: &Model) -> String {
             "ratio",
             "interval",
             format!("cpu/{}", u.per()),
+            "p95",
             "p99"
         );
         for r in m.table(w) {
@@ -105,12 +106,13 @@ pub fn compare_table(m: &Model) -> String {
                 .map_or(String::new(), |c| {
                     format!("{:.2}x{}", c.ratio, mark(c.verdict))
                 });
-            let p99 = r
-                .comparison
-                .and_then(|x| x.latency.as_ref())
-                .map_or(String::new(), |c| {
+            let latency = |v: Option<&CostVerdict>| {
+                v.map_or(String::new(), |c| {
                     format!("{:.2}x{}", c.ratio, mark(c.verdict))
-                });
+                })
+            };
+            let p99 = latency(r.comparison.and_then(|x| x.latency.as_ref()));
+            let p95 = latency(r.comparison.and_then(|x| x.latency_p95.as_ref()));
             let (ratio, ci, against) = match r.comparison {
                 None => ("baseline".to_string(), String::new(), String::new()),
                 Some(x) => match (x.ratio, &x.note) {
@@ -130,7 +132,7 @@ pub fn compare_table(m: &Model) -> String {
                 },
             };
             let line = format!(
-                "  {:>7}  {:<36} {:>12.1} {:>6} {:>9.2} {:>9}  {:>8}  {:<19} {:<9} {:<9} {against}",
+                "  {:>7}  {:<36} {:>12.1} {:>6} {:>9.2} {:>9}  {:>8}  {:<19} {:<9} {:<9} {:<9} {against}",
                 r.threads,
                 r.variant,
                 u.of(p.mean_tps),
@@ -142,6 +144,7 @@ pub fn compare_table(m: &Model) -> String {
                 ratio,
                 ci,
                 cost,
+                p95,
                 p99
             );
             // No trailing blanks where a row has no interval or baseline (diffs and pastes).
@@ -215,7 +218,7 @@ pub fn compare_table(m: &Model) -> String {
             {
                 let _ = writeln!(
                     s,
-                    "  p99: the 99th percentile latency over the baseline's (below 1: shorter), each block's ratio on the log scale, judged the same way in a family of its own ({} comparisons share 5%; each at its own level: {})",
+                    "  p95, p99: the 95th and 99th percentile latency over the baseline's (below 1: shorter), each block's ratio on the log scale, judged the same way in a family of their own ({} comparisons share 5%; each at its own level: {})",
                     k.family,
                     decide::percent(100.0 * k.level)
                 );

@@ -45,6 +45,9 @@ pub struct Point {
     /// Each repetition's p99 in ms (beside `tps`), for pairing latency.
     #[serde(skip)]
     pub p99_per_rep: Vec<Option<f64>>,
+    /// Each repetition's p95 in ms, the same way.
+    #[serde(skip)]
+    pub p95_per_rep: Vec<Option<f64>>,
     /// Server RSS growth over the run, median, in MiB.
     pub rss_growth_mib: Option<f64>,
     /// Repetitions whose client used 90% or more of its CPUs: the figure may be the client's.

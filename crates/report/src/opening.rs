@@ -196,7 +196,11 @@ fn verdict_line(w: &WorkloadModel, all: &[Comparison], complete: bool) -> String
             if c.by_turns { ", by turns" } else { "" }
         ));
     }
-    let moved: Vec<&&&Comparison> = judged.iter().filter(|c| c.carry_over.is_some()).collect();
+    // The switch penalties' estimate, where no check blocks measured what turns carry.
+    let moved: Vec<&&&Comparison> = judged
+        .iter()
+        .filter(|c| c.carry_over.is_some() && c.checked.is_none())
+        .collect();
     if let Some(c) = moved.first() {
         let k = c.carry_over.expect("filtered");
         line.push_str(&format!(

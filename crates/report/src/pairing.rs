@@ -29,10 +29,16 @@ pub(crate) fn pairs_cpu(base: &Point, p: &Point, paired: usize) -> Vec<(u32, f64
     )
 }
 
-/// Each block's p99, paired as throughput is, where every one of the `paired` blocks has it.
-pub(crate) fn pairs_p99(base: &Point, p: &Point, paired: usize) -> Vec<(u32, f64, f64)> {
+/// Each block's latency percentile (`of`: a point's per-repetition p99 or p95), paired as
+/// throughput is, where every one of the `paired` blocks has it.
+pub(crate) fn pairs_latency(
+    base: &Point,
+    p: &Point,
+    paired: usize,
+    of: impl Fn(&Point) -> &Vec<Option<f64>>,
+) -> Vec<(u32, f64, f64)> {
     every_block(
-        pairs(base, p, |p, i| p.p99_per_rep.get(i).copied().flatten()),
+        pairs(base, p, |p, i| of(p).get(i).copied().flatten()),
         paired,
     )
 }

@@ -225,8 +225,16 @@ pub(crate) fn method(c: &Comparison) -> String {
 /// a time would read, as they estimate it, and what to do.
 pub(crate) fn carry_over_sentence(c: &Comparison) -> Option<String> {
     let k = c.carry_over?;
+    let check = match c.checked {
+        None => "check it with [alternation] enabled = false".to_string(),
+        Some(m) => format!(
+            "the study's check blocks, which measure it, read {:.2}x one server at a time and {} with turns",
+            m.ratio,
+            if m.agree { "agree" } else { "disagree" }
+        ),
+    };
     Some(format!(
-        " Taking turns may have moved it: the servers' switch penalties differ by a factor of {:.3} (+-{:.1}%), so one server at a time would read about {:.2}x, {}; check it with [alternation] enabled = false.",
+        " Taking turns may have moved it: the servers' switch penalties differ by a factor of {:.3} (+-{:.1}%), so one server at a time would read about {:.2}x, {}; {check}.",
         k.shift,
         k.se * 100.0,
         k.ratio,

@@ -70,6 +70,12 @@ pub struct Comparison {
     /// The evidence latency is judged from (log scale), before judging.
     #[serde(skip)]
     pub latency_evidence: Option<crate::evidence::Evidence>,
+    /// p95 latency, judged as p99 is, in the same latency family (p95's and p99's
+    /// comparisons share its 5%); None where p99 has none for the tail turns cut.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_p95: Option<CostVerdict>,
+    #[serde(skip)]
+    pub latency_p95_evidence: Option<crate::evidence::Evidence>,
     /// The evidence cost is judged from (log scale), before judging.
     #[serde(skip)]
     pub cost_evidence: Option<crate::evidence::Evidence>,
@@ -204,4 +210,5 @@ pub struct Asked {
     pub pairs: Vec<(u32, f64, f64)>,
     pub cpu: Vec<(u32, f64, f64)>,
     pub p99: Vec<(u32, f64, f64)>,
+    pub p95: Vec<(u32, f64, f64)>,
 }

@@ -21,17 +21,15 @@ fn quickstart_checked() -> StudySpec {
 /// whose check found some comparison disagreeing, and, of the comparisons turns read
 /// different, the share the check flagged.
 fn run(truth: &Truth, trials: usize, seed: u64) -> (f64, f64, f64) {
+    run_on(Machine::shared_vm(), truth, trials, seed)
+}
+
+/// `run` on machine `m`.
+fn run_on(m: Machine, truth: &Truth, trials: usize, seed: u64) -> (f64, f64, f64) {
     let spec = quickstart_checked();
     let (mut different, mut warned, mut claims, mut caught) = (0, 0, 0, 0);
     for i in 0..trials {
-        let t = trial(
-            &spec,
-            Mode::Turns,
-            Machine::shared_vm(),
-            truth,
-            seed + i as u64,
-        )
-        .unwrap();
+        let t = trial(&spec, Mode::Turns, m, truth, seed + i as u64).unwrap();
         let checked: Vec<_> = t
             .model
             .comparisons
@@ -90,4 +88,71 @@ fn the_check_catches_turns_that_charge_one_variant_for_the_other() {
     assert!(different > 0.9, "turns read it different: {different}");
     assert!(warned > 0.6, "the check warns: {warned}");
     assert!(caught > 0.2, "the check flags the claims: {caught}");
+}
+
+/// The model machine against this VM's own A/A spreads. Measured with `bench/validation/run`
+/// (6 blocks by turns and 6 check blocks one server at a time, the same server twice, 4
+/// threads, 2 s runs; the numbers are in docs/src/verdicts.md): a block's log ratio spread
+/// by turns `TURNS_MEASURED` and one server at a time `SOLO_MEASURED`, over workloads and
+/// engines. Every rate these simulations claim assumes the model spreads as this VM does: its
+/// A/A spreads, simulated the same way, must lie within what was measured.
+const TURNS_MEASURED: (f64, f64) = (0.011, 0.027);
+const SOLO_MEASURED: (f64, f64) = (0.065, 0.208);
+
+#[test]
+fn the_vm_model_spreads_as_this_vm_measured() {
+    let src = "name = \"sim\"\nduration = 2\nwarmup = 1\nrepetitions = 6\nthreads = [4]\n[alternation]\nvalidate_every = 1\n[[workload]]\nname = \"oltp_point_select\"\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"again\"\n";
+    let mut spec = bakeoff_study::parse(src, "sim").unwrap_or_else(|e| panic!("{e:?}"));
+    spec.noise_twin = None;
+    let trials = 400;
+    let (mut turns, mut solo) = (Vec::new(), Vec::new());
+    for i in 0..trials {
+        let t = trial(
+            &spec,
+            Mode::Turns,
+            Machine::shared_vm(),
+            &Truth::null(2),
+            100 + i,
+        )
+        .unwrap();
+        let k = t.model.comparisons[0].checked.expect("checked");
+        turns.push(k.turns_spread);
+        solo.push(k.spread);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (t, s) = (median(&mut turns), median(&mut solo));
+    eprintln!("the model's A/A spread: by turns {t:.4}, one server at a time {s:.4}");
+    assert!(
+        (TURNS_MEASURED.0..=TURNS_MEASURED.1).contains(&t),
+        "by turns {t} against {TURNS_MEASURED:?} measured"
+    );
+    assert!(
+        (SOLO_MEASURED.0..=SOLO_MEASURED.1).contains(&s),
+        "one at a time {s} against {SOLO_MEASURED:?} measured"
+    );
+}
+
+/// The model spreads one server at a time at the low end of what this VM measured (8.6%
+/// against 6.5-20.8%, `the_vm_model_spreads_as_this_vm_measured`). With its spells at 0.17
+/// (one at a time, an A/A block then spreads about 15%, this VM's middle), the check blocks
+/// tell less: a 10% carry-over is warned of in about 3 studies of 10, 20% in 6, 30% (the write
+/// gap this VM once showed) in 8 or 9. The check must still hold its level there and catch the
+/// 30%.
+#[test]
+fn on_this_vms_one_at_a_time_noise_the_check_still_catches_a_gross_carry_over() {
+    let m = Machine {
+        spell_sd: 0.17,
+        ..Machine::shared_vm()
+    };
+    let trials = 300;
+    let mut truth = Truth::null(2);
+    truth.carry = vec![0.0, 0.3];
+    let (_, warned, _) = run_on(m, &truth, trials, 17);
+    let (_, null, _) = run_on(m, &Truth::null(2), 2 * trials, 11);
+    eprintln!("noisier one at a time: a 30% carry-over warned of in {warned:.3} of studies, none in {null:.3}");
+    assert!(warned > 0.7, "the check warns: {warned}");
+    assert!(null <= 0.05 + slack(0.05, 2 * trials), "warned {null}");
 }
