@@ -108,6 +108,11 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
             w.family as usize,
             precision,
             study_pilot,
+            // The pilot's check blocks measured one server at a time: the widest spread.
+            planned
+                .iter()
+                .filter_map(|p| Some(p.checked?.spread))
+                .max_by(f64::total_cmp),
         )
     });
     print!("{}", report(&planned, precision, pilot));
@@ -184,9 +189,10 @@ fn ways(modes: &[need::Mode], turns: bool, most: Option<u32>) -> String {
             s,
             "{}{}: a block's ratio spreads by {:.1}%; {mid} blocks (80% range {lo}-{hi}: this pilot's few blocks and the study's own pilot each know the spread only roughly), about {} ({} - {}) at {:.0} s a block",
             m.name,
-            match m.measured {
-                true => " (measured by this pilot)",
-                false => " (a rough estimate from the pilot and 10 s of the machine's spells)",
+            match (m.measured, turns && m.name == "one server at a time") {
+                (true, true) => " (measured by this pilot's check blocks)",
+                (true, false) => " (measured by this pilot)",
+                (false, _) => " (a rough estimate from the pilot and 10 s of the machine's spells)",
             },
             m.spread * 100.0,
             time(mid, m.per_block),

@@ -41,7 +41,9 @@ pub fn left_after(d: f64, l: f64) -> f64 {
 }
 
 /// Both ways of running the study's blocks: the pilot's (`spread` measured over `df`
-/// degrees of freedom, `per_block` seconds a block) and the other, estimated.
+/// degrees of freedom, `per_block` seconds a block) and the other, estimated, or measured by
+/// the pilot's check blocks where it ran them (`checked`: one server at a time, the widest
+/// comparison's spread).
 #[allow(clippy::too_many_arguments)]
 pub fn modes(
     spec: &StudySpec,
@@ -53,16 +55,18 @@ pub fn modes(
     family: usize,
     precision: f64,
     study_pilot: u32,
+    checked: Option<f64>,
 ) -> Vec<Mode> {
     let need = |sd: f64| bakeoff_report::decide::need_range(sd, df, family, precision, study_pilot);
     // Two runs, each meeting its own stretch of the machine: twice one run's share.
     let spell_var = spells.map_or(0.0, |(size, l)| {
         2.0 * size * size * left_after(spec.duration.as_secs_f64(), l)
     });
-    let other = match turns {
-        true => (spread * spread + spell_var).sqrt(),
+    let other = match (turns, checked) {
+        (true, Some(measured)) => measured,
+        (true, None) => (spread * spread + spell_var).sqrt(),
         // Only what the restarts leave; never below a quarter of the blocks' own spread.
-        false => (spread * spread - spell_var)
+        (false, _) => (spread * spread - spell_var)
             .max(spread * spread / 16.0)
             .sqrt(),
     };
@@ -85,7 +89,7 @@ pub fn modes(
         } else {
             "taking turns"
         },
-        measured: false,
+        measured: turns && checked.is_some(),
         spread: other,
         blocks: need(other),
         per_block: time(!turns) * scale,
