@@ -267,13 +267,17 @@ fn build_one(src: &Source, opts: &Options, solo: Option<&[Comparison]>) -> Resul
     }
     model.auto = auto_status(&designs, &model);
     model.costs = costs(src, &cells, &model);
-    // A workload whose verdicts check blocks measured says what they read, not the caveat.
+    // A workload whose every verdict check blocks measured within the margin says what they
+    // read, not the caveat; one they left too wide to tell keeps it.
     let mut written = crate::turns::written_in_turns(src);
     written.retain(|w| {
-        !model
-            .comparisons
-            .iter()
-            .any(|c| &c.workload == w && c.checked.is_some())
+        let mine = || {
+            model
+                .comparisons
+                .iter()
+                .filter(|c| &c.workload == w && c.evidence.is_some())
+        };
+        !(mine().count() > 0 && mine().all(|c| c.checked.is_some_and(|k| k.within)))
     });
     let aa = model.aa.clone();
     let checked: HashMap<String, String> = model

@@ -482,7 +482,7 @@ fn carried(c: &crate::model::Comparison) -> String {
         )
     });
     let checked = c.checked.map_or(String::new(), |k| {
-        let class = if k.agree { "" } else { " class=\"bad\"" };
+        let class = if k.agree && k.within { "" } else { " class=\"bad\"" };
         format!(
             " <span{class}>(one at a time {:.2}x, {}; turns over it {:.3}x ({:.3}x-{:.3}x){})</span>",
             k.ratio,
@@ -490,7 +490,7 @@ fn carried(c: &crate::model::Comparison) -> String {
             k.ratio_of_ratios,
             k.agreement.0,
             k.agreement.1,
-            if k.agree { "" } else { ": they disagree" }
+            crate::validate::outcome(&k)
         )
     });
     estimated + &checked

@@ -199,7 +199,7 @@ fn verdict_line(w: &WorkloadModel, all: &[Comparison], complete: bool) -> String
     // The switch penalties' estimate, where no check blocks measured what turns carry.
     let moved: Vec<&&&Comparison> = judged
         .iter()
-        .filter(|c| c.carry_over.is_some() && c.checked.is_none())
+        .filter(|c| c.carry_over.is_some() && !c.checked.is_some_and(|k| k.within))
         .collect();
     if let Some(c) = moved.first() {
         let k = c.carry_over.expect("filtered");

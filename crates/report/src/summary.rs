@@ -228,9 +228,12 @@ pub(crate) fn carry_over_sentence(c: &Comparison) -> Option<String> {
     let check = match c.checked {
         None => "check it with [alternation] enabled = false".to_string(),
         Some(m) => format!(
-            "the study's check blocks, which measure it, read {:.2}x one server at a time and {} with turns",
+            "the study's check blocks, which measure it, read {:.2}x one server at a time{}",
             m.ratio,
-            if m.agree { "agree" } else { "disagree" }
+            match crate::validate::outcome(&m) {
+                "" => " and agree with turns within the margin",
+                said => said,
+            }
         ),
     };
     Some(format!(

@@ -8,9 +8,11 @@
 //! (`bakeoff_store::is_check_block`), so its pilot, sizing and verdicts never count them. Here
 //! the check blocks are judged as a study of their own (paired, fixed blocks), and each verdict
 //! by turns is set beside theirs: the ratio of the two ratios, by turns over one at a time, with
-//! its interval (Welch's, on the log scale: the two are independent sets of blocks). Where that
-//! interval excludes 1, the two ways disagree, and the verdict by turns is said not to be the
-//! solo answer.
+//! its interval (Welch's, on the log scale: the two are independent sets of blocks). Three
+//! outcomes: the interval excludes 1 (they disagree: the verdict by turns is not the solo
+//! answer); it lies within the equivalence margin (they agree: any carry-over is smaller than
+//! the margin, and only then do the write caveat and the switch penalties' estimate give way);
+//! or neither (too wide to tell: the check blocks were too few or too noisy).
 //!
 //! The checks are a family of their own: they share 5%, so a study whose turns carry nothing
 //! warns at most 1 time in 20, however many comparisons it checks.
@@ -37,6 +39,9 @@ pub struct TurnsCheck {
     pub level: f64,
     /// The interval holds 1: no disagreement the check blocks can see.
     pub agree: bool,
+    /// The interval lies within the comparison's equivalence margin: any carry-over is
+    /// smaller than it. An interval that holds 1 but reaches beyond tells too little.
+    pub within: bool,
     /// One check block's log ratio's spread (a fraction), and the blocks' by turns: what
     /// sizes the check (`study plan`).
     pub spread: f64,
@@ -80,7 +85,7 @@ pub(crate) fn split(
                 StudySource {
                     spec_json: spec.to_string(),
                     runs: s.runs.iter().filter(|r| is_check(r)).cloned().collect(),
-                    ticks: Vec::new(),
+                    // Ticks by run id: the check runs' own feed their suspect screens.
                     slices: Vec::new(),
                     ..s.clone()
                 }
@@ -127,6 +132,7 @@ pub(crate) fn attach(comparisons: &mut [Comparison], solo: &[Comparison]) {
             agreement,
             level: 1.0 - alpha,
             agree: agreement.0 <= 1.0 && agreement.1 >= 1.0,
+            within: agreement.0 > 1.0 / (1.0 + c.margin) && agreement.1 < 1.0 + c.margin,
             spread: e.se * f64::from(e.n).sqrt(),
             turns_spread: t.se * f64::from(t.n).sqrt(),
             turns_blocks: t.n,
@@ -188,21 +194,27 @@ pub(crate) fn sentence(label: &str, comparisons: &[Comparison]) -> Option<String
                 k.ratio_of_ratios,
                 k.agreement.0,
                 k.agreement.1,
-                if k.agree { "" } else { ": they disagree" }
+                outcome(k)
             )
         })
         .collect();
     let disagree = checked.iter().filter(|(_, k)| !k.agree).count();
-    let close = match disagree {
-        0 => format!(
-            "every interval of the two ways' ratio holds 1 ({level:.2}%, the checks sharing 5%): turns read what one server at a time reads, as far as {} check block(s) can tell.",
-            first.blocks
-        ),
+    let wide = checked.iter().filter(|(_, k)| k.agree && !k.within).count();
+    let margin = crate::decide::margin_text(checked[0].0.margin);
+    let mut close = match disagree {
+        0 => format!("none disagree ({level:.2}%, the checks sharing 5%)"),
         n => format!(
-            "{n} of {} disagree ({level:.2}%, the checks sharing 5%): taking turns carried something into those ratios that one server at a time does not see, so their verdicts by turns are not the solo answer; take the one-at-a-time figures, or run the study with [alternation] enabled = false for verdicts on them.",
+            "{n} of {} disagree ({level:.2}%, the checks sharing 5%): taking turns carried something into those ratios that one server at a time does not see, so their verdicts by turns are not the solo answer; take the one-at-a-time figures, or run the study with [alternation] enabled = false for verdicts on them",
             checked.len()
         ),
     };
+    close.push_str(&match wide {
+        0 => format!("; every agreement lies within {margin}."),
+        n => format!(
+            "; {n} of {} cannot tell: their intervals hold 1 but reach beyond {margin}, so a carry-over that large is not ruled out (more check blocks would narrow them: more blocks, or a lower validate_every).",
+            checked.len()
+        ),
+    });
     Some(format!(
         "Checked one server at a time ([alternation] validate_every, {} check block(s)): {}; {close}",
         first.blocks,
@@ -210,21 +222,36 @@ pub(crate) fn sentence(label: &str, comparisons: &[Comparison]) -> Option<String
     ))
 }
 
+/// A check's outcome after its figures: "" where it agrees within the margin.
+pub(crate) fn outcome(k: &TurnsCheck) -> &'static str {
+    match (k.agree, k.within) {
+        (false, _) => ": they disagree",
+        (true, false) => ": too wide to tell",
+        (true, true) => "",
+    }
+}
+
 /// The opening line's words on the checks, where any comparison of the workload was checked.
 pub(crate) fn opening(checked: &[&Comparison]) -> Option<String> {
     let all: Vec<TurnsCheck> = checked.iter().filter_map(|c| c.checked).collect();
+    let margin = crate::decide::margin_text(checked.first()?.margin);
     if all.is_empty() {
         return None;
     }
-    let disagree = all.iter().filter(|k| !k.agree).count();
-    Some(match disagree {
-        0 => format!(
-            "; checked one server at a time, all {} agree with turns",
-            all.len()
-        ),
-        n => format!(
-            "; checked one server at a time, {n} of {} disagree with turns (see below)",
-            all.len()
-        ),
-    })
+    let n = |f: fn(&TurnsCheck) -> bool| all.iter().filter(|k| f(k)).count();
+    let mut parts = Vec::new();
+    for (count, what) in [
+        (n(|k| !k.agree), "disagree with turns (see below)"),
+        (n(|k| k.agree && k.within), "agree within the margin"),
+        (n(|k| k.agree && !k.within), "too wide to tell"),
+    ] {
+        if count > 0 {
+            parts.push(format!("{count} {what}"));
+        }
+    }
+    Some(format!(
+        "; checked one server at a time, of {}: {}, for the margin {margin}",
+        all.len(),
+        parts.join(", ")
+    ))
 }

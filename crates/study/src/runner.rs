@@ -63,10 +63,15 @@ pub fn run_study(
         // A block an earlier invocation began one server at a time (an older bakeoff, or
         // less memory then) is finished that way: a block's runs come from one way of
         // measuring.
-        let begun = block_series(spec, block)
+        let left: Vec<usize> = block_series(spec, block)
             .iter()
-            .any(|s| todo(spec, s, &finished).len() < spec.threads.len());
+            .map(|s| todo(spec, s, &finished).len())
+            .collect();
+        let begun = left.iter().any(|&n| n < spec.threads.len());
         let turns = alternating && !begun;
+        // A block taken by turns, now or by an earlier invocation (all its runs stored), gets
+        // its check block: one interrupted there, or before it began, is finished on resume.
+        let by_turns = alternating && (!begun || left.iter().all(|&n| n == 0));
         if turns {
             if interrupt.load(Ordering::Relaxed) {
                 out.interrupted = true;
@@ -94,8 +99,8 @@ pub fn run_study(
         // (numbered apart, `bakeoff_store::check_block`): the report tests that the two
         // ways agree.
         let one_at_a_time: Vec<Series> = match crate::matrix::check_after(spec, block) {
-            Some(check) if turns => crate::matrix::check_series(spec, check),
-            _ if turns => Vec::new(),
+            Some(check) if by_turns => crate::matrix::check_series(spec, check),
+            _ if by_turns => Vec::new(),
             _ => block_series(spec, block),
         };
         for s in &one_at_a_time {

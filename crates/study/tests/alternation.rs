@@ -232,9 +232,27 @@ fn a_server_that_dies_mid_block_fails_its_own_runs_and_the_others_go_on() {
     );
 }
 
+/// Ctrl-C as a run starts once `runs` runs are done.
+struct StopAfterRuns<'a> {
+    runs: usize,
+    flag: &'a AtomicBool,
+    done: usize,
+}
+
+impl StudyObserver for StopAfterRuns<'_> {
+    fn on_run_start(&mut self, _d: usize, _t: usize, _what: &str, _l: std::time::Duration) {
+        if self.done >= self.runs {
+            self.flag.store(true, Ordering::SeqCst);
+        }
+    }
+    fn on_run_done(&mut self, _r: &RunRecord) {
+        self.done += 1;
+    }
+}
+
 /// `validate_every = 1`: after each block by turns, a check block of the same variants one
-/// server at a time, numbered apart (1001, 1002), its runs measured without turns; an
-/// interrupted study resumes into its check blocks as into its blocks; the report sets each
+/// server at a time, numbered apart (1001, 1002), its runs measured without turns; a study
+/// interrupted inside a check block finishes it on resume; the report sets each
 /// comparison by turns beside the check blocks', and the blocks by turns alone make its verdict.
 #[test]
 fn check_blocks_run_one_server_at_a_time_between_blocks_by_turns() {
@@ -242,14 +260,21 @@ fn check_blocks_run_one_server_at_a_time_between_blocks_by_turns() {
     let path = db("validate");
     let src = STUDY.replace("slice_ms = 100", "slice_ms = 100\nvalidate_every = 1");
     let flag = AtomicBool::new(false);
-    // Ctrl-C as block 2 starts: block 1 and check block 1001 are kept.
-    let mut obs = StopAtBlock {
-        block: 2,
+    // Ctrl-C inside check block 1001, one of its runs stored: the resume finishes it.
+    let mut obs = StopAfterRuns {
+        runs: 5,
         flag: &flag,
-        done: Vec::new(),
+        done: 0,
     };
     let first = run(&src, &path, &mut obs, &flag);
     assert!(first.interrupted, "{first:?}");
+    let stored = Store::open(&path).unwrap().runs(None).unwrap();
+    let checks = stored.iter().filter(|r| r["repetition"] == 1001).count();
+    assert!(
+        (1..4).contains(&checks) && stored.len() == 4 + checks,
+        "interrupted inside check block 1001: {checks} of its runs, {} in all",
+        stored.len()
+    );
     let flag = AtomicBool::new(false);
     let mut obs = StopAtBlock {
         block: 0,

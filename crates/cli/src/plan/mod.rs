@@ -108,11 +108,13 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
             w.family as usize,
             precision,
             study_pilot,
-            // The pilot's check blocks measured one server at a time: the widest spread.
+            // The pilot's check blocks measured one server at a time: the widest spread, at
+            // the check blocks' own degrees of freedom.
             planned
                 .iter()
-                .filter_map(|p| Some(p.checked?.spread))
-                .max_by(f64::total_cmp),
+                .filter_map(|p| Some(p.checked?))
+                .max_by(|a, b| a.spread.total_cmp(&b.spread))
+                .map(|k| (k.spread, f64::from(k.blocks.max(2) - 1))),
         )
     });
     print!("{}", report(&planned, precision, pilot));
@@ -350,6 +352,7 @@ mod tests {
             estimate: if settled { 5.0 } else { 1.01 },
             settled,
             blocks: if settled { 4 } else { 12 },
+            checked: None,
         }
     }
 

@@ -43,7 +43,8 @@ pub fn left_after(d: f64, l: f64) -> f64 {
 /// Both ways of running the study's blocks: the pilot's (`spread` measured over `df`
 /// degrees of freedom, `per_block` seconds a block) and the other, estimated, or measured by
 /// the pilot's check blocks where it ran them (`checked`: one server at a time, the widest
-/// comparison's spread).
+/// comparison's spread and its degrees of freedom). The pilot's blocks were timed with their
+/// check blocks: each way's block is its share of that time.
 #[allow(clippy::too_many_arguments)]
 pub fn modes(
     spec: &StudySpec,
@@ -55,15 +56,18 @@ pub fn modes(
     family: usize,
     precision: f64,
     study_pilot: u32,
-    checked: Option<f64>,
+    checked: Option<(f64, f64)>,
 ) -> Vec<Mode> {
-    let need = |sd: f64| bakeoff_report::decide::need_range(sd, df, family, precision, study_pilot);
+    let need_at = |sd: f64, df: f64| {
+        bakeoff_report::decide::need_range(sd, df, family, precision, study_pilot)
+    };
+    let need = |sd: f64| need_at(sd, df);
     // Two runs, each meeting its own stretch of the machine: twice one run's share.
     let spell_var = spells.map_or(0.0, |(size, l)| {
         2.0 * size * size * left_after(spec.duration.as_secs_f64(), l)
     });
     let other = match (turns, checked) {
-        (true, Some(measured)) => measured,
+        (true, Some((measured, _))) => measured,
         (true, None) => (spread * spread + spell_var).sqrt(),
         // Only what the restarts leave; never below a quarter of the blocks' own spread.
         (false, _) => (spread * spread - spell_var)
@@ -71,7 +75,11 @@ pub fn modes(
             .sqrt(),
     };
     let time = |alternate: bool| block_seconds(spec, alternate);
-    let scale = per_block / time(turns).max(1.0);
+    let checks = match (turns, spec.alternation.validate_every) {
+        (true, k) if k > 0 => time(false) / f64::from(k),
+        _ => 0.0,
+    };
+    let scale = per_block / (time(turns) + checks).max(1.0);
     let mine = Mode {
         name: if turns {
             "taking turns"
@@ -81,7 +89,7 @@ pub fn modes(
         measured: true,
         spread,
         blocks: need(spread),
-        per_block,
+        per_block: time(turns) * scale,
     };
     let theirs = Mode {
         name: if turns {
@@ -91,7 +99,10 @@ pub fn modes(
         },
         measured: turns && checked.is_some(),
         spread: other,
-        blocks: need(other),
+        blocks: match checked.filter(|_| turns) {
+            Some((_, check_df)) => need_at(other, check_df),
+            None => need(other),
+        },
         per_block: time(!turns) * scale,
     };
     vec![mine, theirs]
@@ -103,6 +114,7 @@ fn block_seconds(spec: &StudySpec, alternate: bool) -> f64 {
     one.repetitions = 1;
     one.auto = None;
     one.alternation.enabled = alternate;
+    one.alternation.validate_every = 0;
     let d: Duration = bakeoff_study::estimate(&one);
     d.as_secs_f64()
 }
