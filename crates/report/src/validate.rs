@@ -255,3 +255,42 @@ pub(crate) fn opening(checked: &[&Comparison]) -> Option<String> {
         parts.join(", ")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::tests::comparison;
+    use crate::evidence::Evidence;
+
+    fn with(estimate: f64, se: f64) -> Comparison {
+        Comparison {
+            evidence: Some(Evidence {
+                estimate: estimate.ln(),
+                se,
+                df: 7.0,
+                n: 8,
+                pilot: None,
+            }),
+            ..comparison("w")
+        }
+    }
+
+    /// Turns at 1.00x (se 0.5%) against check blocks that read: 1.00x tightly (agree within
+    /// the margin), 1.00x loosely (too wide to tell), 1.20x tightly (disagree).
+    #[test]
+    fn a_check_agrees_within_the_margin_cannot_tell_or_disagrees() {
+        let cases = [
+            (1.00, 0.005, true, true),
+            (1.00, 0.05, true, false),
+            (1.20, 0.005, false, false),
+        ];
+        for (solo, se, agree, within) in cases {
+            let mut turns = [with(1.0, 0.005)];
+            attach(&mut turns, &[with(solo, se)]);
+            let k = turns[0].checked.expect("checked");
+            assert_eq!((k.agree, k.within), (agree, within), "{solo} {se}: {k:?}");
+            assert!((k.ratio_of_ratios - 1.0 / solo).abs() < 1e-9, "{k:?}");
+            assert_eq!(k.level, 0.95, "one check: the family's whole 5%");
+        }
+    }
+}
