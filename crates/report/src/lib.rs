@@ -16,6 +16,7 @@ mod analysis;
 mod asked;
 pub mod baseline;
 mod build;
+mod comparisons;
 pub mod decide;
 mod design;
 mod engines;
@@ -54,7 +55,7 @@ pub use source::{Source, StudySource};
 pub use stats::{mean_sd, ratio_ci};
 pub use svg::{charts, Chart};
 pub use unit::Unit;
-pub use validate::{resolves, TurnsCheck};
+pub use validate::resolves;
 
 use std::fmt::Write;
 

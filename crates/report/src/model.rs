@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 pub use crate::verdicts::{
-    AaCheck, Asked, AutoStatus, CarryOver, Comparison, CostVerdict, Verdict,
+    AaCheck, Asked, AutoStatus, CarryOver, Comparison, CostVerdict, TurnsCheck, Verdict,
 };
 
 /// Latency percentiles of one cell: for each, the median over its repetitions.

@@ -17,37 +17,9 @@
 //! The checks are a family of their own: they share 5%, so a study whose turns carry nothing
 //! warns at most 1 time in 20, however many comparisons it checks.
 
-use serde::Serialize;
-
-use crate::model::{Comparison, Verdict};
+use crate::model::{Comparison, TurnsCheck};
 use crate::source::{num, Source, StudySource};
 use crate::stats::t_quantile;
-
-/// A comparison by turns set beside the same comparison one server at a time.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
-pub struct TurnsCheck {
-    /// Check blocks behind the one-at-a-time figures.
-    pub blocks: u32,
-    /// One server at a time: the ratio, its verdict and interval at the comparison's own level.
-    pub ratio: f64,
-    pub verdict: Verdict,
-    pub interval: (f64, f64),
-    /// By turns over one server at a time: 1 where the two agree.
-    pub ratio_of_ratios: f64,
-    /// Its interval at the checks' family level (`level`).
-    pub agreement: (f64, f64),
-    pub level: f64,
-    /// The interval holds 1: no disagreement the check blocks can see.
-    pub agree: bool,
-    /// The interval lies within the comparison's equivalence margin: any carry-over is
-    /// smaller than it. An interval that holds 1 but reaches beyond tells too little.
-    pub within: bool,
-    /// One check block's log ratio's spread (a fraction), and the blocks' by turns: what
-    /// sizes the check (`study plan`).
-    pub spread: f64,
-    pub turns_spread: f64,
-    pub turns_blocks: u32,
-}
 
 /// The study's own runs and, where it ran check blocks, those apart as a study of their own
 /// (fixed blocks, no pilot, no A/A twin, the study's margin).

@@ -92,7 +92,7 @@ pub struct Comparison {
     /// The same comparison on the study's check blocks, one server at a time, and whether
     /// the two ways agree (`validate.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub checked: Option<crate::validate::TurnsCheck>,
+    pub checked: Option<TurnsCheck>,
 }
 
 /// The verdict a comparison by turns would get one server at a time, as the variants'
@@ -211,4 +211,31 @@ pub struct Asked {
     pub cpu: Vec<(u32, f64, f64)>,
     pub p99: Vec<(u32, f64, f64)>,
     pub p95: Vec<(u32, f64, f64)>,
+}
+
+/// A comparison by turns set beside the same comparison on the study's check blocks, one
+/// server at a time (`validate.rs`).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct TurnsCheck {
+    /// Check blocks behind the one-at-a-time figures.
+    pub blocks: u32,
+    /// One server at a time: the ratio, its verdict and interval at the comparison's own level.
+    pub ratio: f64,
+    pub verdict: Verdict,
+    pub interval: (f64, f64),
+    /// By turns over one server at a time: 1 where the two agree.
+    pub ratio_of_ratios: f64,
+    /// Its interval at the checks' family level (`level`).
+    pub agreement: (f64, f64),
+    pub level: f64,
+    /// The interval holds 1: no disagreement the check blocks can see.
+    pub agree: bool,
+    /// The interval lies within the comparison's equivalence margin: any carry-over is
+    /// smaller than it. An interval that holds 1 but reaches beyond tells too little.
+    pub within: bool,
+    /// One check block's log ratio's spread (a fraction), and the blocks' by turns: what
+    /// sizes the check (`study plan`).
+    pub spread: f64,
+    pub turns_spread: f64,
+    pub turns_blocks: u32,
 }
