@@ -332,15 +332,31 @@ fn a_plan_says_how_steady_the_machine_is_and_what_the_study_needs() {
         "{out}"
     );
     assert!(out.contains(" in spells of about "), "{out}");
-    // Both ways of running the blocks, the pilot's measured, with the pilot's range.
-    assert!(
-        out.contains("taking turns (measured by this pilot): a block's ratio spreads by")
-            && out.contains(
-                "one server at a time (a rough estimate from the pilot and 10 s of the machine's spells)"
-            )
-            && out.contains("80% range "),
-        "{out}"
-    );
-    assert!(out.contains("as written its servers take turns: "), "{out}");
+    // The two settings do the same work on point selects, but this test's neighbours load
+    // the machine (a pilot here once read 0.80x in both blocks): a pilot that settles the
+    // comparison says so and sizes nothing; one that does not sizes both ways.
+    if out.contains("decided by the pilot alone") {
+        assert!(
+            out.contains("the study as written (5 blocks) should decide them all at its own pilot"),
+            "{out}"
+        );
+    } else {
+        // Both ways of running the blocks, the pilot's measured, with the pilot's range.
+        assert!(
+            out.contains("taking turns (measured by this pilot): a block's ratio spreads by")
+                && out.contains(
+                    "one server at a time (a rough estimate from the pilot and 10 s of the machine's spells)"
+                )
+                && out.contains("80% range "),
+            "{out}"
+        );
+        assert!(out.contains("as written its servers take turns: "), "{out}");
+        // No check blocks in this study: the plan says what validate_every = 1 would tell.
+        assert!(
+            out.contains("with [alternation] validate_every = 1 (")
+                && out.contains("the study would tell a carry-over of about +-"),
+            "{out}"
+        );
+    }
     assert!(!dir.join("plan.db").exists(), "a pilot keeps nothing");
 }

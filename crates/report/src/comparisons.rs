@@ -46,26 +46,9 @@ pub(crate) fn compare(
                 note,
                 method: if paired { "paired" } else { "unpaired" },
                 blocks,
-                verdict: Verdict::Open,
-                bound: None,
-                tost: None,
-                interval: None,
-                level: None,
-                family: 0,
                 margin: design.margin,
-                detectable: None,
                 evidence,
-                cost: None,
-                cost_evidence: None,
-                latency: None,
-                latency_note: None,
-                latency_evidence: None,
-                latency_p95: None,
-                latency_p95_evidence: None,
-                asked: None,
-                by_turns: false,
-                carry_over: None,
-                checked: None,
+                ..Comparison::default()
             };
             let bp = base.and_then(|b| b.points.iter().find(|b| b.threads == p.threads));
             out.push(match (&against, bp) {

@@ -5,8 +5,9 @@
 
 use serde::Serialize;
 
-/// One variant against its baseline at one thread count.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// One variant against its baseline at one thread count. Its default is a row not yet
+/// judged: nothing decided, no evidence, no figures.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Comparison {
     pub workload: String,
     pub variant: String,
