@@ -92,7 +92,10 @@ pub(crate) fn attach(comparisons: &mut [Comparison], solo: &[Comparison]) {
         };
         let Some(e) = s.evidence else { continue };
         let judged = crate::decide::judge_at(e, crate::decide::alpha(c), c.margin);
-        let (estimate, se, df) = welch(t.estimate - e.estimate, (t.se, t.df), (e.se, e.df));
+        // The turns side with the spread its own verdict uses (an auto study's pilot's, where
+        // that is the wider at this level), so the check claims no more than the verdict.
+        let by_turns = t.spread_at(1.0 - alpha / 2.0);
+        let (estimate, se, df) = welch(t.estimate - e.estimate, by_turns, (e.se, e.df));
         let half = t_quantile(df, 1.0 - alpha / 2.0) * se;
         let agreement = ((estimate - half).exp(), (estimate + half).exp());
         comparisons[i].checked = Some(TurnsCheck {
