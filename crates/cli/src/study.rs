@@ -341,7 +341,9 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
     );
     Ok(if out.interrupted {
         match bakeoff_study::why_not_alternate(&spec) {
-            // A block whose servers take turns is kept whole or not at all.
+            // A block whose servers take turns is kept whole or not at all; a check block
+            // (one server at a time) keeps the runs it finished.
+            None if spec.alternation.validate_every > 0 => eprintln!("Interrupted: a block whose servers took turns is not kept if it was under way (its runs are kept together), a check block keeps the runs it finished; run the same command again to resume from there."),
             None => eprintln!("Interrupted: the block under way is not kept (its servers took turns, so its runs are kept together); run the same command again to resume from it."),
             Some(_) => eprintln!("Interrupted: the current run is stored as interrupted; run the same command again to resume."),
         }

@@ -61,12 +61,13 @@ fn shared_cpus(src: &Source) -> HashMap<(usize, i64), String> {
 /// A study's check blocks (one server at a time beside its turns, `validate.rs`) are judged
 /// apart, and each verdict by turns is set beside theirs.
 pub fn build(src: &Source, opts: &Options) -> Result<Model, String> {
-    let (main, checks) = crate::validate::split(src, |s| Design::of(s).margin);
-    let solo = match checks {
-        Some(checks) => Some(build_one(&checks, opts, None)?.comparisons),
-        None => None,
-    };
-    build_one(&main, opts, solo.as_deref())
+    match crate::validate::split(src, |s| Design::of(s).margin) {
+        Some((main, checks)) => {
+            let solo = build_one(&checks, opts, None)?.comparisons;
+            build_one(&main, opts, Some(&solo))
+        }
+        None => build_one(src, opts, None),
+    }
 }
 
 /// The model of `src`, its verdicts by turns set beside `solo`'s where given.

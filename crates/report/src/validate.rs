@@ -21,16 +21,17 @@ use crate::model::{Comparison, TurnsCheck};
 use crate::source::{num, Source, StudySource};
 use crate::stats::t_quantile;
 
-/// The study's own runs and, where it ran check blocks, those apart as a study of their own
-/// (fixed blocks, no pilot, no A/A twin, the study's margin).
+/// Where the study ran check blocks: its own runs, and those apart as a study of their own
+/// (fixed blocks, no pilot, no A/A twin, the study's margin). None without check blocks: the
+/// source is used as it is (most reports, and every sizing step, copy nothing).
 pub(crate) fn split(
     src: &Source,
     margin_of: impl Fn(&StudySource) -> f64,
-) -> (Source, Option<Source>) {
+) -> Option<(Source, Source)> {
     let is_check =
         |r: &bakeoff_store::Row| bakeoff_store::is_check_block(num(r, "repetition") as u32);
     if !src.studies.iter().any(|s| s.runs.iter().any(is_check)) {
-        return (src.clone(), None);
+        return None;
     }
     let main = Source {
         name: src.name.clone(),
@@ -64,7 +65,7 @@ pub(crate) fn split(
             })
             .collect(),
     };
-    (main, Some(checks))
+    Some((main, checks))
 }
 
 /// Set each comparison by turns beside its check blocks' (`solo`: the same comparisons judged
@@ -116,17 +117,19 @@ pub(crate) fn attach(comparisons: &mut [Comparison], solo: &[Comparison]) {
 }
 
 /// The half-width (log scale) of the check's interval with `turns` blocks by turns and `checks`
-/// check blocks at these spreads, in a family of `family` checks: what a study of that size
-/// can tell from 1 (`study plan`).
-pub fn resolves(k: &TurnsCheck, turns: u32, checks: u32, family: u32) -> Option<f64> {
+/// check blocks, a block's log ratio spreading by `turns_spread` and `spread` (one server at a
+/// time), in a family of `family` checks: what a study of that size can tell from 1 (`study
+/// plan`).
+pub fn resolves(
+    (turns_spread, turns): (f64, u32),
+    (spread, checks): (f64, u32),
+    family: u32,
+) -> Option<f64> {
     if turns < 2 || checks < 2 {
         return None;
     }
-    let a = (
-        k.turns_spread / f64::from(turns).sqrt(),
-        f64::from(turns - 1),
-    );
-    let b = (k.spread / f64::from(checks).sqrt(), f64::from(checks - 1));
+    let a = (turns_spread / f64::from(turns).sqrt(), f64::from(turns - 1));
+    let b = (spread / f64::from(checks).sqrt(), f64::from(checks - 1));
     let (_, se, df) = welch(0.0, a, b);
     let alpha = crate::decide::ALPHA / f64::from(family.max(1));
     Some(t_quantile(df, 1.0 - alpha / 2.0) * se)

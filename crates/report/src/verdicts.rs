@@ -216,7 +216,7 @@ pub struct Asked {
 
 /// A comparison by turns set beside the same comparison on the study's check blocks, one
 /// server at a time (`validate.rs`).
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
 pub struct TurnsCheck {
     /// Check blocks behind the one-at-a-time figures.
     pub blocks: u32,

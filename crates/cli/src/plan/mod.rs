@@ -239,12 +239,8 @@ fn checks(
         let (Some(turns), Some(solo)) = (modes.first(), modes.get(1)) else {
             return s;
         };
-        let estimate = bakeoff_report::TurnsCheck {
-            spread: solo.spread,
-            turns_spread: turns.spread,
-            ..Default::default()
-        };
-        if let Some(h) = bakeoff_report::resolves(&estimate, blocks, blocks, family) {
+        let h = bakeoff_report::resolves((turns.spread, blocks), (solo.spread, blocks), family);
+        if let Some(h) = h {
             let _ = writeln!(
                 s,
                 "checking turns against one server at a time: with [alternation] validate_every = 1 ({blocks} check blocks, about {} more), the study would tell a carry-over of about +-{:.1}% from none (from the rough one-at-a-time spread above)",
@@ -272,7 +268,11 @@ fn checks(
         .filter_map(|(p, k)| {
             Some((
                 p,
-                bakeoff_report::resolves(k, blocks, blocks / every, family)?,
+                bakeoff_report::resolves(
+                    (k.turns_spread, blocks),
+                    (k.spread, blocks / every),
+                    family,
+                )?,
             ))
         })
         .max_by(|a, b| a.1.total_cmp(&b.1));

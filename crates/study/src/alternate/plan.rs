@@ -48,7 +48,13 @@ pub fn mode_line(spec: &StudySpec) -> String {
             1 => "; after each, a check block runs its variants one server at a time (validate_every = 1), to test that the two ways agree".to_string(),
             k => format!("; after every {k}th, a check block runs its variants one server at a time (validate_every = {k}), to test that the two ways agree"),
         },
-        Some(why) => format!("blocks run one server at a time: {why}"),
+        Some(why) => format!(
+            "blocks run one server at a time: {why}{}",
+            match a.validate_every {
+                0 => "",
+                _ => "; validate_every has nothing to check (no block takes turns)",
+            }
+        ),
     }
 }
 
