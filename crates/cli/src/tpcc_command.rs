@@ -50,6 +50,19 @@ fn load_args(t: &TpccArgs, prepare: bool) -> Result<LoadArgs> {
     if general.time.is_none() {
         general.time = Some(60);
     }
+    let keying = match t.keying {
+        None => 0.0,
+        Some(k) if k.is_finite() && k > 0.0 && k <= 100.0 => k,
+        Some(k) => bail!("--keying={k}: give a scale of the specification's waits above 0 and at most 100 (1, or --keying alone, is the specification's pacing)"),
+    };
+    if keying > 0.0 && general.rate > 0.0 {
+        bail!("--keying and --rate both pace the run: terminals with keying and think time set their own rate (about 12.86 New-Orders a minute per warehouse); give one of them");
+    }
+    match t.terminals {
+        Some(_) if keying == 0.0 => bail!("--terminals: paced terminals come with --keying (without it each connection is one terminal: give --connections)"),
+        Some(0) => bail!("--terminals=0: give at least 1, or leave it out for 10 per warehouse"),
+        _ => {}
+    }
     Ok(LoadArgs {
         workload: "tpcc".into(),
         general,
@@ -62,6 +75,8 @@ fn load_args(t: &TpccArgs, prepare: bool) -> Result<LoadArgs> {
             warehouses,
             all_warehouses: t.all_warehouses,
             procedures: t.procedures,
+            keying,
+            terminals: t.terminals.unwrap_or(0),
         },
         tpcc_check: t.check,
     })

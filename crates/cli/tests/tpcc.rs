@@ -5,7 +5,9 @@
 //! deleted, a warehouse's w_ytd changed) and see check name each condition that fails; cleanup
 //! drops the tables. Each engine also runs with `--procedures` (the server's own routines, one
 //! call a transaction), and refuses routines that are not bakeoff's: another text under the
-//! name, a definer's rights, another owner.
+//! name, a definer's rights, another owner. And each runs paced (`--keying`, its waits
+//! scaled down): ten terminals over two connections, with the efficiency and the response
+//! times the report owes.
 
 mod common;
 
@@ -144,6 +146,40 @@ const RUN: [&str; 6] = [
 ];
 
 /// The same run with each transaction one call of the server's routines.
+/// Paced: the specification's waits at 1/200 (a New-Order's cycle 150 ms), so that in 4 s
+/// every one of the ten terminals goes through its whole deck.
+const RUN_PACED: [&str; 7] = [
+    "tpcc",
+    "run",
+    "--keying=0.005",
+    "--connections=2",
+    "--time=4",
+    "--rampup=1",
+    "--format=json",
+];
+
+/// A paced run's report: ten terminals a warehouse, New-Orders near the paced ceiling
+/// (the waits dominate: an order takes milliseconds, its cycle 100 ms and more), and each
+/// type's 90th percentile against its limit.
+fn judge_paced(json: &str) {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let p = &v["paced"];
+    assert_eq!(p["terminals"], 10, "{p}");
+    assert_eq!(p["keying_scale"], 0.005, "{p}");
+    let eff = p["efficiency_percent"].as_f64().expect("efficiency");
+    // The first second spreads the terminals' first orders over a cycle (the rampup takes
+    // most of it); after that the pace is the deck's, 98% of 12.86 at most.
+    assert!((60.0..=105.0).contains(&eff), "efficiency {eff}%: {p}");
+    let rt = p["response_times"].as_array().expect("response times");
+    assert_eq!(rt.len(), 5, "{p}");
+    for l in rt {
+        let p90 = l["p90_ms"].as_f64().unwrap_or_else(|| panic!("{l}"));
+        assert!(p90 > 0.0 && p90 < l["limit_ms"].as_f64().unwrap(), "{l}");
+        assert_eq!(l["within"], true, "{l}");
+    }
+    assert_eq!(p["response_times_passed"], true);
+}
+
 const RUN_PROCEDURES: [&str; 7] = [
     "tpcc",
     "run",
@@ -181,8 +217,21 @@ fn tpcc_on_mariadb_prepares_runs_audits_checks_and_finds_broken_tables() {
     };
     let count = |sql: &str| rows(sql)[0][0].as_deref().unwrap().parse::<i64>().unwrap();
     ok(&run(&["tpcc", "prepare", "--warehouses=1"]), "prepare");
-    for (args, how) in [(&RUN[..], "run"), (&RUN_PROCEDURES[..], "run --procedures")] {
-        judge_run(&ok(&run(args), how));
+    for (args, how) in [
+        (&RUN[..], "run"),
+        (&RUN_PROCEDURES[..], "run --procedures"),
+        (&RUN_PACED[..], "run --keying"),
+    ] {
+        let out = ok(&run(args), how);
+        judge_run(&out);
+        if args == RUN_PACED {
+            judge_paced(&out);
+        } else {
+            assert!(
+                out.contains("\"nopm\"") && !out.contains("\"paced\""),
+                "{how}"
+            );
+        }
         lines_carry_dist_info(count);
         let out = ok(&run(&["tpcc", "check", "--all", "--format=json"]), "check");
         assert!(failing(&out).is_empty(), "after {how}: {out}");
@@ -281,8 +330,16 @@ fn tpcc_on_postgresql_prepares_runs_audits_checks_and_finds_broken_tables() {
     });
     // Both ways; the functions run with the terminal's pinned search path, so the planted
     // concat() is not theirs either.
-    for (run, how) in [(&RUN[..], "run"), (&RUN_PROCEDURES[..], "run --procedures")] {
-        judge_run(&ok(&bakeoff_pg(run, &db), how));
+    for (run, how) in [
+        (&RUN[..], "run"),
+        (&RUN_PROCEDURES[..], "run --procedures"),
+        (&RUN_PACED[..], "run --keying"),
+    ] {
+        let out = ok(&bakeoff_pg(run, &db), how);
+        judge_run(&out);
+        if run == RUN_PACED {
+            judge_paced(&out);
+        }
         assert!(
             count("SELECT COUNT(*) FROM customer WHERE c_payment_cnt > 1 AND c_credit = 'BC'") > 0,
             "bad-credit payments ran"
@@ -344,4 +401,37 @@ fn tpcc_on_postgresql_prepares_runs_audits_checks_and_finds_broken_tables() {
         0,
         "cleanup drops TPC-C's functions"
     );
+}
+
+/// Pacing options that cannot work are refused before anything starts, each saying what
+/// to give instead.
+#[test]
+fn paced_options_that_cannot_work_say_what_to_give() {
+    for (args, says) in [
+        (
+            &["tpcc", "run", "--terminals=100"][..],
+            "paced terminals come with --keying",
+        ),
+        (
+            &["tpcc", "run", "--keying=0"][..],
+            "--keying=0: give a scale",
+        ),
+        (
+            &["tpcc", "run", "--keying=nan"][..],
+            "--keying=NaN: give a scale",
+        ),
+        (
+            &["tpcc", "run", "--keying", "--rate=10"][..],
+            "give one of them",
+        ),
+        (
+            &["tpcc", "run", "--keying", "--terminals=0"][..],
+            "--terminals=0: give at least 1",
+        ),
+    ] {
+        let o = common::bakeoff(args, None);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }

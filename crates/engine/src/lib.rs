@@ -13,6 +13,11 @@
 //!   latency rather than silently lowering the offered load (coordinated omission). A queue
 //!   that outgrows its bound ends the run with a clear error instead of measuring the queue.
 //!
+//! - paced terminals (a source that is [`paced`](bakeoff_workload::Source::paced)): a workload's own users (TPC-C's, with keying and think
+//!   time) wait on the engine's pacer, many to a connection, and hand their orders to the
+//!   connections free; latency is measured from each order's submission, a wait for a
+//!   connection included.
+//!
 //! The run never overruns its end by more than [`RunSpec::grace`]: after that, connections
 //! still waiting on the server are abandoned and their events counted as unfinished.
 //!
@@ -25,6 +30,7 @@ mod fixed;
 mod pacing;
 mod run;
 mod sched;
+mod terminals;
 mod turns;
 mod worker;
 

@@ -1,7 +1,6 @@
 //! One client thread: a single-threaded runtime driving its share of the connections.
 
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
@@ -9,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use bakeoff_telemetry::Window;
 use bakeoff_workload::{EventError, Events, Pace, Source, StmtCounts};
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 
 use crate::pacing::Arrivals;
+use crate::terminals::{Arrival, Pacer, Queue};
 use crate::{ClientWait, ConnTotals, EngineError, RunSpec};
 
 /// State all client threads and the coordinator share. Touched a few times per event.
@@ -57,7 +57,7 @@ impl Shared {
         (!f.is_empty()).then(|| f.join("\n"))
     }
 
-    fn over(&self, now: Instant) -> bool {
+    pub(crate) fn over(&self, now: Instant) -> bool {
         self.stop.load(Ordering::Relaxed)
             || matches!(self.end.get(), Some(Some(end)) if now >= *end)
     }
@@ -95,13 +95,6 @@ pub(crate) fn connect_slots(client_threads: u32) -> usize {
     (CONNECTS_IN_FLIGHT / client_threads.max(1)).max(1) as usize
 }
 
-/// Events waiting for a connection (open loop), local to one client thread.
-#[derive(Default)]
-struct Queue {
-    q: RefCell<VecDeque<Instant>>,
-    notify: Notify,
-}
-
 impl<S: Source> Worker<S> {
     pub fn run(
         self,
@@ -133,16 +126,28 @@ impl<S: Source> Worker<S> {
             else {
                 return; // coordinator gave up before the start
             };
+            let pacer = match self.pacer() {
+                Ok(p) => p.map(Rc::new),
+                Err(e) => {
+                    self.shared.fail(e);
+                    None
+                }
+            };
             let this = Rc::new(self);
             let queue = Rc::new(Queue::default());
             if let Some(rate) = this.spec.rate {
                 tokio::task::spawn_local(generate(this.clone(), queue.clone(), rate, started));
             }
+            if let Some(p) = &pacer {
+                let (p, q, w) = (p.clone(), queue.clone(), this.clone());
+                tokio::task::spawn_local(async move { p.run(&q, &w.shared, started).await });
+            }
             let tasks: Vec<_> = sessions
                 .into_iter()
                 .enumerate()
                 .map(|(i, s)| {
-                    tokio::task::spawn_local(connection(this.clone(), queue.clone(), s, i))
+                    let (w, q, p) = (this.clone(), queue.clone(), pacer.clone());
+                    tokio::task::spawn_local(connection(w, q, p, s, i))
                 })
                 .collect();
             let poll = this.spec.client_wait == ClientWait::Poll && !this.blocking_io();
@@ -154,7 +159,32 @@ impl<S: Source> Worker<S> {
     /// A thread with one connection in closed loop has nothing to multiplex: blocking socket
     /// I/O saves the epoll round per statement.
     fn blocking_io(&self) -> bool {
-        self.tids.len() == 1 && self.spec.rate.is_none()
+        self.tids.len() == 1 && !self.open_loop()
+    }
+
+    /// Whether events wait in a queue for a connection (arrivals or terminals' orders),
+    /// rather than each connection starting its next as its last ends.
+    fn open_loop(&self) -> bool {
+        self.spec.rate.is_some() || self.ctx.paced()
+    }
+
+    /// This thread's share of the paced terminals: every `client_threads`-th from its index.
+    /// Err when the workload has no terminals to pace.
+    fn pacer(&self) -> Result<Option<Pacer>, String> {
+        if !self.ctx.paced() {
+            return Ok(None);
+        }
+        let n = self.ctx.terminals();
+        let step = self.spec.client_threads.max(1) as usize;
+        let ids = (self.index..n).step_by(step);
+        let seed = |id: u32| {
+            (self.spec.seed ^ 0x7e41_1a15)
+                .wrapping_mul(0x9e37_79b9)
+                .wrapping_add(u64::from(id))
+        };
+        Pacer::new(ids, |id| self.ctx.terminal(id, seed(id)))
+            .map(Some)
+            .ok_or_else(|| "FATAL: the workload made no paced terminals".to_string())
     }
 
     async fn open_sessions(&self) -> Result<Vec<S::Session>, EngineError> {
@@ -319,18 +349,21 @@ async fn generate<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, rate: f64, star
             ));
             break;
         }
-        queue.q.borrow_mut().push_back(at);
+        queue.q.borrow_mut().push_back(Arrival { at, order: None });
         w.shared.queued.fetch_add(1, Ordering::Relaxed);
         queue.notify.notify_one();
     }
     queue.notify.notify_waiters();
 }
 
-/// The next event's intended start: now (closed loop) or the oldest arrival (open loop).
-async fn next_start<S: Source>(w: &Worker<S>, queue: &Queue) -> Option<Instant> {
-    if w.spec.rate.is_none() {
+/// The next event: intended now (closed loop), or the oldest arrival or order (open loop).
+async fn next_start<S: Source>(w: &Worker<S>, queue: &Queue) -> Option<Arrival> {
+    if !w.open_loop() {
         let now = Instant::now();
-        return (!w.shared.over(now)).then_some(now);
+        return (!w.shared.over(now)).then_some(Arrival {
+            at: now,
+            order: None,
+        });
     }
     loop {
         let notified = queue.notify.notified();
@@ -352,7 +385,13 @@ async fn next_start<S: Source>(w: &Worker<S>, queue: &Queue) -> Option<Instant> 
 /// restarts after ignorable errors and reconnects included (sysbench keeps the timer running
 /// across restarts too). A session with a loop of its own (a script's) runs it in closed loop
 /// on a thread of its own, with the same bookkeeping.
-async fn connection<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, mut s: S::Session, i: usize) {
+async fn connection<S: Source>(
+    w: Rc<Worker<S>>,
+    queue: Rc<Queue>,
+    pacer: Option<Rc<Pacer>>,
+    mut s: S::Session,
+    i: usize,
+) {
     w.shared.running.fetch_add(1, Ordering::Relaxed);
     let mut books = Books::new(&w, i);
     let own_loop = match w.blocking_io() {
@@ -363,11 +402,15 @@ async fn connection<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, mut s: S::Ses
         Some(Err(e)) => w.shared.fail(format!("FATAL: {e}")),
         Some(Ok(())) => {}
         None => {
-            while let Some(intended) = next_start(&w, &queue).await {
-                if !books.begin_at(intended) {
+            while let Some(next) = next_start(&w, &queue).await {
+                if !books.begin_at(next.at) {
                     break;
                 }
-                s.intended_start(intended);
+                s.intended_start(next.at);
+                let terminal = next.order.map(|(t, order)| {
+                    s.take_order(order);
+                    t
+                });
                 let mut counts = StmtCounts::default();
                 let ok = event_with_restarts(&w, &mut s, &mut counts).await;
                 if !ok {
@@ -375,6 +418,9 @@ async fn connection<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, mut s: S::Ses
                     break;
                 }
                 books.end(&counts);
+                if let (Some(t), Some(p)) = (terminal, &pacer) {
+                    p.done(t, counts.class, Instant::now());
+                }
             }
         }
     }

@@ -32,6 +32,6 @@ pub use dist::{Distribution, RandType};
 pub use kind::{OltpOptions, PsMode, WorkloadKind, WorkloadSpec, OPTION_NAMES};
 pub use rng::{Rng, Unique};
 pub use scripting::native::{Session, SessionContext};
-pub use scripting::{EventError, Events, Pace, Source, StmtCounts};
+pub use scripting::{EventError, Events, Pace, Source, StmtCounts, Terminal};
 pub use strings::{fill_c, fill_pad, C_LEN, PAD_LEN};
 pub use tables::{cleanup_tables, prepare_tables};

@@ -11,6 +11,7 @@ use bakeoff_study::lab::Servers;
 use bakeoff_study::measure::Measured;
 use bakeoff_telemetry::ClassSummary;
 use bakeoff_workload::tpcc::audit::{audit, passed, AuditLine, Realised, Verdict};
+use bakeoff_workload::tpcc::paced::{deck_ceiling, RESPONSE_LIMIT_S, TPMC_PER_WAREHOUSE};
 use bakeoff_workload::tpcc::{CLASSES, T_RETRIES, T_ROLLBACK};
 use bakeoff_workload::WorkloadSpec;
 use serde::Serialize;
@@ -58,6 +59,75 @@ struct Figures<'a> {
     client_cpu_ms_per_new_order: Option<f64>,
     audit: Vec<AuditLine>,
     audit_passed: bool,
+    /// With keying and think time: how the terminals paced, and their response times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paced: Option<Paced>,
+}
+
+/// A paced run's figures (clause 5.2.5).
+#[derive(Debug, Serialize)]
+struct Paced {
+    terminals: u32,
+    /// The specification's waits times this (1: its pacing).
+    keying_scale: f64,
+    /// New-Orders ended a minute, the rolled-back ones with them (5.4.2 counts a rolled-back
+    /// New-Order as done): what the efficiency is reckoned from.
+    tpmc: f64,
+    /// `tpmc` against 12.86 per warehouse (divided by the scale), in percent.
+    efficiency_percent: f64,
+    /// What this deck (10 New-Orders in 23) allows at the mean waits with instant answers,
+    /// against the same: 98.0%.
+    deck_ceiling_percent: f64,
+    response_times: Vec<Limit>,
+    /// Every type's 90th percentile within its limit.
+    response_times_passed: bool,
+}
+
+/// One type's 90th-percentile response time against its limit (5.2.5.3).
+#[derive(Debug, Serialize)]
+struct Limit {
+    name: &'static str,
+    p90_ms: Option<f64>,
+    limit_ms: f64,
+    within: bool,
+}
+
+fn paced(
+    spec: &WorkloadSpec,
+    realised: &[Realised; 5],
+    classes: &[ClassSummary],
+    minutes: f64,
+) -> Option<Paced> {
+    let o = &spec.tpcc;
+    let terminals = o.paced_terminals(spec.tpcc.warehouses);
+    if terminals == 0 {
+        return None;
+    }
+    let ceiling = TPMC_PER_WAREHOUSE * f64::from(spec.tpcc.warehouses.max(1)) / o.keying;
+    let tpmc = realised[0].events as f64 / minutes;
+    let response_times: Vec<Limit> = (0..CLASSES.len())
+        .map(|i| {
+            // The limits are the specification's, whatever the waits' scale: they bound
+            // what the server and the queue for a connection take, not the user's pace.
+            let limit_ms = RESPONSE_LIMIT_S[i] * 1000.0;
+            let p90_ms = classes.get(i).filter(|c| c.events > 0).map(|c| c.p90_ms);
+            Limit {
+                name: CLASSES[i],
+                p90_ms,
+                limit_ms,
+                within: p90_ms.is_some_and(|p| p <= limit_ms),
+            }
+        })
+        .collect();
+    Some(Paced {
+        terminals,
+        keying_scale: o.keying,
+        tpmc,
+        efficiency_percent: 100.0 * tpmc / ceiling,
+        deck_ceiling_percent: 100.0 * deck_ceiling() / TPMC_PER_WAREHOUSE,
+        response_times_passed: response_times.iter().all(|l| l.within),
+        response_times,
+    })
 }
 
 fn figures<'a>(
@@ -121,6 +191,7 @@ fn figures<'a>(
         client_cpu_ms_per_new_order: t.and_then(|t| per_new_order(t.client_cpu_seconds)),
         audit_passed: passed(&lines),
         audit: lines,
+        paced: paced(spec, &realised, classes, minutes),
     }
 }
 
@@ -230,6 +301,9 @@ fn text(f: &Figures<'_>) -> String {
             "    CPU per new order: server {srv:.3} ms, client {cli:.3} ms"
         );
     }
+    if let Some(p) = &f.paced {
+        paced_text(&mut s, p);
+    }
     let _ = writeln!(s, "\n    transaction      count   share    p50 ms   p90 ms   p95 ms   p99 ms    max ms  retries");
     for t in &f.transactions {
         let (p50, p90, p95, p99, max) = t.latency.map_or((0.0, 0.0, 0.0, 0.0, 0.0), |l| {
@@ -267,4 +341,35 @@ fn text(f: &Figures<'_>) -> String {
         );
     }
     s
+}
+
+fn paced_text(s: &mut String, p: &Paced) {
+    use std::fmt::Write;
+    let scale = match p.keying_scale {
+        1.0 => "the specification's keying and think times".to_string(),
+        k => format!("keying and think times x{k} (not the specification's pacing)"),
+    };
+    let _ = writeln!(s, "    paced: {} terminals, {scale}", p.terminals);
+    let _ = writeln!(
+        s,
+        "    efficiency: {:.1}%   ({:.0} New-Orders a minute, rolled-back ones included, against 12.86 a warehouse{}; this deck's mix allows {:.1}% at the mean waits)",
+        p.efficiency_percent,
+        p.tpmc,
+        if p.keying_scale == 1.0 { String::new() } else { format!(" over the scale {}", p.keying_scale) },
+        p.deck_ceiling_percent
+    );
+    let _ = writeln!(s, "\n    response time (5.2.5.3)   p90 ms     limit");
+    for l in &p.response_times {
+        let (p90, verdict) = match l.p90_ms {
+            Some(v) => (format!("{v:.2}"), if l.within { "ok" } else { "OVER" }),
+            None => ("-".into(), "none ran"),
+        };
+        let _ = writeln!(
+            s,
+            "    {:<24} {:>8}  {:>6.0} s  {verdict}",
+            l.name,
+            p90,
+            l.limit_ms / 1000.0
+        );
+    }
 }

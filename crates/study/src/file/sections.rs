@@ -208,6 +208,7 @@ pub(super) fn workload(p: &mut Problems, mut t: Table, d: Dataset) -> Option<Wor
             warehouses: d.warehouses,
             all_warehouses,
             procedures,
+            ..Default::default()
         },
     };
     Some(Workload {

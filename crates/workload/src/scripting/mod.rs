@@ -35,6 +35,36 @@ pub trait Source: Send + Sync + 'static {
     fn opens_every_connection(&self) -> bool {
         false
     }
+
+    /// Whether the run's events come from paced terminals ([`Terminal`]) that hand their
+    /// orders to whichever connection is free, rather than from each connection: known
+    /// before any connection opens. TPC-C with keying and think time; no other workload.
+    fn paced(&self) -> bool {
+        false
+    }
+
+    /// How many paced terminals the run has, asked once its connections are open (a run's
+    /// scale may be what the server's tables hold).
+    fn terminals(&self) -> u32 {
+        0
+    }
+
+    /// Paced terminal `id`, once the connections are open; None where there is none.
+    fn terminal(&self, _id: u32, _seed: u64) -> Option<Box<dyn Terminal>> {
+        None
+    }
+}
+
+/// A terminal that is not a connection (TPC-C's clause 5.2.5): a user at a screen who keys
+/// in a transaction, waits for its answer, and thinks before the next. Its state lives with
+/// the engine's pacer; a connection gets only the order it submits ([`Events::take_order`]).
+pub trait Terminal {
+    /// The wait before the terminal's next order is submitted: the think time after the
+    /// order it last submitted (of class `done`, as [`StmtCounts::class`]; 0 before its
+    /// first), then the keying time of the next, which it chooses now.
+    fn wait(&mut self, done: u8) -> std::time::Duration;
+    /// The order chosen by the last [`wait`](Terminal::wait), with its inputs drawn now.
+    fn order(&mut self) -> Box<dyn std::any::Any>;
 }
 
 /// One connection's events.
@@ -46,6 +76,10 @@ pub trait Events {
     /// The next event's intended start, told before it begins: its arrival in open loop
     /// (--rate), now in closed loop. pgbench's clients measure their schedule lag from it.
     fn intended_start(&mut self, _at: std::time::Instant) {}
+
+    /// A paced terminal's order (see [`Terminal`]), told before the event that runs it; the
+    /// event runs that order instead of choosing its own.
+    fn take_order(&mut self, _order: Box<dyn std::any::Any>) {}
 
     /// After a lost connection: a new connection with everything prepared again.
     fn reconnect(&mut self) -> impl Future<Output = Result<(), DriverError>>;

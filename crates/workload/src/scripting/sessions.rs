@@ -43,6 +43,28 @@ impl Source for SessionContext {
             }
         })
     }
+
+    fn paced(&self) -> bool {
+        self.spec.kind == WorkloadKind::Tpcc && self.spec.tpcc.keying > 0.0
+    }
+
+    fn terminals(&self) -> u32 {
+        match (self.paced(), self.tpcc.run()) {
+            (true, Some(run)) => self.spec.tpcc.paced_terminals(run.warehouses),
+            _ => 0,
+        }
+    }
+
+    fn terminal(&self, id: u32, seed: u64) -> Option<Box<dyn crate::Terminal>> {
+        let o = &self.spec.tpcc;
+        if !self.paced() {
+            return None;
+        }
+        let run = self.tpcc.run()?;
+        Some(Box::new(crate::tpcc::paced::PacedTerminal::new(
+            run, id, seed, o.keying,
+        )))
+    }
 }
 
 /// A session on either family's connection, chosen by the server's protocol when it opens,
@@ -76,6 +98,14 @@ impl Events for AnySession {
             AnySession::Postgres(s) => s.event(c).await,
             AnySession::TpccMySql(s) => s.event(c).await,
             AnySession::TpccPostgres(s) => s.event(c).await,
+        }
+    }
+
+    fn take_order(&mut self, order: Box<dyn std::any::Any>) {
+        match self {
+            AnySession::TpccMySql(s) => s.take_order(order),
+            AnySession::TpccPostgres(s) => s.take_order(order),
+            AnySession::MySql(_) | AnySession::Postgres(_) => {}
         }
     }
 

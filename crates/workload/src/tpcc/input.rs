@@ -18,7 +18,7 @@ pub enum Tx {
 
 /// 10 New-Order, 10 Payment and one of each other per 23 cards: 43.5% Payment and 4.3% of
 /// each of the others, the minimum mix of 5.2.3, New-Order the rest.
-const DECK: [(Tx, u32); 5] = [
+pub(super) const DECK: [(Tx, u32); 5] = [
     (Tx::NewOrder, 10),
     (Tx::Payment, 10),
     (Tx::OrderStatus, 1),
@@ -105,6 +105,19 @@ pub enum Input {
         d: u32,
         threshold: u32,
     },
+}
+
+impl Input {
+    /// The transaction these are the inputs of.
+    pub fn tx(&self) -> Tx {
+        match self {
+            Input::NewOrder { .. } => Tx::NewOrder,
+            Input::Payment { .. } => Tx::Payment,
+            Input::OrderStatus { .. } => Tx::OrderStatus,
+            Input::Delivery { .. } => Tx::Delivery,
+            Input::StockLevel { .. } => Tx::StockLevel,
+        }
+    }
 }
 
 /// Draw the inputs of `tx` for a terminal whose warehouse this time is `w` (of

@@ -9,15 +9,18 @@
 //! - [`terminal`]: one connection running the transactions, one per event;
 //! - [`check`] and [`audit`]: what holds after a run, and what the run realised.
 //!
-//! A terminal is one connection here (as HammerDB's virtual users): each event is the next
-//! transaction, with no keying or think time. Terminals that are not connections (many
-//! terminals with their waits sharing few connections) fit behind the same deck and inputs.
+//! - [`paced`]: keying and think time (5.2.5), terminals that are not connections.
+//!
+//! Without keying, a terminal is one connection (as HammerDB's virtual users): each event is
+//! the next transaction, at once. With it, ten terminals a warehouse wait on the engine's
+//! pacer and hand their orders to whichever connection is free.
 
 pub mod audit;
 pub mod check;
 mod db;
 pub mod input;
 pub mod load;
+pub mod paced;
 pub mod population;
 pub mod random;
 pub mod routines;
@@ -57,7 +60,7 @@ pub const T_SKIPPED: usize = 0;
 pub const T_RETRIES: usize = 3;
 
 /// TPC-C's options.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TpccOptions {
     /// Warehouses (the scale): 0 in a run takes what the tables hold.
@@ -70,6 +73,23 @@ pub struct TpccOptions {
     /// and MySQL, functions on PostgreSQL: `routines`), as HammerDB runs TPROC-C; otherwise
     /// client-side prepared statements.
     pub procedures: bool,
+    /// Keying and think time (5.2.5), their times scaled by this: 0 none (a terminal is a
+    /// connection and runs its next transaction at once), 1 the specification's pacing, a
+    /// fraction shorter waits (the same shape sooner; not TPC-C's pacing).
+    pub keying: f64,
+    /// Paced terminals (with `keying`): 0 is ten per warehouse, as the specification has.
+    pub terminals: u32,
+}
+
+impl TpccOptions {
+    /// How many terminals a paced run of `warehouses` has; 0 when the run is not paced.
+    pub fn paced_terminals(&self, warehouses: u32) -> u32 {
+        match (self.keying > 0.0, self.terminals) {
+            (false, _) => 0,
+            (true, 0) => warehouses.max(1) * paced::TERMINALS_PER_WAREHOUSE,
+            (true, n) => n,
+        }
+    }
 }
 
 /// What one run's terminals share: its constants, chosen once by the first to connect.

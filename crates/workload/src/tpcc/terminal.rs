@@ -44,6 +44,8 @@ pub struct Terminal<C: Connection> {
     pub(super) name: Vec<u8>,
     pub(super) text: Vec<u8>,
     spare: Vec<Line>,
+    /// A paced terminal's order, to run next instead of drawing one (`take_order`).
+    order: Option<Input>,
 }
 
 impl<C: Connection> Terminal<C> {
@@ -92,6 +94,7 @@ impl<C: Connection> Terminal<C> {
             name: Vec::new(),
             text: Vec::new(),
             spare: Vec::new(),
+            order: None,
         })
     }
 
@@ -131,23 +134,36 @@ impl<C: Connection> Terminal<C> {
         self.db.conn.quit().await;
     }
 
-    /// One transaction, retried on conflicts with the same inputs.
+    /// A paced terminal's order (`crate::tpcc::paced`): the next event runs it.
+    pub fn take_order(&mut self, order: Box<dyn std::any::Any>) {
+        self.order = order.downcast::<Input>().ok().map(|o| *o);
+    }
+
+    /// One transaction, retried on conflicts with the same inputs: a paced terminal's
+    /// order, or one this connection's own terminal draws.
     pub async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
-        let tx = self.deck.draw(&mut self.rng);
-        let w = match self.warehouses.len() {
-            1 => self.warehouses[0],
-            n => self.warehouses[self.rng.uniform(0, n as u32 - 1) as usize],
+        let paced = self.order.is_some();
+        let input = match self.order.take() {
+            Some(order) => order,
+            None => {
+                let tx = self.deck.draw(&mut self.rng);
+                let w = match self.warehouses.len() {
+                    1 => self.warehouses[0],
+                    n => self.warehouses[self.rng.uniform(0, n as u32 - 1) as usize],
+                };
+                let lines = std::mem::take(&mut self.spare);
+                draw(
+                    tx,
+                    w,
+                    self.home_d,
+                    self.run.warehouses,
+                    &self.run.constants,
+                    &mut self.rng,
+                    lines,
+                )
+            }
         };
-        let lines = std::mem::take(&mut self.spare);
-        let input = draw(
-            tx,
-            w,
-            self.home_d,
-            self.run.warehouses,
-            &self.run.constants,
-            &mut self.rng,
-            lines,
-        );
+        let tx = input.tx();
         let mut retries = 0;
         let result = loop {
             match self.transaction(&input, c).await {
@@ -172,10 +188,19 @@ impl<C: Connection> Terminal<C> {
                 }
             }
         };
+        let mut tally = match result {
+            Ok(tally) => tally,
+            // A paced terminal's order is its user's: the engine's restart (after a lost
+            // connection, or an error it ignores) runs the same order again.
+            Err(e) if paced => {
+                self.order = Some(input);
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         if let Input::NewOrder { lines, .. } = input {
             self.spare = lines;
         }
-        let mut tally = result?;
         tally[T_RETRIES] = retries;
         c.class = tx as u8 + 1;
         c.tally = tally;
