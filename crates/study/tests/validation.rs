@@ -83,9 +83,10 @@ fn the_check_warns_at_most_its_level_where_turns_carry_nothing() {
 /// Turns that charge b 10% more than a (the ratio of ratios the issue measured on this VM read
 /// 0.91-0.92), with no difference one server at a time: by turns the study calls b different
 /// almost always; the check must warn in most of those studies. Its power is the check blocks'
-/// noise: one server at a time, a block's ratio carries the machine's spells, so 8 check blocks
-/// flag about a third of such comparisons one by one (each at 98.75%), and a study warns when
-/// any is flagged.
+/// noise: one server at a time, a block's ratio carries the machine's spells, so on the
+/// fitted model 8 check blocks flag about a quarter of such comparisons one by one (each at
+/// 98.75%), and a study warns when any is flagged: in about 6 studies of 10 (before the fit,
+/// with one-at-a-time blocks quieter than this VM's, 76%).
 #[test]
 fn the_check_catches_turns_that_charge_one_variant_for_the_other() {
     let trials = 400;
@@ -96,18 +97,20 @@ fn the_check_catches_turns_that_charge_one_variant_for_the_other() {
         "b pays 10% more by turns: turns read different in {different:.3} of studies, the check warned in {warned:.3}, and flagged {caught:.3} of the claims"
     );
     assert!(different > 0.9, "turns read it different: {different}");
-    assert!(warned > 0.6, "the check warns: {warned}");
+    assert!(warned > 0.5, "the check warns: {warned}");
     assert!(caught > 0.2, "the check flags the claims: {caught}");
 }
 
-/// The model machine against this VM's own A/A spreads. Measured with `bench/validation/run`
-/// (6 blocks by turns and 6 check blocks one server at a time, the same server twice, 4
-/// threads, 2 s runs; the numbers are in docs/src/verdicts.md): a block's log ratio spread
-/// by turns `TURNS_MEASURED` and one server at a time `SOLO_MEASURED`, over workloads and
-/// engines. Every rate these simulations claim assumes the model spreads as this VM does: its
-/// A/A spreads, simulated the same way, must lie within what was measured.
-const TURNS_MEASURED: (f64, f64) = (0.011, 0.027);
-const SOLO_MEASURED: (f64, f64) = (0.065, 0.208);
+/// The model machine fitted to this VM's own A/A spreads. Measured with `bench/validation/run`
+/// (6 blocks by turns and 6 check blocks one server at a time, 4 threads, 2 s runs, 21
+/// comparisons over MariaDB and PostgreSQL, three workloads; the table is in
+/// docs/src/verdicts.md): the median over the comparisons of a block's log ratio spread, by
+/// turns `TURNS_MEASURED` and one server at a time `SOLO_MEASURED`. Every rate these
+/// simulations claim assumes the model spreads as this VM does: its A/A spreads, simulated
+/// the same way, must lie within 10% of the measured medians. The model before its fit
+/// (spells 0.10, restart and run noise 0.01) fails this: 1.92% and 8.6%.
+const TURNS_MEASURED: f64 = 0.0174;
+const SOLO_MEASURED: f64 = 0.1042;
 
 #[test]
 fn the_vm_model_spreads_as_this_vm_measured() {
@@ -136,20 +139,20 @@ fn the_vm_model_spreads_as_this_vm_measured() {
     let (t, s) = (median(&mut turns), median(&mut solo));
     eprintln!("the model's A/A spread: by turns {t:.4}, one server at a time {s:.4}");
     assert!(
-        (TURNS_MEASURED.0..=TURNS_MEASURED.1).contains(&t),
-        "by turns {t} against {TURNS_MEASURED:?} measured"
+        (t / TURNS_MEASURED - 1.0).abs() < 0.1,
+        "by turns {t} against {TURNS_MEASURED} measured"
     );
     assert!(
-        (SOLO_MEASURED.0..=SOLO_MEASURED.1).contains(&s),
-        "one at a time {s} against {SOLO_MEASURED:?} measured"
+        (s / SOLO_MEASURED - 1.0).abs() < 0.1,
+        "one at a time {s} against {SOLO_MEASURED} measured"
     );
 }
 
-/// The model spreads one server at a time at the low end of what this VM measured (8.6%
-/// against 6.5-20.8%, `the_vm_model_spreads_as_this_vm_measured`). With its spells at 0.17
-/// (one at a time, an A/A block then spreads about 15%, this VM's middle), the check blocks
-/// tell less: a 10% carry-over is warned of in about 3 studies of 10, 20% in 6, 30% (the write
-/// gap this VM once showed) in 8 or 9. The check must still hold its level there and catch the
+/// The fitted model spreads one server at a time as this VM's median comparison (10.3%);
+/// its noisier comparisons spread 15-26% (write_only's, `bench/validation/run`). With the
+/// spells at 0.17 (an A/A block one at a time then spreads about 15%), the check blocks tell
+/// less: a 10% carry-over is warned of in about 3 studies of 10, 20% in 6, 30% (the write gap
+/// this VM once showed) in 8 or 9. The check must still hold its level there and catch the
 /// 30%.
 #[test]
 fn on_this_vms_one_at_a_time_noise_the_check_still_catches_a_gross_carry_over() {
