@@ -1,9 +1,34 @@
-//! Open-loop pacing: Poisson arrivals (exponential gaps, mean 1/rate), scheduled cumulatively
-//! so that a late generator catches up with a burst instead of lowering the offered rate.
+//! Events that wait for a connection: the queue a client thread's connections take them
+//! from, filled by open-loop arrivals (Poisson: exponential gaps, mean 1/rate, scheduled
+//! cumulatively so that a late generator catches up with a burst instead of lowering the
+//! offered rate) or by paced terminals' orders (`terminals.rs`).
 
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bakeoff_workload::Rng;
+use tokio::sync::Notify;
+
+use crate::worker::Shared;
+use crate::RunSpec;
+
+/// An event waiting for a connection: its intended start and, for a terminal's, which
+/// terminal (this thread's index) and its order.
+pub(crate) struct Arrival {
+    pub at: Instant,
+    pub order: Option<(usize, Box<dyn Any>)>,
+}
+
+/// Events waiting for a connection (open loop and paced terminals), local to one client
+/// thread.
+#[derive(Default)]
+pub(crate) struct Queue {
+    pub q: RefCell<VecDeque<Arrival>>,
+    pub notify: Notify,
+}
 
 pub struct Arrivals {
     rng: Rng,
@@ -97,6 +122,51 @@ impl FineTimer {
             }
         }
     }
+}
+
+/// Open loop: this thread's share of the arrivals, queued for its connections.
+pub(crate) async fn generate(
+    spec: &RunSpec,
+    shared: &Shared,
+    index: u32,
+    queue: &Queue,
+    rate: f64,
+    started: Instant,
+) {
+    let threads = spec.client_threads.max(1);
+    let mut arrivals = Arrivals::new(
+        rate / threads as f64,
+        started,
+        spec.seed ^ (0xa5a5 + index as u64),
+    );
+    let limit = (spec.queue_limit / threads as usize).max(1);
+    let fine = FineTimer::new().ok();
+    loop {
+        let at = arrivals.next();
+        if at > Instant::now() {
+            let precise = match &fine {
+                Some(t) => t.sleep_until(at).await.is_ok(),
+                None => false,
+            };
+            if !precise {
+                tokio::time::sleep_until(at.into()).await;
+            }
+        }
+        if shared.over(at) {
+            break;
+        }
+        if queue.q.borrow().len() >= limit {
+            shared.fail(format!(
+                "the event queue is full ({} events waiting): the server or the {} connections cannot keep up with --rate={rate}; lower --rate or raise --threads",
+                spec.queue_limit, spec.connections
+            ));
+            break;
+        }
+        queue.q.borrow_mut().push_back(Arrival { at, order: None });
+        shared.queued.fetch_add(1, Ordering::Relaxed);
+        queue.notify.notify_one();
+    }
+    queue.notify.notify_waiters();
 }
 
 #[cfg(test)]

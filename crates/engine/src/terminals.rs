@@ -7,32 +7,17 @@
 //! costs its own state and a heap entry, not a task, a timer or a connection: a hundred
 //! thousand wait on one thread.
 
-use std::any::Any;
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bakeoff_workload::Terminal;
 use tokio::sync::Notify;
 
+use crate::pacing::{Arrival, Queue};
 use crate::worker::Shared;
-
-/// An event waiting for a connection: its intended start and, for a terminal's, which
-/// terminal (this thread's index) and its order.
-pub(crate) struct Arrival {
-    pub at: Instant,
-    pub order: Option<(usize, Box<dyn Any>)>,
-}
-
-/// Events waiting for a connection (open loop and paced terminals), local to one client
-/// thread.
-#[derive(Default)]
-pub(crate) struct Queue {
-    pub q: RefCell<VecDeque<Arrival>>,
-    pub notify: Notify,
-}
 
 /// One client thread's terminals and when each submits next.
 pub(crate) struct Pacer {

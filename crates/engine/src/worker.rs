@@ -10,8 +10,8 @@ use bakeoff_telemetry::Window;
 use bakeoff_workload::{EventError, Events, Pace, Source, StmtCounts};
 use tokio::sync::watch;
 
-use crate::pacing::Arrivals;
-use crate::terminals::{Arrival, Pacer, Queue};
+use crate::pacing::{Arrival, Queue};
+use crate::terminals::Pacer;
 use crate::{ClientWait, ConnTotals, EngineError, RunSpec};
 
 /// State all client threads and the coordinator share. Touched a few times per event.
@@ -136,7 +136,10 @@ impl<S: Source> Worker<S> {
             let this = Rc::new(self);
             let queue = Rc::new(Queue::default());
             if let Some(rate) = this.spec.rate {
-                tokio::task::spawn_local(generate(this.clone(), queue.clone(), rate, started));
+                let (w, q) = (this.clone(), queue.clone());
+                tokio::task::spawn_local(async move {
+                    crate::pacing::generate(&w.spec, &w.shared, w.index, &q, rate, started).await
+                });
             }
             if let Some(p) = &pacer {
                 let (p, q, w) = (p.clone(), queue.clone(), this.clone());
@@ -174,9 +177,11 @@ impl<S: Source> Worker<S> {
         if !self.ctx.paced() {
             return Ok(None);
         }
-        let n = self.ctx.terminals();
+        let mine = self
+            .ctx
+            .terminals(self.spec.first_tid, self.spec.connections);
         let step = self.spec.client_threads.max(1) as usize;
-        let ids = (self.index..n).step_by(step);
+        let ids = (mine.start + self.index..mine.end).step_by(step);
         let seed = |id: u32| {
             (self.spec.seed ^ 0x7e41_1a15)
                 .wrapping_mul(0x9e37_79b9)
@@ -316,44 +321,6 @@ async fn poll_while(polling: Rc<Cell<bool>>, idle_ns: Arc<AtomicU64>) {
         }
     }
     idle_ns.fetch_add(idle.as_nanos() as u64, Ordering::Relaxed);
-}
-
-/// Open loop: this thread's share of the arrivals, queued for its connections.
-async fn generate<S: Source>(w: Rc<Worker<S>>, queue: Rc<Queue>, rate: f64, started: Instant) {
-    let threads = w.spec.client_threads.max(1);
-    let mut arrivals = Arrivals::new(
-        rate / threads as f64,
-        started,
-        w.spec.seed ^ (0xa5a5 + w.index as u64),
-    );
-    let limit = (w.spec.queue_limit / threads as usize).max(1);
-    let fine = crate::pacing::FineTimer::new().ok();
-    loop {
-        let at = arrivals.next();
-        if at > Instant::now() {
-            let precise = match &fine {
-                Some(t) => t.sleep_until(at).await.is_ok(),
-                None => false,
-            };
-            if !precise {
-                tokio::time::sleep_until(at.into()).await;
-            }
-        }
-        if w.shared.over(at) {
-            break;
-        }
-        if queue.q.borrow().len() >= limit {
-            w.shared.fail(format!(
-                "the event queue is full ({} events waiting): the server or the {} connections cannot keep up with --rate={rate}; lower --rate or raise --threads",
-                w.spec.queue_limit, w.spec.connections
-            ));
-            break;
-        }
-        queue.q.borrow_mut().push_back(Arrival { at, order: None });
-        w.shared.queued.fetch_add(1, Ordering::Relaxed);
-        queue.notify.notify_one();
-    }
-    queue.notify.notify_waiters();
 }
 
 /// The next event: intended now (closed loop), or the oldest arrival or order (open loop).

@@ -70,8 +70,8 @@ impl Source for Paced {
     fn paced(&self) -> bool {
         true
     }
-    fn terminals(&self) -> u32 {
-        self.terminals
+    fn terminals(&self, _first_tid: u32, _connections: u32) -> std::ops::Range<u32> {
+        0..self.terminals
     }
     fn terminal(&self, id: u32, _seed: u64) -> Option<Box<dyn Terminal>> {
         Some(Box::new(Clerk {

@@ -182,7 +182,7 @@ pub fn run_cell<O: CellObserver + Sync>(
         spec: cell.workload.clone(),
         threads: cell.run.connections,
         unique: Unique::new(cell.run.seed),
-        tpcc: Default::default(),
+        tpcc: bakeoff_workload::tpcc::Shared::for_run(cell.run.seed),
     });
     let m = Measure {
         servers: &servers,

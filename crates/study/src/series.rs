@@ -343,7 +343,7 @@ impl SeriesCtx<'_> {
             spec: self.spec.workloads[self.series.workload].spec.clone(),
             threads,
             unique: Unique::new(self.spec.seed),
-            tpcc: Default::default(),
+            tpcc: bakeoff_workload::tpcc::Shared::for_run(self.spec.seed),
         })
     }
 

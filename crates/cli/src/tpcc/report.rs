@@ -202,6 +202,9 @@ struct JsonReport<'a> {
     #[serde(flatten)]
     header: JsonHeader<'a>,
     result: &'a RunResult,
+    /// Each client host's share, when the load was spread (--client-host).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    client_hosts: &'a [bakeoff_study::spread::HostShare],
 }
 
 /// Print the run's TPC-C report; the exit code its status and audit give (a run whose audit
@@ -226,10 +229,14 @@ pub(crate) fn report(
             figures: &f,
             header: JsonHeader::new(&spec, &m.run, target, placement, ignored_options(a, &spec)),
             result,
+            client_hosts: &m.hosts,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", text(&f));
+        if !m.hosts.is_empty() {
+            eprint!("{}", crate::clients::report(&m.hosts));
+        }
     }
     if a.tpcc_check {
         let endpoints = target.endpoints();

@@ -43,7 +43,7 @@ pub(super) fn run_part(p: LoadPart, out: &Out, interrupt: &AtomicBool, gate: &Ga
         threads: p.threads,
         // Hosts share the run's seed; each walks its own share of the unique values.
         unique: Unique::share(p.run.seed, p.part, p.parts),
-        tpcc: Default::default(),
+        tpcc: bakeoff_workload::tpcc::Shared::for_run(p.run.seed),
     });
     let mut run = p.run;
     // This host's CPUs are the client's: as many load threads as it may use.

@@ -259,7 +259,7 @@ impl BlockRun<'_> {
                     spec: spec.workloads[w].spec.clone(),
                     threads,
                     unique: Unique::new(spec.seed),
-                    tpcc: Default::default(),
+                    tpcc: bakeoff_workload::tpcc::Shared::for_run(spec.seed),
                 })
             })
             .collect();

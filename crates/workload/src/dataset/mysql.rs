@@ -62,7 +62,7 @@ pub async fn prepare(opts: &ConnectOptions, job: &Loading<'_>) -> Result<Prepare
         if size > 0 {
             progress(Progress::Inserting {
                 table: format!("sbtest{t}"),
-                rows: size,
+                rows: u64::from(size),
             });
         }
     }

@@ -87,7 +87,7 @@ async fn worker(
         if size > 0 {
             (meter.progress)(Progress::Inserting {
                 table: name.clone(),
-                rows: size,
+                rows: u64::from(size),
             });
             for (_, start, end) in chunks(1, size) {
                 buf.clear();

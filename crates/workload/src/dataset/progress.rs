@@ -46,7 +46,7 @@ pub enum Progress {
     Creating(String),
     Inserting {
         table: String,
-        rows: u32,
+        rows: u64,
     },
     /// Rows loaded so far, after every chunk (from the loader threads).
     Rows {

@@ -59,7 +59,7 @@ pub fn prepare_shared(
             if size > 0 {
                 progress(Progress::Inserting {
                     table: name.clone(),
-                    rows: size,
+                    rows: u64::from(size),
                 });
                 let jobs = chunks(1, size).into_iter().map(|(_, a, b)| (t, a, b));
                 load_on_threads(opts, spec, jobs.collect(), seed, 1, meter)?;

@@ -43,10 +43,11 @@ pub trait Source: Send + Sync + 'static {
         false
     }
 
-    /// How many paced terminals the run has, asked once its connections are open (a run's
-    /// scale may be what the server's tables hold).
-    fn terminals(&self) -> u32 {
-        0
+    /// The paced terminals that connections `first_tid..first_tid + connections` of the run
+    /// serve (a client host's share of a run spread over several; all of them on one), asked
+    /// once the connections are open (a run's scale may be what the server's tables hold).
+    fn terminals(&self, _first_tid: u32, _connections: u32) -> std::ops::Range<u32> {
+        0..0
     }
 
     /// Paced terminal `id`, once the connections are open; None where there is none.

@@ -48,11 +48,16 @@ impl Source for SessionContext {
         self.spec.kind == WorkloadKind::Tpcc && self.spec.tpcc.keying > 0.0
     }
 
-    fn terminals(&self) -> u32 {
-        match (self.paced(), self.tpcc.run()) {
+    fn terminals(&self, first_tid: u32, connections: u32) -> std::ops::Range<u32> {
+        let total = match (self.paced(), self.tpcc.run()) {
             (true, Some(run)) => self.spec.tpcc.paced_terminals(run.warehouses),
-            _ => 0,
-        }
+            _ => return 0..0,
+        };
+        // In proportion to the connections: a host with 3 of 5 connections paces 3/5 of
+        // the terminals, and the hosts' shares tile 0..total.
+        let whole = u64::from(self.threads.max(1));
+        let at = |tid: u32| (u64::from(tid.min(self.threads)) * u64::from(total) / whole) as u32;
+        at(first_tid)..at(first_tid + connections)
     }
 
     fn terminal(&self, id: u32, seed: u64) -> Option<Box<dyn crate::Terminal>> {

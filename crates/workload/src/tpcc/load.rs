@@ -56,7 +56,7 @@ pub async fn prepare(opts: &ConnectOptions, job: &Loading<'_>) -> Result<Prepare
     for t in TABLES.iter().take(TABLES.len() - 1) {
         progress(Progress::Inserting {
             table: t.to_string(),
-            rows: 0,
+            rows: super::population::table_rows(t, warehouses),
         });
     }
     let meter = Meter::new(total, progress, interrupt);
@@ -227,6 +227,21 @@ fn inserts(table: &str, cols: &str, rows: &[u8]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tables_counts_said_before_the_load_add_up_to_what_the_jobs_load() {
+        for w in [1, 3, 100] {
+            let said: u64 = TABLES[..TABLES.len() - 1]
+                .iter()
+                .map(|t| super::super::population::table_rows(t, w))
+                .sum();
+            assert_eq!(said, jobs(w).iter().map(Job::rows).sum::<u64>(), "{w}");
+        }
+        assert_eq!(
+            super::super::population::table_rows("stock", 100),
+            10_000_000
+        );
+    }
 
     #[test]
     fn rows_become_inserts_with_nulls() {

@@ -105,17 +105,28 @@ pub struct Run {
 #[derive(Debug, Default)]
 pub struct Shared {
     run: OnceLock<Run>,
+    /// The run's seed: C_Run is drawn from it, so every client host of a run spread over
+    /// several draws the same one (2.1.6: one C for all the run's terminals).
+    seed: u64,
 }
 
 impl Shared {
+    /// For the run whose seed (`RunSpec::seed`) is `seed`.
+    pub fn for_run(seed: u64) -> Shared {
+        Shared {
+            run: OnceLock::new(),
+            seed,
+        }
+    }
+
     /// The run's constants: read from the load's record by the first terminal, C_Run drawn
-    /// by the delta rule; the same for every terminal after.
+    /// by the delta rule from the run's seed; the same for every terminal after, and on
+    /// every client host.
     pub async fn run_for<C: Connection>(
         &self,
         conn: &mut C,
         place: &str,
         opts: &TpccOptions,
-        rng: &mut Rng,
     ) -> Result<Run, EventError> {
         if let Some(r) = self.run.get() {
             return Ok(*r);
@@ -142,8 +153,9 @@ impl Shared {
                 opts.warehouses, opts.warehouses
             )));
         }
+        let mut rng = Rng::seeded(self.seed ^ 0x0c5e_ed0f_c4a1);
         let run = Run {
-            constants: Constants::for_run(Some(load.c_last), rng),
+            constants: Constants::for_run(Some(load.c_last), &mut rng),
             warehouses,
             c_last_load: load.c_last,
         };

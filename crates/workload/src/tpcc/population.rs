@@ -20,6 +20,24 @@ pub const ORDERS: u32 = 3_000;
 pub const FIRST_NEW_ORDER: u32 = 2_101;
 const STOCK_SLICE: u32 = 25_000;
 
+/// Rows table `table` starts with at `warehouses` (4.3.3.1); ORDER-LINE's is its expected
+/// count (an order has 5 to 15 lines, 10 on average).
+pub fn table_rows(table: &str, warehouses: u32) -> u64 {
+    let (w, d) = (u64::from(warehouses), u64::from(DISTRICTS));
+    let orders = w * d * u64::from(ORDERS);
+    match table {
+        "item" => u64::from(ITEMS),
+        "warehouse" => w,
+        "district" => w * d,
+        "customer" | "history" => w * d * u64::from(CUSTOMERS),
+        "orders" => orders,
+        "new_order" => w * d * u64::from(ORDERS - FIRST_NEW_ORDER + 1),
+        "order_line" => orders * 10,
+        "stock" => w * u64::from(ITEMS),
+        _ => 0,
+    }
+}
+
 /// One independent piece of the load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Job {

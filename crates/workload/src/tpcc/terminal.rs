@@ -63,8 +63,8 @@ impl<C: Connection> Terminal<C> {
     ) -> Result<Self, EventError> {
         let mut conn = C::open(endpoint, blocking).await?;
         let place = conn.own_place().await?;
-        let mut rng = Rng::seeded(seed);
-        let run = shared.run_for(&mut conn, &place, opts, &mut rng).await?;
+        let rng = Rng::seeded(seed);
+        let run = shared.run_for(&mut conn, &place, opts).await?;
         let routines = opts.procedures.then_some(endpoint.protocol);
         let stmts = Self::statements(&mut conn, &place, routines).await?;
         if routines.is_none() {
