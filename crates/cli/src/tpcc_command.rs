@@ -58,6 +58,18 @@ fn load_args(t: &TpccArgs, prepare: bool) -> Result<LoadArgs> {
     if keying > 0.0 && general.rate > 0.0 {
         bail!("--keying and --rate both pace the run: terminals with keying and think time set their own rate (about 12.86 New-Orders a minute per warehouse); give one of them");
     }
+    if keying > 0.0
+        && (general.events > 0
+            || general.iterations.is_some()
+            || general.events_per_connection.is_some())
+    {
+        bail!("--keying paces terminals over time, not a number of events: give --time (and --rampup) instead of --events, --iterations or --events-per-connection");
+    }
+    if keying > 0.0 && t.rampup.is_none() && t.general.warmup_time == 0 {
+        // The terminals' first orders spread over a cycle (up to 48 s at the
+        // specification's pace); a minute of rampup lets the pace settle.
+        general.warmup_time = ((60.0 * keying).ceil() as u64).max(10);
+    }
     match t.terminals {
         Some(_) if keying == 0.0 => bail!("--terminals: paced terminals come with --keying (without it each connection is one terminal: give --connections)"),
         Some(0) => bail!("--terminals=0: give at least 1, or leave it out for 10 per warehouse"),

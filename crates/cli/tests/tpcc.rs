@@ -428,6 +428,14 @@ fn paced_options_that_cannot_work_say_what_to_give() {
             &["tpcc", "run", "--keying", "--terminals=0"][..],
             "--terminals=0: give at least 1",
         ),
+        (
+            &["tpcc", "run", "--keying", "--events=100"][..],
+            "give --time",
+        ),
+        (
+            &["tpcc", "run", "--keying", "--iterations=2"][..],
+            "give --time",
+        ),
     ] {
         let o = common::bakeoff(args, None);
         let (out, err) = text(&o);

@@ -133,7 +133,8 @@ pub(crate) async fn generate(
     rate: f64,
     started: Instant,
 ) {
-    let threads = spec.client_threads.max(1);
+    // The threads the run has: as many as asked, at most one per connection.
+    let threads = spec.client_threads.clamp(1, spec.connections.max(1));
     let mut arrivals = Arrivals::new(
         rate / threads as f64,
         started,

@@ -171,17 +171,14 @@ impl<S: Source> Worker<S> {
         self.spec.rate.is_some() || self.ctx.paced()
     }
 
-    /// This thread's share of the paced terminals: every `client_threads`-th from its index.
-    /// Err when the workload has no terminals to pace.
+    /// This thread's share of the paced terminals: those its connections serve (each
+    /// connection its own slice of the run's), so a thread's terminals follow its
+    /// connections, on one host as on several. Err when the workload has no terminals.
     fn pacer(&self) -> Result<Option<Pacer>, String> {
         if !self.ctx.paced() {
             return Ok(None);
         }
-        let mine = self
-            .ctx
-            .terminals(self.spec.first_tid, self.spec.connections);
-        let step = self.spec.client_threads.max(1) as usize;
-        let ids = (mine.start + self.index..mine.end).step_by(step);
+        let ids = self.tids.iter().flat_map(|&t| self.ctx.terminals(t, 1));
         let seed = |id: u32| {
             (self.spec.seed ^ 0x7e41_1a15)
                 .wrapping_mul(0x9e37_79b9)
@@ -369,8 +366,21 @@ async fn connection<S: Source>(
         Some(Err(e)) => w.shared.fail(format!("FATAL: {e}")),
         Some(Ok(())) => {}
         None => {
-            while let Some(next) = next_start(&w, &queue).await {
+            // A thread with connections but no terminals (fewer terminals than connections)
+            // has nothing to run: its connections end now rather than wait for the run's.
+            let idle = pacer.as_ref().is_some_and(|p| p.len() == 0);
+            while let Some(next) = match idle {
+                true => None,
+                false => next_start(&w, &queue).await,
+            } {
                 if !books.begin_at(next.at) {
+                    // Its budget is spent (--events): a terminal's order goes back for
+                    // another connection, so its terminal is not lost.
+                    if next.order.is_some() {
+                        queue.q.borrow_mut().push_front(next);
+                        w.shared.queued.fetch_add(1, Ordering::Relaxed);
+                        queue.notify.notify_one();
+                    }
                     break;
                 }
                 s.intended_start(next.at);

@@ -18,6 +18,7 @@ use bakeoff_workload::{EventError, Events, Source, StmtCounts, Terminal};
 /// record each one they run.
 struct Paced {
     terminals: u32,
+    connections: u32,
     wait: Duration,
     service: Duration,
     ran: Arc<Mutex<Vec<(u32, u64)>>>,
@@ -70,8 +71,10 @@ impl Source for Paced {
     fn paced(&self) -> bool {
         true
     }
-    fn terminals(&self, _first_tid: u32, _connections: u32) -> std::ops::Range<u32> {
-        0..self.terminals
+    fn terminals(&self, first_tid: u32, connections: u32) -> std::ops::Range<u32> {
+        // Each connection its slice of the terminals, as TPC-C's source splits them.
+        let at = |t: u32| t * self.terminals / self.connections;
+        at(first_tid)..at(first_tid + connections)
     }
     fn terminal(&self, id: u32, _seed: u64) -> Option<Box<dyn Terminal>> {
         Some(Box::new(Clerk {
@@ -113,22 +116,36 @@ fn paced_run(
     wait_ms: u64,
     service_ms: u64,
 ) -> (bakeoff_engine::RunResult, Vec<(u32, u64)>, u64) {
+    paced_spec(
+        terminals,
+        wait_ms,
+        service_ms,
+        RunSpec {
+            connections,
+            client_threads: 2,
+            time: Some(Duration::from_millis(1000)),
+            tick: Duration::from_millis(250),
+            ..RunSpec::default()
+        },
+    )
+}
+
+fn paced_spec(
+    terminals: u32,
+    wait_ms: u64,
+    service_ms: u64,
+    spec: RunSpec,
+) -> (bakeoff_engine::RunResult, Vec<(u32, u64)>, u64) {
     let ran = Arc::new(Mutex::new(Vec::new()));
     let unpaced = Arc::new(AtomicU64::new(0));
     let source = Arc::new(Paced {
         terminals,
+        connections: spec.connections,
         wait: Duration::from_millis(wait_ms),
         service: Duration::from_millis(service_ms),
         ran: ran.clone(),
         unpaced_events: unpaced.clone(),
     });
-    let spec = RunSpec {
-        connections,
-        client_threads: 2,
-        time: Some(Duration::from_millis(1000)),
-        tick: Duration::from_millis(250),
-        ..RunSpec::default()
-    };
     let r = run(source, &spec, &AtomicBool::new(false), &mut Quiet).expect("run");
     assert_eq!(r.status, RunStatus::Completed, "{:?}", r.status);
     let ran = ran.lock().unwrap().clone();
@@ -179,4 +196,44 @@ fn an_orders_wait_for_a_free_connection_is_in_its_response_time() {
         r.ticks.iter().any(|t| t.queue_length > 10),
         "queue shown in the ticks"
     );
+}
+
+/// Every terminal ordered, each order once and in its turn: none lost, none doubled.
+fn every_terminal_ordered(ran: &[(u32, u64)], terminals: u32) {
+    let mut seen = std::collections::BTreeMap::new();
+    for (id, n) in ran {
+        let last = seen.insert(*id, *n).unwrap_or(0);
+        assert_eq!(*n, last + 1, "terminal {id}: order {n} after {last}");
+    }
+    assert_eq!(seen.len() as u32, terminals, "{seen:?}");
+}
+
+#[test]
+fn terminals_follow_the_connections_whatever_the_threads() {
+    // More client threads than connections (the engine runs one thread): all 40 terminals.
+    let spec = |connections, client_threads| RunSpec {
+        connections,
+        client_threads,
+        time: Some(Duration::from_millis(600)),
+        ..RunSpec::default()
+    };
+    let (_, ran, _) = paced_spec(40, 20, 1, spec(1, 4));
+    every_terminal_ordered(&ran, 40);
+    // 3 connections on 2 threads (2 and 1): each thread paces its connections' terminals.
+    let (_, ran, _) = paced_spec(30, 20, 1, spec(3, 2));
+    every_terminal_ordered(&ran, 30);
+    // Fewer terminals than connections: the connections without any end, the run does not
+    // wait on them, and an events budget still ends it with no time given.
+    let (r, ran, _) = paced_spec(
+        2,
+        5,
+        1,
+        RunSpec {
+            time: None,
+            events: Some(40),
+            ..spec(4, 4)
+        },
+    );
+    assert_eq!(r.total.events, 40, "{:?}", r.total);
+    every_terminal_ordered(&ran, 2);
 }

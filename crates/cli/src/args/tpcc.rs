@@ -15,12 +15,16 @@ path, on the embedded MariaDB (default), PostgreSQL (--db-driver=pgsql) or a ser
 Each connection is one terminal (HammerDB's virtual user) with a home warehouse and district,
 running the next transaction as soon as the last ends (no keying or think time); the mix is
 dealt from a deck of 23 cards per terminal (10 New-Order, 10 Payment, one of each other).
+With --keying, terminals are TPC-C's instead: ten a warehouse, each keying and thinking
+between its transactions, handing them to whichever connection is free, and the report says
+the efficiency and each type's 90th-percentile response time against its limit.
 NOPM is New-Orders committed per minute (rolled-back ones do not count), as HammerDB reports
 it; TPM the server's own commits and rollbacks per minute. Every run ends with the audit of
 clause 9.2: rollbacks, remote lines, remote payments and lookups by name against their bounds.
 
   bakeoff tpcc run --warehouses=10 --connections=16 --time=120 --rampup=30
   bakeoff tpcc run --db-driver=pgsql --warehouses=10 --connections=64 --format=json
+  bakeoff tpcc run --keying --warehouses=100 --connections=16 --time=600
   bakeoff tpcc prepare --warehouses=100 --mysql-socket=/run/mysqld/mysqld.sock
   bakeoff tpcc check --mysql-socket=/run/mysqld/mysqld.sock --all";
 
@@ -45,11 +49,12 @@ pub struct TpccArgs {
     /// tables hold]
     #[arg(long, short = 'w', visible_alias = "scale", help_heading = "TPC-C")]
     pub warehouses: Option<u32>,
-    /// Connections, one terminal each (HammerDB's virtual users). Same as --threads.
+    /// Connections, one terminal each (HammerDB's virtual users); with --keying, the
+    /// connections the paced terminals share. Same as --threads.
     #[arg(long, visible_alias = "virtual-users", help_heading = "TPC-C")]
     pub connections: Option<u32>,
     /// Seconds of load before measuring (HammerDB's ramp-up, which it gives in minutes).
-    /// Same as --warmup-time. [default: 10]
+    /// Same as --warmup-time. [default: 10; with --keying, 60 times its scale]
     #[arg(long, help_heading = "TPC-C")]
     pub rampup: Option<u64>,
     /// Every terminal works over several warehouses, a new one for each transaction, so that

@@ -169,7 +169,9 @@ impl<C: Connection> Terminal<C> {
             match self.transaction(&input, c).await {
                 Ok(tally) => break Ok(tally),
                 Err(Stop::Retry(error)) => {
-                    self.rollback(c).await?;
+                    if let Err(e) = self.rollback(c).await {
+                        break Err(e);
+                    }
                     retries += 1;
                     if retries >= TRIES {
                         break Err(EventError::Server {
@@ -182,7 +184,9 @@ impl<C: Connection> Terminal<C> {
                     if !e.is_connection_lost() {
                         // MySQL keeps a transaction open after a failed statement: end it,
                         // or the next BEGIN would commit half of this one.
-                        self.rollback(c).await?;
+                        if let Err(lost) = self.rollback(c).await {
+                            break Err(lost);
+                        }
                     }
                     break Err(e);
                 }
