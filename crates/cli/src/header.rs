@@ -72,9 +72,14 @@ fn distribution_line(spec: &WorkloadSpec) -> String {
 }
 
 fn tpcc_line(spec: &WorkloadSpec) -> String {
-    let all = match spec.tpcc.all_warehouses {
-        true => "every terminal over several warehouses (--all-warehouses)",
-        false => "one home warehouse per terminal",
+    let o = &spec.tpcc;
+    let all = match (o.keying > 0.0, o.all_warehouses) {
+        (true, _) => match o.terminals {
+            0 => "ten paced terminals a warehouse (--keying), sharing the connections".to_string(),
+            n => format!("{n} paced terminals (--keying), sharing the connections"),
+        },
+        (false, true) => "every terminal over several warehouses (--all-warehouses)".to_string(),
+        (false, false) => "one home warehouse per terminal".to_string(),
     };
     let how = match spec.tpcc.procedures {
         true => "each transaction one call of the server's routines (--procedures)",

@@ -65,6 +65,9 @@ fn load_args(t: &TpccArgs, prepare: bool) -> Result<LoadArgs> {
     {
         bail!("--keying paces terminals over time, not a number of events: give --time (and --rampup) instead of --events, --iterations or --events-per-connection");
     }
+    if keying > 0.0 && t.all_warehouses {
+        bail!("--all-warehouses and --keying: a paced terminal keeps its warehouse and district (clause 4.2.2; ten terminals a warehouse use them all); leave --all-warehouses out");
+    }
     if keying > 0.0 && t.rampup.is_none() && t.general.warmup_time == 0 {
         // The terminals' first orders spread over a cycle (up to 48 s at the
         // specification's pace); a minute of rampup lets the pace settle.

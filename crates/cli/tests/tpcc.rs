@@ -436,6 +436,10 @@ fn paced_options_that_cannot_work_say_what_to_give() {
             &["tpcc", "run", "--keying", "--iterations=2"][..],
             "give --time",
         ),
+        (
+            &["tpcc", "run", "--keying", "--all-warehouses"][..],
+            "leave --all-warehouses out",
+        ),
     ] {
         let o = common::bakeoff(args, None);
         let (out, err) = text(&o);
