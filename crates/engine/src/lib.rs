@@ -30,6 +30,7 @@ mod fixed;
 mod pacing;
 mod run;
 mod sched;
+mod shared;
 mod terminals;
 mod turns;
 mod worker;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use bakeoff_workload::Rng;
 use tokio::sync::Notify;
 
-use crate::worker::Shared;
+use crate::shared::Shared;
 use crate::RunSpec;
 
 /// An event waiting for a connection: its intended start and, for a terminal's, which

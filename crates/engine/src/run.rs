@@ -10,7 +10,8 @@ use bakeoff_telemetry::{Checkpoints, Sampler, Window};
 use bakeoff_workload::Source;
 use tokio::sync::watch;
 
-use crate::worker::{Recorder, Shared, Worker};
+use crate::shared::Shared;
+use crate::worker::{Recorder, Worker};
 use crate::{ConnTotals, EngineError, Observer, RunResult, RunSpec, RunStatus, Tick};
 
 /// Run the workload as `spec` says. `interrupt` is set by the caller (Ctrl-C): the run then

@@ -17,7 +17,7 @@ use bakeoff_workload::Terminal;
 use tokio::sync::Notify;
 
 use crate::pacing::{Arrival, Queue};
-use crate::worker::Shared;
+use crate::shared::Shared;
 
 /// One client thread's terminals and when each submits next.
 pub(crate) struct Pacer {

@@ -102,7 +102,7 @@ fn paced(
     minutes: f64,
 ) -> Option<Paced> {
     let o = &spec.tpcc;
-    let terminals = o.paced_terminals(spec.tpcc.warehouses);
+    let terminals = bakeoff_workload::tpcc::paced::terminals(o, spec.tpcc.warehouses);
     if terminals == 0 {
         return None;
     }

@@ -50,7 +50,7 @@ impl Source for SessionContext {
 
     fn terminals(&self, first_tid: u32, connections: u32) -> std::ops::Range<u32> {
         let total = match (self.paced(), self.tpcc.run()) {
-            (true, Some(run)) => self.spec.tpcc.paced_terminals(run.warehouses),
+            (true, Some(run)) => crate::tpcc::paced::terminals(&self.spec.tpcc, run.warehouses),
             _ => return 0..0,
         };
         // In proportion to the connections: a host with 3 of 5 connections paces 3/5 of

@@ -81,17 +81,6 @@ pub struct TpccOptions {
     pub terminals: u32,
 }
 
-impl TpccOptions {
-    /// How many terminals a paced run of `warehouses` has; 0 when the run is not paced.
-    pub fn paced_terminals(&self, warehouses: u32) -> u32 {
-        match (self.keying > 0.0, self.terminals) {
-            (false, _) => 0,
-            (true, 0) => warehouses.max(1) * paced::TERMINALS_PER_WAREHOUSE,
-            (true, n) => n,
-        }
-    }
-}
-
 /// What one run's terminals share: its constants, chosen once by the first to connect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Run {

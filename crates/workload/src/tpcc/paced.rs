@@ -33,6 +33,16 @@ pub const TERMINALS_PER_WAREHOUSE: u32 = 10;
 /// the mean waits (what efficiency is reckoned against, as go-tpc and CockroachDB do).
 pub const TPMC_PER_WAREHOUSE: f64 = 12.86;
 
+/// How many terminals a paced run of `warehouses` has: ten a warehouse unless `--terminals`
+/// says otherwise; 0 when the run is not paced.
+pub fn terminals(o: &super::TpccOptions, warehouses: u32) -> u32 {
+    match (o.keying > 0.0, o.terminals) {
+        (false, _) => 0,
+        (true, 0) => warehouses.max(1) * TERMINALS_PER_WAREHOUSE,
+        (true, n) => n,
+    }
+}
+
 /// The ceiling of this deck (10 New-Orders in 23 cards) at the mean waits with instant
 /// answers: New-Orders a minute per warehouse. 12.605: a run that paces perfectly reads
 /// 98.0% of [`TPMC_PER_WAREHOUSE`].
