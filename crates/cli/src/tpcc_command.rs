@@ -55,23 +55,24 @@ fn load_args(t: &TpccArgs, prepare: bool) -> Result<LoadArgs> {
         Some(k) if k.is_finite() && k > 0.0 && k <= 100.0 => k,
         Some(k) => bail!("--keying={k}: give a scale of the specification's waits above 0 and at most 100 (1, or --keying alone, is the specification's pacing)"),
     };
-    if keying > 0.0 && general.rate > 0.0 {
-        bail!("--keying and --rate both pace the run: terminals with keying and think time set their own rate (about 12.86 New-Orders a minute per warehouse); give one of them");
-    }
-    if keying > 0.0
-        && (general.events > 0
+    if keying > 0.0 {
+        if general.rate > 0.0 {
+            bail!("--keying and --rate both pace the run: terminals with keying and think time set their own rate (about 12.86 New-Orders a minute per warehouse); give one of them");
+        }
+        if general.events > 0
             || general.iterations.is_some()
-            || general.events_per_connection.is_some())
-    {
-        bail!("--keying paces terminals over time, not a number of events: give --time (and --rampup) instead of --events, --iterations or --events-per-connection");
-    }
-    if keying > 0.0 && t.all_warehouses {
-        bail!("--all-warehouses and --keying: a paced terminal keeps its warehouse and district (clause 4.2.2; ten terminals a warehouse use them all); leave --all-warehouses out");
-    }
-    if keying > 0.0 && t.rampup.is_none() && t.general.warmup_time == 0 {
-        // The terminals' first orders spread over a cycle (up to 48 s at the
-        // specification's pace); a minute of rampup lets the pace settle.
-        general.warmup_time = ((60.0 * keying).ceil() as u64).max(10);
+            || general.events_per_connection.is_some()
+        {
+            bail!("--keying paces terminals over time, not a number of events: give --time (and --rampup) instead of --events, --iterations or --events-per-connection");
+        }
+        if t.all_warehouses {
+            bail!("--all-warehouses and --keying: a paced terminal keeps its warehouse and district (clause 4.2.2; ten terminals a warehouse use them all); leave --all-warehouses out");
+        }
+        if t.rampup.is_none() && t.general.warmup_time == 0 {
+            // The terminals' first orders spread over a cycle (up to 48 s at the
+            // specification's pace); a minute of rampup lets the pace settle.
+            general.warmup_time = ((60.0 * keying).ceil() as u64).max(10);
+        }
     }
     match t.terminals {
         Some(_) if keying == 0.0 => bail!("--terminals: paced terminals come with --keying (without it each connection is one terminal: give --connections)"),

@@ -48,9 +48,14 @@ impl Pacer {
 
     /// Terminal `i`'s order (class `class`, 0 for none yet) is done at `now`: it waits again.
     pub fn done(&self, i: usize, class: u8, now: Instant) {
-        let wait = self.terminals.borrow_mut()[i].wait(class);
-        self.due.borrow_mut().push(Reverse((now + wait, i)));
-        self.wake.notify_one();
+        let at = now + self.terminals.borrow_mut()[i].wait(class);
+        let mut due = self.due.borrow_mut();
+        // The pacer sleeps until the earliest wait ends: only an earlier one needs it awake.
+        let earliest = due.peek().is_none_or(|Reverse((first, _))| at < *first);
+        due.push(Reverse((at, i)));
+        if earliest {
+            self.wake.notify_one();
+        }
     }
 
     /// Submit every terminal's order as its wait ends, from `started` until the run is over.
@@ -64,19 +69,14 @@ impl Pacer {
             if shared.over(now) {
                 break;
             }
-            match next {
-                Some(at) if at <= now => {
-                    self.submit_due(queue, shared, now);
-                    continue;
-                }
-                // Wake at least every 100 ms to notice the end of the run.
-                _ => {
-                    let until = next.map_or(now + Duration::from_millis(100), |at| {
-                        at.min(now + Duration::from_millis(100))
-                    });
-                    let _ = tokio::time::timeout_at(until.into(), self.wake.notified()).await;
-                }
+            if next.is_some_and(|at| at <= now) {
+                self.submit_due(queue, shared, now);
+                continue;
             }
+            // Wake at least every 100 ms to notice the end of the run.
+            let until = (now + Duration::from_millis(100))
+                .min(next.unwrap_or(now + Duration::from_secs(1)));
+            let _ = tokio::time::timeout_at(until.into(), self.wake.notified()).await;
         }
         queue.notify.notify_waiters();
     }

@@ -273,8 +273,8 @@ async fn poll_while(polling: Rc<Cell<bool>>, idle_ns: Arc<AtomicU64>) {
 }
 
 /// The next event: intended now (closed loop), or the oldest arrival or order (open loop).
-async fn next_start<S: Source>(w: &Worker<S>, queue: &Queue) -> Option<Arrival> {
-    if !w.open_loop() {
+async fn next_start<S: Source>(w: &Worker<S>, queue: &Queue, open: bool) -> Option<Arrival> {
+    if !open {
         let now = Instant::now();
         return (!w.shared.over(now)).then_some(Arrival {
             at: now,
@@ -321,9 +321,11 @@ async fn connection<S: Source>(
             // A thread with connections but no terminals (fewer terminals than connections)
             // has nothing to run: its connections end now rather than wait for the run's.
             let idle = pacer.as_ref().is_some_and(|p| p.len() == 0);
+            // Asked once: the event loop below does not ask the source again per event.
+            let open = w.open_loop();
             while let Some(next) = match idle {
                 true => None,
-                false => next_start(&w, &queue).await,
+                false => next_start(&w, &queue, open).await,
             } {
                 if !books.begin_at(next.at) {
                     // Its budget is spent (--events): a terminal's order goes back for

@@ -61,13 +61,15 @@ impl Source for SessionContext {
     }
 
     fn terminal(&self, id: u32, seed: u64) -> Option<Box<dyn crate::Terminal>> {
-        let o = &self.spec.tpcc;
         if !self.paced() {
             return None;
         }
         let run = self.tpcc.run()?;
         Some(Box::new(crate::tpcc::paced::PacedTerminal::new(
-            run, id, seed, o.keying,
+            run,
+            id,
+            seed,
+            self.spec.tpcc.keying,
         )))
     }
 }

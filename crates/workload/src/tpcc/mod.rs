@@ -7,8 +7,7 @@
 //! - [`input`] and [`random`]: the terminals' inputs (NURand with the delta rule, the deck of
 //!   5.2.4.2, 1% rollbacks, 1% remote lines, 15% remote payments, 60% by last name);
 //! - [`terminal`]: one connection running the transactions, one per event;
-//! - [`check`] and [`audit`]: what holds after a run, and what the run realised.
-//!
+//! - [`check`] and [`audit`]: what holds after a run, and what the run realised;
 //! - [`paced`]: keying and think time (5.2.5), terminals that are not connections.
 //!
 //! Without keying, a terminal is one connection (as HammerDB's virtual users): each event is
