@@ -130,7 +130,7 @@ fn an_install_log_swapped_for_a_link_is_not_quoted() {
     require_root();
     let target = root_only_file("install-log");
     let initdb = format!(
-        "rm -f \"$dir/install.log\"\nln -s {} \"$dir/install.log\"\necho ERROR: planted >&2\nexit 1",
+        "ln -s {} \"$dir/install.log.planted\"\nmv -f \"$dir/install.log.planted\" \"$dir/install.log\"\necho ERROR: planted >&2\nexit 1",
         target.display()
     );
     let bin = fake_install("pg-install-log", Some(&initdb), None);
@@ -150,7 +150,7 @@ fn an_error_log_swapped_for_a_link_at_start_is_not_quoted() {
     let target = root_only_file("server-log");
     let initdb = "mkdir -m 0700 \"$data\"";
     let postgres = format!(
-        "rm -f \"$dir/error.log\"\nln -s {} \"$dir/error.log\"\nexit 1",
+        "ln -s {} \"$dir/error.log.planted\"\nmv -f \"$dir/error.log.planted\" \"$dir/error.log\"\nexit 1",
         target.display()
     );
     let bin = fake_install("pg-server-log", Some(initdb), Some(&postgres));
