@@ -447,3 +447,55 @@ fn paced_options_that_cannot_work_say_what_to_give() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// A study whose two variants differ only in how the load runs TPC-C (`procedures` on a
+/// `[[variant]]`): each variant runs its own way, and the comparison between them is a
+/// verdict like any other. The server's routines answer one call a transaction, so the
+/// procedures variant sends a few statements per new order where client-side SQL sends tens.
+#[test]
+fn a_study_compares_the_servers_procedures_with_client_side_statements() {
+    let dir = bakeoff_testkit::scratch::dir("tpcc-study");
+    let file = dir.join("ways.toml");
+    let study = "duration = 2\nwarmup = 1\nthreads = [2]\n[dataset]\nwarehouses = 1\n\
+                 [[workload]]\nname = \"tpcc\"\n\
+                 [[variant]]\nname = \"statements\"\n\
+                 [[variant]]\nname = \"routines\"\nprocedures = true\n";
+    std::fs::write(&file, study).unwrap();
+    let f = file.to_str().unwrap();
+    let o = common::bakeoff(&["study", "run", f], None);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let db = dir.join("ways.db");
+    let o = common::bakeoff(&["export", db.to_str().unwrap(), "--format=json"], None);
+    let runs: serde_json::Value = serde_json::from_str(&ok(&o, "export")).unwrap();
+    let per_new_order = |variant: &str| -> Vec<f64> {
+        let rows = runs.as_array().unwrap().iter();
+        rows.filter(|r| r["variant_name"] == variant && r["status"] == "ok")
+            .map(|r| r["qps"].as_f64().unwrap() / r["tps"].as_f64().unwrap())
+            .collect()
+    };
+    let (statements, routines) = (per_new_order("statements"), per_new_order("routines"));
+    assert!(!statements.is_empty() && !routines.is_empty(), "{runs}");
+    let most = routines.iter().copied().fold(0.0, f64::max);
+    let least = statements.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(
+        most * 3.0 < least,
+        "statements per new order: routines {routines:?}, client-side {statements:?}"
+    );
+    let o = common::bakeoff(&["compare", db.to_str().unwrap()], None);
+    let out = ok(&o, "compare");
+    assert!(
+        out.contains("routines") && out.contains("statements"),
+        "{out}"
+    );
+    // A variant's `procedures` with no TPC-C workload changes nothing: refused, at its line.
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, study.replace("\"tpcc\"", "\"oltp_point_select\"")).unwrap();
+    let o = common::bakeoff(&["study", "check", bad.to_str().unwrap()], None);
+    let (_, err) = text(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("variant.procedures") && err.contains("bad.toml:"),
+        "{err}"
+    );
+}

@@ -340,7 +340,9 @@ impl SeriesCtx<'_> {
     ) -> Arc<SessionContext> {
         Arc::new(SessionContext {
             endpoints: endpoints.to_vec(),
-            spec: self.spec.workloads[self.series.workload].spec.clone(),
+            spec: self
+                .spec
+                .workload_spec(self.series.variant, self.series.workload),
             threads,
             unique: Unique::new(self.spec.seed),
             tpcc: bakeoff_workload::tpcc::Shared::for_run(self.spec.seed),
@@ -392,8 +394,10 @@ impl SeriesCtx<'_> {
         match result {
             Ok(measured) => {
                 fill(&mut r, &measured.result);
-                let spec = &self.spec.workloads[self.series.workload].spec;
-                crate::tpcc::judge(&mut r, &measured.result.total, spec, endpoints);
+                let spec = self
+                    .spec
+                    .workload_spec(self.series.variant, self.series.workload);
+                crate::tpcc::judge(&mut r, &measured.result.total, &spec, endpoints);
                 self.note_client_hosts(&mut r, &measured.hosts);
             }
             // Ctrl-C while the client hosts connected: not a failure, and run again on resume.

@@ -256,7 +256,7 @@ impl BlockRun<'_> {
             .map(|u| {
                 Arc::new(SessionContext {
                     endpoints: u.servers.endpoints(),
-                    spec: spec.workloads[w].spec.clone(),
+                    spec: spec.workload_spec(u.variant, w),
                     threads,
                     unique: Unique::new(spec.seed),
                     tpcc: bakeoff_workload::tpcc::Shared::for_run(spec.seed),
@@ -365,8 +365,8 @@ impl BlockRun<'_> {
         match res {
             Ok(res) => {
                 fill_turns(&mut r, res, i, how);
-                let spec = &self.spec.workloads[w].spec;
-                crate::tpcc::judge(&mut r, &res.servers[i].total, spec, &u.servers.endpoints());
+                let spec = self.spec.workload_spec(u.variant, w);
+                crate::tpcc::judge(&mut r, &res.servers[i].total, &spec, &u.servers.endpoints());
             }
             Err(e) => {
                 r.status = "failed".into();

@@ -131,7 +131,7 @@ fn read(
         (Some(a), true) => axes_variants(p, a, &eng),
         (None, false) => listed
             .into_iter()
-            .filter_map(|t| listed_variant(p, t, &eng))
+            .filter_map(|t| listed_variant(p, t, &eng, long_events))
             .collect(),
         (None, true) => default_variant(p, &eng),
         (Some(_), false) => {

@@ -8,7 +8,7 @@ use bakeoff_hostbench::profile::HostProbe;
 use bakeoff_server::variant::{CpuList, Setting};
 use bakeoff_server::Engine;
 use bakeoff_server::Variant;
-use bakeoff_workload::WorkloadSpec;
+use bakeoff_workload::{WorkloadKind, WorkloadSpec};
 
 /// Most cells a study may declare: beyond this it is almost surely a mistake (an axis with a
 /// range typed out by accident), and it would run for days.
@@ -76,6 +76,12 @@ pub struct NamedVariant {
     /// type), for its cost per transaction; over the `[prices]` of the study's platform.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price_per_hour: Option<f64>,
+    /// `procedures = true|false`: how this variant's load runs TPC-C (the server's stored
+    /// procedures, or client-side statements), over the workload's own `procedures`. A client
+    /// setting like `client_cpus`, kept on the variant so that a study can compare the two
+    /// ways on one server, with verdicts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub procedures: Option<bool>,
 }
 
 impl NamedVariant {
@@ -90,6 +96,7 @@ impl NamedVariant {
             client_cpus: None,
             given: None,
             price_per_hour: None,
+            procedures: None,
         }
     }
 }
@@ -252,6 +259,16 @@ impl StudySpec {
     /// check's second run of the first.
     pub fn variant(&self, index: usize) -> &NamedVariant {
         self.variants.get(index).unwrap_or(&self.variants[0])
+    }
+
+    /// What series of variant `variant` and workload `workload` run: the workload, with what
+    /// the variant sets for the load (`procedures`, on TPC-C only).
+    pub fn workload_spec(&self, variant: usize, workload: usize) -> WorkloadSpec {
+        let mut w = self.workloads[workload].spec.clone();
+        if let (WorkloadKind::Tpcc, Some(p)) = (w.kind, self.variant(variant).procedures) {
+            w.tpcc.procedures = p;
+        }
+        w
     }
 
     /// The name a series' runs are stored under ("<first> (A/A)" for the noise check's).

@@ -124,12 +124,16 @@ pub(super) fn default_variant(p: &mut Problems, eng: &Engines) -> Vec<NamedVaria
         .collect()
 }
 
+/// A listed variant. `tpcc`: whether the study has a TPC-C workload, the only one that
+/// `procedures` changes.
 pub(super) fn listed_variant(
     p: &mut Problems,
     mut t: Table,
     eng: &Engines,
+    tpcc: bool,
 ) -> Option<NamedVariant> {
     let name = t.string(p, "name").map(|(s, _)| s.to_string());
+    let procedures = procedures(p, &mut t, tpcc);
     let client_cpus = t
         .string(p, "client_cpus")
         .map(|(s, span)| cpu_list(p, s, span, "variant.client_cpus"));
@@ -143,6 +147,7 @@ pub(super) fn listed_variant(
             given,
             price_per_hour,
             client_cpus: client_cpus.flatten(),
+            procedures,
         };
         return given_variant(p, &k, given, eng);
     }
@@ -182,10 +187,30 @@ pub(super) fn listed_variant(
         let mut varying = [true; 7];
         varying[0] = false;
         v.name = describe(&v, &varying, 2);
+        // Two variants alike but for how the load runs TPC-C must not share a name.
+        if let Some(b) = procedures {
+            v.name = match v.name.as_str() {
+                "default" => format!("procedures={b}"),
+                n => format!("{n} procedures={b}"),
+            };
+        }
     }
     v.client_cpus = client_cpus.flatten();
     v.price_per_hour = price_per_hour;
+    v.procedures = procedures;
     ok.then_some(v)
+}
+
+/// `procedures = true|false`: how the variant's load runs TPC-C. Said where no workload is
+/// TPC-C, which it would leave alike.
+fn procedures(p: &mut Problems, t: &mut Table, tpcc: bool) -> Option<bool> {
+    let span = t.get("procedures").map(|v| v.span())?;
+    let b = t.bool(p, "procedures")?;
+    if !tpcc {
+        p.at(span, "`variant.procedures` chooses how TPC-C runs (the server's stored procedures, or statements from the client), and no [[workload]] here is \"tpcc\": remove it, or add name = \"tpcc\"");
+        return None;
+    }
+    Some(b)
 }
 
 /// What a listed variant with `server` says besides its setup keys.
@@ -194,6 +219,7 @@ struct GivenParts {
     given: super::spec::GivenServer,
     price_per_hour: Option<f64>,
     client_cpus: Option<bakeoff_server::variant::CpuList>,
+    procedures: Option<bool>,
 }
 
 /// A listed variant that names a server the user runs: none of the keys that set up a
@@ -226,6 +252,7 @@ fn given_variant(
     v.given = Some(g.given);
     v.price_per_hour = g.price_per_hour;
     v.client_cpus = g.client_cpus;
+    v.procedures = g.procedures;
     (!bad).then_some(v)
 }
 
