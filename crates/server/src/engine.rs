@@ -3,12 +3,13 @@
 //! settings its binary knows, so a study can refuse one engine's setting given to another
 //! before anything starts.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::adapters::{mysql, pgsql};
 use crate::identity::{Identity, Product};
+use crate::value_kind::ValueKind;
 use crate::ServerError;
 
 #[derive(
@@ -212,7 +213,8 @@ impl std::str::FromStr for Engine {
 pub struct Catalog {
     pub engine: Engine,
     pub binary: PathBuf,
-    names: BTreeSet<String>,
+    /// Every setting it lists, with the kind of value each takes.
+    names: BTreeMap<String, ValueKind>,
 }
 
 impl Catalog {
@@ -243,13 +245,14 @@ impl Catalog {
     pub fn knows(&self, name: &str) -> bool {
         let name = name.to_ascii_lowercase().replace('-', "_");
         match self.engine {
-            Engine::PostgreSql => name.contains('.') || self.names.contains(&name),
+            Engine::PostgreSql => name.contains('.') || self.names.contains_key(&name),
             _ => {
                 name.starts_with("loose_")
-                    || self.names.contains(&name)
-                    || ["skip_", "enable_", "disable_"]
-                        .iter()
-                        .any(|p| name.strip_prefix(p).is_some_and(|n| self.names.contains(n)))
+                    || self.names.contains_key(&name)
+                    || ["skip_", "enable_", "disable_"].iter().any(|p| {
+                        name.strip_prefix(p)
+                            .is_some_and(|n| self.names.contains_key(n))
+                    })
             }
         }
     }
@@ -270,7 +273,15 @@ impl Catalog {
 
     /// Every name it knows, in order (for "did you mean").
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.names.iter().map(String::as_str)
+        self.names.keys().map(String::as_str)
+    }
+
+    /// Why the server would refuse `value` for setting `name`, a setting it lists, by the
+    /// kind of value the setting takes; None when the value is of that kind, or when the
+    /// kind is not known here (a string, an enum: the server's start judges those).
+    pub fn value_problem(&self, name: &str, value: &str) -> Option<String> {
+        let key = name.to_ascii_lowercase().replace('-', "_");
+        self.names.get(&key)?.problem(name, value)
     }
 }
 

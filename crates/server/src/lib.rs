@@ -44,6 +44,7 @@ mod rundir;
 mod server;
 mod spec;
 mod template;
+pub mod value_kind;
 pub mod variant;
 pub mod watchdog;
 

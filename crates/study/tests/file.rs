@@ -384,6 +384,30 @@ fn one_engines_setting_given_to_another_is_refused_at_its_line() {
     assert_eq!(p.len(), 2, "{p:?}");
 }
 
+/// A setting the server knows, with a value of the wrong kind, is refused at `study check`,
+/// at its line, with what it takes: the server's start would have refused it, after loading.
+#[test]
+fn a_settings_value_of_the_wrong_kind_is_refused_at_its_line() {
+    let p = problems(
+        "threads = [4]\n[[workload]]\nname = \"oltp_point_select\"\n[mariadb]\nsettings = { innodb_buffer_pool_size = \"8Q\", performance_schema = \"maybe\" }\n[postgresql]\nsettings = { shared_buffers = \"1gb\", synchronous_commit = \"off\" }\n[axes]\nengine = [\"mariadb\", \"postgresql\"]\n",
+    );
+    at(
+        &p,
+        5,
+        "`innodb_buffer_pool_size` takes a number, with K, M, G, T, P or E for sizes",
+    );
+    at(&p, 5, "found \"8Q\"");
+    at(&p, 5, "`performance_schema` takes ON or OFF");
+    at(&p, 7, "`shared_buffers` takes a number, with a unit");
+    // An enum (synchronous_commit) is left to the server's start, which names its values.
+    assert_eq!(p.len(), 3, "{p:?}");
+    parse(
+        "threads = [4]\n[[workload]]\nname = \"oltp_point_select\"\n[mariadb]\nsettings = { innodb_buffer_pool_size = \"8G\", performance_schema = \"ON\" }\n[postgresql]\nsettings = { shared_buffers = \"1GB\" }\n[axes]\nengine = [\"mariadb\", \"postgresql\"]\n",
+        "t",
+    )
+    .unwrap_or_else(|p| panic!("the same settings, each of its kind: {p:?}"));
+}
+
 #[test]
 fn engines_are_named_once_and_agree_with_binaries_and_urls() {
     let p = problems(

@@ -165,6 +165,8 @@ impl Engines {
         for (s, span) in settings {
             if catalog.refuses(&s.name, &s.value) {
                 p.at(span.clone(), unknown_setting(&catalog, &s.name));
+            } else if let Some(why) = catalog.value_problem(&s.name, &s.value) {
+                p.at(span.clone(), why);
             }
         }
     }
@@ -184,9 +186,10 @@ pub fn setting_refused(
         None => engine.default_binary().ok()?,
     };
     let catalog = Catalog::of(&path).ok()?;
-    catalog
-        .refuses(name, value)
-        .then(|| unknown_setting(&catalog, name))
+    match catalog.refuses(name, value) {
+        true => Some(unknown_setting(&catalog, name)),
+        false => catalog.value_problem(name, value),
+    }
 }
 
 /// Why `name` is refused for `catalog`'s server, and what to do: another engine's setting

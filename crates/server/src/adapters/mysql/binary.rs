@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::binary::{is_executable, which};
+use crate::value_kind::ValueKind;
 use crate::ServerError;
 
 pub const INSTALL_HINT: &str =
@@ -63,20 +64,26 @@ pub fn refuses_option(binary: &Path, name: &str, value: &str) -> bool {
 /// The options and variables `binary` takes, from `--no-defaults --verbose --help`: the table
 /// after its "Variables (--variable-name=value)" heading, one name per line up to the first
 /// blank one, dashes read as underscores (the lab passes settings either way).
-pub fn setting_names(binary: &Path) -> Result<std::collections::BTreeSet<String>, String> {
+pub fn setting_names(
+    binary: &Path,
+) -> Result<std::collections::BTreeMap<String, ValueKind>, String> {
     let out = std::process::Command::new(binary)
         .args(["--no-defaults", "--verbose", "--help"])
         .output()
         .map_err(|e| format!("{} --verbose --help: {e}", binary.display()))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let names: std::collections::BTreeSet<String> = text
+    // "name   default": the default tells the kind of value the setting takes.
+    let names: std::collections::BTreeMap<String, ValueKind> = text
         .lines()
         .skip_while(|l| !l.starts_with("Variables (--variable-name=value)"))
         .skip_while(|l| !l.starts_with("----"))
         .skip(1)
         .take_while(|l| !l.trim().is_empty())
-        .filter_map(|l| l.split_whitespace().next())
-        .map(|n| n.replace('-', "_"))
+        .filter_map(|l| {
+            let (name, default) = l.split_once(char::is_whitespace).unwrap_or((l, ""));
+            (!name.is_empty())
+                .then(|| (name.replace('-', "_"), ValueKind::of_mysql_default(default)))
+        })
         .collect();
     if names.is_empty() {
         return Err(format!(

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::binary::{is_executable, which};
+use crate::value_kind::ValueKind;
 use crate::ServerError;
 
 pub const PG_INSTALL_HINT: &str =
@@ -56,7 +57,9 @@ pub fn is_postgres(binary: &Path) -> bool {
 
 /// The settings `binary` knows, from `postgres --describe-config` (one per line, the name
 /// first, tab-separated); it needs no datadir and runs in milliseconds.
-pub fn setting_names(binary: &Path) -> Result<std::collections::BTreeSet<String>, String> {
+pub fn setting_names(
+    binary: &Path,
+) -> Result<std::collections::BTreeMap<String, ValueKind>, String> {
     let out = std::process::Command::new(binary)
         .arg("--describe-config")
         .output()
@@ -68,10 +71,14 @@ pub fn setting_names(binary: &Path) -> Result<std::collections::BTreeSet<String>
             out.status
         ));
     }
+    // name, context, group, type, ...: the type tells the kind of value it takes.
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter_map(|l| l.split('\t').next())
-        .filter(|n| !n.is_empty())
-        .map(str::to_string)
+        .filter_map(|l| {
+            let mut fields = l.split('\t');
+            let name = fields.next().filter(|n| !n.is_empty())?;
+            let vartype = fields.nth(2).unwrap_or("");
+            Some((name.to_string(), ValueKind::of_pg_type(vartype)))
+        })
         .collect())
 }
