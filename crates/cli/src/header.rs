@@ -50,9 +50,10 @@ fn print_header(p: &Printer<'_>, r: &RunSpec) {
     if sysbench {
         notice!("{head}");
         extras.iter().for_each(|e| said!("{e}"));
-        // On stdout even here: sysbench would have measured the server at its default
-        // socket, and a log of this run must not read as if it had.
-        server.iter().for_each(|s| println!("{s}"));
+        // stdout is sysbench's alone (a parser reads it line for line), so on stderr, at
+        // every verbosity: sysbench would have measured the server at its default socket,
+        // and a log of this run (`2>&1`, as most are kept) must not read as if it had.
+        server.iter().for_each(|s| eprintln!("{s}"));
     } else {
         println!(
             "bakeoff {} (sysbench 1.0.20 compatible)\n",
@@ -296,7 +297,7 @@ impl<'a> JsonHeader<'a> {
             ignored_options,
             client: placement.clone(),
             warnings: placement.warning().into_iter().collect(),
-            bakeoff_version: env!("CARGO_PKG_VERSION"),
+            bakeoff_version: crate::args::VERSION,
             workload: spec,
             run: RunEcho::of(run_spec),
             server_version: target.server_version(),

@@ -107,6 +107,8 @@ pub(crate) const OWN: &[&str] = &[
     "compare",
     "merge",
     "host",
+    "completions",
+    "man",
     "help",
     "--help",
     "-h",

@@ -13,6 +13,7 @@ mod header;
 mod host;
 mod interrupt;
 mod legacy;
+mod manual;
 mod output;
 mod parse_only;
 mod pgbench;
@@ -114,6 +115,7 @@ fn run(raw: &[String]) -> ExitCode {
         args::Command::Study(args::StudyCommand::Run { file, db, new, .. }) => {
             study::run(file, db.as_deref(), *new)
         }
+        args::Command::Study(args::StudyCommand::List { db, format }) => results::list(db, *format),
         args::Command::Agent => {
             bakeoff_study::agent::serve(&exit::INTERRUPTED);
             Ok(ExitCode::SUCCESS)
@@ -127,6 +129,8 @@ fn run(raw: &[String]) -> ExitCode {
         } => results::report(r, output.as_deref(), charts.as_deref(), *format),
         args::Command::Compare { results: r, format } => results::compare(r, *format),
         args::Command::Merge { inputs, output } => results::merge(inputs, output),
+        args::Command::Completions { shell } => manual::completions(*shell),
+        args::Command::Man { dir } => manual::man(dir.as_deref()),
         args::Command::Host(args::HostCommand::Cpu(a)) => host::cpu(a),
         args::Command::Host(args::HostCommand::Memory(a)) => host::memory(a),
         args::Command::Host(args::HostCommand::Fileio(a)) => host::fileio_cmd(a),
@@ -145,12 +149,22 @@ fn run(raw: &[String]) -> ExitCode {
         Ok(code) => code,
         Err(e) if dialect::is_sysbench() => {
             dialect::fatal(&told(&e));
+            advise(&told(&e));
             ExitCode::from(exit::EXIT_USAGE)
         }
         Err(e) => {
             eprintln!("bakeoff: {}", told(&e));
+            advise(&told(&e));
             ExitCode::from(exit::EXIT_USAGE)
         }
+    }
+}
+
+/// What fixes an error whose words say what was missing, on stderr (in sysbench's grammar
+/// too: its stdout keeps sysbench's FATAL line alone).
+pub(crate) fn advise(error: &str) {
+    if error.contains("(using password: NO)") {
+        eprintln!("bakeoff: the server wants a password and none was given: set BAKEOFF_MYSQL_PASSWORD (other users cannot see it in `ps`) or give --mysql-password; a server from `bakeoff server start` keeps it in the client.cnf it prints");
     }
 }
 

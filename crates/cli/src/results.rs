@@ -22,24 +22,22 @@ fn open(db: &Path) -> Result<Store> {
 
 pub fn export(db: &Path, format: &str, what: &str) -> Result<ExitCode> {
     let store = open(db)?;
-    let rows = match what {
-        "ticks" => store.tick_rows(None)?,
-        "probes" => store.probe_rows(None)?,
-        _ => store.runs(None)?,
-    };
+    let (mut columns, mut rows) = store.export_table(what)?;
+    if what == "runs" {
+        flag_suspects(&store, &mut columns, &mut rows)?;
+    }
     if format == "json" {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(first) = rows.first() else {
+    if rows.is_empty() {
         return Ok(ExitCode::SUCCESS);
-    };
-    let header: Vec<&str> = first.keys().map(String::as_str).collect();
-    println!("{}", header.join(","));
+    }
+    println!("{}", columns.join(","));
     for r in &rows {
-        let cells: Vec<String> = header
+        let cells: Vec<String> = columns
             .iter()
-            .map(|h| match &r[*h] {
+            .map(|h| match &r[h.as_str()] {
                 serde_json::Value::Null => String::new(),
                 serde_json::Value::String(s) => csv_quote(s),
                 v => v.to_string(),
@@ -48,6 +46,40 @@ pub fn export(db: &Path, format: &str, what: &str) -> Result<ExitCode> {
         println!("{}", cells.join(","));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each run flagged as the report flags it (`suspect`: 1 or 0, and why), judged within its
+/// own study, after `status`: a spreadsheet then filters what the report would set apart.
+fn flag_suspects(
+    store: &Store,
+    columns: &mut Vec<String>,
+    rows: &mut [bakeoff_store::Row],
+) -> Result<()> {
+    let mut why: std::collections::HashMap<i64, Vec<String>> = Default::default();
+    for (id, name) in store.studies()? {
+        let src = Source::of_study(store, id, &name).map_err(anyhow::Error::msg)?;
+        // A study the report cannot judge (no run yet) flags nothing.
+        if let Ok(model) = bakeoff_report::build(&src, &Options::default()) {
+            why.extend(model.suspects.into_iter().map(|s| (s.run, s.reasons)));
+        }
+    }
+    let at = columns
+        .iter()
+        .position(|c| c == "status")
+        .map_or(columns.len(), |i| i + 1);
+    columns.splice(
+        at..at,
+        ["suspect".to_string(), "suspect_reasons".to_string()],
+    );
+    for r in rows {
+        let reasons = r["id"].as_i64().and_then(|id| why.get(&id));
+        r.insert("suspect".into(), i64::from(reasons.is_some()).into());
+        r.insert(
+            "suspect_reasons".into(),
+            reasons.map_or(serde_json::Value::Null, |w| w.join("; ").into()),
+        );
+    }
+    Ok(())
 }
 
 fn csv_quote(s: &str) -> String {
@@ -66,14 +98,87 @@ fn model(r: &ResultsArgs) -> Result<bakeoff_report::Model> {
         );
     }
     let store = open(&r.db)?;
-    let src = Source::from_store(&store, r.study.as_deref())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", r.db.display()))?;
+    let (src, baseline) = match &r.after {
+        None => (
+            Source::from_store(&store, r.study.as_deref())
+                .map_err(|e| anyhow::anyhow!("{}: {e}", r.db.display()))?,
+            r.baseline.clone(),
+        ),
+        Some(after) => before_and_after(r, &store, after)?,
+    };
+    say_set_aside(&src.set_aside);
     let opts = Options {
-        baseline: r.baseline.clone(),
+        baseline,
         p99_limit_ms: r.p99_limit,
         exclude_suspect: r.exclude_suspect,
     };
     bakeoff_report::build(&src, &opts).map_err(|e| anyhow::anyhow!("--baseline: {e}"))
+}
+
+/// `compare BEFORE.db AFTER.db`: both databases' study, each side named by its file, every
+/// variant against itself in BEFORE unless `--baseline` says otherwise.
+fn before_and_after(
+    r: &ResultsArgs,
+    store: &bakeoff_store::Store,
+    after: &Path,
+) -> Result<(Source, Option<String>)> {
+    let other = open(after)?;
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let (a, b) = match (name(&r.db), name(after)) {
+        (Some(a), Some(b)) if a != b => (a, b),
+        _ => (r.db.display().to_string(), after.display().to_string()),
+    };
+    let stores = [(a.clone(), store), (b, &other)];
+    let src = Source::from_stores(&stores, r.study.as_deref()).map_err(anyhow::Error::msg)?;
+    let baseline = r.baseline.clone().or(Some(format!("database={a}")));
+    Ok((src, baseline))
+}
+
+/// `study list DB`: the studies it holds.
+pub fn list(db: &Path, format: Format) -> Result<ExitCode> {
+    let rows = open(db)?.study_list()?;
+    if format == Format::Json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        println!(
+            "{}: no study yet (bakeoff study run FILE --db {})",
+            db.display(),
+            db.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let s = |r: &bakeoff_store::Row, k: &str| match &r[k] {
+        serde_json::Value::Null => "-".to_string(),
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
+    let when = |r: &bakeoff_store::Row, k: &str| {
+        r[k].as_i64()
+            .map_or("-".into(), bakeoff_report::opening::utc)
+    };
+    println!(
+        "{:>3}  {:<24} {:<20} {:<20} {:<20} {:>6} {:>7}",
+        "id", "study", "made", "last run", "machine", "ok", "not ok"
+    );
+    for r in &rows {
+        let machine = match s(r, "platform").as_str() {
+            "-" => s(r, "host"),
+            p => p.to_string(),
+        };
+        println!(
+            "{:>3}  {:<24} {:<20} {:<20} {:<20} {:>6} {:>7}",
+            s(r, "id"),
+            s(r, "name"),
+            when(r, "created_at"),
+            when(r, "last_run_at"),
+            machine,
+            s(r, "runs_ok"),
+            s(r, "runs_not_ok")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn compare(r: &ResultsArgs, format: Format) -> Result<ExitCode> {
@@ -164,5 +269,30 @@ pub fn merge(inputs: &[PathBuf], output: &Path) -> Result<ExitCode> {
         );
     }
     println!("merged into {}", output.display());
+    // What `compare` and `report` will read of it: the newest study of each name from each
+    // machine; an older one from the same machine is set aside, and said so here.
+    let mut names: Vec<String> = store.studies()?.into_iter().map(|(_, n)| n).collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let Ok(src) = Source::from_store(&store, Some(&name)) else {
+            continue;
+        };
+        let origins: Vec<String> = src.studies.iter().map(|s| s.origin()).collect();
+        println!(
+            "  '{name}': compare and report read it from {}",
+            origins.join(", ")
+        );
+        for x in &src.set_aside {
+            println!("  '{name}': set aside {x}");
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Studies `compare` and `report` did not read, said on stderr with the way to read them.
+fn say_set_aside(set_aside: &[String]) {
+    for x in set_aside {
+        eprintln!("note: set aside {x}: `bakeoff study list` lists every study; to compare two runs of one study, keep each in its own database and give both: `bakeoff compare BEFORE.db AFTER.db`");
+    }
 }

@@ -182,10 +182,11 @@ fn compare_help_says_the_reports_suspect_criteria() {
     assert!(!flat.contains("drifted more than 10%"), "{out}");
 }
 
-/// A run with no server given measures the embedded one, and its stdout says so, in either
-/// grammar: a DBA who forgot --mysql-socket reads it in the log with the figures.
+/// A run with no server given measures the embedded one, and says so in either grammar: a
+/// DBA who forgot --mysql-socket reads it in the log with the figures. On stdout in bakeoff's
+/// grammar; on stderr in sysbench's, whose stdout is sysbench's report line for line.
 #[test]
-fn a_run_on_the_embedded_server_says_so_on_stdout() {
+fn a_run_on_the_embedded_server_says_so() {
     let as_sysbench = common::bakeoff_as_sysbench();
     let runs = [
         std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
@@ -197,14 +198,19 @@ fn a_run_on_the_embedded_server_says_so_on_stdout() {
             .output()
             .unwrap(),
     ];
-    for o in runs {
-        let (out, err) = text(&o);
+    let says = |text: &str| {
+        text.lines().any(|l| {
+            l.starts_with("Server: embedded ")
+                && l.contains("started by bakeoff for this run (--mysql-socket or --mysql-host measures yours)")
+        })
+    };
+    for (o, sysbench) in runs.iter().zip([false, true]) {
+        let (out, err) = text(o);
         assert!(o.status.success(), "{err}");
-        assert!(
-            out.lines().any(|l| l.starts_with("Server: embedded ")
-                && l.contains("started by bakeoff for this run (--mysql-socket or --mysql-host measures yours)")),
-            "{out}"
-        );
+        match sysbench {
+            false => assert!(says(&out), "{out}"),
+            true => assert!(says(&err) && !out.contains("Server: "), "{out}\n{err}"),
+        }
     }
 }
 
@@ -243,4 +249,34 @@ fn a_silent_server_takes_the_connect_timeout_it_states() {
         took < Duration::from_millis(3500),
         "took {took:?}: the timeout twice"
     );
+}
+
+/// A login refused for want of a password names what gives one, in either grammar; in
+/// sysbench's, stdout keeps sysbench's FATAL line alone.
+#[test]
+fn a_login_without_a_password_names_what_gives_one() {
+    let s = bakeoff_testkit::server();
+    let bakeoff_driver::Endpoint::Unix(sock) = &s.connect_options().endpoint else {
+        unreachable!()
+    };
+    let socket = format!("--mysql-socket={}", sock.display());
+    let user = format!("--mysql-user={}", s.user());
+    for line in [
+        vec!["prepare", "oltp_read_only", &socket, &user],
+        vec!["oltp_read_only", &socket, &user, "prepare"],
+    ] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args(&line)
+            .env_remove("BAKEOFF_MYSQL_PASSWORD")
+            .env_remove("MYSQL_PWD")
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert!(!o.status.success(), "{line:?}: {out}{err}");
+        assert!(
+            err.contains("none was given: set BAKEOFF_MYSQL_PASSWORD")
+                && !out.contains("BAKEOFF_MYSQL_PASSWORD"),
+            "{line:?}: {out}{err}"
+        );
+    }
 }

@@ -139,3 +139,122 @@ fn the_readmes_study_check_output_is_what_check_prints() {
         "README's block, then check's output"
     );
 }
+
+fn bakeoff(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(args)
+        .output()
+        .expect("run bakeoff")
+}
+
+/// A typo of a command, or a study file where a command goes, is answered with the line to
+/// type; sysbench's own refusal stays on stdout as sysbench prints it.
+#[test]
+fn a_typo_or_a_study_file_in_a_commands_place_gets_the_line_to_type() {
+    let o = bakeoff(&["comapre", "x.db"]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(!o.status.success());
+    assert!(
+        err.contains("did you mean `bakeoff compare x.db`?"),
+        "{err}"
+    );
+    assert!(
+        out.contains("FATAL: Cannot find benchmark 'comapre'"),
+        "{out}"
+    );
+    let o = bakeoff(&["stduy", "check", "a.toml"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("did you mean `bakeoff study check a.toml`?"),
+        "{err}"
+    );
+    // Nothing near: sysbench's refusal alone.
+    let o = bakeoff(&["zzzzzzzz", "run"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("did you mean"));
+
+    let dir = bakeoff_testkit::scratch::dir("toml-as-script");
+    let study = dir.join("mine.toml");
+    std::fs::write(&study, "threads = [1]\n").unwrap();
+    let o = bakeoff(&[study.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("is a study file")
+            && err.contains(&format!("bakeoff study run {}", study.display()))
+            && err.contains("bakeoff study check"),
+        "{err}"
+    );
+}
+
+/// Installed like a tool: completions for three shells and man pages, made from the same
+/// definitions as --help; `bakeoff st<TAB>` completes in bash; --version names the commit.
+#[test]
+fn completions_man_pages_and_version_come_from_the_same_definitions_as_help() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = bakeoff(&["completions", shell]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && out.contains("compare") && out.contains("study"),
+            "{shell}: {out}"
+        );
+    }
+    let script = bakeoff_testkit::scratch::dir("completions").join("bakeoff.bash");
+    std::fs::write(&script, bakeoff(&["completions", "bash"]).stdout).unwrap();
+    let tab = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {}; COMP_WORDS=(bakeoff st); COMP_CWORD=1; COMP_LINE='bakeoff st'; COMP_POINT=10; _bakeoff bakeoff st bakeoff; echo \"${{COMPREPLY[@]}}\"",
+            script.display()
+        ))
+        .output()
+        .unwrap();
+    let offered = String::from_utf8_lossy(&tab.stdout);
+    assert_eq!(
+        offered.trim(),
+        "study",
+        "{offered}{}",
+        String::from_utf8_lossy(&tab.stderr)
+    );
+
+    let o = bakeoff(&["man"]);
+    let page = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        page.contains(".TH bakeoff") && page.contains("compare"),
+        "{page}"
+    );
+    let dir = bakeoff_testkit::scratch::dir("man-pages");
+    let o = bakeoff(&["man", "--dir", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for page in [
+        "bakeoff.1",
+        "bakeoff-run.1",
+        "bakeoff-study-run.1",
+        "bakeoff-tpcc-prepare.1",
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(
+            text.starts_with(".ie") || text.contains(".TH"),
+            "{page}: {text}"
+        );
+    }
+    assert!(
+        !dir.join("bakeoff-agent.1").exists(),
+        "hidden commands get no page"
+    );
+
+    let o = bakeoff(&["--version"]);
+    let v = String::from_utf8_lossy(&o.stdout);
+    let commit = v
+        .split("(commit ")
+        .nth(1)
+        .and_then(|c| c.strip_suffix(")\n"))
+        .unwrap_or("");
+    assert!(
+        commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit()),
+        "--version names a commit: {v}"
+    );
+}

@@ -79,6 +79,15 @@ fn cases() -> Vec<String> {
         "\\sleep\n",
         "\\sleep 1 day\n",
         "\\sleep :word\n",
+        // A meta-command in capitals: pgbench says some as the script writes them and
+        // others in lower case.
+        "\\SET i 5 / 0\n",
+        "\\Sleep :nosuchvar\n",
+        "\\SHELL no-such-command-here\n",
+        "\\EndPipeline\n",
+        "\\SETSHELL var no-such-command-here\n",
+        "\\IF :nosuchvar\n\\endif\n",
+        "\\if false\n\\ELIF :nosuchvar\n\\endif\n",
         // misc
         "\\notacommand\n",
         "",

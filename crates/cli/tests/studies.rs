@@ -214,6 +214,89 @@ fn a_study_runs_resumes_refuses_an_edited_file_and_exports() {
     let o = bakeoff(&["study", "run", f, "--new"], None);
     assert!(o.status.success(), "{}", text(&o).1);
     assert!(text(&o).1.contains("2 of 2 runs to do"), "{}", text(&o).1);
+
+    // Two studies of one name in one database: listed, and the older one is said to be set
+    // aside by compare and by merge, with the way to compare the two.
+    let d = db.to_str().unwrap();
+    let (out, err) = text(&bakeoff(&["study", "list", d], None));
+    let listed: Vec<&str> = out.lines().filter(|l| l.contains(" tiny ")).collect();
+    assert_eq!(listed.len(), 2, "{out}{err}");
+    assert!(listed[0].contains("1") && listed[1].contains("2"), "{out}");
+    let o = bakeoff(&["study", "list", d, "--format=json"], None);
+    let studies: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert_eq!(studies[1]["runs_ok"], 2, "{studies}");
+    let o = bakeoff(&["compare", d], None);
+    let err = text(&o).1;
+    assert!(
+        err.contains("set aside study #1 'tiny'")
+            && err.contains("bakeoff compare BEFORE.db AFTER.db"),
+        "{err}"
+    );
+    let o = bakeoff(
+        &["merge", d, "-o", dir.join("both.db").to_str().unwrap()],
+        None,
+    );
+    let out = text(&o).0;
+    assert!(out.contains("'tiny': set aside study #1"), "{out}");
+    // The runs' columns: who and what first, the report's suspect flag after the status.
+    let o = bakeoff(&["export", d], None);
+    let out = text(&o).0;
+    assert!(
+        out.starts_with("study,variant_name,workload_label,threads,repetition,status,suspect,suspect_reasons,tps,"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .skip(1)
+            .all(|l| l.contains(",ok,0,,") || l.contains(",ok,1,")),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Before and after: the same study run into two databases, compared by giving both. The
+/// two never ran in the same blocks, so the comparison is unpaired and says so; each side is
+/// named by its file.
+#[test]
+fn two_databases_compare_as_before_and_after() {
+    let dir = bakeoff_testkit::scratch::dir("cli-before-after");
+    let file = dir.join("tiny.toml");
+    let study = "duration = 1\nrepetitions = 2\nthreads = [2]\n[dataset]\ntable_size = 300\n[[workload]]\nname = \"oltp_point_select\"\n";
+    std::fs::write(&file, study).unwrap();
+    let f = file.to_str().unwrap();
+    for side in ["before.db", "after.db"] {
+        let db = dir.join(side);
+        let o = bakeoff(&["study", "run", f, "--db", db.to_str().unwrap()], None);
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    let (before, after) = (dir.join("before.db"), dir.join("after.db"));
+    let o = bakeoff(
+        &["compare", before.to_str().unwrap(), after.to_str().unwrap()],
+        None,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("after.db default") && out.contains("before.db default"),
+        "each side named by its file: {out}"
+    );
+    assert!(out.contains("unpaired"), "{out}");
+    let o = bakeoff(
+        &[
+            "compare",
+            before.to_str().unwrap(),
+            after.to_str().unwrap(),
+            "--format=json",
+        ],
+        None,
+    );
+    let model: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    let c = &model["comparisons"][0];
+    assert_eq!(c["method"], "unpaired", "{c}");
+    assert!(c["interval"].is_array() || c["interval"].is_object(), "{c}");
+    let o = bakeoff(&["compare", before.to_str().unwrap(), "nowhere.db"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("nowhere.db"), "{}", text(&o).1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -129,3 +129,34 @@ fn the_same_script_says_and_counts_the_same_on_mysql_as_sysbench() {
         "{ours}"
     );
 }
+
+/// sysbench's grammar with the pgsql driver and no server named starts the embedded
+/// PostgreSQL, as it starts MariaDB without --mysql-socket or --mysql-host; stdout stays
+/// sysbench's report, and stderr says which server it measured.
+#[test]
+fn the_pgsql_driver_with_no_server_named_starts_the_embedded_postgresql() {
+    let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args([
+            "oltp_point_select",
+            "--db-driver=pgsql",
+            "--time=1",
+            "--table-size=100",
+            "run",
+        ])
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(err.contains("Starting the embedded PostgreSQL"), "{err}");
+    assert!(
+        err.contains("Server: embedded") && err.contains("PostgreSQL"),
+        "{err}"
+    );
+    assert!(
+        out.contains("transactions:") && !out.contains("Server: "),
+        "{out}"
+    );
+}

@@ -4,7 +4,8 @@
 //! answered against glibc on 12 CPUs, not against glibc on 4. So by default each variant is
 //! compared with the variant that has the first axis at its first value and every other axis
 //! equal ([`Rule::Along`]). Listed `[[variant]]`s have one axis, `variant` (their names), and
-//! merged machines one more, `platform`: the same rule covers both. `--baseline AXIS=VALUE`
+//! merged machines one more, `platform` (`database` for before and after, the databases given
+//! to `compare`): the same rule covers both. `--baseline AXIS=VALUE`
 //! picks the axis and value; `--baseline "<a variant>"` keeps one baseline for all
 //! ([`Rule::Single`]).
 
@@ -36,13 +37,14 @@ pub struct Axes {
 
 impl Axes {
     pub fn of(src: &Source, origins: &[String]) -> Axes {
+        let side = src.side_axis();
         let mut variants = Vec::new();
         for (si, study) in src.studies.iter().enumerate() {
             let spec: serde_json::Value =
                 serde_json::from_str(&study.spec_json).unwrap_or_default();
             for (name, mut coords) in study_variants(&spec, study) {
                 if src.studies.len() > 1 {
-                    coords.insert("platform".into(), origins[si].clone());
+                    coords.insert(side.into(), origins[si].clone());
                 }
                 variants.push((variant_name(src, si, &name, origins), coords));
             }
@@ -50,12 +52,12 @@ impl Axes {
         let mut names: Vec<String> = ORDER.iter().map(|s| s.to_string()).collect();
         for (_, c) in &variants {
             for k in c.keys() {
-                if !names.contains(k) && k != "platform" {
+                if !names.contains(k) && k != side {
                     names.push(k.clone()); // settings, by name
                 }
             }
         }
-        names.push("platform".into());
+        names.push(side.into());
         let varies = |axis: &String| {
             let vals: Vec<Option<&String>> = variants.iter().map(|(_, c)| c.get(axis)).collect();
             vals.iter().any(|v| *v != vals[0])

@@ -135,6 +135,7 @@ fn build_one(src: &Source, opts: &Options, solo: Option<&[Comparison]>) -> Resul
             why.extend(cell.and_then(|c| crate::suspect::outlier(num(r, "tps"), c, unit)));
             if !why.is_empty() {
                 suspects.push(Suspect {
+                    run: id,
                     variant: variant.name.clone(),
                     workload: workload.clone(),
                     threads,

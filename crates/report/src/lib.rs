@@ -406,6 +406,7 @@ pub fn plan(
 pub fn judge_runs(spec_json: &str, runs: Vec<bakeoff_store::Row>) -> Result<Model, String> {
     let src = Source {
         name: String::new(),
+        set_aside: Vec::new(),
         studies: vec![StudySource {
             spec_json: spec_json.to_string(),
             runs,

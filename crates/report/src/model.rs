@@ -393,6 +393,9 @@ impl Model {
 /// A run whose figure may not measure what it claims, with why (see `suspect.rs`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Suspect {
+    /// The run's id in its database (what `export` flags).
+    #[serde(skip)]
+    pub run: i64,
     pub variant: String,
     pub workload: String,
     pub threads: u32,

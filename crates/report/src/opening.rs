@@ -423,7 +423,7 @@ fn duration(s: f64) -> String {
 }
 
 /// Seconds since the epoch as a UTC date and time (civil from days, Howard Hinnant's).
-fn utc(t: i64) -> String {
+pub fn utc(t: i64) -> String {
     let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
     let z = days + 719_468;
     let era = z.div_euclid(146_097);

@@ -11,6 +11,9 @@ use bakeoff_store::{Row, Store};
 pub struct Source {
     pub name: String,
     pub studies: Vec<StudySource>,
+    /// The studies of that name not read, each said (an older study from a machine that has
+    /// a newer one: `--new`, or two databases merged); `compare OLD.db NEW.db` compares them.
+    pub set_aside: Vec<String>,
 }
 
 impl Source {
@@ -30,19 +33,16 @@ impl Source {
             },
         };
         let mut newest: BTreeMap<String, (i64, StudySource)> = BTreeMap::new();
+        let mut set_aside = Vec::new();
         for (id, _) in studies.iter().filter(|(_, n)| *n == name) {
-            let s = StudySource {
-                spec_json: store.study_spec(*id).map_err(e)?,
-                runs: store.runs(Some(*id)).map_err(e)?,
-                ticks: store.tick_rows(Some(*id)).map_err(e)?,
-                manifests: store.manifests(*id).map_err(e)?,
-                probes: store.probe_rows(Some(*id)).map_err(e)?,
-                health: store.run_health(*id).map_err(e)?,
-                methods: store.run_methods(*id).map_err(e)?,
-                slices: store.turn_slices(*id).map_err(e)?,
-                classes: classes(store.summaries(*id).map_err(e)?),
-            };
-            newest.insert(s.origin(), (*id, s));
+            let s = StudySource::read(store, *id)?;
+            if let Some((old, o)) = newest.insert(s.origin(), (*id, s)) {
+                set_aside.push(format!(
+                    "study #{old} '{name}' from {} ({} runs), an older one from the same machine",
+                    o.origin(),
+                    o.runs.len()
+                ));
+            }
         }
         if newest.is_empty() {
             let mut names: Vec<&str> = studies.iter().map(|(_, n)| n.as_str()).collect();
@@ -57,6 +57,57 @@ impl Source {
         Ok(Source {
             name,
             studies: chosen.into_iter().map(|(_, s)| s).collect(),
+            set_aside,
+        })
+    }
+
+    /// The one study `id` of `store`, whatever else the database holds (`export` judges
+    /// every study's runs this way).
+    pub fn of_study(store: &Store, id: i64, name: &str) -> Result<Source, String> {
+        Ok(Source {
+            name: name.to_string(),
+            studies: vec![StudySource::read(store, id)?],
+            set_aside: Vec::new(),
+        })
+    }
+
+    /// The axis that tells its studies apart: `database` where they came from databases
+    /// given side by side (before and after), else `platform` (machines, merged).
+    pub fn side_axis(&self) -> &'static str {
+        match self.studies.iter().any(|s| s.label.is_some()) {
+            true => "database",
+            false => "platform",
+        }
+    }
+
+    /// Before and after: the study `study` (default: each database's newest) from each of
+    /// `stores`, told apart by the label given with it (its file's name), not by machine: two
+    /// runs on one host a week apart are two sides here, where a merge would keep the newer.
+    /// A database that holds the study from several machines gives each, labelled
+    /// "LABEL MACHINE". Its name says both studies' where they differ ("a / b").
+    pub fn from_stores(stores: &[(String, &Store)], study: Option<&str>) -> Result<Source, String> {
+        let mut names: Vec<String> = Vec::new();
+        let mut studies = Vec::new();
+        let mut set_aside = Vec::new();
+        for (label, store) in stores {
+            let one = Source::from_store(store, study).map_err(|e| format!("{label}: {e}"))?;
+            let several = one.studies.len() > 1;
+            for mut s in one.studies {
+                s.label = Some(match several {
+                    true => format!("{label} {}", s.origin()),
+                    false => label.clone(),
+                });
+                studies.push(s);
+            }
+            if !names.contains(&one.name) {
+                names.push(one.name);
+            }
+            set_aside.extend(one.set_aside.into_iter().map(|x| format!("{label}: {x}")));
+        }
+        Ok(Source {
+            name: names.join(" / "),
+            studies,
+            set_aside,
         })
     }
 }
@@ -78,6 +129,9 @@ pub struct StudySource {
     /// Each run's transaction classes (its summary's `total.classes`: TPC-C's five, each
     /// with its events and latency percentiles), by run id, for runs that have any.
     pub classes: BTreeMap<i64, Vec<serde_json::Value>>,
+    /// What tells it from the other studies of the report where not its machine: the
+    /// database it came from, before and after (`Source::from_stores`).
+    pub label: Option<String>,
 }
 
 /// The transaction classes of each run of `Store::summaries`, where it has any.
@@ -108,6 +162,23 @@ pub(crate) fn opt(r: &Row, k: &str) -> Option<f64> {
 }
 
 impl StudySource {
+    /// Study `id` as stored.
+    fn read(store: &Store, id: i64) -> Result<StudySource, String> {
+        let e = |e: bakeoff_store::StoreError| e.to_string();
+        Ok(StudySource {
+            spec_json: store.study_spec(id).map_err(e)?,
+            runs: store.runs(Some(id)).map_err(e)?,
+            ticks: store.tick_rows(Some(id)).map_err(e)?,
+            manifests: store.manifests(id).map_err(e)?,
+            probes: store.probe_rows(Some(id)).map_err(e)?,
+            health: store.run_health(id).map_err(e)?,
+            methods: store.run_methods(id).map_err(e)?,
+            slices: store.turn_slices(id).map_err(e)?,
+            classes: classes(store.summaries(id).map_err(e)?),
+            label: None,
+        })
+    }
+
     pub(crate) fn spec(&self) -> serde_json::Value {
         serde_json::from_str(&self.spec_json).unwrap_or_default()
     }
@@ -115,6 +186,9 @@ impl StudySource {
     /// What tells this study's results from another machine's: its platform label, else the
     /// host it ran on.
     pub fn origin(&self) -> String {
+        if let Some(l) = &self.label {
+            return l.clone();
+        }
         if let Some(p) = self.spec()["platform"].as_str() {
             return p.to_string();
         }

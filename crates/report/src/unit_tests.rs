@@ -64,6 +64,7 @@ fn model(workload: serde_json::Value, with_classes: bool) -> Model {
     };
     let src = Source {
         name: "s".into(),
+        set_aside: Vec::new(),
         studies: vec![StudySource {
             spec_json: spec.to_string(),
             runs,

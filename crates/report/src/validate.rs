@@ -35,6 +35,7 @@ pub(crate) fn split(
     }
     let main = Source {
         name: src.name.clone(),
+        set_aside: Vec::new(),
         studies: src
             .studies
             .iter()
@@ -46,6 +47,7 @@ pub(crate) fn split(
     };
     let checks = Source {
         name: src.name.clone(),
+        set_aside: Vec::new(),
         studies: src
             .studies
             .iter()

@@ -5,14 +5,53 @@ use rusqlite::params;
 
 use crate::{select, Row, Store, StoreError};
 
+/// Every run, as `runs` and `export` give them: who and what first, then the figures, then
+/// the ids that join them to ticks and studies.
+const RUNS: &str =
+    "SELECT s.name AS study, r.variant_name, r.workload_label, r.threads, r.repetition, r.status,
+                    r.tps, r.qps, r.p50_ms, r.p95_ms, r.p99_ms,
+                    json_extract(r.summary_json, '$.total.latency.p999_ms') AS p999_ms, r.max_ms,
+                    r.server_cpu_us_per_event, r.errors, r.reconnects, r.events, r.seconds,
+                    r.rss_growth_bytes, r.client_bound, r.reason, r.started_at,
+                    r.id, r.study_id, r.variant, r.workload
+             FROM runs r JOIN studies s ON s.id = r.study_id
+             WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY r.id";
+
+/// Every tick of every run.
+const TICKS: &str = "SELECT t.run_id, s.name AS study, r.variant_name, r.workload_label, r.threads, r.repetition, r.status,
+                    t.t, t.tps, t.qps, t.p99_ms, t.errors,
+                    json_extract(t.json, '$.telemetry.server.rss_bytes') AS server_rss_bytes,
+                    json_extract(t.json, '$.telemetry.server.vsz_bytes') AS server_vsz_bytes,
+                    json_extract(t.json, '$.telemetry.server_cpu_us_per_event') AS server_cpu_us_per_event
+             FROM ticks t JOIN runs r ON r.id = t.run_id JOIN studies s ON s.id = r.study_id
+             WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY t.run_id, t.t";
+
+/// Every host probe.
+const PROBES: &str =
+    "SELECT p.id, s.name AS study, p.probe, p.threads, p.figure, p.unit, p.status, p.reason
+             FROM probes p JOIN studies s ON s.id = p.study_id
+             WHERE ?1 IS NULL OR p.study_id = ?1 ORDER BY p.id";
+
 impl Store {
     /// Every probe result (of `study`), one row each.
     pub fn probe_rows(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
+        self.rows(PROBES, study)
+    }
+
+    /// Every study in the database, oldest first, with what a listing shows: when it was
+    /// made and by which bakeoff, its platform label and the host of its first run, its
+    /// runs ok and not, and when its latest run started (seconds since the epoch).
+    pub fn study_list(&self) -> Result<Vec<Row>, StoreError> {
         self.rows(
-            "SELECT p.id, s.name AS study, p.probe, p.threads, p.figure, p.unit, p.status, p.reason
-             FROM probes p JOIN studies s ON s.id = p.study_id
-             WHERE ?1 IS NULL OR p.study_id = ?1 ORDER BY p.id",
-            study,
+            "SELECT s.id, s.name, s.created_at, s.bakeoff_version,
+                    json_extract(s.spec_json, '$.platform') AS platform,
+                    (SELECT json_extract(r.manifest_json, '$.host.hostname') FROM runs r
+                      WHERE r.study_id = s.id AND r.manifest_json <> '{}' ORDER BY r.id LIMIT 1) AS host,
+                    (SELECT count(*) FROM runs r WHERE r.study_id = s.id AND r.status = 'ok') AS runs_ok,
+                    (SELECT count(*) FROM runs r WHERE r.study_id = s.id AND r.status <> 'ok') AS runs_not_ok,
+                    (SELECT max(r.started_at) FROM runs r WHERE r.study_id = s.id) AS last_run_at
+             FROM studies s WHERE ?1 IS NULL OR s.id = ?1 ORDER BY s.id",
+            None,
         )
     }
 
@@ -59,15 +98,7 @@ impl Store {
     /// Runs of `study` (or of every study), as rows of named values, for export and tests.
     /// p99.9 comes from the run's summary (its column is null where the summary has none).
     pub fn runs(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
-        self.rows(
-            "SELECT r.id, r.study_id, s.name AS study, r.started_at, r.repetition, r.variant, r.variant_name, r.workload, r.workload_label, r.threads,
-                    r.status, r.reason, r.seconds, r.events, r.tps, r.qps, r.errors, r.reconnects, r.p50_ms, r.p95_ms,
-                    r.p99_ms, json_extract(r.summary_json, '$.total.latency.p999_ms') AS p999_ms, r.max_ms,
-                    r.server_cpu_us_per_event, r.rss_growth_bytes, r.client_bound
-             FROM runs r JOIN studies s ON s.id = r.study_id
-             WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY r.id",
-            study,
-        )
+        self.rows(RUNS, study)
     }
 
     /// What each run's telemetry says of the machine beside the load (for judging whether its
@@ -115,16 +146,7 @@ impl Store {
 
     /// Every tick of every run (of `study`), one row each, with its run's identity.
     pub fn tick_rows(&self, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
-        self.rows(
-            "SELECT t.run_id, s.name AS study, r.variant_name, r.workload_label, r.threads, r.repetition, r.status,
-                    t.t, t.tps, t.qps, t.p99_ms, t.errors,
-                    json_extract(t.json, '$.telemetry.server.rss_bytes') AS server_rss_bytes,
-                    json_extract(t.json, '$.telemetry.server.vsz_bytes') AS server_vsz_bytes,
-                    json_extract(t.json, '$.telemetry.server_cpu_us_per_event') AS server_cpu_us_per_event
-             FROM ticks t JOIN runs r ON r.id = t.run_id JOIN studies s ON s.id = r.study_id
-             WHERE ?1 IS NULL OR r.study_id = ?1 ORDER BY t.run_id, t.t",
-            study,
-        )
+        self.rows(TICKS, study)
     }
 
     /// The measured slices of `study`'s runs that took turns: run_id, tps, and `after`, the
@@ -152,6 +174,22 @@ impl Store {
     }
 
     fn rows(&self, sql: &str, study: Option<i64>) -> Result<Vec<Row>, StoreError> {
+        Ok(self.table(sql, study)?.1)
+    }
+
+    /// `what` (runs, ticks or probes) of every study as `export` writes it: the columns in
+    /// the order a reader wants them (who, what, the figures), and the rows.
+    pub fn export_table(&self, what: &str) -> Result<(Vec<String>, Vec<Row>), StoreError> {
+        let sql = match what {
+            "ticks" => TICKS,
+            "probes" => PROBES,
+            _ => RUNS,
+        };
+        self.table(sql, None)
+    }
+
+    /// The rows of `sql` (with `?1` the study, or NULL for all) and its column names.
+    fn table(&self, sql: &str, study: Option<i64>) -> Result<(Vec<String>, Vec<Row>), StoreError> {
         let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
         let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
         let rows = stmt
@@ -172,7 +210,8 @@ impl Store {
                 Ok(m)
             })
             .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+        let rows = rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?;
+        Ok((names, rows))
     }
 
     /// The stored ticks of run `run`: (t, tps, the tick's JSON).

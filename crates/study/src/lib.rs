@@ -56,6 +56,6 @@ pub use file::{
 };
 pub use manifest::text_sha256;
 pub use matrix::{estimate, series, Series};
-pub use reader::Problem;
+pub use reader::{nearest, Problem};
 pub use results::{Results, StoredStudy, StudyError, StudyObserver, StudyOutcome};
 pub use runner::{pending, run_study};

@@ -272,7 +272,7 @@ pub(crate) fn kind(v: &Value) -> &'static str {
 }
 
 /// The known key closest to a misspelt one (edit distance at most a third of its length).
-pub(crate) fn nearest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
+pub fn nearest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
     known
         .iter()
         .map(|k| (distance(word, k), *k))
@@ -281,19 +281,31 @@ pub(crate) fn nearest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
         .map(|(_, k)| k)
 }
 
+/// Edits from `a` to `b`: insertions, deletions, substitutions, and two neighbours swapped
+/// counted as one (the commonest typo: `stduy` is one edit from `study`).
 fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // d[i][j]: edits from a[..i] to b[..j].
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
         }
     }
-    row[b.len()]
+    d[a.len()][b.len()]
 }
 
 /// A CPU list as taskset takes it; the machine it runs on is checked by `study check`.

@@ -34,8 +34,16 @@ Examples:
 Fixed work, mysqlslap's way (1000 connections x 50 events, 50 times; min/avg/max seconds):
   bakeoff run oltp_point_select --concurrency=1000 --events-per-connection=50 --iterations=50";
 
+/// bakeoff's version and the commit it was built from (build.rs), as `--version` says it.
+pub(crate) const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("BAKEOFF_COMMIT"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
-#[command(name = "bakeoff", version, about = ABOUT, long_about = LONG_ABOUT)]
+#[command(name = "bakeoff", version = VERSION, about = ABOUT, long_about = LONG_ABOUT)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -141,6 +149,23 @@ pub enum Command {
         #[arg(long, value_parser = ["runs", "ticks", "probes"], default_value = "runs")]
         what: String,
     },
+    /// Print the shell completion script for SHELL, from the same definitions as --help:
+    /// `bakeoff completions bash > ~/.local/share/bash-completion/completions/bakeoff`
+    /// (zsh: a file `_bakeoff` on your $fpath; fish: ~/.config/fish/completions/bakeoff.fish).
+    /// scripts/install writes all three.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print bakeoff's man page (roff), from the same definitions as --help; with --dir, write
+    /// it and one page per command (bakeoff-run.1, bakeoff-study-run.1, ...) there.
+    /// `bakeoff man | man -l -` reads it now; scripts/install puts the pages where `man`
+    /// finds them.
+    Man {
+        /// Write every page to DIR (created if missing) instead of the main one to stdout.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -187,6 +212,15 @@ pub enum StudyCommand {
         /// bakeoff copies itself to machines of its own OS and architecture.
         #[arg(long = "on", value_name = "NAME=ADDRESS")]
         on: Vec<String>,
+    },
+    /// The studies a results database holds, oldest first: name, when made, machine, runs ok
+    /// and not, last run. `compare DB --study NAME` and `report` read one of them.
+    List {
+        /// The results database.
+        db: std::path::PathBuf,
+        /// text: a table; json: one object per study, for other tools.
+        #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+        format: Format,
     },
 }
 
@@ -254,6 +288,12 @@ impl Command {
 pub struct ResultsArgs {
     /// The results database (written by `bakeoff study run`, or by `bakeoff merge`).
     pub db: std::path::PathBuf,
+    /// A second results database, for before and after (last week's study against today's,
+    /// after an upgrade): every variant of DB is compared with the same variant in AFTER, at
+    /// each thread count. The two never ran in the same blocks, so each comparison is
+    /// unpaired (ratio of means, Welch's interval), and says so. [default baseline:
+    /// database=DB's file name]
+    pub after: Option<std::path::PathBuf>,
     /// What each variant is compared with. AXIS=VALUE: the variant with that value and every
     /// other axis equal (allocator=glibc, cpus=0-3, platform=x86); or a whole variant name:
     /// one baseline for all. [default: the first axis at its first value; listed variants

@@ -5,6 +5,7 @@
 //! dialect (`crate::dialect`): sysbench's stdout, bakeoff's additions on stderr.
 
 mod grammar;
+mod hints;
 mod schema;
 mod script_run;
 
@@ -53,6 +54,7 @@ pub(crate) fn front(args: &[String]) -> Outcome {
         Err(Stop::Fatal(msg)) => {
             // sysbench's logger prefixes every line of a message.
             dialect::fatal(&msg);
+            crate::advise(&msg);
             Outcome::Exit(ExitCode::from(FAILURE))
         }
     }
@@ -66,7 +68,15 @@ enum Stop {
 }
 
 fn check(args: &[String]) -> Result<Outcome, Stop> {
-    let line = grammar::parse(args).map_err(Stop::Usage)?;
+    let line = grammar::parse(args).map_err(|e| {
+        // `bakeoff stduy check a.toml` fails sysbench's grammar before its test is looked
+        // up: the guess at what was meant goes with the refusal.
+        let first = args.first().filter(|a| !a.starts_with('-'));
+        match first.and_then(|a| hints::did_you_mean(a, args)) {
+            Some(hint) => Stop::Usage(format!("{e}\n{hint}")),
+            None => Stop::Usage(e),
+        }
+    })?;
     if line.on("help") {
         println!("{}", schema::general_help());
         return Ok(Outcome::Exit(ExitCode::SUCCESS));
@@ -108,6 +118,9 @@ fn check(args: &[String]) -> Result<Outcome, Stop> {
         }
         Some(t) => t,
     };
+    if let Some(hint) = hints::misplaced(test) {
+        return Err(Stop::Usage(hint));
+    }
     let mut found = resolve(test);
     if let Test::Workload(kind) = found {
         if line.on("mysql-dry-run") {
@@ -118,9 +131,15 @@ fn check(args: &[String]) -> Result<Outcome, Stop> {
         Test::Builtin(name, opts) => builtin(&line, name, opts),
         Test::Workload(kind) => workload(&line, test, kind),
         Test::Script(path) => script(&line, path, None),
-        Test::Missing => Err(Stop::Fatal(format!(
-            "Cannot find benchmark '{test}': no such built-in test, file or module"
-        ))),
+        Test::Missing => {
+            // sysbench's line on stdout; what bakeoff guesses was meant, on stderr.
+            if let Some(hint) = hints::did_you_mean(test, args) {
+                eprintln!("{hint}");
+            }
+            Err(Stop::Fatal(format!(
+                "Cannot find benchmark '{test}': no such built-in test, file or module"
+            )))
+        }
     }
 }
 
@@ -460,7 +479,8 @@ fn own_options() -> Vec<String> {
 
 /// The line as bakeoff's legacy reader takes it: options, the test, the command. With the
 /// pgsql driver, its `--pgsql-*` options become a `--server` URL (and the password libpq's
-/// PGPASSWORD, which that URL's connections read).
+/// PGPASSWORD, which that URL's connections read); without --pgsql-host or --pgsql-port,
+/// the embedded PostgreSQL.
 fn argv(line: &Line, test: &str, command: &str, pg: bool) -> Vec<String> {
     let pgsql = |n: &str| n.starts_with("pgsql-");
     let mut out: Vec<String> = line
@@ -473,7 +493,14 @@ fn argv(line: &Line, test: &str, command: &str, pg: bool) -> Vec<String> {
             None => format!("--{}", g.name),
         })
         .collect();
-    if pg {
+    // No server named: the embedded PostgreSQL, as the embedded MariaDB starts when no
+    // --mysql-host or --mysql-socket is given (sysbench itself would try localhost:5432).
+    let named = ["pgsql-host", "pgsql-port"]
+        .iter()
+        .any(|n| line.value(n).is_some());
+    if pg && !named {
+        out.push("--db-driver=pgsql".into());
+    } else if pg {
         out.push(format!("--server={}", pgsql_url(line)));
         if let Some(pw) = line.value("pgsql-password").filter(|p| !p.is_empty()) {
             // Read by this process's own connections only; nothing else is started.

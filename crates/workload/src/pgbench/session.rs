@@ -251,11 +251,11 @@ impl PgbenchSession {
             Kind::Set(var, e) => {
                 let v = self
                     .eval(e, s, pc)
-                    .map_err(|e| meta_failed(self.tid, "set", &e))?;
+                    .map_err(|e| meta_failed(self.tid, word(&self.src, s, pc), &e))?;
                 if !self.vars.set_checked(var, v) {
                     return Err(Stop::Abort(vec![
                         format!("set: invalid variable name: \"{var}\""),
-                        format!("client {} aborted in command {pc} (set) of script {s}; assignment of meta-command failed", self.tid),
+                        format!("client {} aborted in command {pc} ({}) of script {s}; assignment of meta-command failed", self.tid, word(&self.src, s, pc)),
                     ]));
                 }
                 Ok(pc + 1)
@@ -268,7 +268,10 @@ impl PgbenchSession {
                     Arg::Var(v) => {
                         let fail = |e: String| meta_run_failed(self.tid, s, pc, "sleep", &e);
                         let Some(t) = self.vars.text(v) else {
-                            return Err(fail(format!("sleep: undefined variable \"{v}\"")));
+                            return Err(fail(format!(
+                                "{}: undefined variable \"{v}\"",
+                                word(&self.src, s, pc)
+                            )));
                         };
                         let n = super::ctext::atoi(t);
                         if n == 0 && !t.starts_with(|c: char| c.is_ascii_digit()) {
@@ -297,7 +300,7 @@ impl PgbenchSession {
             }
             Kind::If(e, next) => {
                 let v = self.eval(e, s, pc).map(Value::truth);
-                match v.map_err(|e| meta_failed(self.tid, "if", &e))? {
+                match v.map_err(|e| meta_failed(self.tid, word(&self.src, s, pc), &e))? {
                     true => Ok(pc + 1),
                     false => self.branch(s, *next),
                 }
@@ -343,7 +346,7 @@ impl PgbenchSession {
                     let v = self
                         .eval(e, s, at)
                         .map(Value::truth)
-                        .map_err(|e| meta_failed(self.tid, s, at, "elif", &e))?;
+                        .map_err(|e| meta_failed(self.tid, s, at, word(&self.src, s, at), &e))?;
                     if v {
                         return Ok(at + 1);
                     }
@@ -537,6 +540,14 @@ fn meta_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Disp
 }
 
 /// The same for a \sleep, \shell or \setshell that could not be carried out.
+/// Command `pc`'s meta-command as the script writes it (`SET`, `Sleep`), where pgbench says
+/// its `argv[0]` (a \set's abort, a \sleep's undefined variable); elsewhere it says the name
+/// in lower case, whatever the script wrote (`crates/cli/tests/pgbench_errors.rs` holds both).
+fn word(src: &PgbenchSource, s: usize, pc: usize) -> &str {
+    let argv = &src.scripts[s].commands[pc].argv;
+    argv.split(' ').next().unwrap_or("")
+}
+
 fn meta_run_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Display) -> Stop {
     aborted(tid, s, pc, what, e, "execution")
 }
