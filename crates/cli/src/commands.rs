@@ -316,6 +316,19 @@ pub(crate) fn first_given(a: &LoadArgs, command: &str) -> Result<Option<ConnectO
     Ok(all.into_iter().next())
 }
 
+/// Whose tables a run on a given server may write to (`--existing-tables`); sysbench's
+/// grammar uses them as sysbench does, unchecked.
+fn adopt(a: &LoadArgs) -> Option<dataset::Adopt> {
+    match (
+        crate::dialect::is_sysbench(),
+        a.mysql.existing_tables.as_str(),
+    ) {
+        (true, _) => None,
+        (false, "use") => Some(dataset::Adopt::Existing),
+        _ => Some(dataset::Adopt::Marked),
+    }
+}
+
 fn prepare_threads(a: &LoadArgs) -> u32 {
     a.general
         .prepare_threads
@@ -467,6 +480,9 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
                 pids,
             })
         }
+        true if a.mysql.existing_tables == "use" => {
+            bail!("--existing-tables=use runs on tables already on a server you give (--server, --mysql-socket or --mysql-host); the embedded server starts empty and bakeoff loads its tables")
+        }
         true => ServerPlan::Launch {
             host: host.as_ref(),
             specs: crate::target::specs(&a.general.embedded)?,
@@ -490,14 +506,23 @@ pub fn run(a: &LoadArgs) -> Result<ExitCode> {
         stall_timeout: a.mysql.limits().stall_timeout,
         sampled_client_threads: run_spec.client_threads.min(cpus),
         interrupt: &INTERRUPTED,
-        sysbench_tables: crate::dialect::is_sysbench(),
+        adopt: adopt(a),
     };
     let mut printer = Printer::new(a, &spec, iterations);
+    let metrics = crate::metrics::serve(a.general.metrics_addr.as_deref())?;
+    if let Some((live, _)) = &metrics {
+        let threads = a.general.threads.to_string();
+        live.begin_run(&[("workload", spec.kind.to_string()), ("threads", threads)]);
+        printer.live = Some(live.clone());
+    }
     // TPC-C's run reads the server's new orders around the measured span.
     let (outcome, tpcc) = match spec.kind == WorkloadKind::Tpcc {
         true => crate::tpcc::run_cell_watched(&cell, clients.as_mut(), printer, &given)?,
         false => (run_cell(&cell, clients.as_mut(), &mut printer)?, None),
     };
+    if let Some((live, _)) = &metrics {
+        live.end_run();
+    }
     let CellOutcome {
         servers: mut target,
         end,

@@ -125,6 +125,8 @@ pub(crate) struct Printer<'a> {
     /// The embedded server this run measures, said on stdout with the header: a DBA who
     /// forgot --mysql-socket reads there that it was not theirs.
     embedded: Option<String>,
+    /// `--metrics-addr`: where each tick is published for a scraper.
+    pub(crate) live: Option<bakeoff_telemetry::live::Live>,
 }
 
 impl<'a> Printer<'a> {
@@ -148,6 +150,7 @@ impl<'a> Printer<'a> {
             validate: a.general.validate,
             engine: a.general.embedded.db_driver.clone(),
             embedded: None,
+            live: None,
         }
     }
 }
@@ -256,6 +259,9 @@ impl Observer for Printer<'_> {
     }
 
     fn on_tick(&mut self, t: &Tick) {
+        if let Some(live) = &self.live {
+            live.tick(&t.window, t.telemetry.as_ref());
+        }
         if self.text && self.interval && self.iterations.is_none() {
             crate::dialect::notice!(
                 "{}",

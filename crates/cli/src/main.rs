@@ -14,6 +14,7 @@ mod host;
 mod interrupt;
 mod legacy;
 mod manual;
+mod metrics;
 mod output;
 mod parse_only;
 mod pgbench;
@@ -25,6 +26,7 @@ mod run_report;
 mod serve;
 mod slap;
 mod study;
+mod study_status;
 mod sysbench;
 mod target;
 mod tls;
@@ -109,12 +111,16 @@ fn run(raw: &[String]) -> ExitCode {
         args::Command::Study(args::StudyCommand::Plan { file, pilot_blocks }) => {
             plan::plan(file, *pilot_blocks)
         }
-        args::Command::Study(args::StudyCommand::Run { file, db, new, on }) if !on.is_empty() => {
-            fleet::run_on(file, db.as_deref(), *new, on)
-        }
-        args::Command::Study(args::StudyCommand::Run { file, db, new, .. }) => {
-            study::run(file, db.as_deref(), *new)
-        }
+        args::Command::Study(args::StudyCommand::Run {
+            file, db, new, on, ..
+        }) if !on.is_empty() => fleet::run_on(file, db.as_deref(), *new, on),
+        args::Command::Study(args::StudyCommand::Run {
+            file,
+            db,
+            new,
+            metrics_addr,
+            ..
+        }) => study::run(file, db.as_deref(), *new, metrics_addr.as_deref()),
         args::Command::Study(args::StudyCommand::List { db, format }) => results::list(db, *format),
         args::Command::Agent => {
             bakeoff_study::agent::serve(&exit::INTERRUPTED);

@@ -6,17 +6,16 @@ use std::path::Path;
 use bakeoff_server::placement::{launch_cpus, online_cpus, ClientPlacement};
 use std::process::ExitCode;
 
-use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use bakeoff_report::Unit;
-use bakeoff_store::{RunRecord, Store};
+use bakeoff_store::Store;
 use bakeoff_study::{
-    estimate, parse, pending, run_study, series, text_sha256, StoredStudy, StudyObserver, StudySpec,
+    estimate, parse, pending, run_study, series, text_sha256, StoredStudy, StudySpec,
 };
 
 use crate::exit::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
+pub(crate) use crate::study_status::{run_line, Progress};
 
 /// The study file's text and its spec, or the problems already printed.
 pub(crate) fn load(file: &Path) -> Result<Result<(String, StudySpec), ExitCode>> {
@@ -147,6 +146,9 @@ fn describe(s: &StudySpec, file: &Path) -> String {
             s.threads
         ),
     };
+    bakeoff_study::lab_lines(s).iter().for_each(|l| {
+        let _ = writeln!(out, "{l}");
+    });
     let _ = writeln!(out, "variants:");
     for (i, v) in s.variants.iter().enumerate() {
         let mut about = Vec::new();
@@ -290,7 +292,7 @@ fn environment_notes(s: &StudySpec) -> Vec<String> {
     notes
 }
 
-pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
+pub fn run(file: &Path, db: Option<&Path>, new: bool, metrics: Option<&str>) -> Result<ExitCode> {
     let (src, spec) = match load(file)? {
         Ok(x) => x,
         Err(code) => return Ok(code),
@@ -318,12 +320,19 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
         db.display()
     );
     let mut progress = Progress::new().counting(&spec);
+    let metrics = crate::metrics::serve(metrics)?;
+    if let Some((live, _)) = &metrics {
+        progress = progress.publishing(live.clone(), &spec.name);
+    }
     let mut results = StoredStudy {
         store: &mut store,
         study,
     };
     let out = run_study(&spec, &hash, &mut results, &INTERRUPTED, &mut progress)?;
     progress.clear();
+    if let Some((live, _)) = &metrics {
+        live.end_run();
+    }
     eprintln!(
         // The next step a reader wants is the answer; export is for spreadsheets (the book).
         "study {}: {} ok, {} failed, {} invalid{}; results in {} (the answer: bakeoff compare {})",
@@ -353,243 +362,4 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// A finished run in one line: what ran, how it ended, the first line of why. A run that
-/// measured nothing says why alone, not "0 tps".
-pub(crate) fn run_line(r: &RunRecord) -> String {
-    run_line_in(r, Unit::Tps)
-}
-
-/// The same, its throughput in its workload's unit (NOPM for TPC-C, whose `tps` counts
-/// New-Orders).
-fn run_line_in(r: &RunRecord, unit: Unit) -> String {
-    let threads = r.key.map_or(0, |k| k.threads);
-    let what = format!(
-        "{} | {} | {threads} thread{}",
-        r.variant_name,
-        r.workload_label,
-        if threads == 1 { "" } else { "s" }
-    );
-    let why = r.reason.as_deref().map(|w| w.lines().next().unwrap_or(""));
-    if r.status != "ok" && r.events == 0 {
-        return format!(
-            "{what}: {}: {}",
-            r.status,
-            why.unwrap_or("no reason recorded")
-        );
-    }
-    let mut line = format!(
-        "{what}: {} {} p99 {:.2} ms",
-        r.status,
-        unit.say(r.tps, 0),
-        r.p99_ms
-    );
-    if let Some(why) = why {
-        line.push_str(&format!(" ({why})"));
-    }
-    line
-}
-
-/// One status line: rewritten in place on a terminal, a line per finished run otherwise.
-pub(crate) struct Progress {
-    tty: bool,
-    line: String,
-    /// Runs done before this invocation (a resumed study's), the study's total, and when
-    /// this invocation's first run began: set by the first run's start.
-    at: Option<(usize, usize, std::time::Instant)>,
-    /// Runs told done in this invocation (a block taking turns tells its runs at its end).
-    finished: usize,
-    /// Loading's rows and rate, on the status line or a line in the log now and then.
-    load: Box<dyn Fn(u64, u64) + Send + Sync>,
-    /// Each workload's throughput unit, by label (`counting`); tps where not set.
-    units: Vec<(String, Unit)>,
-}
-
-impl Progress {
-    pub(crate) fn new() -> Progress {
-        let line = crate::progress::LoadLine::logged();
-        Progress {
-            tty: std::io::stderr().is_terminal(),
-            line: String::new(),
-            at: None,
-            finished: 0,
-            load: Box::new(move |done, total| line.rows(done, total)),
-            units: Vec::new(),
-        }
-    }
-
-    /// Says each finished run's throughput in its workload's unit, as `compare` does. (A
-    /// tick on the status line stays tps: the engine's, every transaction's, not converted.)
-    pub(crate) fn counting(mut self, s: &StudySpec) -> Progress {
-        let unit = |w: &bakeoff_study::Workload| Unit::of_kind(w.spec.kind.name());
-        self.units = s
-            .workloads
-            .iter()
-            .map(|w| (w.label.clone(), unit(w)))
-            .collect();
-        self
-    }
-
-    fn unit_of(&self, workload: &str) -> Unit {
-        let unit = self.units.iter().find(|(label, _)| label == workload);
-        unit.map_or(Unit::Tps, |(_, u)| *u)
-    }
-
-    /// Where the study stands after the runs finished so far: "[n/total, about T left]".
-    fn counted(&self) -> Option<String> {
-        let (before, total, began) = self.at?;
-        let n = (before + self.finished).min(total);
-        // From the runs so far in this invocation.
-        let left = began.elapsed() / self.finished.max(1) as u32 * (total - n) as u32;
-        Some(match n >= total {
-            true => format!("[{n}/{total}]"),
-            false => format!("[{n}/{total}, about {} left]", hours_minutes(left)),
-        })
-    }
-
-    fn show(&mut self, s: String) {
-        if self.tty {
-            eprint!("\r\x1b[K{s}");
-        }
-        self.line = s;
-    }
-
-    pub(crate) fn clear(&mut self) {
-        if self.tty && !self.line.is_empty() {
-            eprintln!();
-        }
-    }
-}
-
-impl StudyObserver for Progress {
-    fn on_run_start(&mut self, done: usize, total: usize, what: &str, left: Duration) {
-        match &mut self.at {
-            None => self.at = Some((done, total, std::time::Instant::now())),
-            // An auto study's pilot changes the total: the counts follow it.
-            Some((_, t, _)) => *t = total,
-        }
-        self.show(format!(
-            "[{}/{total}] {what} | about {} left",
-            done + 1,
-            hours_minutes(left)
-        ));
-    }
-
-    fn on_tick(&mut self, tps: f64) {
-        if self.tty {
-            let base = self
-                .line
-                .split(" | last tick")
-                .next()
-                .unwrap_or("")
-                .to_string();
-            self.show(format!("{base} | last tick {tps:.0} tps"));
-        }
-    }
-
-    fn on_run_done(&mut self, r: &RunRecord) {
-        let mut line = run_line_in(r, self.unit_of(&r.workload_label));
-        // In a log (no status line), each finished run says where the study stands: runs
-        // done so far (a block taking turns ends several at once).
-        self.finished += 1;
-        if let (false, Some(counted)) = (self.tty, self.counted()) {
-            line = format!("{counted} {line}");
-        }
-        if self.tty {
-            eprint!("\r\x1b[K");
-        }
-        eprintln!("{line}");
-    }
-
-    fn on_note(&mut self, note: &str) {
-        self.clear();
-        eprintln!("note: {note}");
-    }
-
-    fn loading(&self) -> Option<&(dyn Fn(u64, u64) + Sync)> {
-        Some(&*self.load)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use bakeoff_store::RunKey;
-
-    #[test]
-    fn the_counts_follow_a_total_the_pilot_changed() {
-        let mut p = Progress::new();
-        p.on_run_start(0, 60, "first", Duration::ZERO);
-        p.finished = 60;
-        assert_eq!(p.counted().as_deref(), Some("[60/60]"));
-        // The pilot asked for more blocks: the next run starts with the new total.
-        p.on_run_start(60, 96, "block 6", Duration::ZERO);
-        p.finished = 61;
-        assert!(
-            p.counted().unwrap().starts_with("[61/96, about "),
-            "{:?}",
-            p.counted()
-        );
-    }
-
-    #[test]
-    fn estimates_round_up_and_never_say_zero() {
-        assert_eq!(hours_minutes(Duration::from_secs(34)), "0h 01m");
-        assert_eq!(hours_minutes(Duration::from_secs(0)), "0h 01m");
-        assert_eq!(hours_minutes(Duration::from_secs(61)), "0h 02m");
-        assert_eq!(hours_minutes(Duration::from_secs(3600)), "1h 00m");
-    }
-
-    #[test]
-    fn a_run_that_measured_nothing_says_why_not_zero_tps() {
-        let failed = RunRecord {
-            key: Some(RunKey {
-                repetition: 1,
-                variant: 0,
-                workload: 0,
-                threads: 4,
-            }),
-            variant_name: "jemalloc".into(),
-            workload_label: "oltp_point_select".into(),
-            status: "failed".into(),
-            reason: Some("server exited with signal 9\nlog tail...".into()),
-            ..RunRecord::default()
-        };
-        assert_eq!(
-            run_line(&failed),
-            "jemalloc | oltp_point_select | 4 threads: failed: server exited with signal 9"
-        );
-        let ok = RunRecord {
-            status: "ok".into(),
-            reason: None,
-            events: 1000,
-            tps: 500.0,
-            p99_ms: 1.5,
-            ..failed
-        };
-        assert_eq!(
-            run_line(&ok),
-            "jemalloc | oltp_point_select | 4 threads: ok 500 tps p99 1.50 ms"
-        );
-    }
-
-    #[test]
-    fn a_tpcc_run_says_new_orders_per_minute_and_a_sysbench_one_tps() {
-        let file = "threads = [2]\n[[workload]]\nname = \"tpcc\"\n[[workload]]\nname = \"oltp_point_select\"\n[axes]\nallocator = [\"glibc\"]\n";
-        let p = Progress::new().counting(&parse(file, "s").unwrap_or_else(|p| panic!("{p:?}")));
-        // A study stores TPC-C's throughput as New-Orders per second.
-        for (w, said) in [("tpcc", "5280 NOPM"), ("oltp_point_select", "88 tps")] {
-            let (status, events, tps) = ("ok".into(), 1000, 88.0);
-            let r = RunRecord {
-                workload_label: w.into(),
-                status,
-                events,
-                tps,
-                ..RunRecord::default()
-            };
-            let want = format!(" | {w} | 0 threads: ok {said} p99 0.00 ms");
-            assert_eq!(run_line_in(&r, p.unit_of(w)), want);
-        }
-    }
 }

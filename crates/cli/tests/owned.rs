@@ -288,7 +288,14 @@ fn tables_planted_with_triggers_are_refused_and_no_trigger_fires() {
     refused(
         bakeoff(&timed.iter().map(String::as_str).collect::<Vec<_>>()),
         "run",
-        &["sbtest1", "bakeoff prepare"],
+        &["sbtest1", "bakeoff prepare", "--existing-tables=use"],
+    );
+    // Told to use the tables there, it still refuses one with someone's code on it.
+    timed.push("--existing-tables=use".into());
+    refused(
+        bakeoff(&timed.iter().map(String::as_str).collect::<Vec<_>>()),
+        "run --existing-tables=use",
+        &["sbtest1", "triggers"],
     );
     let dir = bakeoff_testkit::scratch::dir("owned-triggers");
     let file: PathBuf = dir.join("use.toml");
@@ -355,4 +362,53 @@ fn an_account_without_trigger_privilege_sees_the_trigger_and_refuses_the_table()
         Vec::<Vec<Option<String>>>::new()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `run --existing-tables=use` runs on tables the user made (here as sysbench's prepare
+/// would: plain sbtest1, no marker), which the default refuses; and is refused for the
+/// embedded server, which starts empty.
+#[test]
+fn run_uses_the_users_own_tables_when_told_to() {
+    let db = "owned_use";
+    let user = server().user();
+    admin(&[
+        &format!("CREATE DATABASE {db}"),
+        &format!("GRANT ALL ON {db}.* TO '{user}'@'127.0.0.1'"),
+        &format!("CREATE TABLE {db}.sbtest1 (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k))"),
+        &format!("INSERT INTO {db}.sbtest1 (k) VALUES (1), (2), (3), (4)"),
+    ]);
+    let url = url(db);
+    let line = |extra: &[&str]| {
+        let mut v = vec![
+            "run",
+            "oltp_point_select",
+            "--server",
+            &url,
+            "--table-size=4",
+            "--time=1",
+        ];
+        v.extend_from_slice(extra);
+        bakeoff(&v)
+    };
+    let o = line(&[]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).1.contains("--existing-tables=use"),
+        "{}",
+        text(&o).1
+    );
+    let (out, _) = ok(
+        &line(&["--existing-tables=use"]),
+        "run --existing-tables=use",
+    );
+    assert!(out.contains("transactions:"), "{out}");
+    assert_eq!(tables(db), ["sbtest1"], "nothing made, nothing dropped");
+    let o = bakeoff(&[
+        "run",
+        "oltp_point_select",
+        "--existing-tables=use",
+        "--time=1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("a server you give"), "{}", text(&o).1);
 }

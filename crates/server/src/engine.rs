@@ -127,6 +127,24 @@ impl Engine {
         format!("engine \"{}\": {found}; {get}{or}", self.name())
     }
 
+    /// What the lab sets on every server of this engine it starts, before the variant's own
+    /// settings (which win), as (name, value) with underscores: a variant that sets one of
+    /// these to the same value is no different from one that leaves it out.
+    pub fn lab_defaults(self) -> Vec<(String, String)> {
+        let list = match self {
+            Engine::PostgreSql => pgsql::LAB_DEFAULTS,
+            _ => mysql::LAB_DEFAULTS,
+        };
+        list.iter()
+            .map(|d| {
+                let (name, value) = d.split_once('=').unwrap_or((d, "ON"));
+                (name.replace('-', "_"), value.to_string())
+            })
+            // Where its log goes is the lab's business, not a setting a study compares.
+            .filter(|(n, _)| !n.starts_with("log"))
+            .collect()
+    }
+
     /// The binary a server of this engine runs when none is named.
     pub fn default_binary(self) -> Result<PathBuf, ServerError> {
         match self {

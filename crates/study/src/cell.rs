@@ -54,9 +54,11 @@ pub struct Cell<'a> {
     /// The threads over which this machine's CPU counts as the client's.
     pub sampled_client_threads: u32,
     pub interrupt: &'a AtomicBool,
-    /// The tables are sysbench's (its grammar): a given server's are used as sysbench uses
-    /// them, unchecked; false: only tables `bakeoff prepare` made and marked.
-    pub sysbench_tables: bool,
+    /// On a given server, whose tables the run may write to: only those `bakeoff prepare`
+    /// made and marked (`Marked`), the user's own that pass the ownership checks
+    /// (`Existing`, `--existing-tables=use`), or None: sysbench's grammar, which uses them
+    /// as sysbench does, unchecked.
+    pub adopt: Option<Adopt>,
 }
 
 /// What a cell tells as it goes, beyond the run's own ticks.
@@ -151,7 +153,7 @@ pub fn run_cell<O: CellObserver + Sync>(
         // `bakeoff run` against a server you give runs on the tables `bakeoff prepare` made.
         load: matches!(cell.servers, ServerPlan::Launch { .. }),
         check: match cell.servers {
-            ServerPlan::Given(_) if !cell.sysbench_tables => Some(Adopt::Marked),
+            ServerPlan::Given(_) => cell.adopt,
             _ => None,
         },
         prewarm: cell.prewarm,

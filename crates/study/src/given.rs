@@ -86,7 +86,7 @@ impl SeriesCtx<'_> {
             check: given
                 .use_existing_tables
                 .then_some(dataset::Adopt::Existing),
-            prewarm: false,
+            prewarm: self.spec.prewarm,
             connections: None,
         };
         let noted = |p: Progress| {

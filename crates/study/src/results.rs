@@ -12,6 +12,14 @@ pub trait StudyObserver {
     /// estimate of the time left.
     fn on_run_start(&mut self, _done: usize, _total: usize, _what: &str, _left: Duration) {}
     fn on_tick(&mut self, _tps: f64) {}
+    /// A tick (or, by turns, a server's slice) closed, with all it recorded: what a live
+    /// metrics endpoint serves. Called beside `on_tick`.
+    fn on_window(
+        &mut self,
+        _window: &bakeoff_telemetry::WindowSummary,
+        _telemetry: Option<&bakeoff_telemetry::Telemetry>,
+    ) {
+    }
     fn on_run_done(&mut self, _record: &RunRecord) {}
     fn on_note(&mut self, _note: &str) {}
     /// Where loading's rows go as tables load (rows done, rows in all), called from the

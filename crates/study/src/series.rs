@@ -179,7 +179,7 @@ impl SeriesCtx<'_> {
             tables: self.tables(),
             load: !copy,
             check: None,
-            prewarm: false,
+            prewarm: self.spec.prewarm,
             connections: None,
         };
         let mut tell = LoadTell(self.obs.loading());
@@ -547,6 +547,7 @@ impl RunObserver for Forward<'_> {}
 impl Observer for Forward<'_> {
     fn on_tick(&mut self, t: &Tick) {
         self.obs.on_tick(t.window.tps);
+        self.obs.on_window(&t.window, t.telemetry.as_ref());
     }
 }
 

@@ -19,6 +19,7 @@
 
 mod checkpoint;
 mod classes;
+pub mod live;
 mod sampler;
 mod sbhist;
 mod window;

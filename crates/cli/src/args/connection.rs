@@ -37,6 +37,12 @@ pub struct MysqlArgs {
     /// is unknown.
     #[arg(long, value_name = "ADDRESS", requires = "server")]
     pub server_ssh: Option<String>,
+    /// On a server you give, whose sbtest tables `run` writes to: refuse (the default) runs
+    /// only on tables `bakeoff prepare` made (each carries its marker); use runs on tables
+    /// that are there, yours or sysbench's, if each is an ordinary table your account owns
+    /// with no trigger or rule on it. A study's `existing_tables` says the same.
+    #[arg(long, value_name = "refuse|use", value_parser = ["refuse", "use"], default_value = "refuse")]
+    pub existing_tables: String,
     /// Server host (TCP); without it and --mysql-socket, bakeoff runs its embedded MariaDB.
     /// A list (db1,db2) spreads the connections over every host x port pair round-robin, as
     /// sysbench does; prepare and cleanup use the first.

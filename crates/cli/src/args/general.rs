@@ -31,6 +31,11 @@ pub struct GeneralArgs {
     /// Before the run, read every table into the buffer pool (as `bakeoff prewarm`).
     #[arg(long)]
     pub prewarm: bool,
+    /// Serve live metrics for Prometheus at http://ADDR/metrics while the run goes
+    /// (OpenMetrics: throughput, latency percentiles, errors, the server's CPU and memory,
+    /// each tick). PORT alone listens on loopback only; HOST:PORT as given.
+    #[arg(long, value_name = "[HOST:]PORT")]
+    pub metrics_addr: Option<String>,
     /// Fixed work, mysqlslap's way: run the whole job this many times, each connection running
     /// --events-per-connection events, and report seconds per iteration (min/avg/max; the
     /// clock includes connecting, as mysqlslap's does).

@@ -212,6 +212,11 @@ pub enum StudyCommand {
         /// bakeoff copies itself to machines of its own OS and architecture.
         #[arg(long = "on", value_name = "NAME=ADDRESS")]
         on: Vec<String>,
+        /// Serve live metrics for Prometheus at http://ADDR/metrics while the study runs
+        /// (OpenMetrics, every tick of every run, labelled with the study and the run). PORT
+        /// alone listens on loopback only; HOST:PORT as given.
+        #[arg(long, value_name = "[HOST:]PORT", conflicts_with = "on")]
+        metrics_addr: Option<String>,
     },
     /// The studies a results database holds, oldest first: name, when made, machine, runs ok
     /// and not, last run. `compare DB --study NAME` and `report` read one of them.

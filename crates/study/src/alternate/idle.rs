@@ -143,6 +143,7 @@ impl TurnObserver for Turns<'_> {
 
     fn on_slice(&mut self, _server: usize, slice: &Slice) {
         self.obs.on_tick(slice.window.tps);
+        self.obs.on_window(&slice.window, None);
     }
 
     /// The connections close next (a script's thread_done may still run statements).

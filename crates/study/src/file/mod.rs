@@ -7,6 +7,7 @@
 
 mod alternation;
 mod brackets;
+mod defaults;
 mod engines;
 mod given;
 mod repetitions;
@@ -22,6 +23,7 @@ use toml::de::DeTable;
 
 use crate::reader::{a_span, cpu_list, int_value, one_of, str_value, Problem, Problems, Table};
 pub use alternation::{Alternation, Idle};
+pub use defaults::lab_lines;
 pub use engines::setting_refused;
 use sections::{dataset, hosts, prices, workload};
 pub use spec::{
@@ -213,6 +215,7 @@ fn read(
         paired: order != Some(Order::Sequential),
         duration: Duration::from_secs(duration),
         warmup: Duration::from_secs(warmup),
+        prewarm: data.prewarm,
         order: order?,
         threads,
         tables: data.tables,

@@ -14,6 +14,8 @@ pub(super) struct Dataset {
     pub tables: u32,
     pub table_size: u32,
     pub warehouses: u32,
+    /// Read every table into the buffer pool once loaded (`bakeoff prewarm`).
+    pub prewarm: bool,
 }
 
 /// TPC-C's scale when the study does not say: as `bakeoff tpcc run`'s.
@@ -25,6 +27,7 @@ pub(super) fn dataset(p: &mut Problems, top: &mut Table) -> (Dataset, DatasetPol
             tables: 1,
             table_size: 10_000,
             warehouses: WAREHOUSES,
+            prewarm: false,
         };
         return (d, DatasetPolicy::Rebuild);
     };
@@ -33,6 +36,7 @@ pub(super) fn dataset(p: &mut Problems, top: &mut Table) -> (Dataset, DatasetPol
     let warehouses = t
         .int(p, "warehouses", 1..100_001)
         .unwrap_or(WAREHOUSES.into()) as u32;
+    let prewarm = t.bool(p, "prewarm").unwrap_or(false);
     let policy = match t.string(p, "policy") {
         None => DatasetPolicy::Rebuild,
         Some((s, span)) => one_of(
@@ -52,6 +56,7 @@ pub(super) fn dataset(p: &mut Problems, top: &mut Table) -> (Dataset, DatasetPol
         tables,
         table_size: size,
         warehouses,
+        prewarm,
     };
     (d, policy)
 }

@@ -194,8 +194,13 @@ pub struct StudySpec {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub paired: bool,
     pub duration: Duration,
-    /// Load before the first run of each series (a fresh server's caches are cold).
+    /// Unmeasured load before the first run of each series (one server at a time) or of each
+    /// block (by turns), at the first thread count: a fresh server's caches are cold.
     pub warmup: Duration,
+    /// `[dataset] prewarm = true`: every table read into the buffer pool after each server
+    /// is loaded (or started from a copy), as `bakeoff prewarm` does, before any warmup.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub prewarm: bool,
     pub order: Order,
     pub threads: Vec<u32>,
     pub tables: u32,

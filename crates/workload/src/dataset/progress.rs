@@ -28,7 +28,7 @@ pub enum DatasetError {
         why: String,
         fix: &'static str,
     },
-    #[error("table '{0}' was not made by `bakeoff prepare` (no marker row in bakeoff_tables carries its token), so `bakeoff run` on this server will not write to it: run `bakeoff prepare` with the same options first, or set existing_tables = \"use\" in a study's [[variant]] to run on tables of your own")]
+    #[error("table '{0}' was not made by `bakeoff prepare` (no marker row in bakeoff_tables carries its token), so `bakeoff run` on this server will not write to it: run `bakeoff prepare` with the same options first, or run on tables of your own with `bakeoff run --existing-tables=use` (a study's [[variant]]: existing_tables = \"use\")")]
     NotPrepared(String),
     #[error("table '{0}' is not there: run `bakeoff prepare` with the same options first")]
     NotThere(String),
