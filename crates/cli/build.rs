@@ -20,13 +20,22 @@ fn main() {
     };
     let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=BAKEOFF_COMMIT={commit}");
-    // Built again when HEAD moves (a commit, a checkout), not on every build.
-    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
-        println!("cargo:rerun-if-changed={dir}/HEAD");
-        if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]) {
-            println!("cargo:rerun-if-changed={dir}/{head}");
+    // Built again when HEAD moves (a commit, a checkout), not on every build. Only files
+    // that exist are watched: cargo reruns a script whose watched file is missing, every
+    // time. A branch's ref lives in the common git directory (a worktree's own has none).
+    let watch = |path: String| {
+        if std::path::Path::new(&path).exists() {
+            println!("cargo:rerun-if-changed={path}");
         }
-        println!("cargo:rerun-if-changed={dir}/packed-refs");
+    };
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+        watch(format!("{dir}/HEAD"));
+    }
+    if let Some(common) = git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]) {
+        if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            watch(format!("{common}/{head}"));
+        }
+        watch(format!("{common}/packed-refs"));
     }
     println!("cargo:rerun-if-changed=build.rs");
 }

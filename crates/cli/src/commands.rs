@@ -305,6 +305,9 @@ fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
 /// The server prepare, prewarm and cleanup work on: the first given. With a list (a cluster
 /// behind several addresses, as sysbench users pass them) the tables are made once.
 pub(crate) fn first_given(a: &LoadArgs, command: &str) -> Result<Option<ConnectOptions>> {
+    if a.mysql.existing_tables == "use" {
+        bail!("--existing-tables=use is for `bakeoff run`: {command} works on bakeoff's own tables only; run on yours with `bakeoff run WORKLOAD --existing-tables=use`");
+    }
     let all = given_servers(a)?;
     if all.len() > 1 {
         eprintln!(

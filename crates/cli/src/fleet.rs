@@ -102,6 +102,6 @@ impl FleetObserver for Lines {
     }
 
     fn on_run_done(&mut self, machine: &str, r: &RunRecord) {
-        eprintln!("{machine}: {}", crate::study::run_line(r));
+        eprintln!("{machine}: {}", crate::study_status::run_line(r));
     }
 }

@@ -130,6 +130,12 @@ fn before_and_after(
     };
     let stores = [(a.clone(), store), (b, &other)];
     let src = Source::from_stores(&stores, r.study.as_deref()).map_err(anyhow::Error::msg)?;
+    if src.name.contains(" / ") {
+        eprintln!(
+            "note: the two databases' newest studies have different names ({}): compared as the same study; `--study NAME` picks one that both hold",
+            src.name
+        );
+    }
     let baseline = r.baseline.clone().or(Some(format!("database={a}")));
     Ok((src, baseline))
 }

@@ -6,8 +6,6 @@ use std::path::Path;
 use bakeoff_server::placement::{launch_cpus, online_cpus, ClientPlacement};
 use std::process::ExitCode;
 
-use std::time::Duration;
-
 use anyhow::{Context, Result};
 use bakeoff_store::Store;
 use bakeoff_study::{
@@ -15,7 +13,7 @@ use bakeoff_study::{
 };
 
 use crate::exit::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
-pub(crate) use crate::study_status::{run_line, Progress};
+use crate::study_status::{hours_minutes, Progress};
 
 /// The study file's text and its spec, or the problems already printed.
 pub(crate) fn load(file: &Path) -> Result<Result<(String, StudySpec), ExitCode>> {
@@ -207,13 +205,6 @@ fn describe(s: &StudySpec, file: &Path) -> String {
     out
 }
 
-/// A duration to come as hours and minutes, rounded up: an estimate never says 0h 00m for
-/// work that takes seconds.
-pub(crate) fn hours_minutes(d: Duration) -> String {
-    let minutes = d.as_secs().div_ceil(60).max(1);
-    format!("{}h {:02}m", minutes / 60, minutes % 60)
-}
-
 /// What this machine lacks for the study (allocators not installed, CPUs or nodes missing, a
 /// client that would share the server's CPUs): not problems of the file, but worth knowing
 /// before starting it here. The last note says what runs anyway.
@@ -306,6 +297,8 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool, metrics: Option<&str>) -> 
     if let Some(caveat) = bakeoff_study::alternation_caveat(&spec) {
         eprintln!("{caveat}");
     }
+    // Before the store: an address that cannot be had leaves no study row behind.
+    let metrics = crate::metrics::serve(metrics)?;
     let mut store = Store::open(&db)?;
     let hash = text_sha256(&src);
     let spec_json = serde_json::to_string(&spec)?;
@@ -320,7 +313,6 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool, metrics: Option<&str>) -> 
         db.display()
     );
     let mut progress = Progress::new().counting(&spec);
-    let metrics = crate::metrics::serve(metrics)?;
     if let Some((live, _)) = &metrics {
         progress = progress.publishing(live.clone(), &spec.name);
     }

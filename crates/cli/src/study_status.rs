@@ -8,8 +8,6 @@ use bakeoff_report::Unit;
 use bakeoff_store::RunRecord;
 use bakeoff_study::{StudyObserver, StudySpec};
 
-use crate::study::hours_minutes;
-
 /// A finished run in one line: what ran, how it ended, the first line of why. A run that
 /// measured nothing says why alone, not "0 tps".
 pub(crate) fn run_line(r: &RunRecord) -> String {
@@ -191,6 +189,13 @@ impl StudyObserver for Progress {
     fn loading(&self) -> Option<&(dyn Fn(u64, u64) + Sync)> {
         Some(&*self.load)
     }
+}
+
+/// A duration to come as hours and minutes, rounded up: an estimate never says 0h 00m for
+/// work that takes seconds.
+pub(crate) fn hours_minutes(d: Duration) -> String {
+    let minutes = d.as_secs().div_ceil(60).max(1);
+    format!("{}h {:02}m", minutes / 60, minutes % 60)
 }
 
 #[cfg(test)]

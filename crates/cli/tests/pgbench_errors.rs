@@ -82,6 +82,7 @@ fn cases() -> Vec<String> {
         // A meta-command in capitals: pgbench says some as the script writes them and
         // others in lower case.
         "\\SET i 5 / 0\n",
+        "\\SET . 1\n",
         "\\Sleep :nosuchvar\n",
         "\\SHELL no-such-command-here\n",
         "\\EndPipeline\n",

@@ -281,6 +281,12 @@ fn two_databases_compare_as_before_and_after() {
         "each side named by its file: {out}"
     );
     assert!(out.contains("unpaired"), "{out}");
+    // What the lab set on the servers it started, where a reader of the comparison sees it.
+    assert!(
+        out.contains("the lab started each MariaDB with max_connections=5000")
+            && out.contains("innodb_buffer_pool_size=512M"),
+        "{out}"
+    );
     let o = bakeoff(
         &[
             "compare",

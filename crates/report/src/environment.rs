@@ -37,6 +37,12 @@ pub fn environments(all: &Manifests) -> Vec<Environment> {
                 server_version: s("server_version"),
                 bakeoff_version: s("bakeoff_version"),
                 checks: m["checks"].as_array().cloned().unwrap_or_default(),
+                lab_defaults: m["lab_defaults"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|d| d.as_str().map(str::to_string))
+                    .collect(),
                 client: m["client"].clone(),
                 given: m["given"].clone(),
             }
@@ -109,4 +115,21 @@ pub fn variable_diffs(all: &Manifests) -> Vec<VariableDiff> {
             })
         })
         .collect()
+}
+
+/// What the lab set on the servers it started, a line per engine: a reader of a comparison
+/// learns there that a "large" buffer pool may be the lab's own default.
+pub fn lab_lines(environments: &[Environment]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in environments.iter().filter(|e| !e.lab_defaults.is_empty()) {
+        let line = format!(
+            "the lab started each {} with {} (a variant's own settings win)",
+            e.engine,
+            e.lab_defaults.join(" ")
+        );
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
 }

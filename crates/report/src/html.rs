@@ -301,6 +301,9 @@ fn environment(s: &mut String, m: &Model) {
         return;
     }
     s.push_str("<h2>Environment</h2><p>From each variant's first run: where it ran and what the server lab verified on the running server.</p>");
+    for line in crate::environment::lab_lines(&m.environments) {
+        let _ = write!(s, "<p>{}</p>", escape(&line));
+    }
     table(
         s,
         &["<variant", "<host", "<server", "<verified", "<bakeoff"],

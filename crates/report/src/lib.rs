@@ -67,6 +67,9 @@ pub fn compare_table(m: &Model) -> String {
     for line in opening::text_lines(&m.opening) {
         let _ = writeln!(s, "{line}");
     }
+    for line in environment::lab_lines(&m.environments) {
+        let _ = writeln!(s, "{line}");
+    }
     let paired = m.comparisons.iter().any(|c| c.method == "paired");
     let _ = writeln!(
         s,

@@ -267,6 +267,10 @@ pub struct Environment {
     pub bakeoff_version: String,
     /// What the server lab verified on the running process: allocator, CPUs, NUMA, settings.
     pub checks: Vec<serde_json::Value>,
+    /// What the server lab set on the servers it started, before the variant's own
+    /// settings; empty for servers the user runs and for studies stored before it was kept.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lab_defaults: Vec<String>,
     /// Where the load ran (cpus, how they were chosen, CPUs shared with the server); null for
     /// studies run before bakeoff placed its client.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]

@@ -83,20 +83,25 @@ impl Source {
     /// Before and after: the study `study` (default: each database's newest) from each of
     /// `stores`, told apart by the label given with it (its file's name), not by machine: two
     /// runs on one host a week apart are two sides here, where a merge would keep the newer.
-    /// A database that holds the study from several machines gives each, labelled
-    /// "LABEL MACHINE". Its name says both studies' where they differ ("a / b").
+    /// A database that holds the study from several machines is refused, with why. Its name
+    /// says both studies' where they differ ("a / b").
     pub fn from_stores(stores: &[(String, &Store)], study: Option<&str>) -> Result<Source, String> {
         let mut names: Vec<String> = Vec::new();
         let mut studies = Vec::new();
         let mut set_aside = Vec::new();
         for (label, store) in stores {
             let one = Source::from_store(store, study).map_err(|e| format!("{label}: {e}"))?;
-            let several = one.studies.len() > 1;
+            if one.studies.len() > 1 {
+                let machines: Vec<String> = one.studies.iter().map(StudySource::origin).collect();
+                return Err(format!(
+                    "{label} holds study '{}' from {} machines ({}): before and after compares one machine's study with another's; give databases of one machine each (`bakeoff study run FILE --db DB` on each)",
+                    one.name,
+                    machines.len(),
+                    machines.join(", ")
+                ));
+            }
             for mut s in one.studies {
-                s.label = Some(match several {
-                    true => format!("{label} {}", s.origin()),
-                    false => label.clone(),
-                });
+                s.label = Some(label.clone());
                 studies.push(s);
             }
             if !names.contains(&one.name) {

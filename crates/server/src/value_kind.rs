@@ -5,7 +5,7 @@
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ValueKind {
-    /// MySQL and MariaDB: a number, with K, M, G, T, P or E for sizes.
+    /// MySQL and MariaDB: a number, or whole digits with K, M, G, T, P or E for sizes.
     MySqlNumber,
     /// MySQL and MariaDB: ON, OFF, TRUE, FALSE, 1 or 0.
     MySqlBool,
@@ -54,7 +54,7 @@ impl ValueKind {
         let takes = match self {
             ValueKind::Any => return None,
             ValueKind::MySqlNumber => {
-                "a number, with K, M, G, T, P or E for sizes (\"8G\", \"512M\")"
+                "a number, or whole digits with K, M, G, T, P or E for sizes (\"8G\", \"512M\")"
             }
             ValueKind::MySqlBool => "ON or OFF",
             ValueKind::PgBool => "on or off",
@@ -66,11 +66,19 @@ impl ValueKind {
     }
 }
 
+/// As MySQL and MariaDB read a number: a plain one (a decimal for the settings that take
+/// one, such as long_query_time), or whole digits and a size letter, the rest of the word
+/// unread (`8G` and `8GB` are both 8 GiB; `1.5G` is refused by the server).
 fn mysql_number(v: &str) -> bool {
-    let digits = v
-        .strip_suffix(|c: char| "KMGTPE".contains(c.to_ascii_uppercase()))
-        .unwrap_or(v);
-    !digits.is_empty() && digits.parse::<f64>().is_ok_and(f64::is_finite)
+    if v.parse::<f64>().is_ok_and(f64::is_finite) {
+        return true;
+    }
+    let unsigned = v.strip_prefix(['-', '+']).unwrap_or(v);
+    let digits = unsigned
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(unsigned.len());
+    let suffix = unsigned[digits..].chars().next();
+    digits > 0 && suffix.is_some_and(|c| "KMGTPE".contains(c.to_ascii_uppercase()))
 }
 
 fn pg_bool(v: &str) -> bool {
@@ -83,6 +91,10 @@ fn pg_bool(v: &str) -> bool {
 }
 
 fn pg_number(v: &str) -> bool {
+    // A plain number as strtod reads it, an exponent included (jit_above_cost = 1e6).
+    if v.parse::<f64>().is_ok_and(f64::is_finite) {
+        return true;
+    }
     const UNITS: [&str; 11] = [
         "B", "kB", "MB", "GB", "TB", "us", "ms", "s", "min", "h", "d",
     ];
@@ -108,7 +120,8 @@ mod tests {
         assert_eq!(ValueKind::of_mysql_default("134217728"), MySqlNumber);
         assert_eq!(ValueKind::of_mysql_default("FALSE"), MySqlBool);
         assert_eq!(ValueKind::of_mysql_default("O_DIRECT"), Any);
-        for ok in ["8G", "512m", "134217728", "0.5", "10"] {
+        // What MariaDB 10.11 takes: a size letter and the rest of the word unread.
+        for ok in ["8G", "512m", "8GB", "512MB", "134217728", "0.5", "10", "-1"] {
             assert_eq!(MySqlNumber.problem("x", ok), None, "{ok}");
         }
         let why = MySqlNumber
@@ -118,7 +131,7 @@ mod tests {
             why.contains("`innodb_buffer_pool_size` takes a number") && why.contains("\"8Q\""),
             "{why}"
         );
-        for bad in ["", "G", "8GB", "lots"] {
+        for bad in ["", "G", "1.5G", "8Q", "lots"] {
             assert!(MySqlNumber.problem("x", bad).is_some(), "{bad}");
         }
         assert_eq!(MySqlBool.problem("x", "on"), None);
@@ -129,7 +142,9 @@ mod tests {
         for bad in ["o", "maybe", "2"] {
             assert!(PgBool.problem("x", bad).is_some(), "{bad}");
         }
-        for ok in ["2GB", "512MB", "200ms", "5min", "1.5", "-1", "16384"] {
+        for ok in [
+            "2GB", "512MB", "200ms", "5min", "1.5", "-1", "16384", "1e6", "1.1",
+        ] {
             assert_eq!(PgNumber.problem("x", ok), None, "{ok}");
         }
         for bad in ["2gb", "8Q", "lots", "MB"] {

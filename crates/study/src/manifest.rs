@@ -88,6 +88,10 @@ pub struct Manifest<'a> {
     /// A server the user runs (a variant's `server` URL): what is known of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub given: Option<GivenInfo>,
+    /// What the server lab set on the servers it started, before the variant's own
+    /// settings ("max_connections=5000", ...); empty for a server the user runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lab_defaults: Vec<String>,
 }
 
 /// What the manifest says of a given server.

@@ -533,6 +533,14 @@ impl SeriesCtx<'_> {
                 .map(global_variables)
                 .unwrap_or_default(),
             given: given.cloned(),
+            lab_defaults: match started.is_empty() {
+                true => Vec::new(),
+                false => engine
+                    .lab_defaults()
+                    .iter()
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect(),
+            },
         };
         serde_json::to_string(&m).unwrap_or_else(|_| "{}".into())
     }

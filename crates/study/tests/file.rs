@@ -394,7 +394,7 @@ fn a_settings_value_of_the_wrong_kind_is_refused_at_its_line() {
     at(
         &p,
         5,
-        "`innodb_buffer_pool_size` takes a number, with K, M, G, T, P or E for sizes",
+        "`innodb_buffer_pool_size` takes a number, or whole digits with K, M, G, T, P or E",
     );
     at(&p, 5, "found \"8Q\"");
     at(&p, 5, "`performance_schema` takes ON or OFF");

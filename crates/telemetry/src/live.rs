@@ -8,7 +8,7 @@
 //! nothing it does reaches the run's threads, which only swap in the latest figures.
 
 use std::fmt::Write as _;
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -226,9 +226,12 @@ impl Endpoint {
     pub fn serve(addr: &str, live: Live) -> Result<Endpoint, String> {
         let addr = match addr.parse::<u16>() {
             Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)),
-            Err(_) => addr.parse::<SocketAddr>().map_err(|_| {
-                format!("'{addr}' is not PORT or HOST:PORT (e.g. 9464, or 127.0.0.1:9464)")
-            })?,
+            Err(_) => std::net::ToSocketAddrs::to_socket_addrs(addr)
+                .ok()
+                .and_then(|mut all| all.next())
+                .ok_or_else(|| {
+                    format!("'{addr}' is not PORT or HOST:PORT (e.g. 9464, or localhost:9464)")
+                })?,
         };
         let listener =
             TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -266,7 +269,7 @@ fn accept_loop(listener: &TcpListener, live: &Live, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((conn, _)) => {
-                let _ = answer(conn, live);
+                let _ = answer(conn, live, stop);
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 std::thread::sleep(Duration::from_millis(50));
@@ -276,14 +279,25 @@ fn accept_loop(listener: &TcpListener, live: &Live, stop: &AtomicBool) {
     }
 }
 
-fn answer(mut conn: TcpStream, live: &Live) -> std::io::Result<()> {
+/// One request, answered; a client has `READ_TIMEOUT` in all to send it (not per read: one
+/// byte a second would hold the only handler for hours), and the run's end cuts it short.
+fn answer(mut conn: TcpStream, live: &Live, stop: &AtomicBool) -> std::io::Result<()> {
+    let deadline = std::time::Instant::now() + READ_TIMEOUT;
     conn.set_nonblocking(false)?;
-    conn.set_read_timeout(Some(READ_TIMEOUT))?;
     conn.set_write_timeout(Some(READ_TIMEOUT))?;
     let mut request = Vec::new();
     let mut buf = [0u8; 1024];
     while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < MAX_REQUEST {
-        let n = conn.read(&mut buf)?;
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() || stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        // A short wait at a time, so that the run's end is seen within it.
+        conn.set_read_timeout(Some(left.min(Duration::from_millis(200))))?;
+        let n = match conn.read(&mut buf) {
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => continue,
+            other => other?,
+        };
         if n == 0 {
             break;
         }
@@ -353,8 +367,19 @@ mod tests {
         w.latency.p99_ms = 4.0;
         live.tick(&w, None);
         live.tick(&w, None);
-        // Someone connects and says nothing: the next scrape is answered all the same.
+        // Someone connects and says nothing, someone else a byte at a time: the next scrape
+        // is answered all the same, within the one deadline each has.
         let _silent = TcpStream::connect(e.addr()).unwrap();
+        let mut trickle = TcpStream::connect(e.addr()).unwrap();
+        std::thread::spawn(move || {
+            for _ in 0..100 {
+                if trickle.write_all(b"G").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let asked = std::time::Instant::now();
         let om = get(
             e.addr(),
             "GET /metrics HTTP/1.1\r\nAccept: application/openmetrics-text; version=1.0.0\r\n\r\n",
@@ -362,6 +387,11 @@ mod tests {
         assert!(
             om.contains("application/openmetrics-text") && om.ends_with("# EOF\n"),
             "{om}"
+        );
+        assert!(
+            asked.elapsed() < Duration::from_secs(6),
+            "held {:?}",
+            asked.elapsed()
         );
         assert!(om.contains("bakeoff_events_per_second{workload=\"oltp_point_select\",variant=\"a \\\"b\\\"\"} 1234.5"), "{om}");
         assert!(

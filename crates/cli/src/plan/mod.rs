@@ -73,7 +73,7 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
             study,
         };
         let started = Instant::now();
-        let mut quiet = crate::study::Progress::new();
+        let mut quiet = crate::study_status::Progress::new();
         let out = run_study(&pilot_spec, &hash, &mut results, &INTERRUPTED, &mut quiet)?;
         quiet.clear();
         if out.interrupted {
@@ -183,7 +183,7 @@ fn ways(modes: &[need::Mode], turns: bool, most: Option<u32>) -> String {
     // Rounded up to the minute, as the study's own estimate is (never "21h 60m").
     let time = |blocks: u32, per_block: f64| {
         let secs = (per_block * f64::from(blocks)).max(0.0);
-        crate::study::hours_minutes(std::time::Duration::from_secs_f64(secs))
+        crate::study_status::hours_minutes(std::time::Duration::from_secs_f64(secs))
     };
     for m in modes {
         let (lo, mid, hi) = m.blocks;
@@ -244,7 +244,7 @@ fn checks(
             let _ = writeln!(
                 s,
                 "checking turns against one server at a time: with [alternation] validate_every = 1 ({blocks} check blocks, about {} more), the study would tell a carry-over of about +-{:.1}% from none (from the rough one-at-a-time spread above)",
-                crate::study::hours_minutes(std::time::Duration::from_secs_f64(solo.per_block * f64::from(blocks))),
+                crate::study_status::hours_minutes(std::time::Duration::from_secs_f64(solo.per_block * f64::from(blocks))),
                 (h.exp() - 1.0) * 100.0
             );
         }

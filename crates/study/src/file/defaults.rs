@@ -34,9 +34,10 @@ pub fn lab_lines(spec: &StudySpec) -> Vec<String> {
             .chain(v.instances.iter().flat_map(|i| &i.settings));
         for s in own {
             let name = s.name.to_ascii_lowercase().replace('-', "_");
+            let bare_bytes = v.engine != Engine::PostgreSql;
             let same = defaults
                 .iter()
-                .find(|(n, d)| *n == name && same_value(d, &s.value));
+                .find(|(n, d)| *n == name && same_value(d, &s.value, bare_bytes));
             if let Some((n, d)) = same {
                 out.push(format!(
                     "variant '{}' sets {}={}, which the lab sets anyway ({n}={d}): in that it is the same server as one that leaves it out",
@@ -48,10 +49,15 @@ pub fn lab_lines(spec: &StudySpec) -> Vec<String> {
     out
 }
 
-/// Whether two setting values say the same: sizes by their bytes (512M, 512MB, 536870912),
-/// anything else case-blind.
-fn same_value(a: &str, b: &str) -> bool {
-    match (bytes(a), bytes(b)) {
+/// Whether two setting values say the same: sizes by their bytes (512M, 512MB; a bare
+/// number is bytes where `bare_bytes`, MySQL's way: PostgreSQL counts a bare number in the
+/// setting's own unit, 8 kB pages for shared_buffers), anything else case-blind.
+fn same_value(a: &str, b: &str, bare_bytes: bool) -> bool {
+    let sized = |v: &str| {
+        let unit = v.trim().ends_with(|c: char| c.is_ascii_alphabetic());
+        bytes(v).filter(|_| bare_bytes || unit)
+    };
+    match (sized(a), sized(b)) {
         (Some(x), Some(y)) => x == y,
         _ => a.trim().eq_ignore_ascii_case(b.trim()),
     }
@@ -91,7 +97,10 @@ mod tests {
             lines[1].contains("sets innodb_buffer_pool_size=536870912, which the lab sets anyway"),
             "{lines:?}"
         );
-        assert!(super::same_value("512MB", "512M") && !super::same_value("512M", "1G"));
-        assert!(super::same_value("ON", "on") && !super::same_value("8Q", "8G"));
+        assert!(super::same_value("512MB", "512M", true) && !super::same_value("512M", "1G", true));
+        assert!(super::same_value("ON", "on", true) && !super::same_value("8Q", "8G", true));
+        // PostgreSQL: 65536 is pages of 8 kB, not bytes; sizes with units still compare.
+        assert!(!super::same_value("512MB", "536870912", false));
+        assert!(super::same_value("512MB", "524288kB", false));
     }
 }

@@ -9,7 +9,7 @@ pub enum DatasetError {
     Exists(String),
     /// A table in the way that bakeoff did not make: `bakeoff cleanup` leaves it alone, so
     /// saying to run it would be a dead end.
-    #[error("table '{table}' already exists and bakeoff did not create it (sysbench's, or another tool's: no marker row of bakeoff's carries its token), so `bakeoff cleanup` leaves it alone: {fix}; or run on it as it is, with existing_tables = \"use\" in a study's [[variant]]")]
+    #[error("table '{table}' already exists and bakeoff did not create it (sysbench's, or another tool's: no marker row of bakeoff's carries its token), so `bakeoff cleanup` leaves it alone: {fix}; or run on it as it is: `bakeoff run --existing-tables=use` (a study's [[variant]]: existing_tables = \"use\")")]
     ExistsNotOurs { table: String, fix: &'static str },
     #[error(transparent)]
     Driver(#[from] DriverError),

@@ -254,8 +254,8 @@ impl PgbenchSession {
                     .map_err(|e| meta_failed(self.tid, word(&self.src, s, pc), &e))?;
                 if !self.vars.set_checked(var, v) {
                     return Err(Stop::Abort(vec![
-                        format!("set: invalid variable name: \"{var}\""),
-                        format!("client {} aborted in command {pc} ({}) of script {s}; assignment of meta-command failed", self.tid, word(&self.src, s, pc)),
+                        format!("{}: invalid variable name: \"{var}\"", word(&self.src, s, pc)),
+                        format!("client {} aborted in command {pc} (set) of script {s}; assignment of meta-command failed", self.tid),
                     ]));
                 }
                 Ok(pc + 1)
@@ -533,6 +533,15 @@ impl PgbenchSession {
     }
 }
 
+/// Command `pc`'s meta-command as the script writes it (`SET`, `Sleep`), where pgbench says
+/// its `argv[0]` (an expression's failure, a variable it cannot set or find); elsewhere it
+/// says the name in lower case, whatever the script wrote (`crates/cli/tests/pgbench_errors.rs`
+/// holds both).
+fn word(src: &PgbenchSource, s: usize, pc: usize) -> &str {
+    let argv = &src.scripts[s].commands[pc].argv;
+    argv.split(' ').next().unwrap_or("")
+}
+
 /// pgbench's two lines for a meta-command (`what`, command `pc` of script `s`) whose
 /// expression failed.
 fn meta_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Display) -> Stop {
@@ -540,14 +549,6 @@ fn meta_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Disp
 }
 
 /// The same for a \sleep, \shell or \setshell that could not be carried out.
-/// Command `pc`'s meta-command as the script writes it (`SET`, `Sleep`), where pgbench says
-/// its `argv[0]` (a \set's abort, a \sleep's undefined variable); elsewhere it says the name
-/// in lower case, whatever the script wrote (`crates/cli/tests/pgbench_errors.rs` holds both).
-fn word(src: &PgbenchSource, s: usize, pc: usize) -> &str {
-    let argv = &src.scripts[s].commands[pc].argv;
-    argv.split(' ').next().unwrap_or("")
-}
-
 fn meta_run_failed(tid: u32, s: usize, pc: usize, what: &str, e: &dyn std::fmt::Display) -> Stop {
     aborted(tid, s, pc, what, e, "execution")
 }
