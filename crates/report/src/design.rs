@@ -80,6 +80,7 @@ pub(crate) fn health_by_run(s: &StudySource) -> HashMap<i64, Health> {
                     steal: get(r, "host_steal"),
                     host_busy: get(r, "host_busy"),
                     host_irq: get(r, "host_irq"),
+                    host_kthreads: get(r, "host_kthreads"),
                     seconds: get(r, "seconds"),
                     server_cpu_seconds: get(r, "server_cpu_seconds"),
                     client_cpu_seconds: get(r, "client_cpu_seconds"),

@@ -27,7 +27,7 @@ const MIN_TICKS: usize = 4;
 /// these words, so that the three agree.
 pub fn criteria() -> String {
     format!(
-        "a trend through the run beyond its tick noise and larger than the study's equivalence margin, a stall (ticks below {:.0}% of the run's median), a run further than {:.1} robust standard deviations from its cell's others (MAD-based, in cells of five runs or more), steal {:.0} points beyond the study's usual run, or other processes busy beyond half a CPU (at most {:.0}% of the machine; what the server's processes, bakeoff's client and the kernel's interrupt work, the run's own I/O, did not use)",
+        "a trend through the run beyond its tick noise and larger than the study's equivalence margin, a stall (ticks below {:.0}% of the run's median), a run further than {:.1} robust standard deviations from its cell's others (MAD-based, in cells of five runs or more), steal {:.0} points beyond the study's usual run, or other processes busy beyond half a CPU (at most {:.0}% of the machine; what the server's processes, bakeoff's client and the kernel's interrupt work and threads, the run's own I/O, did not use)",
         STALL * 100.0,
         OUTLIER,
         STEAL * 100.0,
@@ -43,6 +43,9 @@ pub struct Health {
     /// Of `host_busy`, the kernel's interrupts and softirqs (None in stores from before it was
     /// kept: then they count as other processes', as they did).
     pub host_irq: Option<f64>,
+    /// Of `host_busy`, the kernel's threads over the run (kworkers' writeback, jbd2): none in
+    /// stores from before it was kept, nor in a turn's slice.
+    pub host_kthreads: Option<f64>,
     pub seconds: Option<f64>,
     pub server_cpu_seconds: Option<f64>,
     pub client_cpu_seconds: Option<f64>,
@@ -53,16 +56,18 @@ impl Health {
     /// CPU time not charged to the run, as a share of the machine's (`cpus` CPUs): the
     /// machine's busy time less what its server processes (every thread, every instance) and
     /// bakeoff's client threads used, their idle polling included, and less the kernel's
-    /// interrupt and softirq work. That work is charged to no process; on a machine that runs
-    /// the load it is mostly the run's own I/O (a server's disk completions, its network), so
-    /// it moves with the variant and is the run's, not a disturbance. None when the figures
-    /// are not all there (a server not on this machine).
+    /// interrupt and softirq work and its threads' (kworkers writing back the server's dirty
+    /// pages, the journal). That work is charged to no process; on a machine that runs the
+    /// load it is mostly the run's own I/O, so it moves with the variant (a small buffer pool
+    /// writes more) and is the run's, not a disturbance. None when the figures are not all
+    /// there (a server not on this machine).
     pub fn others(&self, cpus: f64) -> Option<f64> {
         let machine = self.seconds? * cpus;
         let ours = self.server_cpu_seconds?
             + self.client_cpu_seconds.unwrap_or(0.0)
             + self.client_idle_poll_seconds.unwrap_or(0.0);
-        let busy = self.host_busy? - self.host_irq.unwrap_or(0.0);
+        let kernel = self.host_irq.unwrap_or(0.0) + self.host_kthreads.unwrap_or(0.0);
+        let busy = self.host_busy? - kernel;
         (machine > 0.0).then(|| (busy - ours / machine).max(0.0))
     }
 }
@@ -318,6 +323,7 @@ mod tests {
             steal: Some(0.05),
             host_busy: Some(0.9),
             host_irq: None,
+            host_kthreads: None,
             seconds: Some(10.0),
             server_cpu_seconds: Some(8.0),
             client_cpu_seconds: Some(4.0),
@@ -345,6 +351,25 @@ mod tests {
             (io.others(2.0).unwrap() - 0.2).abs() < 1e-12,
             "{:?}",
             io.others(2.0)
+        );
+        // And so is its kernel threads' (the server's writeback): 15% less again, none left
+        // but 5%, which is within the limit.
+        let writeback = Health {
+            host_kthreads: Some(0.15),
+            ..io
+        };
+        assert!((writeback.others(2.0).unwrap() - 0.05).abs() < 1e-12);
+        assert!(
+            reasons(
+                &ticks(&[1.0; 6]),
+                &writeback,
+                Some(2.0),
+                0.05,
+                0.0,
+                Unit::Tps
+            )
+            .len()
+                == 1
         );
     }
 

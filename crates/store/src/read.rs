@@ -111,6 +111,7 @@ impl Store {
                     json_extract(summary_json, '$.telemetry.host.user')
                       + json_extract(summary_json, '$.telemetry.host.sys') AS host_busy,
                     json_extract(summary_json, '$.telemetry.host.irq') AS host_irq,
+                    json_extract(summary_json, '$.telemetry.host.kernel_threads') AS host_kthreads,
                     json_extract(summary_json, '$.telemetry.seconds') AS seconds,
                     json_extract(summary_json, '$.telemetry.server.cpu_user_seconds')
                       + json_extract(summary_json, '$.telemetry.server.cpu_sys_seconds') AS server_cpu_seconds,

@@ -281,7 +281,8 @@ impl BlockRun<'_> {
             .iter()
             .enumerate()
             .map(|(i, u)| {
-                let mut s = Sampler::new(process_only(&u.servers), how.run.client_threads);
+                let mut s =
+                    Sampler::new(process_only(&u.servers), how.run.client_threads).slices_only();
                 if let Some(g) = groups.get(i).cloned() {
                     s.cpu_from(Arc::new(move || g.cpu_seconds()));
                 }
@@ -290,7 +291,7 @@ impl BlockRun<'_> {
             .collect();
         let mut statuses: Vec<Sampler> = up
             .iter()
-            .map(|u| Sampler::new(status_only(&u.servers), how.run.client_threads))
+            .map(|u| Sampler::new(status_only(&u.servers), how.run.client_threads).slices_only())
             .collect();
         statuses.iter_mut().for_each(Sampler::begin);
         self.tell_start(block, w, threads, up.len());

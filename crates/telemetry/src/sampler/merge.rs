@@ -37,6 +37,7 @@ impl Telemetry {
                 iowait: weight(|p| p.host.iowait),
                 idle: weight(|p| p.host.idle),
                 steal: weight(|p| p.host.steal),
+                kernel_threads: weight(|p| p.host.kernel_threads),
             },
             client_cpu_seconds: parts.iter().map(|p| p.client_cpu_seconds).sum(),
             client_cpu_share,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub use listener::listening_process;
 pub use procfs::own_cpu_seconds;
-use procfs::{read_host, HostReading};
+use procfs::{read_host, read_kernel_threads, HostReading};
 pub use procfs::{read_process, ProcReading};
 use status::{StatusReader, GAUGES};
 
@@ -49,6 +49,11 @@ pub struct HostSample {
     /// (a server's disk completions and network) on a machine that runs the load alone.
     #[serde(default)]
     pub irq: f64,
+    /// Of `sys`, the kernel's threads (kworkers' writeback, jbd2, kswapd): charged to no
+    /// process either, and on a machine that runs the load mostly the run's own writes. Read
+    /// over a whole run only (0 in its ticks); threads that ended during it are not counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub kernel_threads: f64,
     pub iowait: f64,
     pub idle: f64,
     pub steal: f64,
@@ -90,6 +95,8 @@ struct Reading {
     client: f64,
     idle: f64,
     status: Option<BTreeMap<String, i64>>,
+    /// Kernel threads' CPU seconds by pid, at the span's two ends only.
+    kernel: Option<BTreeMap<u32, f64>>,
 }
 
 /// Reads a server process's counters where /proc cannot: on the server's own host, through
@@ -143,6 +150,9 @@ pub struct Sampler {
     cpu: Option<CpuReader>,
     first: Option<Reading>,
     last: Option<Reading>,
+    /// Whether `begin` and `total` walk /proc for the kernel threads' CPU (a run's two
+    /// ends); not for a turn's slices, which begin twenty times a second and never total.
+    kernel_threads: bool,
 }
 
 impl Sampler {
@@ -175,7 +185,14 @@ impl Sampler {
             cpu: None,
             first: None,
             last: None,
+            kernel_threads: true,
         }
+    }
+
+    /// A sampler of turns' slices: no walk of /proc for the kernel threads at each begin.
+    pub fn slices_only(mut self) -> Sampler {
+        self.kernel_threads = false;
+        self
     }
 
     fn read(&mut self) -> Reading {
@@ -211,7 +228,15 @@ impl Sampler {
             client: own_cpu_seconds() - idle,
             idle,
             status,
+            kernel: None,
         }
+    }
+
+    /// A reading with the kernel threads' CPU: the span's ends.
+    fn read_ends(&mut self) -> Reading {
+        let mut r = self.read();
+        r.kernel = self.kernel_threads.then(read_kernel_threads);
+        r
     }
 
     /// The client's CPU is counted less what `ns` says it spent idle by choice (polling
@@ -229,7 +254,7 @@ impl Sampler {
 
     /// Start of the measured span.
     pub fn begin(&mut self) {
-        let r = self.read();
+        let r = self.read_ends();
         self.first = Some(r.clone());
         self.last = Some(r);
     }
@@ -243,7 +268,7 @@ impl Sampler {
 
     /// The whole span since `begin`, read now.
     pub fn total(&mut self, seconds: f64, events: u64) -> Option<Telemetry> {
-        let now = self.read();
+        let now = self.read_ends();
         let first = self.first.clone()?;
         self.last = Some(now.clone());
         Some(self.delta(&first, &now, seconds, events))
@@ -279,6 +304,7 @@ impl Sampler {
                 iowait: h(|r| r.iowait) / host_total,
                 idle: h(|r| r.idle) / host_total,
                 steal: h(|r| r.steal) / host_total,
+                kernel_threads: kernel_seconds(a, b) / host_total,
             },
             client_cpu_seconds: client,
             client_cpu_share: client_share,
@@ -294,6 +320,17 @@ impl Sampler {
             server,
         }
     }
+}
+
+/// The kernel threads' CPU seconds between two readings that have them: each thread's
+/// growth, a thread born meanwhile from zero (one that ended meanwhile is lost with it).
+fn kernel_seconds(a: &Reading, b: &Reading) -> f64 {
+    let (Some(x), Some(y)) = (&a.kernel, &b.kernel) else {
+        return 0.0;
+    };
+    y.iter()
+        .map(|(pid, s)| (s - x.get(pid).copied().unwrap_or(0.0)).max(0.0))
+        .sum()
 }
 
 fn sum(readings: &[ProcReading]) -> ProcReading {

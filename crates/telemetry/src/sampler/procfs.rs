@@ -175,6 +175,47 @@ pub(crate) fn read_host() -> HostReading {
     }
 }
 
+/// Every kernel thread's CPU seconds (user + system), by pid: kthreadd's children, which do
+/// the kernel's work that no process is charged for (writeback by kworkers, the journal's
+/// jbd2, kswapd's reclaim). ksoftirqd is left out: its time is the softirq time /proc/stat
+/// already counts apart. Read at a run's two ends only: a walk of /proc.
+pub(crate) fn read_kernel_threads() -> BTreeMap<u32, f64> {
+    let mut out = BTreeMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Some(stat) = proc_text(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ... utime stime": comm may hold spaces and parentheses.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = &stat[open + 1..close];
+        let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let ppid = rest.get(1).and_then(|p| p.parse::<u32>().ok());
+        if ppid != Some(2) || comm.starts_with("ksoftirqd") {
+            continue;
+        }
+        let ticks = |i: usize| {
+            rest.get(i)
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        // Fields 14 and 15 of stat, 12 and 13 after the state.
+        out.insert(pid, (ticks(11) + ticks(12)) / clk_tck());
+    }
+    out
+}
+
 /// CPU seconds (user + system) this process has used, all threads.
 pub fn own_cpu_seconds() -> f64 {
     // SAFETY: getrusage writes into the struct we pass.
@@ -215,5 +256,20 @@ mod tests {
         assert!(nodes.values().sum::<u64>() > 0, "{nodes:?}");
         let h = read_host();
         assert!(h.user + h.sys + h.idle > 0.0);
+    }
+
+    /// Where this system shows kthreadd (pid 2), its children are read, each with a CPU time;
+    /// where it does not (a PID namespace), there is nothing to count and nothing is made up.
+    #[test]
+    fn kernel_threads_are_kthreadds_children() {
+        let threads = super::read_kernel_threads();
+        let kthreadd =
+            std::fs::read_to_string("/proc/2/stat").is_ok_and(|s| s.contains("(kthreadd)"));
+        assert_eq!(!threads.is_empty(), kthreadd, "{threads:?}");
+        assert!(threads.values().all(|s| s.is_finite() && *s >= 0.0));
+        assert!(
+            !threads.contains_key(&std::process::id()),
+            "this process is not the kernel's"
+        );
     }
 }
