@@ -24,7 +24,14 @@ use crate::progress::{print_progress, LoadLine};
 use crate::run_report::{death_line, report};
 
 pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
-    let kind: WorkloadKind = a.workload.parse().map_err(anyhow::Error::msg)?;
+    let kind: WorkloadKind = a.workload.parse().map_err(|e: String| {
+        // A script's path: bakeoff runs scripts in sysbench's grammar, the script first.
+        let w = &a.workload;
+        match w.ends_with(".lua") || std::path::Path::new(w).is_file() {
+            true => anyhow::anyhow!("{w} is a script: bakeoff runs Lua scripts as sysbench does, the script first and the command last: `bakeoff {w} [options] run` (its options as sysbench takes them; --mysql-socket or --mysql-host names the server)"),
+            false => anyhow::anyhow!(e),
+        }
+    })?;
     let g = &a.general;
     let o = &a.oltp;
     let mut distribution = Distribution::new(

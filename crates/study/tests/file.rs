@@ -568,3 +568,15 @@ fn a_tpcc_study_takes_its_warehouses_and_turns_long_enough_for_its_transactions(
     let p = parse(&src("").replace("warehouses = 3", "warehouses = 0"), "t").unwrap_err();
     assert!(format!("{p:?}").contains("warehouses"), "{p:?}");
 }
+
+/// A Lua script named as a study's workload is refused at its line with the way it runs
+/// today (the reference used to say a study took one).
+#[test]
+fn a_lua_script_as_a_study_workload_says_how_to_run_it() {
+    let p = problems("threads = [1]\n[[workload]]\nname = \"mine.lua\"\n");
+    at(
+        &p,
+        3,
+        "run the script with `bakeoff mine.lua [options] run`",
+    );
+}

@@ -140,6 +140,10 @@ pub(super) fn workload(p: &mut Problems, mut t: Table, d: Dataset) -> Option<Wor
         .string(p, "name")
         .and_then(|(s, span)| match s.parse::<WorkloadKind>() {
             Ok(k) => Some(k),
+            Err(_) if s.ends_with(".lua") => {
+                p.at(span, format!("{s} is a Lua script, and a study's workloads are bakeoff's own (sysbench's, tpcc) for now: run the script with `bakeoff {s} [options] run`"));
+                None
+            }
             Err(e) => {
                 p.at(span, e);
                 None
