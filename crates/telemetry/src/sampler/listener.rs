@@ -13,16 +13,9 @@ pub fn listening_process(port: u16) -> Result<(u32, String), String> {
         return Err(format!("nothing listens on TCP port {port} on this host"));
     }
     let wanted: Vec<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
-    let procs = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
-    for entry in procs.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+    let procs = super::procfs::process_ids().map_err(|e| format!("/proc: {e}"))?;
+    for pid in procs {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
             continue;
         };
         for fd in fds.flatten() {
@@ -30,7 +23,7 @@ pub fn listening_process(port: u16) -> Result<(u32, String), String> {
                 continue;
             };
             if wanted.iter().any(|w| target.as_os_str() == w.as_str()) {
-                let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
                 return Ok((pid, comm.trim().to_string()));
             }
         }

@@ -181,17 +181,10 @@ pub(crate) fn read_host() -> HostReading {
 /// already counts apart. Read at a run's two ends only: a walk of /proc.
 pub(crate) fn read_kernel_threads() -> BTreeMap<u32, f64> {
     let mut out = BTreeMap::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
+    let Ok(all) = process_ids() else {
         return out;
     };
-    for entry in dir.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in all {
         let Some(stat) = proc_text(format!("/proc/{pid}/stat")) else {
             continue;
         };
@@ -214,6 +207,13 @@ pub(crate) fn read_kernel_threads() -> BTreeMap<u32, f64> {
         out.insert(pid, (ticks(11) + ticks(12)) / clk_tck());
     }
     out
+}
+
+/// Every process's id in /proc, as they are listed (an error: /proc cannot be read).
+pub(crate) fn process_ids() -> std::io::Result<impl Iterator<Item = u32>> {
+    Ok(std::fs::read_dir("/proc")?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok())))
 }
 
 /// CPU seconds (user + system) this process has used, all threads.
