@@ -289,9 +289,18 @@ impl BlockRun<'_> {
                 Some(s)
             })
             .collect();
+        // The first also reads the kernel's threads at the cell's two ends (see below).
         let mut statuses: Vec<Sampler> = up
             .iter()
-            .map(|u| Sampler::new(status_only(&u.servers), how.run.client_threads).slices_only())
+            .enumerate()
+            .map(|(i, u)| {
+                let s = Sampler::new(status_only(&u.servers), how.run.client_threads);
+                if i == 0 {
+                    s
+                } else {
+                    s.slices_only()
+                }
+            })
             .collect();
         statuses.iter_mut().for_each(Sampler::begin);
         self.tell_start(block, w, threads, up.len());
@@ -301,11 +310,19 @@ impl BlockRun<'_> {
             (res, turns.unheld())
         };
         if let Ok(res) = res.as_mut() {
+            let mut kernel = None;
             for (s, status) in res.servers.iter_mut().zip(&mut statuses) {
                 let cell = status.total(res.elapsed_seconds, s.total.events);
                 if let (Some(t), Some(cell)) = (s.telemetry.as_mut(), cell) {
+                    kernel = kernel.or(Some(cell.host.kernel_threads));
                     t.status = cell.status;
                 }
+            }
+            // The kernel's threads (writeback, the journal) worked for the whole cell, for
+            // every server's writes alike and often in another's turn: each run is charged
+            // the cell's share of the machine, not what fell in its own slices.
+            for t in res.servers.iter_mut().filter_map(|s| s.telemetry.as_mut()) {
+                t.host.kernel_threads = kernel.unwrap_or(0.0);
             }
         }
         *self.progress.1 += up.len();
