@@ -66,14 +66,21 @@ impl Drop for Started {
 }
 
 fn server_start(bakeoff: &Path, args: &[&str]) -> Started {
-    let mut child = Command::new(bakeoff)
+    let child = Command::new(bakeoff)
         .args(["server", "start"])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    // Held from the start, so that a failure below still stops the server (a panic here
+    // once left one running after the test).
+    let mut started = Started {
+        child,
+        socket: String::new(),
+        password: String::new(),
+    };
+    let mut out = BufReader::new(started.child.stdout.take().unwrap());
     let (mut socket, mut cnf) = (None, None);
     let mut said = String::new();
     while socket.is_none() || cnf.is_none() {
@@ -96,11 +103,9 @@ fn server_start(bakeoff: &Path, args: &[&str]) -> Started {
         .or_else(|| text.lines().next().and_then(|l| l.rsplit(':').next()))
         .expect("the credentials file holds the password")
         .to_string();
-    Started {
-        child,
-        socket: socket.unwrap(),
-        password,
-    }
+    started.socket = socket.unwrap();
+    started.password = password;
+    started
 }
 
 /// How a guide is run: its server (`bakeoff server start` with `server`), what its prose

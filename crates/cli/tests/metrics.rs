@@ -66,6 +66,7 @@ fn query(port: u16, q: &str) -> Vec<(serde_json::Value, f64)> {
         .collect()
 }
 
+/// A child ended with the test, whether it passes or panics.
 struct Killed(Child);
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -76,21 +77,23 @@ impl Drop for Killed {
 
 #[test]
 fn prometheus_scrapes_a_run_and_answers_with_its_figures() {
-    let mut run = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .args([
-            "run",
-            "oltp_point_select",
-            "--threads=2",
-            "--time=12",
-            "--table-size=1000",
-        ])
-        .args(["--metrics-addr", "0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = Killed(
+        Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args([
+                "run",
+                "oltp_point_select",
+                "--threads=2",
+                "--time=12",
+                "--table-size=1000",
+            ])
+            .args(["--metrics-addr", "0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     // The endpoint says where it listens (port 0: the system picked one).
-    let mut err = BufReader::new(run.stderr.take().unwrap());
+    let mut err = BufReader::new(run.0.stderr.take().unwrap());
     let mut said = String::new();
     let port = loop {
         let mut line = String::new();
@@ -151,7 +154,7 @@ fn prometheus_scrapes_a_run_and_answers_with_its_figures() {
         !query(web, "bakeoff_server_cpu_seconds_total").is_empty(),
         "the server's CPU"
     );
-    let status = run.wait().unwrap();
+    let status = run.0.wait().unwrap();
     assert!(status.success(), "the run itself: {status}");
     let _ = std::fs::remove_dir_all(&dir);
 }

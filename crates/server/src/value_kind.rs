@@ -42,25 +42,23 @@ impl ValueKind {
     /// Why `value` is not one of this kind's, said with what would be; None when it is.
     pub fn problem(self, name: &str, value: &str) -> Option<String> {
         let v = value.trim();
-        let ok = match self {
-            ValueKind::Any => true,
-            ValueKind::MySqlNumber => mysql_number(v),
-            ValueKind::MySqlBool => ["ON", "OFF", "TRUE", "FALSE", "1", "0"]
-                .iter()
-                .any(|b| v.eq_ignore_ascii_case(b)),
-            ValueKind::PgBool => pg_bool(v),
-            ValueKind::PgNumber => pg_number(v),
-        };
-        let takes = match self {
+        let (ok, takes) = match self {
             ValueKind::Any => return None,
-            ValueKind::MySqlNumber => {
-                "a number, or whole digits with K, M, G, T, P or E for sizes (\"8G\", \"512M\")"
-            }
-            ValueKind::MySqlBool => "ON or OFF",
-            ValueKind::PgBool => "on or off",
-            ValueKind::PgNumber => {
-                "a number, with a unit where it has one (\"2GB\", \"512MB\", \"200ms\", \"5min\")"
-            }
+            ValueKind::MySqlNumber => (
+                mysql_number(v),
+                "a number, or whole digits with K, M, G, T, P or E for sizes (\"8G\", \"512M\")",
+            ),
+            ValueKind::MySqlBool => (
+                ["ON", "OFF", "TRUE", "FALSE", "1", "0"]
+                    .iter()
+                    .any(|b| v.eq_ignore_ascii_case(b)),
+                "ON or OFF",
+            ),
+            ValueKind::PgBool => (pg_bool(v), "on or off"),
+            ValueKind::PgNumber => (
+                pg_number(v),
+                "a number, with a unit where it has one (\"2GB\", \"512MB\", \"200ms\", \"5min\")",
+            ),
         };
         (!ok).then(|| format!("`{name}` takes {takes}; found \"{value}\""))
     }

@@ -107,39 +107,82 @@ impl Live {
             }
         };
         let mut family = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
-            let typed = match (kind, openmetrics) {
-                ("counter", false) => format!("{name}_total"),
+            // A counter's samples end in _total; OpenMetrics types the family without it,
+            // Prometheus' text format with it.
+            let sample = match kind {
+                "counter" => format!("{name}_total"),
                 _ => name.to_string(),
             };
+            let typed = if openmetrics { name } else { sample.as_str() };
             let _ = writeln!(out, "# TYPE {typed} {kind}");
             let _ = writeln!(out, "# HELP {typed} {help}");
             for (l, v) in samples {
-                let sample = match kind {
-                    "counter" => format!("{name}_total"),
-                    _ => name.to_string(),
-                };
                 let _ = writeln!(out, "{sample}{l} {v}");
             }
         };
         let none = labels(&[]);
-        family(
-            "bakeoff_running",
-            "gauge",
-            "1 while a run is measuring, 0 after it ended.",
-            &[(none.clone(), f64::from(u8::from(f.running)))],
-        );
-        family(
-            "bakeoff_events_per_second",
-            "gauge",
-            "Events (transactions) per second over the latest tick.",
-            &[(none.clone(), f.tps)],
-        );
-        family(
-            "bakeoff_queries_per_second",
-            "gauge",
-            "Statements per second over the latest tick.",
-            &[(none.clone(), f.qps)],
-        );
+        // One sample each, under the run's labels; the server's only where it was read.
+        let scalars: [(&str, &str, &str, Option<f64>); 9] = [
+            (
+                "bakeoff_running",
+                "gauge",
+                "1 while a run is measuring, 0 after it ended.",
+                Some(f64::from(u8::from(f.running))),
+            ),
+            (
+                "bakeoff_events_per_second",
+                "gauge",
+                "Events (transactions) per second over the latest tick.",
+                Some(f.tps),
+            ),
+            (
+                "bakeoff_queries_per_second",
+                "gauge",
+                "Statements per second over the latest tick.",
+                Some(f.qps),
+            ),
+            (
+                "bakeoff_events",
+                "counter",
+                "Events since the run began.",
+                Some(f.events as f64),
+            ),
+            (
+                "bakeoff_errors",
+                "counter",
+                "Errors since the run began (ignored ones included).",
+                Some(f.errors as f64),
+            ),
+            (
+                "bakeoff_reconnects",
+                "counter",
+                "Reconnects since the run began.",
+                Some(f.reconnects as f64),
+            ),
+            (
+                "bakeoff_server_cpu_seconds",
+                "counter",
+                "The server's CPU seconds (user and system) since the run began.",
+                f.server_cpu_seconds,
+            ),
+            (
+                "bakeoff_server_cpus_busy",
+                "gauge",
+                "CPUs the server kept busy over the latest tick.",
+                f.server_cpus_busy,
+            ),
+            (
+                "bakeoff_server_resident_bytes",
+                "gauge",
+                "The server's resident memory at the latest tick.",
+                f.server_rss_bytes.map(|b| b as f64),
+            ),
+        ];
+        for (name, kind, help, value) in scalars {
+            if let Some(v) = value {
+                family(name, kind, help, &[(none.clone(), v)]);
+            }
+        }
         let latency: Vec<(String, f64)> = f
             .latency
             .iter()
@@ -151,48 +194,6 @@ impl Live {
             "Event latency percentiles over the latest tick, in seconds (label quantile).",
             &latency,
         );
-        family(
-            "bakeoff_events",
-            "counter",
-            "Events since the run began.",
-            &[(none.clone(), f.events as f64)],
-        );
-        family(
-            "bakeoff_errors",
-            "counter",
-            "Errors since the run began (ignored ones included).",
-            &[(none.clone(), f.errors as f64)],
-        );
-        family(
-            "bakeoff_reconnects",
-            "counter",
-            "Reconnects since the run began.",
-            &[(none.clone(), f.reconnects as f64)],
-        );
-        if let Some(cpu) = f.server_cpu_seconds {
-            family(
-                "bakeoff_server_cpu_seconds",
-                "counter",
-                "The server's CPU seconds (user and system) since the run began.",
-                &[(none.clone(), cpu)],
-            );
-        }
-        if let Some(busy) = f.server_cpus_busy {
-            family(
-                "bakeoff_server_cpus_busy",
-                "gauge",
-                "CPUs the server kept busy over the latest tick.",
-                &[(none.clone(), busy)],
-            );
-        }
-        if let Some(rss) = f.server_rss_bytes {
-            family(
-                "bakeoff_server_resident_bytes",
-                "gauge",
-                "The server's resident memory at the latest tick.",
-                &[(none, rss as f64)],
-            );
-        }
         if openmetrics {
             out.push_str("# EOF\n");
         }
