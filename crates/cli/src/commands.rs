@@ -24,14 +24,10 @@ use crate::progress::{print_progress, LoadLine};
 use crate::run_report::{death_line, report};
 
 pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
-    let kind: WorkloadKind = a.workload.parse().map_err(|e: String| {
-        // A script's path: bakeoff runs scripts in sysbench's grammar, the script first.
-        let w = &a.workload;
-        match w.ends_with(".lua") || std::path::Path::new(w).is_file() {
-            true => anyhow::anyhow!("{w} is a script: bakeoff runs Lua scripts as sysbench does, the script first and the command last: `bakeoff {w} [options] run` (its options as sysbench takes them; --mysql-socket or --mysql-host names the server)"),
-            false => anyhow::anyhow!(e),
-        }
-    })?;
+    if let Some(script) = crate::script_workload::user_script(a)? {
+        return Ok(WorkloadSpec::of_script(script));
+    }
+    let kind: WorkloadKind = a.workload.parse().map_err(anyhow::Error::msg)?;
     let g = &a.general;
     let o = &a.oltp;
     let mut distribution = Distribution::new(
@@ -89,6 +85,7 @@ pub fn workload_spec(a: &LoadArgs) -> Result<WorkloadSpec> {
         options,
         distribution,
         tpcc: a.tpcc.clone(),
+        script: None,
     };
     spec.validate().map_err(anyhow::Error::msg)?;
     Ok(spec)
@@ -397,6 +394,9 @@ pub fn cleanup(a: &LoadArgs) -> Result<ExitCode> {
     let Some(opts) = first_given(a, "cleanup")? else {
         bail!("cleanup needs a server: pass --mysql-socket or --mysql-host (the embedded server is removed after each run)");
     };
+    if bakeoff_workload::scripting::user::is_script(&a.workload, std::path::Path::new("")) {
+        bail!("{w}'s tables are its own, and bakeoff drops only tables it made: drop them as the script says (a Lua script's cleanup: `bakeoff {w} [options] cleanup`; pgbench's: `bakeoff pgbench -i -I d`)", w = a.workload);
+    }
     // sysbench's grammar drops the workload's tables as sysbench does; bakeoff's, the marked ones.
     let spec = match crate::dialect::is_sysbench() {
         true => Some(workload_spec(a)?),

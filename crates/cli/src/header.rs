@@ -38,10 +38,12 @@ fn print_header(p: &Printer<'_>, r: &RunSpec) {
     let sysbench = crate::dialect::is_sysbench();
     let seed = (p.seed_given || !sysbench).then_some(r.seed);
     let head = output::run_options(&output::RunHeader::of(r, p.interval, p.validate, seed));
-    let mut extras = vec![match p.spec.kind {
+    let mut extras = vec![match (&p.spec.script, p.spec.kind) {
+        // A script draws its own keys, as its code says.
+        (Some(s), _) => script_line(s),
         // TPC-C draws its own inputs (NURand, uniform); the key distribution is sysbench's.
-        bakeoff_workload::WorkloadKind::Tpcc => tpcc_line(p.spec),
-        _ => distribution_line(p.spec),
+        (None, bakeoff_workload::WorkloadKind::Tpcc) => tpcc_line(p.spec),
+        (None, _) => distribution_line(p.spec),
     }];
     let server = p.embedded.clone();
     if !p.ignored.is_empty() {
@@ -70,6 +72,25 @@ fn distribution_line(spec: &WorkloadSpec) -> String {
         "Random distribution: {} (sysbench 1.0.20's default is special; master's is uniform)",
         spec.distribution.kind
     )
+}
+
+fn script_line(s: &bakeoff_workload::scripting::user::UserScript) -> String {
+    use bakeoff_workload::scripting::user::UserScript;
+    match s {
+        UserScript::Lua { path, .. } => format!(
+            "Workload: your Lua script {path} (each connection a Lua state and a client thread of its own, as in sysbench)"
+        ),
+        UserScript::Pgbench { scripts, scale, .. } => {
+            let list: Vec<String> = scripts
+                .iter()
+                .map(|f| format!("{}@{}", f.name, f.weight))
+                .collect();
+            format!(
+                "Workload: pgbench scripts {} at scale {scale}",
+                list.join(", ")
+            )
+        }
+    }
 }
 
 fn tpcc_line(spec: &WorkloadSpec) -> String {

@@ -23,6 +23,7 @@ mod prepared;
 mod progress;
 mod results;
 mod run_report;
+mod script_workload;
 mod serve;
 mod slap;
 mod study;

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use bakeoff_store::Store;
 use bakeoff_study::{
-    estimate, parse, pending, run_study, series, text_sha256, StoredStudy, StudySpec,
+    estimate, parse_in, pending, run_study, series, text_sha256, StoredStudy, StudySpec,
 };
 
 use crate::exit::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
@@ -20,7 +20,8 @@ pub(crate) fn load(file: &Path) -> Result<Result<(String, StudySpec), ExitCode>>
     let src = std::fs::read_to_string(file)
         .with_context(|| format!("reading the study file {}", file.display()))?;
     let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("study");
-    match parse(&src, stem) {
+    let dir = file.parent().unwrap_or(Path::new(""));
+    match parse_in(&src, stem, dir) {
         Ok(s) => Ok(Ok((src, s))),
         Err(problems) => {
             for p in &problems {
@@ -46,6 +47,33 @@ pub fn check(file: &Path) -> Result<ExitCode> {
         eprintln!("note: {note}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What each workload loads, in a line: sysbench's tables, TPC-C's warehouses, a script's own.
+fn dataset_line(s: &StudySpec) -> String {
+    use bakeoff_workload::scripting::user::UserScript;
+    let mut parts: Vec<String> = Vec::new();
+    let mut add = |part: String| {
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    };
+    for w in &s.workloads {
+        match (&w.spec.script, w.spec.kind) {
+            (Some(UserScript::Lua { .. }), _) => {
+                add(format!("{}: what the script's own prepare makes", w.label))
+            }
+            (Some(UserScript::Pgbench { scale, .. }), _) => add(format!(
+                "{}: pgbench's tables at scale {scale} (pgbench -i)",
+                w.label
+            )),
+            (None, WorkloadKind::Tpcc) => {
+                add(format!("TPC-C, {} warehouses", w.spec.tpcc.warehouses))
+            }
+            (None, _) => add(format!("{} table(s) x {} rows", s.tables, s.table_size)),
+        }
+    }
+    parts.join("; ")
 }
 
 /// How the repetitions are run and judged, in a line.
@@ -99,25 +127,7 @@ fn describe(s: &StudySpec, file: &Path) -> String {
         s.repetitions,
         series.len()
     );
-    let tpcc = s
-        .workloads
-        .iter()
-        .map(|w| &w.spec)
-        .find(|w| w.kind == WorkloadKind::Tpcc);
-    let sysbench = s
-        .workloads
-        .iter()
-        .any(|w| w.spec.kind != WorkloadKind::Tpcc);
-    let data = match (sysbench, tpcc) {
-        (true, None) => format!("{} table(s) x {} rows", s.tables, s.table_size),
-        (false, Some(t)) => format!("TPC-C, {} warehouses", t.tpcc.warehouses),
-        (_, t) => format!(
-            "{} table(s) x {} rows; TPC-C, {} warehouses",
-            s.tables,
-            s.table_size,
-            t.map_or(0, |t| t.tpcc.warehouses)
-        ),
-    };
+    let data = dataset_line(s);
     let _ = writeln!(
         out,
         "order: {} (seed {}); dataset: {data}, {}",

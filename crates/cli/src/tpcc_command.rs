@@ -81,6 +81,7 @@ fn load_args(t: &TpccArgs, prepare: bool) -> Result<LoadArgs> {
     }
     Ok(LoadArgs {
         workload: "tpcc".into(),
+        script_options: Vec::new(),
         general,
         oltp: OltpArgs::from_arg_matches(
             &OltpArgs::augment_args(clap::Command::new("tpcc")).get_matches_from(["tpcc"]),

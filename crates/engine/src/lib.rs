@@ -91,6 +91,17 @@ pub fn threads_beside_processes(threads: u32, connections: u32) -> u32 {
         .clamp(1, connections.max(1))
 }
 
+/// `spec` as `source` can run it: a source whose sessions block their thread on each
+/// statement (a Lua script's) gets a client thread per connection, whatever was asked, since
+/// connections sharing a thread would wait on each other's statements.
+pub(crate) fn as_source_runs<S: bakeoff_workload::Source>(source: &S, spec: &RunSpec) -> RunSpec {
+    let mut spec = spec.clone();
+    if source.blocks() {
+        spec.client_threads = spec.connections.max(1);
+    }
+    spec
+}
+
 /// The SQLSTATEs sysbench 1.0.20's pgsql driver ignores (drv_pgsql.c's check_status).
 pub use bakeoff_driver::PG_IGNORABLE;
 

@@ -35,6 +35,7 @@ pub fn run_sampled<S: Source>(
     observer: &mut dyn Observer,
     mut sampler: Option<&mut Sampler>,
 ) -> Result<RunResult, EngineError> {
+    let spec = &crate::as_source_runs(&*ctx, spec);
     crate::files::room_for_clients(spec, 1)?;
     let entered = Instant::now();
     let spec = Arc::new(spec.clone());

@@ -454,6 +454,7 @@ mod tests {
             options: Default::default(),
             distribution: bakeoff_workload::Distribution::new("pareto".parse().unwrap()),
             tpcc: Default::default(),
+            script: None,
         };
         let r = Request::Load(LoadPart {
             endpoints: vec![Target {
@@ -530,6 +531,7 @@ mod tests {
                 options: Default::default(),
                 distribution: bakeoff_workload::Distribution::new("uniform".parse().unwrap()),
                 tpcc: Default::default(),
+                script: None,
             },
             run: RunSpec::default(),
             threads: 1,

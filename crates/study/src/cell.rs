@@ -168,24 +168,25 @@ pub fn run_cell<O: CellObserver + Sync>(
         }
         Some(Stop::Failed(e)) => return Err(e),
     }
-    let session = Arc::new(SessionContext {
-        endpoints: servers
-            .endpoints()
-            .into_iter()
-            .map(|o| ConnectOptions {
-                connect_timeout: cell.connect_timeout,
-                limits: bakeoff_driver::Limits {
-                    stall_timeout: cell.stall_timeout,
-                    ..o.limits
-                },
-                ..o
-            })
-            .collect(),
-        spec: cell.workload.clone(),
-        threads: cell.run.connections,
-        unique: Unique::new(cell.run.seed),
-        tpcc: bakeoff_workload::tpcc::Shared::for_run(cell.run.seed),
-    });
+    let endpoints = servers
+        .endpoints()
+        .into_iter()
+        .map(|o| ConnectOptions {
+            connect_timeout: cell.connect_timeout,
+            limits: bakeoff_driver::Limits {
+                stall_timeout: cell.stall_timeout,
+                ..o.limits
+            },
+            ..o
+        })
+        .collect();
+    let session = Arc::new(SessionContext::new(
+        endpoints,
+        cell.workload.clone(),
+        cell.run.connections,
+        Unique::new(cell.run.seed),
+        cell.run.seed,
+    ));
     let m = Measure {
         servers: &servers,
         session,

@@ -51,8 +51,8 @@ pub use alternate::{
 };
 pub use bakeoff_server::file_sha256;
 pub use file::{
-    lab_lines, parse, setting_refused, Alternation, DatasetPolicy, GivenServer, Idle, NamedVariant,
-    Order, Price, StudySpec, Workload, MAX_CELLS,
+    lab_lines, parse, parse_in, setting_refused, Alternation, DatasetPolicy, GivenServer, Idle,
+    NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS,
 };
 pub use manifest::text_sha256;
 pub use matrix::{estimate, series, Series};

@@ -25,6 +25,11 @@ pub(crate) fn run_spec(
     if processes && !client.apart {
         client_threads = bakeoff_engine::threads_beside_processes(client_threads, threads);
     }
+    // A Lua script's calls block its thread: one per connection (the engine insists too).
+    let script = spec.workloads[s.workload].spec.script.as_ref();
+    if script.is_some_and(|x| x.blocks()) {
+        client_threads = threads.max(1);
+    }
     RunSpec {
         connections: threads,
         client_threads,

@@ -338,15 +338,14 @@ impl SeriesCtx<'_> {
         endpoints: &[ConnectOptions],
         threads: u32,
     ) -> Arc<SessionContext> {
-        Arc::new(SessionContext {
-            endpoints: endpoints.to_vec(),
-            spec: self
-                .spec
+        Arc::new(SessionContext::new(
+            endpoints.to_vec(),
+            self.spec
                 .workload_spec(self.series.variant, self.series.workload),
             threads,
-            unique: Unique::new(self.spec.seed),
-            tpcc: bakeoff_workload::tpcc::Shared::for_run(self.spec.seed),
-        })
+            Unique::new(self.spec.seed),
+            self.spec.seed,
+        ))
     }
 
     fn run_spec(&self, threads: u32, time: Duration) -> RunSpec {

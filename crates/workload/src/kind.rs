@@ -23,6 +23,11 @@ pub enum WorkloadKind {
     BulkInsert,
     /// TPC-C's five transactions (`crate::tpcc`), bakeoff's own: not one of sysbench's.
     Tpcc,
+    /// A user's Lua script ([`WorkloadSpec::script`]): no name of its own, so not in
+    /// [`WorkloadKind::ALL`].
+    Lua,
+    /// A user's pgbench scripts ([`WorkloadSpec::script`]); not in [`WorkloadKind::ALL`].
+    Pgbench,
 }
 
 use WorkloadKind::*;
@@ -44,6 +49,11 @@ impl WorkloadKind {
     ];
 
     pub fn name(self) -> &'static str {
+        match self {
+            Lua => return "lua",
+            Pgbench => return "pgbench",
+            _ => {}
+        }
         WorkloadKind::ALL
             .iter()
             .find(|(k, _)| *k == self)
@@ -69,8 +79,9 @@ impl WorkloadKind {
     /// accepts them too and lists the unused ones, so a pasted line runs and says what it
     /// changed nothing about.
     pub fn uses(self, name: &str) -> bool {
-        if matches!(self, BulkInsert | Tpcc) {
-            // bulk_insert: its own tables, one per thread; TPC-C: its own options.
+        if matches!(self, BulkInsert | Tpcc | Lua | Pgbench) {
+            // bulk_insert: its own tables, one per thread; TPC-C and scripts: their own
+            // options.
             return false;
         }
         const RANGES: &[&str] = &[
@@ -95,7 +106,7 @@ impl WorkloadKind {
             OltpUpdateNonIndex => &["non-index-updates"],
             SelectRandomPoints => &["random-points"],
             SelectRandomRanges => &["number-of-ranges", "delta"],
-            OltpPointSelect | OltpInsert | OltpDelete | BulkInsert | Tpcc => &[],
+            OltpPointSelect | OltpInsert | OltpDelete | BulkInsert | Tpcc | Lua | Pgbench => &[],
         };
         let read_write = self == OltpReadWrite
             && (RANGES.contains(&name)
@@ -256,12 +267,46 @@ pub struct WorkloadSpec {
     /// TPC-C's options (`kind` = tpcc); the defaults otherwise.
     #[serde(default)]
     pub tpcc: crate::tpcc::TpccOptions,
+    /// The user's script (`kind` = lua or pgbench), carried whole; None otherwise.
+    #[serde(default)]
+    pub script: Option<crate::scripting::user::UserScript>,
+}
+
+impl WorkloadSpec {
+    /// A spec for a user's script: its kind, and sysbench's defaults for the rest (unused).
+    pub fn of_script(script: crate::scripting::user::UserScript) -> WorkloadSpec {
+        let kind = match script {
+            crate::scripting::user::UserScript::Lua { .. } => Lua,
+            crate::scripting::user::UserScript::Pgbench { .. } => Pgbench,
+        };
+        WorkloadSpec {
+            kind,
+            options: OltpOptions::default(),
+            distribution: Distribution::new(crate::RandType::Uniform),
+            tpcc: Default::default(),
+            script: Some(script),
+        }
+    }
+
+    /// The name results and reports give it by default: the built-in's, or the script's stem.
+    pub fn default_label(&self) -> String {
+        match &self.script {
+            Some(s) => s.default_label(),
+            None => self.kind.to_string(),
+        }
+    }
 }
 
 impl WorkloadSpec {
     /// Checks sysbench would make, with the option named in the message.
     pub fn validate(&self) -> Result<(), String> {
         let o = &self.options;
+        if matches!(self.kind, Lua | Pgbench) != self.script.is_some() {
+            return Err(format!("the {} workload carries no script", self.kind));
+        }
+        if self.script.is_some() {
+            return Ok(());
+        }
         if self.kind == Tpcc {
             return match self.tpcc.warehouses {
                 0..=100_000 => Ok(()),

@@ -29,11 +29,14 @@ pub async fn cleanup_tables(
 }
 
 /// Create, load and index the job's tables (see [`dataset::prepare`] and
-/// [`crate::tpcc::load::prepare`]).
+/// [`crate::tpcc::load::prepare`]); a user's script makes its own (its `prepare`).
 pub async fn prepare_tables(
     opts: &ConnectOptions,
     job: &Loading<'_>,
 ) -> Result<Prepared, DatasetError> {
+    if let Some(script) = &job.spec.script {
+        return script.prepare(opts, job.parallel).await;
+    }
     match job.spec.kind {
         WorkloadKind::Tpcc => crate::tpcc::load::prepare(opts, job).await,
         _ => dataset::prepare(opts, job).await,

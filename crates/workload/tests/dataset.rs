@@ -21,6 +21,7 @@ fn spec() -> WorkloadSpec {
         },
         distribution: Distribution::new(RandType::Uniform),
         tpcc: Default::default(),
+        script: None,
     }
 }
 

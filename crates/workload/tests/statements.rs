@@ -38,6 +38,7 @@ fn spec(kind: WorkloadKind) -> WorkloadSpec {
         options,
         distribution: Distribution::new(RandType::Uniform),
         tpcc: Default::default(),
+        script: None,
     }
 }
 
@@ -64,13 +65,13 @@ fn per_event(kind: WorkloadKind, name: &str) -> ([f64; 6], StmtCounts) {
             progress: &|_: Progress| {},
         };
         dataset::prepare(&opts, &job).await.expect("prepare");
-        let ctx = Arc::new(SessionContext {
-            endpoints: vec![opts.clone()],
-            spec: spec.clone(),
-            threads: 1,
-            unique: Unique::new(1),
-            tpcc: Default::default(),
-        });
+        let ctx = Arc::new(SessionContext::new(
+            vec![opts.clone()],
+            spec.clone(),
+            1,
+            Unique::new(1),
+            1,
+        ));
         let mut session: Session = Session::open(ctx, 0, 42, false)
             .await
             .expect("open session");

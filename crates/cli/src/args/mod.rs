@@ -240,8 +240,14 @@ pub enum ServerCommand {
 pub struct LoadArgs {
     /// oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_update_index,
     /// oltp_update_non_index, oltp_insert, oltp_delete, select_random_points,
-    /// select_random_ranges, bulk_insert (a sysbench script path or 0.5 name works too).
+    /// select_random_ranges, bulk_insert (a sysbench script path or 0.5 name works too); or
+    /// your own: a Lua script (mine.lua, its prepare loads the tables) or pgbench scripts
+    /// with weights (read.sql@9,tpcb-like@1, on PostgreSQL: --db-driver=pgsql).
     pub workload: String,
+    /// An option of your script's: a Lua script's declared option (tables=4), or for pgbench
+    /// scripts scale=N (pgbench -i -s) and query_mode=simple|extended|prepared (-M).
+    #[arg(long = "script-option", value_name = "NAME=VALUE")]
+    pub script_options: Vec<String>,
     #[command(flatten)]
     pub general: GeneralArgs,
     #[command(flatten)]

@@ -338,6 +338,7 @@ fn bench(
             .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
         paced: a.rate.is_some(),
         stats: Mutex::new(Vec::new()),
+        abort_fails_run: false,
         on_abort: Box::new(|m| eprintln!("pgbench: error: {}", shown(m))),
         on_notice: Box::new(|m| eprintln!("{}", shown(m))),
         on_verbose: a.verbose_errors.then(|| {

@@ -194,6 +194,13 @@ pub fn run_turns<S: Source>(
     samplers: &mut [Option<Sampler>],
     obs: &mut dyn TurnObserver,
 ) -> Result<TurnsResult, EngineError> {
+    let spec = &TurnSpec {
+        run: match sources.first() {
+            Some(s) => crate::as_source_runs(&**s, &spec.run),
+            None => spec.run.clone(),
+        },
+        ..spec.clone()
+    };
     crate::files::room_for_clients(&spec.run, sources.len())?;
     let entered = Instant::now();
     let servers = sources.len();

@@ -10,7 +10,7 @@ use bakeoff_engine::{run_sampled, Observer, Tick};
 use bakeoff_remote::wire::{HostLoad, LoadPart, LoadTick, Reply, Target};
 use bakeoff_server::placement::launch_cpus;
 use bakeoff_telemetry::{Sampler, Window};
-use bakeoff_workload::{SessionContext, Unique};
+use bakeoff_workload::{SessionContext, Source, Unique};
 
 use super::out::Out;
 
@@ -37,18 +37,22 @@ impl Gate {
 /// Run this host's part (its gate was reset when the request was read); the reply that
 /// ends it (`Loaded`, or `Error`).
 pub(super) fn run_part(p: LoadPart, out: &Out, interrupt: &AtomicBool, gate: &Gate) -> Reply {
-    let ctx = Arc::new(SessionContext {
-        endpoints: p.endpoints.iter().map(Target::options).collect(),
-        spec: p.workload,
-        threads: p.threads,
+    let ctx = Arc::new(SessionContext::new(
+        p.endpoints.iter().map(Target::options).collect(),
+        p.workload,
+        p.threads,
         // Hosts share the run's seed; each walks its own share of the unique values.
-        unique: Unique::share(p.run.seed, p.part, p.parts),
-        tpcc: bakeoff_workload::tpcc::Shared::for_run(p.run.seed),
-    });
+        Unique::share(p.run.seed, p.part, p.parts),
+        p.run.seed,
+    ));
     let mut run = p.run;
     // This host's CPUs are the client's: as many load threads as it may use.
     let cpus = u32::try_from(launch_cpus().len()).unwrap_or(1).max(1);
     run.client_threads = cpus.min(run.connections.max(1));
+    if ctx.blocks() {
+        // A Lua script's calls block its thread: one per connection.
+        run.client_threads = run.connections.max(1);
+    }
     // Hosts start together at a gate after connecting, each by its own clock: a time that
     // counted the connecting would end each host at its own moment. One host's option only.
     run.time_includes_connecting = false;

@@ -254,13 +254,13 @@ impl BlockRun<'_> {
         let sources: Vec<Arc<SessionContext>> = up
             .iter()
             .map(|u| {
-                Arc::new(SessionContext {
-                    endpoints: u.servers.endpoints(),
-                    spec: spec.workload_spec(u.variant, w),
+                Arc::new(SessionContext::new(
+                    u.servers.endpoints(),
+                    spec.workload_spec(u.variant, w),
                     threads,
-                    unique: Unique::new(spec.seed),
-                    tpcc: bakeoff_workload::tpcc::Shared::for_run(spec.seed),
-                })
+                    Unique::new(spec.seed),
+                    spec.seed,
+                ))
             })
             .collect();
         // Each slice reads the server's process only (a few /proc files); its status

@@ -11,6 +11,7 @@ mod defaults;
 mod engines;
 mod given;
 mod repetitions;
+mod scripts;
 mod sections;
 mod spec;
 mod variants;
@@ -31,8 +32,18 @@ pub use spec::{
 };
 use variants::{axes_variants, default_variant, listed_variant};
 
-/// Parse and validate `src`; `default_name` names the study when the file does not.
+/// Parse and validate `src`; `default_name` names the study when the file does not. Scripts
+/// it names are read relative to the working directory (see [`parse_in`]).
 pub fn parse(src: &str, default_name: &str) -> Result<StudySpec, Vec<Problem>> {
+    parse_in(src, default_name, std::path::Path::new(""))
+}
+
+/// [`parse`] a study file that lives in `dir`: the scripts it names are read from there.
+pub fn parse_in(
+    src: &str,
+    default_name: &str,
+    dir: &std::path::Path,
+) -> Result<StudySpec, Vec<Problem>> {
     let mut p = Problems::new(src);
     let (doc, syntax) = DeTable::parse_recoverable(src);
     // An array or inline table left open: its `[` first, and none of what the parser then
@@ -59,7 +70,7 @@ pub fn parse(src: &str, default_name: &str) -> Result<StudySpec, Vec<Problem>> {
         // Values after a syntax error are guesses: report the syntax first.
         return Err(p.list);
     }
-    let spec = read(&mut p, doc.get_ref(), doc.span(), default_name);
+    let spec = read(&mut p, doc.get_ref(), doc.span(), default_name, dir);
     match spec {
         Some(s) if p.list.is_empty() => Ok(s),
         _ => {
@@ -74,6 +85,7 @@ fn read(
     doc: &DeTable,
     span: std::ops::Range<usize>,
     default_name: &str,
+    dir: &std::path::Path,
 ) -> Option<StudySpec> {
     let mut top = Table::new(doc, span, "");
     let name = top
@@ -119,7 +131,7 @@ fn read(
     let workloads: Vec<Workload> = top
         .tables(p, "workload")
         .into_iter()
-        .filter_map(|t| workload(p, t, data))
+        .filter_map(|t| workload(p, t, data, dir))
         .collect();
     let long_events = workloads
         .iter()
@@ -141,6 +153,18 @@ fn read(
             Vec::new()
         }
     };
+    let pgbench = workloads
+        .iter()
+        .find(|w| w.spec.kind == bakeoff_workload::WorkloadKind::Pgbench);
+    let not_pg = variants
+        .iter()
+        .find(|v| v.engine != bakeoff_server::Engine::PostgreSql);
+    if let (Some(w), Some(v)) = (pgbench, not_pg) {
+        p.at(
+            a_span(doc, "workload"),
+            format!("workload '{}' is pgbench scripts, which run on PostgreSQL, and variant '{}' is {}: give every variant engine = \"postgresql\" (or run the scripts in a study of their own)", w.label, v.name, v.engine),
+        );
+    }
     if server_host.is_some() && variants.iter().any(|v| v.given.is_some()) {
         p.at(
             a_span(doc, "hosts"),

@@ -130,32 +130,33 @@ const FLAGS: [&str; 5] = [
     "create_secondary",
 ];
 
-pub(super) fn workload(p: &mut Problems, mut t: Table, d: Dataset) -> Option<Workload> {
+pub(super) fn workload(
+    p: &mut Problems,
+    mut t: Table,
+    d: Dataset,
+    dir: &std::path::Path,
+) -> Option<Workload> {
     t.require(
         p,
         "name",
-        "the workload: one of sysbench's, e.g. \"oltp_read_only\", or \"tpcc\"",
+        "the workload: one of sysbench's, e.g. \"oltp_read_only\", \"tpcc\", a Lua script's path (\"mine.lua\") or pgbench scripts' (\"mine.sql\", or \"pgbench\" with `scripts`)",
     );
+    if let Some((s, span)) = t.string(p, "name") {
+        if super::scripts::is_script(s, dir) {
+            return script_entry(p, t, (s, span), dir);
+        }
+    }
     let kind = t
         .string(p, "name")
         .and_then(|(s, span)| match s.parse::<WorkloadKind>() {
             Ok(k) => Some(k),
-            Err(_) if s.ends_with(".lua") => {
-                p.at(span, format!("{s} is a Lua script, and a study's workloads are bakeoff's own (sysbench's, tpcc) for now: run the script with `bakeoff {s} [options] run`"));
-                None
-            }
             Err(e) => {
                 p.at(span, e);
                 None
             }
         });
     let label = t.string(p, "label").map(|(s, _)| s.to_string());
-    let iterations = t.int(p, "iterations", 1..10_001);
-    let per_conn = t.int(p, "events_per_connection", 1..10_000_001);
-    let fixed = match (iterations, per_conn) {
-        (None, None) => None,
-        (i, e) => Some((i.unwrap_or(1) as u32, e.unwrap_or(1) as u64)),
-    };
+    let fixed = fixed_work(p, &mut t);
     let mut o = OltpOptions {
         tables: d.tables,
         table_size: d.table_size,
@@ -219,12 +220,42 @@ pub(super) fn workload(p: &mut Problems, mut t: Table, d: Dataset) -> Option<Wor
             procedures,
             ..Default::default()
         },
+        script: None,
     };
     Some(Workload {
         label: label.unwrap_or_else(|| spec.kind.to_string()),
         spec,
         fixed,
     })
+}
+
+/// A workload of the user's own (`scripts.rs`): its label and fixed work as any workload's.
+fn script_entry(
+    p: &mut Problems,
+    mut t: Table,
+    name: (&str, std::ops::Range<usize>),
+    dir: &std::path::Path,
+) -> Option<Workload> {
+    let label = t.string(p, "label").map(|(s, _)| s.to_string());
+    let fixed = fixed_work(p, &mut t);
+    let spec = super::scripts::script_workload(p, &mut t, name, dir);
+    t.finish(p);
+    let spec = spec?;
+    Some(Workload {
+        label: label.unwrap_or_else(|| spec.default_label()),
+        spec,
+        fixed,
+    })
+}
+
+/// `iterations` and `events_per_connection`: mysqlslap-style fixed work, if asked.
+fn fixed_work(p: &mut Problems, t: &mut Table) -> Option<(u32, u64)> {
+    let iterations = t.int(p, "iterations", 1..10_001);
+    let per_conn = t.int(p, "events_per_connection", 1..10_000_001);
+    match (iterations, per_conn) {
+        (None, None) => None,
+        (i, e) => Some((i.unwrap_or(1) as u32, e.unwrap_or(1) as u64)),
+    }
 }
 
 pub(super) fn prices(p: &mut Problems, mut t: Table) -> Vec<Price> {

@@ -293,6 +293,7 @@ mod tests {
             },
             distribution: crate::Distribution::new(crate::RandType::Uniform),
             tpcc: Default::default(),
+            script: None,
         };
         let t = pg_tables(&spec, 1, "");
         assert_eq!(t.len(), 2);

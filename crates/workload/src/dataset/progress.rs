@@ -15,6 +15,9 @@ pub enum DatasetError {
     Driver(#[from] DriverError),
     #[error("{0}")]
     Thread(String),
+    /// A user's workload could not make what it runs on (its script's words).
+    #[error("{0}")]
+    Script(String),
     #[error("table '{table}' in {place} {why}, so bakeoff will not write to it, read a token from it or drop it: {fix}")]
     NotOurs {
         table: String,

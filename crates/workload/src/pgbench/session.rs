@@ -55,6 +55,9 @@ pub struct PgbenchSource {
     /// measured.
     pub paced: bool,
     pub stats: Mutex<Vec<ScriptStats>>,
+    /// Whether a client's abort fails the run (a study's: its figures must not come quietly
+    /// from the clients left) rather than ending that client alone (pgbench's way).
+    pub abort_fails_run: bool,
     /// A client's abort, said as pgbench says it (the CLI prints it).
     pub on_abort: Box<dyn Fn(&str) + Send + Sync>,
     /// The server's notices, as libpq prints them (the CLI writes them to stderr).
@@ -515,7 +518,10 @@ impl PgbenchSession {
             .aborted
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.merge();
-        Err(EventError::Ended)
+        match self.src.abort_fails_run {
+            true => Err(EventError::Script(messages.join("\n"))),
+            false => Err(EventError::Ended),
+        }
     }
 
     /// This client's figures into the run's (once: they are taken).

@@ -12,6 +12,7 @@ use bakeoff_driver::{is_lost_code, DriverError, ServerError};
 pub mod lua;
 pub mod native;
 pub mod sessions;
+pub mod user;
 
 /// A workload as the engine sees it: something that opens sessions, one per connection.
 /// Sessions live on one client thread each (their futures need not be `Send`: a scripting
@@ -40,6 +41,12 @@ pub trait Source: Send + Sync + 'static {
     /// orders to whichever connection is free, rather than from each connection: known
     /// before any connection opens. TPC-C with keying and think time; no other workload.
     fn paced(&self) -> bool {
+        false
+    }
+
+    /// Whether a session's events block its thread on each statement (a Lua script's calls
+    /// cannot yield): the engine then gives each connection a client thread of its own.
+    fn blocks(&self) -> bool {
         false
     }
 

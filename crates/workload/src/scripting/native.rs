@@ -28,9 +28,37 @@ pub struct SessionContext {
     pub unique: Unique,
     /// What a TPC-C run's terminals share (its constants); unused by other workloads.
     pub tpcc: crate::tpcc::Shared,
+    /// A user's script's sources, one per endpoint (`spec.script`), or why they could not be
+    /// made (each session's open says it, so the run fails as any run fails); None for the
+    /// built-ins.
+    pub(crate) user: Option<Result<super::user::UserSources, String>>,
 }
 
 impl SessionContext {
+    /// The context for `threads` sessions of `spec` against `endpoints`, the run's values
+    /// unique as `unique` deals them, its TPC-C constants and a script's streams from
+    /// `seed`.
+    pub fn new(
+        endpoints: Vec<ConnectOptions>,
+        spec: WorkloadSpec,
+        threads: u32,
+        unique: Unique,
+        seed: u64,
+    ) -> SessionContext {
+        let user = spec
+            .script
+            .as_ref()
+            .map(|s| s.sources(&endpoints, threads, seed));
+        SessionContext {
+            endpoints,
+            spec,
+            threads,
+            unique,
+            tpcc: crate::tpcc::Shared::for_run(seed),
+            user,
+        }
+    }
+
     /// The server session `tid` connects to.
     pub fn endpoint(&self, tid: u32) -> &ConnectOptions {
         &self.endpoints[tid as usize % self.endpoints.len().max(1)]
@@ -504,18 +532,14 @@ mod tests {
     #[test]
     fn sessions_are_spread_over_the_endpoints_round_robin() {
         let e = |p: &str| ConnectOptions::new(bakeoff_driver::Endpoint::Unix(p.into()), "u", "");
-        let ctx = SessionContext {
-            endpoints: vec![e("/a"), e("/b")],
-            spec: WorkloadSpec {
-                kind: WorkloadKind::OltpPointSelect,
-                options: Default::default(),
-                distribution: Distribution::new(crate::RandType::Uniform),
-                tpcc: Default::default(),
-            },
-            threads: 4,
-            unique: Unique::new(1),
+        let spec = WorkloadSpec {
+            kind: WorkloadKind::OltpPointSelect,
+            options: Default::default(),
+            distribution: Distribution::new(crate::RandType::Uniform),
             tpcc: Default::default(),
+            script: None,
         };
+        let ctx = SessionContext::new(vec![e("/a"), e("/b")], spec, 4, Unique::new(1), 1);
         let seen: Vec<String> = (0..4)
             .map(|t| ctx.endpoint(t).endpoint.to_string())
             .collect();

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use bakeoff_driver::{Conn, Connection, DriverError, PgConn, Protocol};
 
 use super::native::{Session, SessionContext};
+use super::user::UserSources;
 use super::{EventError, Events, Source, StmtCounts};
 use crate::tpcc::terminal::Terminal;
 use crate::WorkloadKind;
@@ -20,6 +21,18 @@ impl Source for SessionContext {
         seed: u64,
         blocking: bool,
     ) -> Result<AnySession, EventError> {
+        if let Some(user) = &self.user {
+            let at = |n: usize| tid as usize % n.max(1);
+            let user = user.as_ref().map_err(|e| EventError::Script(e.clone()))?;
+            return Ok(match user {
+                UserSources::Lua(s) => {
+                    AnySession::Lua(s[at(s.len())].clone().open(tid, seed, blocking).await?)
+                }
+                UserSources::Pgbench(s) => {
+                    AnySession::Pgbench(s[at(s.len())].clone().open(tid, seed, blocking).await?)
+                }
+            });
+        }
         if self.spec.kind == WorkloadKind::Tpcc {
             let (e, o, s, n) = (
                 self.endpoint(tid),
@@ -46,6 +59,10 @@ impl Source for SessionContext {
 
     fn paced(&self) -> bool {
         self.spec.kind == WorkloadKind::Tpcc && self.spec.tpcc.keying > 0.0
+    }
+
+    fn blocks(&self) -> bool {
+        self.spec.script.as_ref().is_some_and(|s| s.blocks())
     }
 
     fn terminals(&self, first_tid: u32, connections: u32) -> std::ops::Range<u32> {
@@ -75,13 +92,15 @@ impl Source for SessionContext {
 }
 
 /// A session on either family's connection, chosen by the server's protocol when it opens,
-/// running sysbench's workloads or TPC-C's terminal. One branch per event; each arm is the
-/// family's own monomorphic session.
+/// running sysbench's workloads or TPC-C's terminal, or a user's script. One branch per
+/// event; each arm is the family's own monomorphic session.
 pub enum AnySession {
     MySql(Session<Conn>),
     Postgres(Session<PgConn>),
     TpccMySql(Terminal<Conn>),
     TpccPostgres(Terminal<PgConn>),
+    Lua(super::lua::Session),
+    Pgbench(crate::pgbench::PgbenchSession),
 }
 
 impl<C: Connection> Events for Session<C> {
@@ -105,6 +124,21 @@ impl Events for AnySession {
             AnySession::Postgres(s) => s.event(c).await,
             AnySession::TpccMySql(s) => s.event(c).await,
             AnySession::TpccPostgres(s) => s.event(c).await,
+            AnySession::Lua(s) => s.event(c).await,
+            AnySession::Pgbench(s) => s.event(c).await,
+        }
+    }
+
+    fn intended_start(&mut self, at: std::time::Instant) {
+        if let AnySession::Pgbench(s) = self {
+            s.intended_start(at);
+        }
+    }
+
+    fn run_events(&mut self, pace: &mut dyn super::Pace) -> Option<Result<(), EventError>> {
+        match self {
+            AnySession::Lua(s) => s.run_events(pace),
+            _ => None,
         }
     }
 
@@ -112,7 +146,7 @@ impl Events for AnySession {
         match self {
             AnySession::TpccMySql(s) => s.take_order(order),
             AnySession::TpccPostgres(s) => s.take_order(order),
-            AnySession::MySql(_) | AnySession::Postgres(_) => {}
+            _ => {}
         }
     }
 
@@ -122,6 +156,8 @@ impl Events for AnySession {
             AnySession::Postgres(s) => s.reconnect().await,
             AnySession::TpccMySql(s) => s.reconnect().await,
             AnySession::TpccPostgres(s) => s.reconnect().await,
+            AnySession::Lua(s) => s.reconnect().await,
+            AnySession::Pgbench(s) => s.reconnect().await,
         }
     }
 
@@ -131,6 +167,8 @@ impl Events for AnySession {
             AnySession::Postgres(s) => s.finish(c).await,
             AnySession::TpccMySql(s) => Ok(s.finish().await),
             AnySession::TpccPostgres(s) => Ok(s.finish().await),
+            AnySession::Lua(s) => s.finish(c).await,
+            AnySession::Pgbench(s) => s.finish(c).await,
         }
     }
 }

@@ -151,6 +151,11 @@ impl Source for Script {
         true
     }
 
+    /// A script's calls block its thread (ffi calls cannot yield).
+    fn blocks(&self) -> bool {
+        true
+    }
+
     type Session = Session;
 
     /// A state for connection `tid`: the body, `sysbench.tid`, then the script's
