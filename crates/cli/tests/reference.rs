@@ -13,6 +13,9 @@ const TABLES: &[(&str, &str, &str)] = &[
     ("", "## Top level", "zzqq = 1\n"),
     ("dataset", "## [dataset]", "[dataset]\nzzqq = 1\n"),
     ("workload[1]", "## [[workload]]", ""),
+    // A user's scripts read keys of their own.
+    ("workload[1] pgbench", "## [[workload]]", ""),
+    ("workload[1] lua", "## [[workload]]", ""),
     (
         "alternation",
         "## [alternation]",
@@ -41,10 +44,20 @@ const TABLES: &[(&str, &str, &str)] = &[
 fn known_keys(table: &str, extra: &str) -> Option<Vec<String>> {
     let file =
         bakeoff_testkit::scratch::path(&format!("keys-{}.toml", table.replace(['[', ']'], "")));
+    let lua = bakeoff_testkit::scratch::path("keys.lua");
+    std::fs::write(&lua, "function event() end\n").unwrap();
     let workload = match table {
-        "workload[1]" => "[[workload]]\nname = \"oltp_point_select\"\nzzqq = 1\n",
-        _ => "[[workload]]\nname = \"oltp_point_select\"\n",
+        "workload[1]" => "[[workload]]\nname = \"oltp_point_select\"\nzzqq = 1\n".to_string(),
+        "workload[1] pgbench" => {
+            "[[workload]]\nname = \"pgbench\"\nscripts = [\"tpcb-like\"]\nzzqq = 1\n".to_string()
+        }
+        "workload[1] lua" => format!(
+            "[[workload]]\nname = {:?}\nzzqq = 1\n",
+            lua.display().to_string()
+        ),
+        _ => "[[workload]]\nname = \"oltp_point_select\"\n".to_string(),
     };
+    let table = table.split(' ').next().unwrap_or(table);
     std::fs::write(&file, format!("threads = [1]\n{extra}{workload}")).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
         .args(["study", "check"])
@@ -239,8 +252,14 @@ fn every_study_in_the_book_checks() {
         }
     }
     assert!(!studies.is_empty(), "the book has studies");
+    // A study of a script names it relative to itself, as the examples do: beside them.
+    let dir = bakeoff_testkit::scratch::dir("book-studies");
+    let scripts = dir.join("scripts");
+    if !scripts.exists() {
+        std::os::unix::fs::symlink(root.join("examples/scripts"), &scripts).unwrap();
+    }
     for (i, (page, study)) in studies.iter().enumerate() {
-        let file = bakeoff_testkit::scratch::path(&format!("book-study-{i}.toml"));
+        let file = dir.join(format!("book-study-{i}.toml"));
         std::fs::write(&file, study).unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
             .args(["study", "check"])
