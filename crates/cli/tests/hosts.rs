@@ -871,3 +871,33 @@ fn a_given_servers_cpu_is_read_on_its_host_over_ssh_and_unknown_without() {
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A Lua script of the user's spreads as the built-ins do: its text goes to each client host
+/// with the run (nothing of it need be there), and each host runs its block of connections
+/// in the script's own Lua states.
+#[test]
+fn a_lua_script_spreads_its_load_over_client_hosts() {
+    let hosts = Hosts::new(&[("b", Kind::NoServer), ("c", Kind::NoServer)]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scripts/kv.lua");
+    let o = hosts
+        .local_command(BAKEOFF)
+        .arg("run")
+        .arg(&script)
+        .args(["--script-option", "rows=300", "--threads=4", "--time=2"])
+        .args(["--format=json", "--client-host"])
+        .arg(hosts.url("b"))
+        .arg("--client-host")
+        .arg(hosts.url("c"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    let shares = host_shares(&doc["client_hosts"]);
+    assert_eq!(shares.len(), 2, "{doc}");
+    assert!(shares.iter().all(|&(c, e)| c == 2 && e > 0), "{shares:?}");
+    // kv.lua's event is one statement: a read, or an update.
+    let total = &doc["result"]["total"];
+    let n = |k: &str| total[k].as_u64().unwrap_or(0);
+    assert_eq!(n("reads") + n("writes"), n("events"), "{total}");
+}
