@@ -115,13 +115,81 @@ struct Guide<'a> {
     file: &'a str,
     server: &'a [&'a str],
     before: &'a [(&'a str, &'a str)],
-    /// A block that starts the server the guide's reader starts: the test started it.
+    /// A command that starts the server the guide's reader starts: the test started it.
     starts_server: Option<&'a str>,
     examples: fn(&Started) -> Vec<(String, String)>,
+    /// Sizes and durations the test makes smaller (an hour's run, a hundred warehouses),
+    /// in commands and study files alike: what runs is the guide's command otherwise.
+    shrink: &'a [(&'a str, &'a str)],
+    /// Commands not run, by a word of theirs, each with why (another machine, a server
+    /// elsewhere). Each must still be in the guide.
+    skip: &'a [(&'a str, &'a str)],
 }
 
-/// Run every block of the guide as written; a block whose shown output is an error must fail
-/// with that error.
+/// What a guide asks of its reader, in order: files to write, commands to run (each with the
+/// output the guide shows after it, if any).
+enum Step {
+    Write(String, String),
+    Run(String, Option<String>),
+}
+
+/// The guide's steps: ```sh blocks run whole; in a bare block each `$ ` line is a command and
+/// the lines up to the next one its output; ```lua, ```sql and ```toml blocks are files,
+/// named by the backticked `NAME.lua` (`.sql`, `.toml`) in the prose before them.
+fn steps(text: &str) -> Vec<Step> {
+    let all = blocks(text);
+    let mut out = Vec::new();
+    for (i, (lang, body, prose)) in all.iter().enumerate() {
+        match lang.as_str() {
+            "lua" | "sql" => {
+                let name =
+                    script_name(prose, lang).expect("a script block names its file before it");
+                out.push(Step::Write(name, body.clone()));
+            }
+            "toml" => {
+                // `examples/NAME.toml` is read where the reader stands, as NAME.toml.
+                if let Some(name) = script_name(prose, lang) {
+                    let name = name.rsplit('/').next().unwrap_or(&name).to_string();
+                    out.push(Step::Write(name, body.clone()));
+                }
+            }
+            "sh" => {
+                let shown = all
+                    .get(i + 1)
+                    .filter(|b| b.0 == "text")
+                    .map(|b| b.1.clone());
+                out.push(Step::Run(body.clone(), shown));
+            }
+            "" => {
+                let mut command: Option<(String, String)> = None;
+                for line in body.lines() {
+                    match line.strip_prefix("$ ") {
+                        Some(c) => {
+                            if let Some((c, shown)) = command.take() {
+                                out.push(Step::Run(c, Some(shown)));
+                            }
+                            command = Some((format!("{c}\n"), String::new()));
+                        }
+                        None => {
+                            if let Some((_, shown)) = command.as_mut() {
+                                shown.push_str(line);
+                                shown.push('\n');
+                            }
+                        }
+                    }
+                }
+                if let Some((c, shown)) = command {
+                    out.push(Step::Run(c, Some(shown)));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Run every command of the guide as written (but for `shrink` and `skip`); a command whose
+/// shown output is an error must fail with that error.
 fn run_guide(g: Guide<'_>) {
     let guide = g.file;
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -129,7 +197,15 @@ fn run_guide(g: Guide<'_>) {
     let bakeoff = PathBuf::from(env!("CARGO_BIN_EXE_bakeoff"));
     let dir = bakeoff_testkit::scratch::dir(&format!("guide-{guide}"));
     let server = server_start(&bakeoff, g.server);
-    let examples = (g.examples)(&server);
+    let mut examples = (g.examples)(&server);
+    examples.extend(g.shrink.iter().map(|(a, b)| (a.to_string(), b.to_string())));
+    let real = |text: &str| {
+        let mut text = text.to_string();
+        for (example, real) in &examples {
+            text = text.replace(example.as_str(), real);
+        }
+        text
+    };
     // Blocks that only export variables hold for the blocks after them, as in a shell.
     let mut exported = String::new();
     let path = format!(
@@ -143,72 +219,78 @@ fn run_guide(g: Guide<'_>) {
             .current_dir(&dir)
             .env("PATH", &path)
             .env("SOCK", &server.socket)
+            .env("EXAMPLES", root.join("examples"))
             .env("BAKEOFF_MYSQL_PASSWORD", &server.password)
             .output()
             .unwrap()
     };
-    let mut ran = 0;
-    let all = blocks(&text);
-    for (i, (lang, body, prose)) in all.iter().enumerate() {
-        match lang.as_str() {
-            "lua" | "sql" => {
-                let name =
-                    script_name(prose, lang).expect("a script block names its file before it");
-                std::fs::write(dir.join(name), body).unwrap();
+    let (mut ran, mut skipped) = (0, vec![false; g.skip.len()]);
+    for step in steps(&text) {
+        let (body, shown) = match step {
+            Step::Write(name, body) => {
+                std::fs::write(dir.join(name), real(&body)).unwrap();
+                continue;
             }
-            "sh" if Some(body.trim()) == g.starts_server => {}
-            "sh" => {
-                for (word, first) in g.before {
-                    if body.contains(word) {
-                        let o = bash(first);
-                        assert!(
-                            o.status.success(),
-                            "{first}: {}",
-                            String::from_utf8_lossy(&o.stderr)
-                        );
-                    }
-                }
-                let mut body = body.clone();
-                for (example, real) in &examples {
-                    body = body.replace(example.as_str(), real);
-                }
-                if body.lines().all(|l| l.starts_with("export ")) {
-                    exported.push_str(&body);
-                    ran += 1;
-                    continue;
-                }
-                let o = bash(&format!("{exported}{body}"));
-                let (out, err) = (
-                    String::from_utf8_lossy(&o.stdout),
-                    String::from_utf8_lossy(&o.stderr),
-                );
-                // The output the guide shows next: an error there is what the block must give.
-                let shown = all
-                    .get(i + 1)
-                    .filter(|b| b.0 == "text")
-                    .map(|b| b.1.as_str());
-                let error = shown
-                    .and_then(|t| t.lines().find_map(|l| l.split_once("error: ")))
-                    .map(|(_, e)| e);
-                match error {
-                    Some(e) => {
-                        let said = e.split('"').next().unwrap_or(e);
-                        assert!(
-                            !o.status.success() && err.contains(said),
-                            "{guide}: {body}: expected '{said}'\n{out}\n{err}"
-                        );
-                    }
-                    None => assert!(
-                        o.status.success(),
-                        "{guide}'s block failed:\n{body}\n--- stdout\n{out}\n--- stderr\n{err}"
-                    ),
-                }
-                ran += 1;
-            }
-            _ => {}
+            Step::Run(body, shown) => (body, shown),
+        };
+        if Some(body.trim()) == g.starts_server {
+            continue;
         }
+        if let Some(i) = g.skip.iter().position(|(word, _)| body.contains(word)) {
+            skipped[i] = true;
+            continue;
+        }
+        for (word, first) in g.before {
+            if body.contains(word) {
+                let o = bash(first);
+                assert!(
+                    o.status.success(),
+                    "{first}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+        }
+        let body = real(&body);
+        if body.lines().all(|l| l.starts_with("export ")) {
+            exported.push_str(&body);
+            ran += 1;
+            continue;
+        }
+        let o = bash(&format!("{exported}{body}"));
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        // The output the guide shows next: an error there is what the command must give.
+        let shown = shown.unwrap_or_default();
+        let error = shown
+            .lines()
+            .find_map(|l| l.split_once("error: "))
+            .map(|(_, e)| e.split('"').next().unwrap_or(e))
+            .or_else(|| {
+                shown
+                    .contains("problem(s); nothing was run")
+                    .then_some("problem(s)")
+            });
+        match error {
+            Some(said) => assert!(
+                !o.status.success() && err.contains(said),
+                "{guide}: {body}: expected '{said}'\n{out}\n{err}"
+            ),
+            None => assert!(
+                o.status.success(),
+                "{guide}'s command failed:\n{body}\n--- stdout\n{out}\n--- stderr\n{err}"
+            ),
+        }
+        ran += 1;
     }
-    assert!(ran > 0, "{guide} has no sh block");
+    assert!(ran > 0, "{guide} has no command");
+    for ((word, why), seen) in g.skip.iter().zip(skipped) {
+        assert!(
+            seen,
+            "{guide}: no command holds `{word}` (skipped: {why}) any more"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -226,6 +308,8 @@ fn the_sysbench_guides_blocks_run_as_written() {
         )],
         starts_server: None,
         examples: |_| Vec::new(),
+        shrink: &[],
+        skip: &[],
     });
 }
 
@@ -253,5 +337,75 @@ fn the_pgbench_guides_blocks_run_as_written() {
                 ("33355".into(), port.to_string()),
             ]
         },
+        shrink: &[],
+        skip: &[],
+    });
+}
+
+/// For HammerDB and sysbench-tpcc users: TPC-C on the embedded MariaDB and PostgreSQL, then
+/// prepare, run, check and cleanup on a server of the reader's (the test's), and paced
+/// terminals; a warehouse and seconds where the guide says tens and minutes.
+#[test]
+fn the_tpcc_guides_commands_run_as_written() {
+    run_guide(Guide {
+        file: "tpcc.md",
+        server: &[],
+        before: &[],
+        starts_server: None,
+        examples: |s| vec![("/run/mysqld/mysqld.sock".into(), s.socket.clone())],
+        shrink: &[
+            ("--warehouses=100", "--warehouses=1"),
+            ("--warehouses=10", "--warehouses=1"),
+            ("--connections=16", "--connections=4"),
+            ("--connections=32", "--connections=4"),
+            ("--connections=64", "--connections=4 --time=2 --rampup=0"),
+            ("--time=120 --rampup=30", "--time=2 --rampup=0"),
+            ("--time=1200 --rampup=120", "--time=2 --rampup=0"),
+            ("--time=300", "--time=2 --rampup=0"),
+        ],
+        skip: &[],
+    });
+}
+
+/// For PostgreSQL users: one run with variant options, the server kept up, a study and its
+/// answer, a settings mistake caught by `study check`; a second where the guide says five and
+/// one block where its study has three.
+#[test]
+fn the_postgresql_guides_commands_run_as_written() {
+    run_guide(Guide {
+        file: "postgresql.md",
+        server: &["--db-driver=pgsql"],
+        before: &[],
+        starts_server: Some("bakeoff server start --db-driver=pgsql"),
+        examples: |_| Vec::new(),
+        shrink: &[
+            ("--time 5", "--time 1"),
+            ("repetitions = 3", "repetitions = 1"),
+            ("duration = 3", "duration = 1"),
+            ("warmup = 2", "warmup = 0"),
+            ("threads = [4, 16]", "threads = [4]"),
+        ],
+        skip: &[(
+            "sslmode=verify-full",
+            "a server elsewhere and its CA: the URL's forms are tested against the suite's own PostgreSQL in pgsql.rs and tls.rs",
+        )],
+    });
+}
+
+/// Watching a run: `--metrics-addr` on a run and on a study (the allocators example, cut to
+/// two allocators, one CPU set, one thread count and a second a run: the guide's is minutes).
+#[test]
+fn the_live_metrics_guides_commands_run_as_written() {
+    run_guide(Guide {
+        file: "live-metrics.md",
+        server: &[],
+        before: &[(
+            "allocators.toml",
+            "sed -e 's/^repetitions = .*/repetitions = 1/; s/^duration = .*/duration = 1/; s/^warmup = .*/warmup = 0/; s/^threads = .*/threads = [1]/; s/^table_size = .*/table_size = 1000/; s/^allocator = .*/allocator = [\"glibc\", \"jemalloc\"]/; s/^cpus = .*/cpus = [\"0\"]/' $EXAMPLES/allocators.toml > allocators.toml",
+        )],
+        starts_server: None,
+        examples: |_| Vec::new(),
+        shrink: &[("--threads=64 --time=3600", "--threads=4 --time=1")],
+        skip: &[],
     });
 }
