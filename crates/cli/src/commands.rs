@@ -270,10 +270,11 @@ fn watched_there(
 /// `--server URL`: the server, its password from MYSQL_PWD, `--defaults-file` or
 /// `--password-command`, never from the command line.
 fn server_url(m: &crate::args::MysqlArgs, url: &str) -> Result<ConnectOptions> {
+    // The URL first: one that holds a password is the worse mistake, whatever else is set.
+    let parsed = bakeoff_driver::ServerUrl::parse(url).map_err(anyhow::Error::msg)?;
     if !m.mysql_password.expose().is_empty() {
         bail!("--server takes its password from MYSQL_PWD, --defaults-file or --password-command; --mysql-password (or BAKEOFF_MYSQL_PASSWORD) goes with the --mysql-* connection options");
     }
-    let parsed = bakeoff_driver::ServerUrl::parse(url).map_err(anyhow::Error::msg)?;
     let found = bakeoff_driver::PasswordSource {
         defaults_file: m.defaults_file.clone(),
         defaults_group: m.defaults_group.clone(),

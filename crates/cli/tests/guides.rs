@@ -54,6 +54,8 @@ fn script_name(prose: &str, lang: &str) -> Option<String> {
 struct Started {
     child: Child,
     socket: String,
+    /// Its TCP address (`127.0.0.1:PORT`).
+    tcp: String,
     password: String,
 }
 
@@ -78,10 +80,11 @@ fn server_start(bakeoff: &Path, args: &[&str]) -> Started {
     let mut started = Started {
         child,
         socket: String::new(),
+        tcp: String::new(),
         password: String::new(),
     };
     let mut out = BufReader::new(started.child.stdout.take().unwrap());
-    let (mut socket, mut cnf) = (None, None);
+    let (mut socket, mut cnf, mut tcp) = (None, None, None);
     let mut said = String::new();
     while socket.is_none() || cnf.is_none() {
         let mut line = String::new();
@@ -92,6 +95,7 @@ fn server_start(bakeoff: &Path, args: &[&str]) -> Started {
         said.push_str(&line);
         let value = |k: &str| line.trim().strip_prefix(k).map(|v| v.trim().to_string());
         socket = socket.or(value("socket:"));
+        tcp = tcp.or(value("tcp:"));
         cnf = cnf.or(value("credentials:").and_then(|v| v.split(' ').next().map(str::to_string)));
     }
     std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
@@ -104,6 +108,7 @@ fn server_start(bakeoff: &Path, args: &[&str]) -> Started {
         .expect("the credentials file holds the password")
         .to_string();
     started.socket = socket.unwrap();
+    started.tcp = tcp.unwrap_or_default();
     started.password = password;
     started
 }
@@ -121,6 +126,9 @@ struct Guide<'a> {
     /// Sizes and durations the test makes smaller (an hour's run, a hundred warehouses),
     /// in commands and study files alike: what runs is the guide's command otherwise.
     shrink: &'a [(&'a str, &'a str)],
+    /// Whether the reader has the server's password in `BAKEOFF_MYSQL_PASSWORD` (the guide
+    /// says to set it); it is in `GUIDE_PASSWORD` for `before` either way.
+    password_env: bool,
     /// Commands not run, by a word of theirs, each with why (another machine, a server
     /// elsewhere). Each must still be in the guide.
     skip: &'a [(&'a str, &'a str)],
@@ -214,15 +222,19 @@ fn run_guide(g: Guide<'_>) {
         std::env::var("PATH").unwrap_or_default()
     );
     let bash = |script: &str| {
-        Command::new("bash")
-            .args(["-e", "-o", "pipefail", "-c", script])
+        let mut c = Command::new("bash");
+        c.args(["-e", "-o", "pipefail", "-c", script])
             .current_dir(&dir)
             .env("PATH", &path)
             .env("SOCK", &server.socket)
             .env("EXAMPLES", root.join("examples"))
-            .env("BAKEOFF_MYSQL_PASSWORD", &server.password)
-            .output()
-            .unwrap()
+            .env("GUIDE_PASSWORD", &server.password)
+            .env_remove("BAKEOFF_MYSQL_PASSWORD")
+            .env_remove("MYSQL_PWD");
+        if g.password_env {
+            c.env("BAKEOFF_MYSQL_PASSWORD", &server.password);
+        }
+        c.output().unwrap()
     };
     let (mut ran, mut skipped) = (0, vec![false; g.skip.len()]);
     for step in steps(&text) {
@@ -263,15 +275,31 @@ fn run_guide(g: Guide<'_>) {
         );
         // The output the guide shows next: an error there is what the command must give.
         let shown = shown.unwrap_or_default();
+        // A study file's problem is `FILE:LINE:COL: message`: the message must be said, up to
+        // a parenthesis (what follows may name this machine's paths).
+        fn problem(l: &str) -> Option<&str> {
+            let (_, rest) = l.split_once(".toml:")?;
+            let message = rest.splitn(3, ':').nth(2)?.trim();
+            // ... and before a version number, this machine's too.
+            let end = message
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(message.len());
+            message[..end].split(" (").next()
+        }
+        // bakeoff's own refusal is its one line, `bakeoff: why` (its notes come among output).
+        let refused = {
+            let mut lines = shown.lines().filter(|l| !l.trim().is_empty());
+            match (lines.next(), lines.next()) {
+                (Some(l), None) => l.strip_prefix("bakeoff: "),
+                _ => None,
+            }
+        };
         let error = shown
             .lines()
-            .find_map(|l| l.split_once("error: "))
-            .map(|(_, e)| e.split('"').next().unwrap_or(e))
-            .or_else(|| {
-                shown
-                    .contains("problem(s); nothing was run")
-                    .then_some("problem(s)")
-            });
+            .find_map(|l| l.split_once("error: ").map(|(_, e)| e))
+            .or(refused)
+            .map(|e| e.split('"').next().unwrap_or(e))
+            .or_else(|| shown.lines().find_map(problem));
         match error {
             Some(said) => assert!(
                 !o.status.success() && err.contains(said),
@@ -309,6 +337,7 @@ fn the_sysbench_guides_blocks_run_as_written() {
         starts_server: None,
         examples: |_| Vec::new(),
         shrink: &[],
+        password_env: true,
         skip: &[],
     });
 }
@@ -338,6 +367,7 @@ fn the_pgbench_guides_blocks_run_as_written() {
             ]
         },
         shrink: &[],
+        password_env: true,
         skip: &[],
     });
 }
@@ -363,6 +393,7 @@ fn the_tpcc_guides_commands_run_as_written() {
             ("--time=1200 --rampup=120", "--time=2 --rampup=0"),
             ("--time=300", "--time=2 --rampup=0"),
         ],
+        password_env: true,
         skip: &[],
     });
 }
@@ -385,6 +416,7 @@ fn the_postgresql_guides_commands_run_as_written() {
             ("warmup = 2", "warmup = 0"),
             ("threads = [4, 16]", "threads = [4]"),
         ],
+        password_env: true,
         skip: &[(
             "sslmode=verify-full",
             "a server elsewhere and its CA: the URL's forms are tested against the suite's own PostgreSQL in pgsql.rs and tls.rs",
@@ -406,6 +438,135 @@ fn the_live_metrics_guides_commands_run_as_written() {
         starts_server: None,
         examples: |_| Vec::new(),
         shrink: &[("--threads=64 --time=3600", "--threads=4 --time=1")],
+        password_env: true,
         skip: &[],
     });
+}
+
+/// Across machines: the study on a named machine (this one), two machines' databases merged
+/// and compared, a study whose servers and load are on hosts (checked, which contacts none).
+/// The ARM side is this machine with `platform = "arm"`, as the guide says its own was.
+#[test]
+fn the_many_machines_guides_commands_run_as_written() {
+    const SSH: &str =
+        "machines reached over ssh: the same commands run against network namespaces in hosts.rs";
+    run_guide(Guide {
+        file: "many-machines.md",
+        server: &[],
+        before: &[(
+            "bakeoff merge x86/tiny.db arm/tiny.db",
+            "mkdir -p x86 arm && bakeoff study run tiny.toml --db x86/tiny.db >/dev/null 2>&1 && sed 's/platform = \"x86\"/platform = \"arm\"/' tiny.toml > arm.toml && bakeoff study run arm.toml --db arm/tiny.db >/dev/null 2>&1",
+        )],
+        starts_server: None,
+        examples: |_| Vec::new(),
+        shrink: &[
+            ("duration = 2\nrepetitions = 2\nthreads = [4, 16]", "duration = 1\nrepetitions = 2\nthreads = [4]"),
+            ("table_size = 10000", "table_size = 1000"),
+        ],
+        password_env: true,
+        skip: &[
+            ("ssh://bench@c6i", SSH),
+            ("--server-host ssh://root@db1", SSH),
+        ],
+    });
+}
+
+/// Servers you run: a password in a URL refused, then prepare, run and cleanup over TCP with
+/// an option file against a MariaDB kept running (the test's, as the guide's was), and the
+/// managed study checked (which contacts no server).
+#[test]
+fn the_given_servers_guides_commands_run_as_written() {
+    run_guide(Guide {
+        file: "given-servers.md",
+        server: &[],
+        before: &[(
+            "bench.cnf",
+            "printf '[client]\\nuser=sbtest\\npassword=%s\\n' \"$GUIDE_PASSWORD\" > bench.cnf",
+        )],
+        starts_server: None,
+        examples: |s| vec![("127.0.0.1:35493".into(), s.tcp.clone())],
+        shrink: &[("--time 5", "--time 1")],
+        password_env: false,
+        skip: &[],
+    });
+}
+
+/// MySQL beside MariaDB: a study that names engine "mysql" with Debian's mysqld (MariaDB's
+/// link) is refused at its line. (Installing MySQL under /opt is the reader's, not a test's.)
+#[test]
+fn the_mysql_guides_commands_run_as_written() {
+    run_guide(Guide {
+        file: "mysql.md",
+        server: &[],
+        before: &[],
+        starts_server: None,
+        examples: |_| Vec::new(),
+        shrink: &[],
+        password_env: true,
+        skip: &[],
+    });
+}
+
+/// Writing and running studies: check (and a file's mistakes), plan, run and resume, compare,
+/// the report page, export, a Lua script's study, the studies a database holds, before and
+/// after. Runs of a second, two blocks where the guide has four or six; the databases the
+/// guide reads but does not make (the durability study's, a tiny study's week apart) are
+/// made first, as its prose says they were.
+#[test]
+fn the_studies_guides_commands_run_as_written() {
+    // The tiny study of "Across machines", for the databases a week apart.
+    macro_rules! tiny {
+        () => {
+            "test -f tiny.toml || printf 'name = \"tiny\"\\nduration = 1\\nthreads = [4]\\n[dataset]\\ntable_size = 1000\\n[[workload]]\\nname = \"oltp_point_select\"\\n' > tiny.toml"
+        };
+    }
+    run_guide(Guide {
+        file: "studies.md",
+        server: &[],
+        before: &[
+            ("tiny.toml", tiny!()),
+            (
+                "today.db",
+                concat!(
+                    tiny!(),
+                    "; test -f today.db || bakeoff study run tiny.toml --db today.db >/dev/null 2>&1"
+                ),
+            ),
+            (
+                "compare durability.db",
+                "bakeoff study run durability.toml >/dev/null 2>&1",
+            ),
+            (
+                "examples/lua-script.toml",
+                "mkdir -p examples && cp -r $EXAMPLES/scripts examples/ && sed -e 's/^duration = .*/duration = 1/; s/^repetitions = .*/repetitions = 2/' $EXAMPLES/lua-script.toml > examples/lua-script.toml",
+            ),
+        ],
+        starts_server: None,
+        examples: |_| Vec::new(),
+        shrink: &[
+            ("duration = 3 ", "duration = 1 "),
+            ("warmup = 1 ", "warmup = 0 "),
+            ("repetitions = 4 ", "repetitions = 2 "),
+            ("duration = 2\nwarmup = 1\nrepetitions = 6", "duration = 1\nwarmup = 0\nrepetitions = 2"),
+        ],
+        password_env: true,
+        skip: &[],
+    });
+}
+
+/// Every guide is one of the above: a new guide gets its test when it is written.
+#[test]
+fn every_guide_has_its_commands_run_here() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let this = include_str!("guides.rs");
+    for e in std::fs::read_dir(root.join("docs/src/guide"))
+        .unwrap()
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(
+            this.contains(&format!("file: \"{name}\"")),
+            "{name} has no test in guides.rs that runs its commands"
+        );
+    }
 }
