@@ -345,6 +345,13 @@ fn prepare_threads(a: &LoadArgs) -> u32 {
 
 pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
+    if let Some(s) = &spec.script {
+        // On a server of the user's: their tools' own ways, whose semantics they know.
+        bail!(
+            "{}",
+            crate::script_workload::prepare_by_hand(s, &a.workload)
+        );
+    }
     let Some(opts) = first_given(a, "prepare")? else {
         bail!("prepare needs a server that outlives this command: pass --mysql-socket or --mysql-host (`bakeoff run` without them prepares its embedded server itself)");
     };
@@ -378,6 +385,9 @@ pub fn prepare(a: &LoadArgs) -> Result<ExitCode> {
 
 pub fn prewarm(a: &LoadArgs) -> Result<ExitCode> {
     let spec = workload_spec(a)?;
+    if spec.script.is_some() {
+        bail!("prewarm reads sysbench's tables; {} names its tables in its own code, so bakeoff cannot read them ahead: give the run a --warmup-time instead", a.workload);
+    }
     let Some(opts) = first_given(a, "prewarm")? else {
         bail!("prewarm needs a server: pass --mysql-socket or --mysql-host (for the embedded server use `bakeoff run --prewarm`)");
     };

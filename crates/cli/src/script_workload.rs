@@ -73,3 +73,11 @@ pub(crate) fn user_script(a: &LoadArgs) -> Result<Option<UserScript>> {
     }
     Ok(Some(script))
 }
+
+/// How a user's script makes its tables on a server of theirs: as its own tool does.
+pub(crate) fn prepare_by_hand(s: &UserScript, workload: &str) -> String {
+    match s {
+        UserScript::Lua { .. } => format!("a Lua script makes its own tables, as under sysbench: `bakeoff {workload} [its options] --mysql-socket=... prepare` (a study's or `bakeoff run`'s embedded server gets them made for it)"),
+        UserScript::Pgbench { .. } => "pgbench scripts run on pgbench's tables: `bakeoff pgbench -i -s SCALE` makes them, as pgbench does (dropping any pgbench_* tables of those names first); a study's or `bakeoff run`'s embedded server gets them made for it".to_string(),
+    }
+}

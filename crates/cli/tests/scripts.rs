@@ -233,3 +233,38 @@ fn a_study_file_says_what_is_wrong_with_its_scripts_at_their_lines() {
         );
     }
 }
+
+/// On a server of the user's, a script's tables are made and dropped the script's own way
+/// (its prepare and cleanup under sysbench's grammar, pgbench's -i): bakeoff's prepare,
+/// prewarm and cleanup name that way instead of making or dropping what they cannot vouch for.
+#[test]
+fn prepare_prewarm_and_cleanup_name_the_scripts_own_way() {
+    let dir = bakeoff_testkit::scratch::dir("scripts-by-hand");
+    std::fs::write(dir.join("kv.lua"), kv_script()).unwrap();
+    std::fs::write(dir.join("pick.sql"), "SELECT 1;\n").unwrap();
+    let lua = dir.join("kv.lua");
+    let sql = dir.join("pick.sql");
+    let socket = "--mysql-socket=/nonexistent/mysqld.sock";
+    for (args, says) in [
+        (vec!["prepare", lua.to_str().unwrap(), socket], "prepare`"),
+        (
+            vec![
+                "prepare",
+                sql.to_str().unwrap(),
+                "--db-driver=pgsql",
+                socket,
+            ],
+            "bakeoff pgbench -i",
+        ),
+        (
+            vec!["prewarm", lua.to_str().unwrap(), socket],
+            "--warmup-time",
+        ),
+        (vec!["cleanup", lua.to_str().unwrap(), socket], "cleanup`"),
+    ] {
+        let o = common::bakeoff(&args, None);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
