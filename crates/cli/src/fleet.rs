@@ -29,6 +29,11 @@ pub fn run_on(file: &Path, db: Option<&Path>, new: bool, on: &[String]) -> Resul
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
+    if let Some(w) = spec.workloads.iter().find(|w| w.spec.script.is_some()) {
+        // Each machine reads the study file's text only: a script's file is not there.
+        eprintln!("bakeoff: {}: workload '{}' is a script of yours, and --on sends each machine the study file alone, not its scripts: run the study on each machine (scripts beside it) and `bakeoff merge` the databases", file.display(), w.label);
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
     if let Some(host) = &spec.server_host {
         eprintln!("bakeoff: {}: `[hosts] server = \"{host}\"` puts the servers on one machine and the load here; --on runs the whole study on each machine instead. Use one or the other", file.display());
         return Ok(ExitCode::from(EXIT_USAGE));

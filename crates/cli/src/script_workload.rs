@@ -68,7 +68,13 @@ pub(crate) fn user_script(a: &LoadArgs) -> Result<Option<UserScript>> {
         mode,
     };
     script.check().map_err(anyhow::Error::msg)?;
-    if a.general.embedded.db_driver != "pgsql" && a.mysql.server.is_none() {
+    let postgres = match &a.mysql.server {
+        Some(url) => {
+            bakeoff_driver::ServerUrl::parse(url).is_ok_and(|u| script.runs_on(u.protocol))
+        }
+        None => a.general.embedded.db_driver == "pgsql",
+    };
+    if !postgres {
         bail!("{w}: pgbench scripts run on PostgreSQL: add --db-driver=pgsql (the embedded PostgreSQL), or give yours with --server postgresql://USER@HOST/DATABASE");
     }
     Ok(Some(script))

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use bakeoff_store::Store;
 use bakeoff_study::{
-    estimate, parse_in, pending, run_study, series, text_sha256, StoredStudy, StudySpec,
+    estimate, parse_in, pending, run_study, series, study_sha256, StoredStudy, StudySpec,
 };
 
 use crate::exit::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
@@ -47,6 +47,21 @@ pub fn check(file: &Path) -> Result<ExitCode> {
         eprintln!("note: {note}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a study does not do with a workload of the user's own, said before it runs.
+fn script_notes(s: &StudySpec) -> Vec<String> {
+    s.workloads
+        .iter()
+        .filter_map(|w| {
+            let hooks = w.spec.script.as_ref()?.hooks_not_called();
+            (!hooks.is_empty()).then(|| format!(
+                "workload '{}' defines {}: a study calls none of them (it reports the runs itself, and runs each connection's thread_init, event and thread_done); a script that sets up in init() needs that done in its prepare",
+                w.label,
+                hooks.join(", ")
+            ))
+        })
+        .collect()
 }
 
 /// What each workload loads, in a line: sysbench's tables, TPC-C's warehouses, a script's own.
@@ -219,7 +234,7 @@ fn describe(s: &StudySpec, file: &Path) -> String {
 /// client that would share the server's CPUs): not problems of the file, but worth knowing
 /// before starting it here. The last note says what runs anyway.
 fn environment_notes(s: &StudySpec) -> Vec<String> {
-    let mut notes = Vec::new();
+    let mut notes = script_notes(s);
     if let Some(host) = &s.server_host {
         // This machine's allocators, CPUs and nodes say nothing of the server's.
         notes.push(format!(
@@ -310,7 +325,7 @@ pub fn run(file: &Path, db: Option<&Path>, new: bool, metrics: Option<&str>) -> 
     // Before the store: an address that cannot be had leaves no study row behind.
     let metrics = crate::metrics::serve(metrics)?;
     let mut store = Store::open(&db)?;
-    let hash = text_sha256(&src);
+    let hash = study_sha256(&src, &spec);
     let spec_json = serde_json::to_string(&spec)?;
     let study = store.begin_study(&spec.name, &hash, &spec_json, new)?;
     let mut spec = spec;

@@ -47,12 +47,17 @@ fn export(db: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&out).unwrap()
 }
 
-/// Statements per transaction of each ok run of `variant`.
+/// Statements per transaction of each ok run of `variant` (of `workload`, where given).
 fn per_transaction(runs: &serde_json::Value, variant: &str) -> Vec<f64> {
+    per_transaction_of(runs, variant, None)
+}
+
+fn per_transaction_of(runs: &serde_json::Value, variant: &str, workload: Option<&str>) -> Vec<f64> {
     runs.as_array()
         .unwrap()
         .iter()
         .filter(|r| r["variant_name"] == variant && r["status"] == "ok")
+        .filter(|r| workload.is_none_or(|w| r["workload_label"] == w))
         .map(|r| r["qps"].as_f64().unwrap() / r["tps"].as_f64().unwrap())
         .collect()
 }
@@ -62,10 +67,18 @@ fn a_lua_script_is_a_study_workload_with_verdicts_and_a_run_of_its_own() {
     let dir = bakeoff_testkit::scratch::dir("lua-study");
     std::fs::create_dir_all(dir.join("scripts")).unwrap();
     std::fs::write(dir.join("scripts/kv.lua"), kv_script()).unwrap();
+    // A second script with tables of its own: servers taking turns must load each script's
+    // (a block shares servers only between workloads of the same tables).
+    std::fs::write(
+        dir.join("scripts/other.lua"),
+        kv_script().replace(" kv ", " other "),
+    )
+    .unwrap();
     let file = dir.join("kv.toml");
     // The script's path is the study file's business: relative to where the file is.
     let study = "duration = 2\nrepetitions = 2\nthreads = [2]\n\
                  [[workload]]\nname = \"scripts/kv.lua\"\noptions = { rows = 500 }\n\
+                 [[workload]]\nname = \"scripts/other.lua\"\noptions = { rows = 300 }\n\
                  [[variant]]\nname = \"durable\"\nsettings = { innodb_flush_log_at_trx_commit = 1 }\n\
                  [[variant]]\nname = \"lazy\"\nsettings = { innodb_flush_log_at_trx_commit = 2 }\n";
     std::fs::write(&file, study).unwrap();
@@ -82,13 +95,19 @@ fn a_lua_script_is_a_study_workload_with_verdicts_and_a_run_of_its_own() {
     assert!(o.status.success(), "{out}\n{err}");
     let runs = export(&dir.join("kv.db"));
     for variant in ["durable", "lazy"] {
-        let each = per_transaction(&runs, variant);
-        assert_eq!(each.len(), 2, "two ok runs of {variant}: {runs}");
-        // The script's event, not a built-in's: a read and a write, nothing else.
-        assert!(
-            each.iter().all(|q| (q - 2.0).abs() < 0.05),
-            "{variant}: {each:?}"
-        );
+        for workload in ["kv", "other"] {
+            let each = per_transaction_of(&runs, variant, Some(workload));
+            assert_eq!(
+                each.len(),
+                2,
+                "two ok runs of {variant}, {workload}: {runs}"
+            );
+            // The script's event, not a built-in's: a read and a write, nothing else.
+            assert!(
+                each.iter().all(|q| (q - 2.0).abs() < 0.05),
+                "{variant}: {each:?}"
+            );
+        }
     }
     let with_p99 = runs
         .as_array()
@@ -209,12 +228,14 @@ fn a_study_file_says_what_is_wrong_with_its_scripts_at_their_lines() {
     let dir = bakeoff_testkit::scratch::dir("bad-scripts");
     std::fs::write(dir.join("kv.lua"), kv_script()).unwrap();
     std::fs::write(dir.join("pick.sql"), "SELECT 1;\n").unwrap();
+    std::fs::write(dir.join("own.lua"), "function thread_run() end\n").unwrap();
     let file = dir.join("bad.toml");
     let study = "threads = [2]\n\
                  [[workload]]\nname = \"nothere.lua\"\n\
                  [[workload]]\nname = \"kv.lua\"\noptions = { rowz = 4 }\n\
                  [[workload]]\nname = \"pgbench\"\nscripts = [\"pick.sql@0\", \"tpcx\"]\n\
-                 [[workload]]\nname = \"pick.sql\"\n";
+                 [[workload]]\nname = \"pick.sql\"\n\
+                 [[workload]]\nname = \"own.lua\"\n";
     std::fs::write(&file, study).unwrap();
     let o = common::bakeoff(&["study", "check", file.to_str().unwrap()], None);
     let (_, err) = text(&o);
@@ -225,6 +246,7 @@ fn a_study_file_says_what_is_wrong_with_its_scripts_at_their_lines() {
         (9, "the weight after @"),
         (9, "no builtin script found for name \"tpcx\""),
         (2, "run on PostgreSQL"),
+        (13, "runs its threads itself"),
     ] {
         assert!(
             err.lines()
@@ -232,6 +254,25 @@ fn a_study_file_says_what_is_wrong_with_its_scripts_at_their_lines() {
             "line {line}: {says}\n{err}"
         );
     }
+    // What a study does not call is said before it runs.
+    std::fs::write(
+        dir.join("hooks.lua"),
+        format!("function init() end\n{KV_LUA}"),
+    )
+    .unwrap();
+    let hooks = dir.join("hooks.toml");
+    std::fs::write(
+        &hooks,
+        "threads = [2]\n[[workload]]\nname = \"hooks.lua\"\n",
+    )
+    .unwrap();
+    let o = common::bakeoff(&["study", "check", hooks.to_str().unwrap()], None);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(
+        err.contains("defines init(): a study calls none of them"),
+        "{err}"
+    );
 }
 
 /// On a server of the user's, a script's tables are made and dropped the script's own way

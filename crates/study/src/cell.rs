@@ -15,6 +15,7 @@ use bakeoff_engine::{Quiet, RunSpec};
 use bakeoff_remote::HostUrl;
 use bakeoff_server::{preflight, ServerError, ServerSpec};
 use bakeoff_workload::dataset::{self, Adopt, DatasetError, Prepared, Progress};
+use bakeoff_workload::scripting::user::UserScript;
 use bakeoff_workload::{SessionContext, Unique, WorkloadSpec};
 
 use crate::lab::{self, GivenServers, Running, Servers, StartError};
@@ -354,9 +355,14 @@ fn start<O: CellObserver>(
         ServerPlan::Given(g) => return Ok(Servers::Given(g.clone())),
         ServerPlan::Launch { host, specs } => (*host, specs),
     };
-    // ~300 bytes a row with its indexes, as sysbench's tables measure in InnoDB.
+    // ~300 bytes a row with its indexes, as sysbench's tables measure in InnoDB; pgbench's
+    // 100,000 accounts a unit of scale (a Lua script's tables are its own secret).
     let o = &workload.options;
-    let rows = u64::from(o.tables) * u64::from(o.table_size);
+    let rows = match &workload.script {
+        Some(UserScript::Pgbench { scale, .. }) => u64::from(*scale) * 100_000,
+        Some(UserScript::Lua { .. }) => 0,
+        None => u64::from(o.tables) * u64::from(o.table_size),
+    };
     preflight::check_space(&std::env::temp_dir(), rows * 300).map_err(CellError::Preflight)?;
     obs.on_starting(host);
     let of = specs.len();

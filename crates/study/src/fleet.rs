@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::{text_sha256, StudySpec};
+use crate::StudySpec;
 use bakeoff_store::{RunRecord, Store, StoreError};
 
 use bakeoff_remote::session::{Agent, Sender};
@@ -82,7 +82,7 @@ pub fn run_fleet(
     interrupt: &AtomicBool,
     obs: &mut dyn FleetObserver,
 ) -> Result<Vec<MachineOutcome>, StoreError> {
-    let hash = text_sha256(text);
+    let hash = crate::study_sha256(text, spec);
     let mut studies = Vec::new();
     let (tx, rx) = mpsc::channel::<(usize, Event)>();
     for (i, m) in machines.iter().enumerate() {

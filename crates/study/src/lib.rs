@@ -54,7 +54,7 @@ pub use file::{
     lab_lines, parse, parse_in, setting_refused, Alternation, DatasetPolicy, GivenServer, Idle,
     NamedVariant, Order, Price, StudySpec, Workload, MAX_CELLS,
 };
-pub use manifest::text_sha256;
+pub use manifest::{study_sha256, text_sha256};
 pub use matrix::{estimate, series, Series};
 pub use reader::{nearest, Problem};
 pub use results::{Results, StoredStudy, StudyError, StudyObserver, StudyOutcome};

@@ -52,6 +52,22 @@ impl Host {
 }
 
 /// SHA-256 of the study file's text: what "edited" means for resuming.
+/// What a study's results are tied to: its file's text and, for a workload of the user's own,
+/// each script's text (an edited script must not be resumed into the same study). A study
+/// with no script hashes as its text alone, as before scripts could be studied.
+pub fn study_sha256(text: &str, spec: &crate::StudySpec) -> String {
+    let scripts: Vec<String> = spec
+        .workloads
+        .iter()
+        .filter_map(|w| w.spec.script.as_ref())
+        .filter_map(|s| serde_json::to_string(s).ok())
+        .collect();
+    match scripts.is_empty() {
+        true => text_sha256(text),
+        false => text_sha256(&format!("{text}\0{}", scripts.join("\0"))),
+    }
+}
+
 pub fn text_sha256(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()

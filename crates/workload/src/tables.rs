@@ -35,7 +35,7 @@ pub async fn prepare_tables(
     job: &Loading<'_>,
 ) -> Result<Prepared, DatasetError> {
     if let Some(script) = &job.spec.script {
-        return script.prepare(opts, job.parallel).await;
+        return script.prepare(opts, job.threads, job.seed).await;
     }
     match job.spec.kind {
         WorkloadKind::Tpcc => crate::tpcc::load::prepare(opts, job).await,

@@ -15,7 +15,7 @@ use std::time::Instant;
 use anyhow::Result;
 use bakeoff_report::decide::STEADY;
 use bakeoff_store::Store;
-use bakeoff_study::{run_study, series, text_sha256, Results, StoredStudy};
+use bakeoff_study::{run_study, series, study_sha256, Results, StoredStudy};
 
 use crate::exit::{EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPTED};
 
@@ -57,7 +57,7 @@ pub fn plan(file: &Path, pilot: u32) -> Result<ExitCode> {
     let result = (|| -> Result<Option<(Vec<bakeoff_report::Planned>, f64)>> {
         let mut store = Store::open(&db)?;
         let spec_json = serde_json::to_string(&pilot_spec)?;
-        let hash = text_sha256(&src);
+        let hash = study_sha256(&src, &spec);
         let study = store.begin_study(&pilot_spec.name, &hash, &spec_json, true)?;
         let runs = series(&pilot_spec).len() * pilot_spec.threads.len();
         eprintln!(

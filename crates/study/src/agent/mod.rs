@@ -16,7 +16,7 @@ mod out;
 
 use out::Out;
 
-use crate::{parse, run_study, text_sha256, Results, StudyError};
+use crate::{parse, run_study, Results, StudyError};
 use bakeoff_server::{Listen, Server, ServerSpec};
 use bakeoff_store::{ProbeRecord, RunKey, RunRecord};
 use bakeoff_telemetry::{read_process, several_nodes};
@@ -356,7 +356,8 @@ fn study(
         rows: Vec::new(),
     };
     let mut obs = out.clone();
-    match run_study(&spec, &text_sha256(text), &mut results, interrupt, &mut obs) {
+    let hash = crate::study_sha256(text, &spec);
+    match run_study(&spec, &hash, &mut results, interrupt, &mut obs) {
         Ok(o) => Reply::Done {
             ok: o.ok,
             failed: o.failed,

@@ -110,6 +110,11 @@ fn same_client(spec: &StudySpec) -> bool {
 pub(crate) fn table_groups(spec: &StudySpec) -> Vec<Vec<usize>> {
     let threads = spec.threads.iter().copied().max().unwrap_or(1);
     let shape = |w: &Workload| {
+        // A script's tables are what its own prepare (or pgbench's -i at its scale) makes:
+        // only the same script, with the same options, shares them.
+        if let Some(script) = &w.spec.script {
+            return serde_json::to_string(script).unwrap_or_else(|_| w.label.clone());
+        }
         let o = &w.spec.options;
         format!(
             "{:?}|{}|{}",

@@ -37,7 +37,25 @@ fn lua(
     (name, span): (&str, std::ops::Range<usize>),
     dir: &Path,
 ) -> Option<UserScript> {
+    // Every key is read before anything can end the entry: one left unread would be
+    // reported as unknown besides.
+    let options = lua_options(p, t);
     let text = read(p, span.clone(), name, dir)?;
+    let script = UserScript::Lua {
+        path: dir.join(name).display().to_string(),
+        text,
+        options: options?,
+    };
+    // Read as its run will read it: its body loads, its options are ones it declares.
+    if let Err(e) = script.check() {
+        p.at(span, format!("{name}: {e}"));
+        return None;
+    }
+    Some(script)
+}
+
+/// A Lua workload's `options`, as its command line would give them.
+fn lua_options(p: &mut Problems, t: &mut Table) -> Option<Vec<(String, Option<String>)>> {
     let mut options = Vec::new();
     if let Some(v) = t.get("options") {
         let DeValue::Table(inner) = v.get_ref() else {
@@ -59,17 +77,7 @@ fn lua(
             options.push((key, Some(value)));
         }
     }
-    let script = UserScript::Lua {
-        path: dir.join(name).display().to_string(),
-        text,
-        options,
-    };
-    // Read as its run will read it: its body loads, its options are ones it declares.
-    if let Err(e) = script.check() {
-        p.at(span, format!("{name}: {e}"));
-        return None;
-    }
-    Some(script)
+    Some(options)
 }
 
 fn pgbench(
@@ -78,6 +86,11 @@ fn pgbench(
     (name, span): (&str, std::ops::Range<usize>),
     dir: &Path,
 ) -> Option<UserScript> {
+    let scale = t.int(p, "scale", 1..100_001).unwrap_or(1) as u32;
+    let mode = match t.string(p, "query_mode") {
+        None => PgMode::Simple,
+        Some((s, at)) => one_of(p, at, "query_mode", s, PgMode::ALL).unwrap_or(PgMode::Simple),
+    };
     let mut entries: Vec<(String, std::ops::Range<usize>)> = Vec::new();
     match (name, t.get("scripts")) {
         ("pgbench", None) => {
@@ -108,11 +121,6 @@ fn pgbench(
             Err(e) => p.at(at, e),
         }
     }
-    let scale = t.int(p, "scale", 1..100_001).unwrap_or(1) as u32;
-    let mode = match t.string(p, "query_mode") {
-        None => PgMode::Simple,
-        Some((s, at)) => one_of(p, at, "query_mode", s, PgMode::ALL).unwrap_or(PgMode::Simple),
-    };
     if scripts.is_empty() {
         return None;
     }

@@ -55,8 +55,10 @@ pub struct PgbenchSource {
     /// measured.
     pub paced: bool,
     pub stats: Mutex<Vec<ScriptStats>>,
-    /// Whether a client's abort fails the run (a study's: its figures must not come quietly
-    /// from the clients left) rather than ending that client alone (pgbench's way).
+    /// A study's clients (bakeoff's engine counting): a client's abort fails the run (its
+    /// figures must not come quietly from the clients left) rather than ending that client
+    /// alone, and a transaction that failed (serialization, deadlock, tries spent) is an
+    /// error, not a done event (pgbench's way: counted apart, out of tps).
     pub abort_fails_run: bool,
     /// A client's abort, said as pgbench says it (the CLI prints it).
     pub on_abort: Box<dyn Fn(&str) + Send + Sync>,
@@ -468,6 +470,13 @@ impl Events for PgbenchSession {
                     }
                     self.live_tries(tries, true);
                     self.log(s, started, lag, Some(kind), tries - 1);
+                    if self.src.abort_fails_run {
+                        // A study's engine counts done events: pgbench leaves a failed
+                        // transaction out of tps, so here it is an error and the client goes
+                        // on to its next transaction, as pgbench's does.
+                        c.errors += 1;
+                        return Err(EventError::Restart);
+                    }
                     break;
                 }
                 Err(Stop::Abort(messages)) => {

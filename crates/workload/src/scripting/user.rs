@@ -191,14 +191,18 @@ impl UserScript {
     pub fn check(&self) -> Result<(), String> {
         match self {
             UserScript::Lua { .. } => {
-                let script = self.lua(None, None, 1)?;
+                let script = self.lua(None, None, 1, 1)?;
                 let main = script
                     .main(&|n| LUA_GENERAL.contains(&n))
                     .map_err(|e| e.to_string())?;
+                if main.runs_its_threads().map_err(|e| e.to_string())? {
+                    // One call a connection, which the engine cannot end or take turns from.
+                    return Err(format!("{} runs its threads itself (thread_run()): a study or `bakeoff run` times events, so give it an event() function, or run it as sysbench does: `bakeoff {} [options] run`", script.name(), script.name()));
+                }
                 match main.has_events().map_err(|e| e.to_string())? {
                     true => Ok(()),
                     false => Err(format!(
-                        "{} has no event() function (nor thread_run()): it has nothing to run",
+                        "{} has no event() function: it has nothing to run",
                         script.name()
                     )),
                 }
@@ -207,13 +211,29 @@ impl UserScript {
         }
     }
 
+    /// The hooks of a Lua script that a study or `bakeoff run` does not call (sysbench's main
+    /// state's: `init`, `done`, the report hooks): the study reports, and runs each
+    /// connection's `thread_init`, `event` and `thread_done` only.
+    pub fn hooks_not_called(&self) -> Vec<String> {
+        let Ok(script) = self.lua(None, None, 1, 1) else {
+            return Vec::new();
+        };
+        match script.main(&|n| LUA_GENERAL.contains(&n)) {
+            Ok(main) => main.main_hooks(),
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// The Lua script for a run against `endpoint` (None: reading it only), to run `command`
-    /// in `threads` threads (`sysbench.opt.threads`, which scripts read to share out work).
+    /// in `threads` threads (`sysbench.opt.threads`, which scripts read to share out work),
+    /// its random numbers from `seed` (`--rand-seed`, unless the study gives one: a study's
+    /// runs repeat, and every server of a block loads the same rows).
     fn lua(
         &self,
         endpoint: Option<&ConnectOptions>,
         command: Option<&str>,
         threads: u32,
+        seed: u64,
     ) -> Result<crate::scripting::lua::Script, String> {
         let UserScript::Lua {
             path,
@@ -226,6 +246,10 @@ impl UserScript {
         let mut options = options.clone();
         if !options.iter().any(|(n, _)| n == "threads") {
             options.push(("threads".into(), Some(threads.max(1).to_string())));
+        }
+        // sysbench's 0 is the clock's; a study's seed is never taken as that.
+        if !options.iter().any(|(n, _)| n == "rand-seed") {
+            options.push(("rand-seed".into(), Some(seed.max(1).to_string())));
         }
         crate::scripting::lua::Script::new(
             path.into(),
@@ -261,7 +285,7 @@ impl UserScript {
             UserScript::Lua { .. } => Ok(UserSources::Lua(
                 endpoints
                     .iter()
-                    .map(|e| self.lua(Some(e), Some("run"), threads).map(Arc::new))
+                    .map(|e| self.lua(Some(e), Some("run"), threads, seed).map(Arc::new))
                     .collect::<Result<_, _>>()?,
             )),
             UserScript::Pgbench { scale, mode, .. } => {
@@ -306,20 +330,22 @@ impl UserScript {
     }
 
     /// Load what the workload runs on into the server at `opts`: the Lua script's own
-    /// `prepare` command (in `parallel` threads where it declares it parallel, as sysbench
-    /// runs it with --threads), or pgbench's four tables at the scale (`pgbench -i`: drops
-    /// and replaces any `pgbench_*` tables of those names).
+    /// `prepare` command, as sysbench runs it with the run's `--threads` (in that many threads
+    /// where it declares it parallel: a script may make a table per thread), or pgbench's four
+    /// tables at the scale (`pgbench -i`: drops and replaces any `pgbench_*` tables of those
+    /// names).
     pub async fn prepare(
         &self,
         opts: &ConnectOptions,
-        parallel: u32,
+        threads: u32,
+        seed: u64,
     ) -> Result<Prepared, DatasetError> {
         let began = std::time::Instant::now();
         match self {
             UserScript::Lua { .. } => {
-                let threads = parallel.max(1);
+                let threads = threads.max(1);
                 let script = self
-                    .lua(Some(opts), Some("prepare"), threads)
+                    .lua(Some(opts), Some("prepare"), threads, seed)
                     .map_err(DatasetError::Script)?;
                 // The script's calls block: off the runtime's thread.
                 let ran = tokio::task::spawn_blocking(move || {

@@ -169,7 +169,8 @@ impl Script {
     }
 
     /// A fresh state for thread `tid`: the standard libraries (ffi included, as sysbench's),
-    /// sysbench's API, the script's directory on the module path, then the script's body.
+    /// sysbench's API, sysbench's module path (the working directory, LUA_PATH), then the
+    /// script's body.
     pub(super) fn state(&self, tid: u32) -> Result<Lua, ScriptError> {
         // SAFETY: scripts are the user's own code, run as sysbench runs them, ffi included;
         // the unsafe constructor is what makes LuaJIT's ffi library loadable.

@@ -67,6 +67,28 @@ impl Main {
         Ok(self.global("event")?.is_some() || self.global("thread_run")?.is_some())
     }
 
+    /// Whether the script runs each thread itself (`thread_run`), its events not the engine's.
+    pub fn runs_its_threads(&self) -> Result<bool, ScriptError> {
+        Ok(self.global("thread_run")?.is_some())
+    }
+
+    /// The main state's functions the script defines (`init`, `done`) and the report hooks it
+    /// sets (`sysbench.hooks.report_intermediate`, `report_cumulative`), by name.
+    pub fn main_hooks(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for name in ["init", "done"] {
+            if self.global(name).ok().flatten().is_some() {
+                out.push(format!("{name}()"));
+            }
+        }
+        for name in ["report_intermediate", "report_cumulative"] {
+            if self.hook(name).ok().flatten().is_some() {
+                out.push(format!("sysbench.hooks.{name}"));
+            }
+        }
+        out
+    }
+
     /// `init()`, if the script has one; the statements it ran (sysbench counts them in the
     /// run's totals and its first interval).
     pub fn init(&self) -> Result<StmtCounts, ScriptError> {
