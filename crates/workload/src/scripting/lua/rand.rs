@@ -14,10 +14,36 @@ use mlua::{Lua, Table};
 use crate::{Distribution, RandType, Rng, Unique};
 
 thread_local! {
-    /// This thread's stream: one Lua state per thread, so it is the state's.
+    /// The stream of the Lua state running on this thread now. A thread may hold several
+    /// states (one per server where servers take turns): each keeps its own stream in a
+    /// [`Stream`] and swaps it in while it runs, so its `tid`'s draws are the same whichever
+    /// states share its thread.
     static RNG: RefCell<Rng> = RefCell::new(Rng::seeded(0));
     /// What `sysbench.rand.default` draws from (`--rand-type` and its parameters).
     static DEFAULT: Cell<Distribution> = Cell::new(Distribution::new(RandType::Special));
+}
+
+/// A Lua state's own stream while another state runs on its thread.
+pub(super) struct Stream {
+    rng: Rng,
+    default: Distribution,
+}
+
+impl Stream {
+    /// The stream this thread holds now (a state just made, its `thread_init` run), taken
+    /// for the state to keep.
+    pub(super) fn take() -> Stream {
+        Stream {
+            rng: RNG.with(|r| r.borrow().clone()),
+            default: DEFAULT.with(Cell::get),
+        }
+    }
+
+    /// Exchange this stream with the thread's: once to run the state, again to put it away.
+    pub(super) fn swap(&mut self) {
+        RNG.with(|r| std::mem::swap(&mut *r.borrow_mut(), &mut self.rng));
+        self.default = DEFAULT.with(|d| d.replace(self.default));
+    }
 }
 
 /// The `--rand-*` options a script's run was given.

@@ -11,6 +11,7 @@ use super::counts;
 use super::error::{failed_in, message, ScriptError};
 use super::event_loop::{counted, Paced};
 use super::options;
+use super::rand::Stream;
 use super::script::Script;
 use crate::scripting::{EventError, Events, Pace, Source, StmtCounts};
 
@@ -216,7 +217,14 @@ impl Source for Script {
                 self.name()
             )));
         }
-        Ok(Session { lua, step, tid })
+        // Seeded for this tid by `state`, drawn from by thread_init: the state's from now on.
+        let stream = Stream::take();
+        Ok(Session {
+            lua,
+            step,
+            tid,
+            stream,
+        })
     }
 }
 
@@ -234,6 +242,18 @@ pub struct Session {
     lua: Lua,
     step: Step,
     tid: u32,
+    /// Its random stream, swapped in while it runs (see `rand::Stream`).
+    stream: Stream,
+}
+
+impl Session {
+    /// Run `f` with this state's random stream on the thread.
+    fn running<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.stream.swap();
+        let out = f(self);
+        self.stream.swap();
+        out
+    }
 }
 
 /// What the state counted since last time, added to `c`.
@@ -243,11 +263,11 @@ fn take_counts(c: &mut StmtCounts) {
 
 impl Events for Session {
     async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
-        let r = match &self.step {
-            Step::Event(f) => f.call::<i64>(self.tid),
-            Step::ThreadRun(f) => f.call::<()>(self.tid).map(|()| 1),
+        let r = self.running(|s| match &s.step {
+            Step::Event(f) => f.call::<i64>(s.tid),
+            Step::ThreadRun(f) => f.call::<()>(s.tid).map(|()| 1),
             Step::None => Ok(1),
-        };
+        });
         take_counts(c);
         match r.map_err(|e| EventError::Script(failed_in("thread_run", &e)))? {
             0 => Ok(()),
@@ -267,7 +287,8 @@ impl Events for Session {
             .get::<Table>("sysbench")
             .and_then(|s| s.get::<Function>("__loop"));
         let mut paced = Paced { pace };
-        let r = run.and_then(|f| f.call::<i64>((self.tid, paced.address() as f64)));
+        let tid = self.tid;
+        let r = self.running(|_| run.and_then(|f| f.call::<i64>((tid, paced.address() as f64))));
         // 1, or a failure: an event began and was not done; what it ran still counts.
         let left = counted();
         if !matches!(r, Ok(0)) {
@@ -284,14 +305,52 @@ impl Events for Session {
         Ok(())
     }
 
-    async fn finish(self, c: &mut StmtCounts) -> Result<(), EventError> {
+    async fn finish(mut self, c: &mut StmtCounts) -> Result<(), EventError> {
         let done = self.lua.globals().get::<Option<Function>>("thread_done");
-        let r = match done {
-            Ok(Some(f)) => f.call::<()>(self.tid),
+        let r = self.running(|s| match done {
+            Ok(Some(f)) => f.call::<()>(s.tid),
             Ok(None) => Ok(()),
             Err(e) => Err(e),
-        };
+        });
         take_counts(c);
         r.map_err(|e| EventError::Script(failed_in("thread_done", &e)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where servers take turns, one client thread holds a state per server for the same
+    /// `tid`: each must draw what it would draw alone (the same keys in the same order on
+    /// every server), not take turns at one stream.
+    #[test]
+    fn each_state_draws_its_own_stream_whichever_states_share_its_thread() {
+        let text =
+            "seq = {}\nfunction event() seq[#seq + 1] = sysbench.rand.uniform(1, 1000000000) end\n";
+        let seed = vec![("rand-seed".to_string(), Some("7".to_string()))];
+        let script =
+            Arc::new(Script::new("t.lua".into(), text.into(), seed, None, Vec::new()).unwrap());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let open = || rt.block_on(script.clone().open(0, 0, false)).unwrap();
+        let mut event = |s: &mut Session| {
+            rt.block_on(s.event(&mut StmtCounts::default())).unwrap();
+        };
+        let drawn = |s: &Session| s.lua.globals().get::<Vec<i64>>("seq").unwrap();
+        let mut alone = open();
+        for _ in 0..4 {
+            event(&mut alone);
+        }
+        let (mut a, mut b) = (open(), open());
+        for _ in 0..4 {
+            event(&mut a);
+            event(&mut b);
+        }
+        let alone = drawn(&alone);
+        assert_eq!(alone.len(), 4);
+        assert_eq!(drawn(&a), alone);
+        assert_eq!(drawn(&b), alone);
     }
 }
