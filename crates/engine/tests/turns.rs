@@ -22,6 +22,8 @@ struct Fake {
     log: Log,
     refuse: bool,
     stall_after: Option<usize>,
+    /// Events after which each connection's events end (a script's event() returning).
+    end_after: Option<usize>,
 }
 
 struct FakeSession {
@@ -29,6 +31,7 @@ struct FakeSession {
     latency: Duration,
     log: Log,
     stall_after: Option<usize>,
+    end_after: Option<usize>,
     done: usize,
 }
 
@@ -40,6 +43,7 @@ fn fakes(n: usize, latency_ms: u64, log: &Log) -> Vec<Fake> {
             log: log.clone(),
             refuse: false,
             stall_after: None,
+            end_after: None,
         })
         .collect()
 }
@@ -60,6 +64,7 @@ impl Source for Fake {
             latency: self.latency,
             log: self.log.clone(),
             stall_after: self.stall_after,
+            end_after: self.end_after,
             done: 0,
         })
     }
@@ -70,6 +75,9 @@ impl Events for FakeSession {
         let start = Instant::now();
         if self.stall_after.is_some_and(|n| self.done >= n) {
             tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+        if self.end_after.is_some_and(|n| self.done >= n) {
+            return Err(EventError::Ended);
         }
         self.done += 1;
         tokio::time::sleep(self.latency).await;
@@ -273,6 +281,24 @@ fn a_server_that_refuses_connections_fails_alone_and_the_others_take_their_turns
         .as_deref()
         .unwrap()
         .contains("could not be opened")));
+}
+
+/// A connection whose source ends its events (a script's event() returning a value) stops,
+/// as it does where one server runs at a time: its server is not failed, and what it did
+/// counts.
+#[test]
+fn a_connection_whose_events_end_stops_and_its_server_goes_on() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut f = fakes(2, 1, &log);
+    f[1].end_after = Some(3);
+    let res = two_short(f);
+    assert_eq!(res.status, RunStatus::Completed);
+    assert_eq!(res.servers[1].failure, None, "{:?}", res.servers[1].failure);
+    assert_eq!(res.servers[0].failure, None);
+    // Each of its connections ran its three events, and no more.
+    let connections = u64::from(short(2).run.connections);
+    assert_eq!(res.servers[1].total.events, 3 * connections);
+    assert!(res.servers[0].total.events > 3 * connections);
 }
 
 /// Told when the turns end, to check that it comes before the connections close.

@@ -138,6 +138,13 @@ async fn connection<S: Source>(w: Rc<TurnWorker<S>>, server: usize, mut s: S::Se
             }
             drop(flight);
             if !done {
+                let ended = shared.failure(server).is_none() && !shared.stop.load(Ordering::SeqCst);
+                if ended {
+                    let mut c = StmtCounts::default();
+                    if let Err(e) = s.finish(&mut c).await {
+                        shared.fail(server, format!("FATAL: {e}"));
+                    }
+                }
                 return;
             }
         }
@@ -152,7 +159,8 @@ async fn connection<S: Source>(w: Rc<TurnWorker<S>>, server: usize, mut s: S::Se
 const RECONNECT_FOR: Duration = Duration::from_secs(3);
 
 /// One event to success: ignorable errors restart it, a lost connection is opened again
-/// (with backoff) while the run lasts; false when it cannot be done (the run is failed then).
+/// (with backoff) while the run lasts; false when it cannot be done (the run is failed then,
+/// or stopping) or the source ended the connection's events.
 async fn event<S: Source>(
     w: &TurnWorker<S>,
     server: usize,
@@ -191,6 +199,9 @@ async fn event<S: Source>(
         }
         match &err {
             EventError::Restart => {}
+            // The source ended this connection's events (a script's event() returned a
+            // value): the connection stops, as it does where one server runs at a time.
+            EventError::Ended => return false,
             EventError::Server { error, .. } if w.run.ignore_errors.covers(error) => {
                 counts.errors += 1;
                 counts.error_code = crate::error_key(error);
