@@ -174,7 +174,7 @@ def _perf_counts(argv, env=None, cwd=None):
     voluntary and involuntary switches from the rusage wait4 returns for perf (perf's own few
     are in both runs of a difference and cancel)."""
     with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
-        p = subprocess.Popen(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter,context-switches", "--"] + argv,
+        p = subprocess.Popen(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter,context-switches,task-clock", "--"] + argv,
                              stdout=out, stderr=err, text=True, env=env, cwd=cwd)
         _, status, ru = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -187,10 +187,14 @@ def _perf_counts(argv, env=None, cwd=None):
         f = line.split(",")
         if len(f) > 2 and f[2] in ("raw_syscalls:sys_enter", "context-switches") and f[0].isdigit():
             counts[f[2]] = int(f[0])
-    if len(counts) != 2:
+        # The CPU time of every thread of the tool, in milliseconds (the clock moves it, but
+        # the difference of two runs cancels connecting, logins and the end).
+        if len(f) > 2 and f[2].startswith("task-clock"):
+            counts["task-clock"] = float(f[0])
+    if len(counts) != 3:
         raise RuntimeError(f"perf stat gave no counts (is perf allowed here?):\n{stderr[-1000:]}")
     return dict(syscalls=counts["raw_syscalls:sys_enter"], switches=counts["context-switches"],
-                voluntary=ru.ru_nvcsw, involuntary=ru.ru_nivcsw), stdout
+                voluntary=ru.ru_nvcsw, involuntary=ru.ru_nivcsw, cpu_us=counts["task-clock"] * 1000), stdout
 
 
 def instructions_per_query(argv_for, queries_in, small, large, env=None, cwd=None):
@@ -213,7 +217,7 @@ def kernel_per_query(argv_for, queries_in, small, large, env=None, cwd=None):
     return {k: (k2[k] - k1[k]) / q for k in k1}
 
 
-KERNEL = ("syscalls", "switches", "voluntary", "involuntary")
+KERNEL = ("syscalls", "switches", "voluntary", "involuntary", "cpu_us")
 
 
 def counted(tools, one, repeats=3, seed=0):
@@ -238,18 +242,38 @@ def counted(tools, one, repeats=3, seed=0):
     return out
 
 
-def counts_rows(label, conns, peer, ours):
-    """The instructions row (at one connection), then the kernel's row (at `conns`)."""
+def counts_rows(label, conns, peer, ours, one_per_thread):
+    """The instructions row (at one connection), then the kernel's row (at `conns`), each
+    judged (`judged`). `one_per_thread`: whether each of bakeoff's client threads has one
+    connection in the kernel's row (then its switches judge it; else its CPU per query does)."""
     rows = []
     if "instr" in peer:
-        rows.append(counts_row(f"{label}, 1", {"instr": peer["instr"]}, {"instr": ours["instr"]}))
+        rows.append(counts_row(f"{label}, 1", {"instr": peer["instr"]}, {"instr": ours["instr"]}, ("instr",)))
+    judge = ("syscalls", "switches") if one_per_thread else ("syscalls", "cpu_us")
     rows.append(counts_row(f"{label}, {conns}", {k: v for k, v in peer.items() if k != "instr"},
-                           {k: v for k, v in ours.items() if k != "instr"}))
+                           {k: v for k, v in ours.items() if k != "instr"}, judge))
     return "\n".join(rows)
 
 
 COLUMNS = (("instr", "{:.0f}", "instr"), ("syscalls", "{:.2f}", "syscalls"), ("switches", "{:.2f}", "switches"),
-           ("voluntary", "{:.2f}", "of which voluntary"), ("involuntary", "{:.2f}", "involuntary"))
+           ("voluntary", "{:.2f}", "of which voluntary"), ("involuntary", "{:.2f}", "involuntary"),
+           ("cpu_us", "{:.2f}", "client CPU us"))
+
+# The rule (issue 75): a row passes when each count that judges it is at most the peer's.
+# Context switches say what a client costs only where each thread has one connection: a
+# client that multiplexes many connections on a thread takes several replies a wake-up, so
+# fewer switches there may mean it serves replies later, or spins. Above that the client's
+# steady-state CPU per query judges (the two-run difference: connecting and logins cancel),
+# with the system calls; the instructions row (one connection) always judges.
+PASSING = ("<", "=", "<=")
+
+
+def judged(marks):
+    """A row's verdict from the marks of the counts that judge it: pass (each at most the
+    peer's), fail (one more), or ? (one undecided, or its ranges overlapping)."""
+    if all(m in PASSING for m in marks):
+        return "pass"
+    return "fail" if ">" in marks else "?"
 
 
 def measured(values, fmt):
@@ -288,27 +312,31 @@ def against(peer, ours, margin=0.05):
     return "~" if min(o) <= max(p) else ">"
 
 
-def counts_row(label, peer, ours):
+def counts_row(label, peer, ours, judge):
     """One Markdown row: each count of the peer and of bakeoff (median and range), bakeoff's
-    median over the peer's, and `against`'s mark."""
-    cells = []
+    median over the peer's, and `against`'s mark; then which counts judge it and the verdict."""
+    cells, marks = [], []
     for k, fmt, _ in COLUMNS:
         a, b = peer.get(k), ours.get(k)
         if a is None or b is None:
             cells.append("- | - | -")
         else:
+            if k in judge:
+                marks.append(against(a, b))
             pm = statistics.median(a if isinstance(a, list) else [a])
             om = statistics.median(b if isinstance(b, list) else [b])
             # A count below what the row prints (blocking once in 1,000 transactions) has no
             # ratio worth reading: the mark alone says where bakeoff's stands.
             ratio = f"{om / pm:.2f}x " if pm >= 0.005 and om >= 0.005 else ""
             cells.append(f"{measured(a, fmt)} | {measured(b, fmt)} | {ratio}{against(a, b)}")
-    return f"| {label} | " + " | ".join(cells) + " |"
+    names = ", ".join(dict((k, n) for k, _, n in COLUMNS)[k] for k in judge)
+    verdict = judged(marks) if len(marks) == len(judge) else "?"
+    return f"| {label} | " + " | ".join(cells) + f" | {names} | {verdict} |"
 
 
 def counts_header(peer, unit="q"):
     cols = "".join(f" {peer} {name}/{unit} | bakeoff {name}/{unit} | ratio |" for _, _, name in COLUMNS)
-    return f"| row (workload, connections) |{cols}\n|" + "---|" * (1 + 3 * len(COLUMNS))
+    return f"| row (workload, connections) |{cols} judged by | verdict |\n|" + "---|" * (3 + 3 * len(COLUMNS))
 
 
 COUNTS_CAVEATS = (
@@ -322,5 +350,10 @@ COUNTS_CAVEATS = (
     "is of medians. Measured 5 times or more, each round's ratio is judged as the timings' pairs are "
     "(95%, log scale): < fewer, = equivalent within +-5%, > more, ? undecided; else by the ranges: "
     "<= (at most the peer's), ~ (above it, the ranges overlapping: the counts cannot tell them apart) or > "
-    "(bakeoff's least above the peer's most). A row's counts pass when instructions, system calls and "
-    "switches are each <, = or <=; the voluntary and involuntary split says where the switches come from.")
+    "(bakeoff's least above the peer's most). A row passes when the counts that judge it are each <, = or <=: "
+    "the instructions row by its instructions; a row at more connections by its system calls and, where each "
+    "of bakeoff's client threads has one connection, its context switches, else its client CPU per query "
+    "(perf's task-clock, every thread, by the same two-run difference: connecting and logins cancel). A client "
+    "that serves many connections from a thread takes several replies a wake-up, so its switches say how "
+    "client and server take turns, not what it costs. The voluntary and involuntary split says where the "
+    "switches come from.")
