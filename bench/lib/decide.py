@@ -189,7 +189,7 @@ def _perf_counts(argv, env=None, cwd=None):
             counts[f[2]] = int(f[0])
         # The CPU time of every thread of the tool, in milliseconds (the clock moves it, but
         # the difference of two runs cancels connecting, logins and the end).
-        if len(f) > 2 and f[2].startswith("task-clock"):
+        if len(f) > 2 and f[2].startswith("task-clock") and f[0].replace(".", "", 1).isdigit():
             counts["task-clock"] = float(f[0])
     if len(counts) != 3:
         raise RuntimeError(f"perf stat gave no counts (is perf allowed here?):\n{stderr[-1000:]}")
@@ -356,4 +356,7 @@ COUNTS_CAVEATS = (
     "(perf's task-clock, every thread, by the same two-run difference: connecting and logins cancel). A client "
     "that serves many connections from a thread takes several replies a wake-up, so its switches say how "
     "client and server take turns, not what it costs. The voluntary and involuntary split says where the "
-    "switches come from.")
+    "switches come from. The client CPU is all of the tool's CPU between the two runs' ends: work that grows "
+    "with elapsed time rather than queries (bakeoff's ticker and sampler, and polling where it has CPUs of its "
+    "own: these benches do not place it apart unless --server-cpus is given) counts too, and perf's system-call "
+    "tracepoint adds the same cost to every system call of both tools.")

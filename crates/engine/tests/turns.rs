@@ -284,16 +284,18 @@ fn a_server_that_refuses_connections_fails_alone_and_the_others_take_their_turns
 }
 
 /// A connection whose source ends its events (a script's event() returning a value) stops,
-/// as it does where one server runs at a time: its server is not failed, and what it did
-/// counts.
+/// as it does where one server runs at a time, and what it did counts; when every connection
+/// of a server has ended, that server has nothing left to measure and is failed, saying so
+/// (turns of nothing would read as a server that did no work).
 #[test]
-fn a_connection_whose_events_end_stops_and_its_server_goes_on() {
+fn connections_whose_events_end_stop_and_a_server_with_none_left_is_failed() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let mut f = fakes(2, 1, &log);
     f[1].end_after = Some(3);
     let res = two_short(f);
     assert_eq!(res.status, RunStatus::Completed);
-    assert_eq!(res.servers[1].failure, None, "{:?}", res.servers[1].failure);
+    let why = res.servers[1].failure.as_deref().unwrap_or_default();
+    assert!(why.contains("every connection's events ended"), "{why}");
     assert_eq!(res.servers[0].failure, None);
     // Each of its connections ran its three events, and no more.
     let connections = u64::from(short(2).run.connections);

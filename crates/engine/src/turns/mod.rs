@@ -216,6 +216,7 @@ pub fn run_turns<S: Source>(
         idle_poll_ns,
         stop: AtomicBool::new(false),
         failures: (0..servers).map(|_| Mutex::new(None)).collect(),
+        ended: (0..servers).map(|_| AtomicU64::new(0)).collect(),
     });
     let connections = spec.run.connections.max(1);
     let threads = spec.run.client_threads.clamp(1, connections);

@@ -24,6 +24,9 @@ pub(crate) struct TurnShared {
     /// Why each server's load failed, if it did: that server gets no more turns, the others
     /// go on.
     pub failures: Vec<Mutex<Option<String>>>,
+    /// Each server's connections whose source ended their events (a script's event()
+    /// returned): when all have, the server has nothing left to measure.
+    pub ended: Vec<AtomicU64>,
 }
 
 impl TurnShared {

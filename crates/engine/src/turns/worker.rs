@@ -127,25 +127,33 @@ async fn connection<S: Source>(w: Rc<TurnWorker<S>>, server: usize, mut s: S::Se
             }
             let began = Instant::now();
             let mut counts = StmtCounts::default();
-            let done = event(&w, server, &mut s, &mut counts).await;
+            let outcome = event(&w, server, &mut s, &mut counts).await;
             if let Ok(mut win) = w.windows[server].lock() {
                 crate::worker::record_counts(&mut win, &counts);
-                if done {
+                if outcome == Outcome::Done {
                     let latency = began.elapsed().as_nanos() as u64;
                     win.record_event(latency);
                     crate::worker::record_class(&mut win, &counts, latency);
                 }
             }
-            drop(flight);
-            if !done {
-                let ended = shared.failure(server).is_none() && !shared.stop.load(Ordering::SeqCst);
-                if ended {
+            match outcome {
+                Outcome::Done => drop(flight),
+                Outcome::Ended => {
+                    // The connection stops, as it does where one server runs at a time,
+                    // its thread_done within its server's turn (still in flight).
                     let mut c = StmtCounts::default();
                     if let Err(e) = s.finish(&mut c).await {
                         shared.fail(server, format!("FATAL: {e}"));
                     }
+                    drop(flight);
+                    let gone = shared.ended[server].fetch_add(1, Ordering::SeqCst) + 1;
+                    if gone >= u64::from(w.run.connections.max(1)) {
+                        // Turns of nothing would read as a server that did no work.
+                        shared.fail(server, "every connection's events ended (the script's event() returned a value): nothing was left to measure on this server".to_string());
+                    }
+                    return;
                 }
-                return;
+                Outcome::Gone => return,
             }
         }
     }
@@ -155,26 +163,36 @@ async fn connection<S: Source>(w: Rc<TurnWorker<S>>, server: usize, mut s: S::Se
     }
 }
 
+/// How an event of a connection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Done,
+    /// The source ended this connection's events (a script's event() returned a value).
+    Ended,
+    /// It could not be done: the run is failed, or stopping.
+    Gone,
+}
+
 /// How long a lost connection is tried again before the run fails.
 const RECONNECT_FOR: Duration = Duration::from_secs(3);
 
 /// One event to success: ignorable errors restart it, a lost connection is opened again
-/// (with backoff) while the run lasts; false when it cannot be done (the run is failed then,
-/// or stopping) or the source ended the connection's events.
+/// (with backoff) while the run lasts.
 async fn event<S: Source>(
     w: &TurnWorker<S>,
     server: usize,
     s: &mut S::Session,
     counts: &mut StmtCounts,
-) -> bool {
+) -> Outcome {
     let mut backoff = Duration::from_millis(1);
     loop {
         let err = match s.event(counts).await {
-            Ok(()) => return true,
+            Ok(()) => return Outcome::Done,
+            Err(EventError::Ended) => return Outcome::Ended,
             Err(e) => e,
         };
         if w.shared.stop.load(Ordering::Relaxed) || w.shared.failure(server).is_some() {
-            return false;
+            return Outcome::Gone;
         }
         if err.is_connection_lost() {
             counts.reconnects += 1;
@@ -182,7 +200,7 @@ async fn event<S: Source>(
             let lost = Instant::now();
             while let Err(e) = s.reconnect().await {
                 if w.shared.stop.load(Ordering::Relaxed) {
-                    return false;
+                    return Outcome::Gone;
                 }
                 if lost.elapsed() > RECONNECT_FOR {
                     let why = format!(
@@ -190,7 +208,7 @@ async fn event<S: Source>(
                         RECONNECT_FOR.as_secs()
                     );
                     w.shared.fail(server, why);
-                    return false;
+                    return Outcome::Gone;
                 }
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_millis(500));
@@ -199,16 +217,13 @@ async fn event<S: Source>(
         }
         match &err {
             EventError::Restart => {}
-            // The source ended this connection's events (a script's event() returned a
-            // value): the connection stops, as it does where one server runs at a time.
-            EventError::Ended => return false,
             EventError::Server { error, .. } if w.run.ignore_errors.covers(error) => {
                 counts.errors += 1;
                 counts.error_code = crate::error_key(error);
             }
             _ => {
                 w.shared.fail(server, format!("FATAL: {err}"));
-                return false;
+                return Outcome::Gone;
             }
         }
     }
