@@ -54,7 +54,7 @@ fn script_notes(s: &StudySpec) -> Vec<String> {
     s.workloads
         .iter()
         .filter_map(|w| {
-            let hooks = w.spec.script.as_ref()?.hooks_not_called();
+            let hooks = &w.uncalled;
             (!hooks.is_empty()).then(|| format!(
                 "workload '{}' defines {}: a study calls none of them (it reports the runs itself, and runs each connection's thread_init, event and thread_done); a script that sets up in init() needs that done in its prepare",
                 w.label,

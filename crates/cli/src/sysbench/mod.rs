@@ -151,7 +151,7 @@ enum Test {
 }
 
 /// sysbench's own scripts, which bakeoff runs as its native workloads of the same names.
-const STOCK_SCRIPTS: &str = "/usr/share/sysbench";
+use bakeoff_workload::scripting::user::STOCK_SCRIPTS;
 
 fn resolve(test: &str) -> Test {
     if let Some((name, _, opts)) = schema::TESTS.iter().find(|(n, ..)| *n == test) {
@@ -168,10 +168,7 @@ fn resolve(test: &str) -> Test {
         .chain([format!("./{test}.lua")]);
     for path in std::iter::once(test.to_string()).chain(modules) {
         let p = std::path::Path::new(&path);
-        let stock = p
-            .canonicalize()
-            .is_ok_and(|c| c.parent() == Some(std::path::Path::new(STOCK_SCRIPTS)));
-        if p.is_file() && !stock {
+        if p.is_file() && !bakeoff_workload::scripting::user::is_stock(p) {
             return Test::Script(path.into());
         }
     }

@@ -11,24 +11,32 @@ use toml::de::DeValue;
 
 use crate::reader::{one_of, str_value, Problems, Table};
 
-/// Whether `name` names a user's script (see [`user::is_script`]).
-pub(super) fn is_script(name: &str, dir: &Path) -> bool {
-    user::is_script(name, dir)
-}
-
 /// The workload entry `t` (its `name` at `span`) as a user's script, its files read from
-/// `dir` (the study file's directory); None after saying what is wrong.
+/// `dir` (the study file's directory), with what a study does not call of it (`check`);
+/// None after saying what is wrong.
 pub(super) fn script_workload(
     p: &mut Problems,
     t: &mut Table,
     (name, span): (&str, std::ops::Range<usize>),
     dir: &Path,
-) -> Option<WorkloadSpec> {
+) -> Option<(WorkloadSpec, Vec<String>)> {
     let script = match name.ends_with(".lua") {
-        true => lua(p, t, (name, span), dir),
-        false => pgbench(p, t, (name, span), dir),
+        true => lua(p, t, (name, span.clone()), dir),
+        false => pgbench(p, t, (name, span.clone()), dir),
     }?;
-    Some(WorkloadSpec::of_script(script))
+    // Read as its run will read it: a Lua body loads (once) and its options are ones it
+    // declares; every pgbench script parses.
+    match script.check() {
+        Ok(uncalled) => Some((WorkloadSpec::of_script(script), uncalled)),
+        Err(e) if name.ends_with(".lua") => {
+            p.at(span, format!("{name}: {e}"));
+            None
+        }
+        Err(e) => {
+            p.at(span, e);
+            None
+        }
+    }
 }
 
 fn lua(
@@ -41,17 +49,11 @@ fn lua(
     // reported as unknown besides.
     let options = lua_options(p, t);
     let text = read(p, span.clone(), name, dir)?;
-    let script = UserScript::Lua {
+    Some(UserScript::Lua {
         path: dir.join(name).display().to_string(),
         text,
         options: options?,
-    };
-    // Read as its run will read it: its body loads, its options are ones it declares.
-    if let Err(e) = script.check() {
-        p.at(span, format!("{name}: {e}"));
-        return None;
-    }
-    Some(script)
+    })
 }
 
 /// A Lua workload's `options`, as its command line would give them.
@@ -124,16 +126,11 @@ fn pgbench(
     if scripts.is_empty() {
         return None;
     }
-    let script = UserScript::Pgbench {
+    Some(UserScript::Pgbench {
         scripts,
         scale,
         mode,
-    };
-    if let Err(e) = script.check() {
-        p.at(span, e);
-        return None;
-    }
-    Some(script)
+    })
 }
 
 /// A script's text, from `name` relative to `dir`; None after saying why not.

@@ -142,7 +142,7 @@ pub(super) fn workload(
         "the workload: one of sysbench's, e.g. \"oltp_read_only\", \"tpcc\", a Lua script's path (\"mine.lua\") or pgbench scripts' (\"mine.sql\", or \"pgbench\" with `scripts`)",
     );
     if let Some((s, span)) = t.string(p, "name") {
-        if super::scripts::is_script(s, dir) {
+        if bakeoff_workload::scripting::user::is_script(s, dir) {
             return script_entry(p, t, (s, span), dir);
         }
     }
@@ -223,6 +223,7 @@ pub(super) fn workload(
         script: None,
     };
     Some(Workload {
+        uncalled: Vec::new(),
         label: label.unwrap_or_else(|| spec.kind.to_string()),
         spec,
         fixed,
@@ -238,13 +239,14 @@ fn script_entry(
 ) -> Option<Workload> {
     let label = t.string(p, "label").map(|(s, _)| s.to_string());
     let fixed = fixed_work(p, &mut t);
-    let spec = super::scripts::script_workload(p, &mut t, name, dir);
+    let read = super::scripts::script_workload(p, &mut t, name, dir);
     t.finish(p);
-    let spec = spec?;
+    let (spec, uncalled) = read?;
     Some(Workload {
         label: label.unwrap_or_else(|| spec.default_label()),
         spec,
         fixed,
+        uncalled,
     })
 }
 

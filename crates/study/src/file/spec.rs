@@ -154,6 +154,10 @@ pub struct Workload {
     /// mysqlslap-style fixed work instead of a timed run: (iterations, events per
     /// connection); the thread counts are then the concurrency levels.
     pub fixed: Option<(u32, u64)>,
+    /// What a study does not call of a user's script (a Lua script's `init()`, `done()`,
+    /// report hooks), found when the file was read: said before the study runs.
+    #[serde(skip)]
+    pub uncalled: Vec<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]

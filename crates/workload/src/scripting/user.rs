@@ -91,50 +91,48 @@ const LUA_GENERAL: &[&str] = &[
 ];
 
 /// sysbench's own scripts, which run as the built-in workloads of their names.
-const STOCK_SCRIPTS: &str = "/usr/share/sysbench";
+pub const STOCK_SCRIPTS: &str = "/usr/share/sysbench";
+
+/// Whether `path` is one of sysbench's own scripts (in [`STOCK_SCRIPTS`], however reached).
+pub fn is_stock(path: &Path) -> bool {
+    path.canonicalize()
+        .is_ok_and(|c| c.parent() == Some(Path::new(STOCK_SCRIPTS)))
+}
+
+/// A pgbench script entry without its `@WEIGHT`.
+fn without_weight(entry: &str) -> &str {
+    entry.rsplit_once('@').map_or(entry, |(w, _)| w)
+}
 
 /// Whether workload name `name` is a user's script rather than a built-in workload: a `.lua`
 /// file of the user's (sysbench's own, in its directory or by bare name, are the built-ins
 /// of their names), `.sql` files (`,` between several, each `@WEIGHT`), or `pgbench`. Paths
 /// are relative to `dir`.
 pub fn is_script(name: &str, dir: &Path) -> bool {
-    let sql = |entry: &str| {
-        entry
-            .rsplit_once('@')
-            .map_or(entry, |(w, _)| w)
-            .ends_with(".sql")
-    };
-    if name == "pgbench" || name.split(',').any(sql) {
+    if name == "pgbench" || name.split(',').any(|e| without_weight(e).ends_with(".sql")) {
         return true;
     }
     if !name.ends_with(".lua") {
         return false;
     }
     let path = dir.join(name);
-    let stock = path
-        .canonicalize()
-        .is_ok_and(|c| c.parent() == Some(Path::new(STOCK_SCRIPTS)));
     // A bare sysbench name that is not a file here is the built-in of that name.
     let builtin = !path.exists() && name.parse::<crate::WorkloadKind>().is_ok();
-    !stock && !builtin
-}
-
-fn pgbench_entry_is_file(entry: &str) -> bool {
-    let what = entry.rsplit_once('@').map_or(entry, |(w, _)| w);
-    what.ends_with(".sql") || what.contains('/')
+    !is_stock(&path) && !builtin
 }
 
 /// One pgbench script as pgbench's `-f FILE@WEIGHT` or `-b NAME@WEIGHT` gives it: a file
 /// (`.sql`, or any path; relative to `dir`) or a built-in by name or unique prefix.
 pub fn pgbench_file(entry: &str, dir: &Path) -> Result<PgbenchFile, String> {
-    let (what, weight) = match entry.rsplit_once('@') {
-        Some((w, n)) => match n.parse::<u32>() {
-            Ok(n) if n > 0 => (w, n),
+    let what = without_weight(entry);
+    let weight = match entry.rsplit_once('@') {
+        Some((_, n)) => match n.parse::<u32>() {
+            Ok(n) if n > 0 => n,
             _ => return Err(format!("`{entry}`: the weight after @ must be a whole number from 1, as pgbench's -f FILE@WEIGHT")),
         },
-        None => (entry, 1),
+        None => 1,
     };
-    if pgbench_entry_is_file(what) {
+    if what.ends_with(".sql") || what.contains('/') {
         let path = dir.join(what);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read the pgbench script {}: {e}", path.display()))?;
@@ -187,8 +185,10 @@ impl UserScript {
 
     /// Read it as its run will (the Lua body loaded and its options checked against what it
     /// declares; every pgbench script parsed), without a server: a study says what is wrong
-    /// before it starts one.
-    pub fn check(&self) -> Result<(), String> {
+    /// before it starts one. Read once, it also names what a study does not call of it: a Lua
+    /// script's main-state hooks (`init`, `done`, the report hooks; the study reports, and
+    /// runs each connection's `thread_init`, `event` and `thread_done` only).
+    pub fn check(&self) -> Result<Vec<String>, String> {
         match self {
             UserScript::Lua { .. } => {
                 let script = self.lua(None, None, 1, 1)?;
@@ -200,27 +200,14 @@ impl UserScript {
                     return Err(format!("{} runs its threads itself (thread_run()): a study or `bakeoff run` times events, so give it an event() function, or run it as sysbench does: `bakeoff {} [options] run`", script.name(), script.name()));
                 }
                 match main.has_events().map_err(|e| e.to_string())? {
-                    true => Ok(()),
+                    true => Ok(main.main_hooks()),
                     false => Err(format!(
                         "{} has no event() function: it has nothing to run",
                         script.name()
                     )),
                 }
             }
-            UserScript::Pgbench { .. } => self.pgbench_scripts().map(drop),
-        }
-    }
-
-    /// The hooks of a Lua script that a study or `bakeoff run` does not call (sysbench's main
-    /// state's: `init`, `done`, the report hooks): the study reports, and runs each
-    /// connection's `thread_init`, `event` and `thread_done` only.
-    pub fn hooks_not_called(&self) -> Vec<String> {
-        let Ok(script) = self.lua(None, None, 1, 1) else {
-            return Vec::new();
-        };
-        match script.main(&|n| LUA_GENERAL.contains(&n)) {
-            Ok(main) => main.main_hooks(),
-            Err(_) => Vec::new(),
+            UserScript::Pgbench { .. } => self.pgbench_scripts().map(|_| Vec::new()),
         }
     }
 
@@ -314,11 +301,7 @@ impl UserScript {
                     on_verbose: None,
                     on_transaction: None,
                     aborted: AtomicU32::new(0),
-                    streams: Streams {
-                        clients: streams.clients.clone(),
-                        default_seed: streams.default_seed,
-                        choose: streams.choose.clone(),
-                    },
+                    streams: streams.clone(),
                     live: None,
                     debug: None,
                 };

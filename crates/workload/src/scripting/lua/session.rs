@@ -335,7 +335,7 @@ mod tests {
             .build()
             .unwrap();
         let open = || rt.block_on(script.clone().open(0, 0, false)).unwrap();
-        let mut event = |s: &mut Session| {
+        let event = |s: &mut Session| {
             rt.block_on(s.event(&mut StmtCounts::default())).unwrap();
         };
         let drawn = |s: &Session| s.lua.globals().get::<Vec<i64>>("seq").unwrap();
