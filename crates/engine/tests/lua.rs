@@ -1,6 +1,7 @@
 //! A sysbench Lua script driven by the engine, against the suite's MariaDB: one Lua state per
-//! connection on its own client thread, `thread_init` / `event` / `thread_done` called as
-//! sysbench calls them, the statements counted sysbench's way.
+//! connection, `thread_init` / `event` / `thread_done` called as sysbench calls them, the
+//! statements counted sysbench's way. Each test runs its script both ways a state runs: alone
+//! on its client thread (blocking calls), and sharing one as a coroutine on its reactor.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -42,7 +43,7 @@ fn script(name: &str, text: &str) -> Script {
 fn spec(connections: u32, events: u64) -> RunSpec {
     RunSpec {
         connections,
-        // One Lua state per thread: a script's calls block its thread, as in sysbench.
+        // A state alone on each client thread: its calls block the thread, as in sysbench.
         client_threads: connections,
         time: Some(Duration::from_secs(30)),
         events: Some(events),
@@ -50,22 +51,34 @@ fn spec(connections: u32, events: u64) -> RunSpec {
     }
 }
 
+/// The same run with every connection's state on one client thread, as coroutines.
+fn shared(connections: u32, events: u64) -> RunSpec {
+    RunSpec {
+        client_threads: 1,
+        ..spec(connections, events)
+    }
+}
+
 #[test]
 fn each_connection_runs_the_scripts_events_in_a_state_of_its_own() {
     let _ = server();
     let s = Arc::new(script("events", SCRIPT));
-    let r = run(s, &spec(2, 40), &AtomicBool::new(false), &mut Quiet).expect("run");
-    assert_eq!(r.status, RunStatus::Completed);
-    assert_eq!(r.total.events, 40);
-    // Per event one INSERT (a write) and one SELECT (a read); CREATE in thread_init is other,
-    // counted with the first event of each connection.
-    assert_eq!((r.total.reads, r.total.writes), (40, 40));
-    assert_eq!(r.connections.len(), 2);
-    assert!(
-        r.connections.iter().all(|c| c.events > 0),
-        "{:?}",
-        r.connections
-    );
+    for (spec, conns) in [(spec(2, 40), 2), (shared(8, 40), 8)] {
+        let r = run(s.clone(), &spec, &AtomicBool::new(false), &mut Quiet).expect("run");
+        let at = format!("{conns} connections on {} threads", spec.client_threads);
+        assert_eq!(r.status, RunStatus::Completed, "{at}");
+        assert_eq!(r.total.events, 40, "{at}");
+        // Per event one INSERT (a write) and one SELECT (a read); CREATE in thread_init is
+        // other, counted with the first event of each connection.
+        assert_eq!((r.total.reads, r.total.writes), (40, 40), "{at}");
+        assert_eq!(r.total.others, conns, "{at}");
+        assert_eq!(r.connections.len(), conns as usize, "{at}");
+        assert!(
+            r.connections.iter().all(|c| c.events > 0),
+            "{at}: {:?}",
+            r.connections
+        );
+    }
 }
 
 #[test]
@@ -106,14 +119,15 @@ function event()
   end
 end
 function thread_done()
-  assert(restarts == 5, "restarts: " .. restarts)
+  -- Each event collided once, then succeeded.
+  assert(restarts * 2 == tries, "restarts: " .. restarts .. " of " .. tries)
   con:query("DROP TABLE dup" .. sysbench.tid)
 end
 "#;
     for spec in both_loops(1, 5) {
         let s = Arc::new(script("restarts", text));
         let r = run(s, &spec, &AtomicBool::new(false), &mut Quiet).expect("run");
-        let at = format!("rate {:?}", spec.rate);
+        let at = format!("rate {:?}, {} threads", spec.rate, spec.client_threads);
         assert_eq!(r.status, RunStatus::Completed, "{at}: {:?}", r.status);
         assert_eq!(r.total.events, 5, "{at}");
         assert_eq!(r.total.errors, 5, "{at}");
@@ -121,14 +135,15 @@ end
     }
 }
 
-/// A closed loop runs in Lua (the prelude's `__loop`); an open loop (--rate) enters each event
-/// from the engine. Both must count alike.
-fn both_loops(connections: u32, events: u64) -> [RunSpec; 2] {
+/// A closed loop alone on its thread runs in Lua (the prelude's `__loop`); an open loop
+/// (--rate) and states sharing a thread run as coroutines, each event entered from the engine.
+/// All must count alike.
+fn both_loops(connections: u32, events: u64) -> [RunSpec; 3] {
     let open = RunSpec {
         rate: Some(2000.0),
         ..spec(connections, events)
     };
-    [spec(connections, events), open]
+    [spec(connections, events), open, shared(connections + 1, events)]
 }
 
 /// An event() that returns a value ends its thread's events, as in sysbench; that event is
@@ -140,9 +155,13 @@ fn an_event_that_returns_a_value_ends_its_thread() {
     for spec in both_loops(2, 1000) {
         let s = Arc::new(script("returns", text));
         let r = run(s, &spec, &AtomicBool::new(false), &mut Quiet).expect("run");
-        let at = format!("rate {:?}", spec.rate);
+        let at = format!("rate {:?}, {} threads", spec.rate, spec.client_threads);
         assert_eq!(r.status, RunStatus::Completed, "{at}: {:?}", r.status);
-        assert_eq!(r.total.events, 4, "{at}: two events on each of two threads");
+        assert_eq!(
+            r.total.events,
+            2 * u64::from(spec.connections),
+            "{at}: two events on each connection"
+        );
     }
 }
 
@@ -179,7 +198,36 @@ function event()
   return true
 end
 "#;
-    let s = Arc::new(script("prepared", text));
-    let r = run(s, &spec(1, 1), &AtomicBool::new(false), &mut Quiet).expect("run");
+    for spec in both_loops(1, 1).into_iter().take(2) {
+        let s = Arc::new(script("prepared", text));
+        let r = run(s, &spec, &AtomicBool::new(false), &mut Quiet).expect("run");
+        assert_eq!(r.status, RunStatus::Completed, "rate {:?}: {:?}", spec.rate, r.status);
+    }
+}
+
+/// States that share a client thread run side by side: each one's thread_init waits until
+/// every connection has arrived, which states run one after another on one thread would
+/// never see (each would wait for the next to start).
+#[test]
+fn states_sharing_a_thread_run_side_by_side() {
+    let _ = server();
+    let text = r#"
+function thread_init()
+  con = sysbench.sql.driver():connect()
+  con:query("INSERT INTO arrived VALUES (" .. sysbench.tid .. ")")
+  local tries = 0
+  while tonumber(con:query_row("SELECT COUNT(*) FROM arrived")) < 6 do
+    tries = tries + 1
+    assert(tries < 100000, "the other states never arrived")
+  end
+end
+function event() con:query("SELECT 1") end
+"#;
+    let s = Arc::new(script("together", text));
+    let endpoint = s.sql.endpoint.as_ref().expect("the test's server");
+    let mut setup = bakeoff_driver::Conn::connect_blocking(endpoint).expect("connect");
+    bakeoff_driver::complete(setup.exec("CREATE TABLE arrived (tid INT)")).expect("table");
+    let r = run(s, &shared(6, 60), &AtomicBool::new(false), &mut Quiet).expect("run");
     assert_eq!(r.status, RunStatus::Completed, "{:?}", r.status);
+    assert_eq!(r.total.events, 60);
 }

@@ -54,8 +54,7 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
     let init = main.init().map_err(lua_failed)?;
     let spec = RunSpec {
         connections: threads,
-        // One Lua state per thread: a script's calls block its thread, as in sysbench.
-        client_threads: threads,
+        client_threads: client_threads(&script, threads, line.value("db-driver") == Some("pgsql")),
         time: (time > 0).then(|| Duration::from_secs(time)),
         events: (events > 0).then_some(events),
         rate: (rate > 0).then_some(rate as f64),
@@ -124,6 +123,24 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
         RunStatus::Interrupted => ExitCode::from(crate::exit::EXIT_INTERRUPTED),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// The client threads for a script's connections: each has a Lua state of its own, as in
+/// sysbench, and they share client threads as coroutines on each thread's reactor, one
+/// thread per CPU this process may use (beside a PostgreSQL, at least one per 64 connections
+/// to keep the client's share among its backends; see `threads_beside_processes`). A script
+/// whose calls wait inside C gets a thread per connection (the engine's `as_source_runs`).
+fn client_threads(script: &Script, threads: u32, pgsql: bool) -> u32 {
+    use bakeoff_workload::Source;
+    if script.blocks() {
+        return threads;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let shared = cpus.clamp(1, threads);
+    match pgsql {
+        true => bakeoff_engine::threads_beside_processes(shared, threads),
+        false => shared,
+    }
 }
 
 /// A script's hook (or done()) that failed: sysbench's FATAL line, and the run goes on; true,

@@ -94,7 +94,7 @@ pub(super) fn install(lua: &Lua, script: &Env, tid: u32) -> mlua::Result<()> {
     let opts = script.sql.clone();
     raw.set(
         "connect",
-        lua.create_function(move |_, ()| sql::connect(&opts))?,
+        lua.create_function(move |lua, ()| sql::connect(lua, &opts))?,
     )?;
     lua.load(PRELUDE).set_name("=sysbench").call::<()>(raw)?;
     // io.write (sysbench's JSON reports use it) goes through C's stdio: a line at a time,

@@ -5,14 +5,18 @@
 //!   `prepare`, `cleanup`, or one it declares) in the calling thread.
 //! - For `run`, [`Script::main`] is sysbench's main state (`init`, `done`, the report hooks)
 //!   and [`Script`] is a [`Source`](super::Source): each connection gets a Lua state of its
-//!   own on its own client thread, as sysbench gives each thread one. Its connections use
-//!   blocking sockets (ffi calls cannot yield, so a script's calls block its thread, as in
-//!   sysbench): run it with one connection per client thread.
+//!   own, as sysbench gives each thread one. A state alone on its client thread uses
+//!   blocking sockets, as sysbench's do. States that share a client thread run as coroutines
+//!   on its reactor (`coroutine`, `sql/reactor.rs`): a call that would wait yields, and the
+//!   state resumes with the answer. A script whose calls wait inside C (`blocking`) keeps a
+//!   client thread per connection.
 //!
 //! The API's Rust halves are in `api` (the tables), `options`, `rand`, `sql` and `counts`
 //! (with `sb_counter_inc`, exported for ffi); its Lua half is `prelude.lua`.
 
 mod api;
+mod blocking;
+mod coroutine;
 mod counts;
 mod error;
 mod event_loop;

@@ -32,6 +32,9 @@ pub struct Script {
     pub rand: RandOptions,
     /// `sysbench.rand.unique`'s sequence, shared by every state of the run.
     pub unique: Arc<Unique>,
+    /// The call that keeps the script's states off the reactor, a client thread each (see
+    /// `blocking.rs`); none: they run as coroutines, many on each client thread.
+    pub waits_in_c: Option<String>,
 }
 
 /// How a command ended: its output went to stdout as the script printed it.
@@ -78,7 +81,9 @@ impl Script {
                 v.as_deref()
                     .is_none_or(|v| matches!(v, "on" | "true" | "1" | "yes"))
             });
+        let waits_in_c = super::blocking::waits_in_c(&text, &find_module);
         Ok(Script {
+            waits_in_c,
             path,
             text: text.into(),
             options,
@@ -237,6 +242,25 @@ fn module_paths() -> (String, String) {
         Err(_) => default,
     };
     (from_env("LUA_PATH", path), from_env("LUA_CPATH", cpath))
+}
+
+/// What `require NAME` loads, looked up as Lua looks it up (`package.path`, then
+/// `package.cpath`, as `module_paths` sets them).
+fn find_module(name: &str) -> Option<super::blocking::Module> {
+    use super::blocking::Module;
+    let (path, cpath) = module_paths();
+    let file = name.replace('.', "/");
+    let on = |patterns: &str| {
+        patterns
+            .split(';')
+            .filter(|p| p.contains('?'))
+            .map(|p| p.replace('?', &file))
+            .find(|p| std::path::Path::new(p).is_file())
+    };
+    if let Some(p) = on(&path) {
+        return std::fs::read_to_string(p).ok().map(Module::Lua);
+    }
+    on(&cpath).map(Module::C)
 }
 
 /// A command the script declares in `sysbench.cmdline.commands` (`name = {function,

@@ -1,12 +1,15 @@
 //! A script's `run`: its main state ([`Main`]: `init`, `done`, the report hooks, in the
 //! thread that runs the run) and one [`Session`] per connection (`thread_init`, `event`,
-//! `thread_done`, or the script's own `thread_run`), as sysbench calls them.
+//! `thread_done`, or the script's own `thread_run`), as sysbench calls them. A session alone
+//! on its client thread calls them here, its calls blocking the thread; one that shares it
+//! runs them as coroutines on the thread's reactor (`coroutine.rs`).
 
 use std::sync::Arc;
 
 use bakeoff_driver::DriverError;
 use mlua::{Function, Lua, Table};
 
+use super::coroutine::OnReactor;
 use super::counts;
 use super::error::{failed_in, message, ScriptError};
 use super::event_loop::{counted, Paced};
@@ -174,9 +177,10 @@ impl Source for Script {
         true
     }
 
-    /// A script's calls block its thread (ffi calls cannot yield).
+    /// A script whose calls wait inside C blocks its thread (`blocking.rs`); any other runs
+    /// its states as coroutines, many on each client thread.
     fn blocks(&self) -> bool {
-        true
+        self.waits_in_c.is_some()
     }
 
     type Session = Session;
@@ -187,8 +191,11 @@ impl Source for Script {
         self: Arc<Self>,
         tid: u32,
         _seed: u64,
-        _blocking: bool,
+        blocking: bool,
     ) -> Result<Session, EventError> {
+        if !blocking && !self.blocks() {
+            return self.open_on_reactor(tid).await;
+        }
         let failed = |e: ScriptError| EventError::Script(e.to_string());
         let lua = self.state(tid).map_err(failed)?;
         let init = || -> Result<Step, String> {
@@ -219,17 +226,12 @@ impl Source for Script {
         }
         // Seeded for this tid by `state`, drawn from by thread_init: the state's from now on.
         let stream = Stream::take();
-        Ok(Session {
-            lua,
-            step,
-            tid,
-            stream,
-        })
+        Ok(Session::new(lua, step, tid, stream, None))
     }
 }
 
 /// What a session's events call.
-enum Step {
+pub(super) enum Step {
     /// sysbench's loop: the prelude's `__event`, which calls `event` and reads its outcome.
     Event(Function),
     /// The script runs its thread itself: called once, then its events have ended.
@@ -244,9 +246,38 @@ pub struct Session {
     tid: u32,
     /// Its random stream, swapped in while it runs (see `rand::Stream`).
     stream: Stream,
+    /// On the reactor: its hand-off and its events' coroutine. None: alone on its thread.
+    reactor: Option<OnReactor>,
 }
 
 impl Session {
+    pub(super) fn new(
+        lua: Lua,
+        step: Step,
+        tid: u32,
+        stream: Stream,
+        reactor: Option<OnReactor>,
+    ) -> Session {
+        Session {
+            lua,
+            step,
+            tid,
+            stream,
+            reactor,
+        }
+    }
+
+    /// Its parts, borrowed apart.
+    pub(super) fn parts(&mut self) -> (&Lua, &Step, u32, &mut Stream, Option<&mut OnReactor>) {
+        (
+            &self.lua,
+            &self.step,
+            self.tid,
+            &mut self.stream,
+            self.reactor.as_mut(),
+        )
+    }
+
     /// Run `f` with this state's random stream on the thread.
     fn running<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
         self.stream.swap();
@@ -263,13 +294,19 @@ fn take_counts(c: &mut StmtCounts) {
 
 impl Events for Session {
     async fn event(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
-        let r = self.running(|s| match &s.step {
-            Step::Event(f) => f.call::<i64>(s.tid),
-            Step::ThreadRun(f) => f.call::<()>(s.tid).map(|()| 1),
-            Step::None => Ok(1),
-        });
-        take_counts(c);
-        match r.map_err(|e| EventError::Script(failed_in("thread_run", &e)))? {
+        let code = match self.reactor.is_some() {
+            true => self.event_on_reactor(c).await?,
+            false => {
+                let r = self.running(|s| match &s.step {
+                    Step::Event(f) => f.call::<i64>(s.tid),
+                    Step::ThreadRun(f) => f.call::<()>(s.tid).map(|()| 1),
+                    Step::None => Ok(1),
+                });
+                take_counts(c);
+                r.map_err(|e| EventError::Script(failed_in("thread_run", &e)))?
+            }
+        };
+        match code {
             0 => Ok(()),
             2 => Err(EventError::Restart),
             _ => Err(EventError::Ended),
@@ -278,7 +315,7 @@ impl Events for Session {
 
     /// sysbench's loop (`sysbench.__loop`), for a script with an `event` function.
     fn run_events(&mut self, pace: &mut dyn Pace) -> Option<Result<(), EventError>> {
-        let Step::Event(_) = self.step else {
+        let (Step::Event(_), None) = (&self.step, &self.reactor) else {
             return None;
         };
         let run = self
@@ -306,6 +343,9 @@ impl Events for Session {
     }
 
     async fn finish(mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        if self.reactor.is_some() {
+            return self.finish_on_reactor(c).await;
+        }
         let done = self.lua.globals().get::<Option<Function>>("thread_done");
         let r = self.running(|s| match done {
             Ok(Some(f)) => f.call::<()>(s.tid),

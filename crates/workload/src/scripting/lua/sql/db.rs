@@ -54,6 +54,22 @@ impl Db {
         })
     }
 
+    /// Connect on the thread's reactor: for a state whose calls yield (`reactor.rs`).
+    pub(crate) async fn connect(opts: &ConnectOptions) -> Result<Db, DriverError> {
+        Ok(match opts.protocol {
+            Protocol::MySql => Db::My(Conn::connect(opts).await?),
+            Protocol::Postgres => Db::Pg(PgConn::connect(opts).await?),
+        })
+    }
+
+    /// Connect as `reactor` says: on the thread's reactor, or with blocking sockets.
+    pub(crate) async fn connect_for(opts: &ConnectOptions, reactor: bool) -> Result<Db, DriverError> {
+        match reactor {
+            true => Db::connect(opts).await,
+            false => Db::connect_blocking(opts),
+        }
+    }
+
     pub(crate) async fn query_result(&mut self, sql: &str) -> Result<Answer, DriverError> {
         match self {
             Db::My(c) => c.query_result(sql).await,

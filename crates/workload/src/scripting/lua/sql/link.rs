@@ -9,6 +9,7 @@ use bakeoff_driver::{ConnectOptions, DriverError, Outcome, ServerError};
 use super::db::Db;
 use mlua::{Lua, Value};
 
+use super::reactor::Yielder;
 use super::result::Results;
 use crate::scripting::lua::counts;
 
@@ -114,6 +115,9 @@ pub(super) struct Link {
     pub(super) result: Results,
     /// A dry-run connection (no server): open until disconnected.
     pub(super) dry: bool,
+    /// The state's hand-off when its calls yield: the connection is then on the client
+    /// thread's reactor, and a call that would wait hands its I/O there (`reactor.rs`).
+    pub(super) reactor: Option<Rc<Yielder>>,
 }
 
 /// What a method hands the Lua half: a value (`true`, or a statement; a result set is the
@@ -182,15 +186,28 @@ impl Link {
             .ok_or_else(|| mlua::Error::runtime(API_ERROR))
     }
 
+    /// Where this connection's I/O goes when a call would wait: the state's hand-off, or
+    /// none (blocking sockets, or a dry run, which never waits).
+    pub(super) fn yielder(&self) -> Option<Rc<Yielder>> {
+        match self.dry {
+            true => None,
+            false => self.reactor.clone(),
+        }
+    }
+
     /// The server lost or a socket error: as a server error with libmysqlclient's code, after
     /// reconnecting when that code is ignorable (sysbench's driver reconnects then too).
-    pub(super) fn lost(&mut self, e: DriverError, ignore: &Ignore) -> mlua::Result<ServerError> {
+    pub(super) async fn lost(
+        &mut self,
+        e: DriverError,
+        ignore: &Ignore,
+    ) -> mlua::Result<ServerError> {
         if !e.is_connection_lost() {
             return Err(mlua::Error::runtime(e.to_string()));
         }
         let code = e.server_code().unwrap_or(SERVER_LOST);
         if ignore.contains(code) {
-            self.reconnect()?;
+            self.reconnect().await?;
         }
         Ok(ServerError {
             code,
@@ -207,15 +224,18 @@ impl Link {
         self.result.set(super::result::ResultSet::default());
     }
 
-    pub(super) fn reconnect(&mut self) -> mlua::Result<()> {
+    /// A new session for this connection, on the reactor or with blocking sockets as the
+    /// old one was.
+    pub(super) async fn reconnect(&mut self) -> mlua::Result<()> {
         if self.dry {
             counts::add(counts::RECONNECT, 0);
             return Ok(());
         }
         if let Some(old) = self.conn.take() {
-            bakeoff_driver::complete(old.quit());
+            old.quit().await;
         }
-        let conn = Db::connect_blocking(&self.opts)
+        let conn = Db::connect_for(&self.opts, self.reactor.is_some())
+            .await
             .map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))?;
         self.conn = Some(conn);
         self.generation += 1;

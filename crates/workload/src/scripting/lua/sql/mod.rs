@@ -4,8 +4,12 @@
 //! sysbench's API does, whether that error restarts the event (ignorable, or the
 //! `sql_error_ignorable` hook says so) or ends the run, and raises it from the script's line.
 //!
-//! Connections use blocking sockets driven without a runtime (`driver::complete`): a
-//! script's calls block its thread, as in sysbench.
+//! A connection's calls are written once, as async functions over the connection. A state
+//! that runs alone on its thread uses blocking sockets and drives them without a runtime
+//! (`driver::complete`), as sysbench blocks its thread. A state that shares its thread with
+//! others runs as a coroutine: its connections are on the thread's reactor, and a call that
+//! would wait hands its I/O to the session and returns a pending mark, on which the prelude
+//! yields (`reactor.rs`).
 //!
 //! What an event calls most (a statement's execute, a parameter's set) is also reachable
 //! through LuaJIT's ffi, as plain C functions the prelude is handed the addresses of
@@ -15,6 +19,7 @@
 mod db;
 mod link;
 mod param;
+mod reactor;
 mod result;
 mod say;
 mod stmt;
@@ -31,21 +36,64 @@ use mlua::{Lua, UserData, UserDataMethods, Value};
 
 use super::counts;
 use link::{api, api_unit, count, refused, reply, Bulk, Link, Reply, Shared, NOTHING};
+use reactor::unit_reply;
 pub use link::{Ignore, SqlOptions};
+pub(crate) use reactor::{Io, Yielder};
 use result::{ResultSet, Results};
 pub use say::log as sysbench_log;
 use stmt::RawStmt;
 
 /// sysbench's bulk inserts send a statement when the next value would pass 512 KiB.
 const BULK_PACKET_SIZE: usize = 512 * 1024;
-/// A connection's Rust half (`con.raw` in the prelude).
-pub(super) struct RawConn {
+/// A connection's Rust half (`con.raw` in the prelude); a clone is the same connection.
+#[derive(Clone)]
+pub(crate) struct RawConn {
     link: Shared,
     opts: Rc<SqlOptions>,
 }
 
-/// Open a connection to the run's server.
-pub(super) fn connect(opts: &SqlOptions) -> mlua::Result<RawConn> {
+/// `raw.connect()`: a connection to the run's server, made now, or in a state whose calls
+/// yield, handed to the reactor (`false` for the prelude to yield on).
+pub(super) fn connect(lua: &Lua, opts: &SqlOptions) -> mlua::Result<Value> {
+    if let Some(y) = lua.app_data_ref::<Rc<Yielder>>() {
+        if !opts.dry_run {
+            return Ok(y.hand(Io::Connect(Rc::new(opts.clone()), y.clone())).0);
+        }
+    }
+    Ok(Value::UserData(lua.create_userdata(connect_blocking(opts)?)?))
+}
+
+/// On the reactor: connect, then the connection for the prelude.
+pub(super) async fn connect_on_reactor(
+    lua: &Lua,
+    opts: &SqlOptions,
+    yielder: Rc<Yielder>,
+) -> mlua::Result<Reply> {
+    let endpoint = endpoint(opts)?;
+    let conn = Db::connect(&endpoint)
+        .await
+        .map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
+    let raw = RawConn::new(Some(conn), endpoint, opts);
+    raw.link.borrow_mut().reactor = Some(yielder);
+    Ok(reply(Value::UserData(lua.create_userdata(raw)?)))
+}
+
+/// The endpoint a script's connections reach: sysbench's, several statements in one query
+/// allowed.
+fn endpoint(opts: &SqlOptions) -> mlua::Result<ConnectOptions> {
+    let Some(endpoint) = &opts.endpoint else {
+        return Err(mlua::Error::runtime(
+            "connection creation failed: no server given (--mysql-socket or --mysql-host)",
+        ));
+    };
+    Ok(ConnectOptions {
+        multi_statements: true,
+        ..endpoint.clone()
+    })
+}
+
+/// Open a connection to the run's server with blocking sockets.
+fn connect_blocking(opts: &SqlOptions) -> mlua::Result<RawConn> {
     if opts.dry_run {
         let nowhere = bakeoff_driver::ConnectOptions::new(
             bakeoff_driver::Endpoint::Tcp {
@@ -58,16 +106,7 @@ pub(super) fn connect(opts: &SqlOptions) -> mlua::Result<RawConn> {
         let endpoint = opts.endpoint.clone().unwrap_or(nowhere);
         return Ok(RawConn::new(None, endpoint, opts));
     }
-    let Some(endpoint) = &opts.endpoint else {
-        return Err(mlua::Error::runtime(
-            "connection creation failed: no server given (--mysql-socket or --mysql-host)",
-        ));
-    };
-    // A script's connections are sysbench's: several statements in one query allowed.
-    let endpoint = ConnectOptions {
-        multi_statements: true,
-        ..endpoint.clone()
-    };
+    let endpoint = endpoint(opts)?;
     let conn = Db::connect_blocking(&endpoint)
         .map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
     Ok(RawConn::new(Some(conn), endpoint, opts))
@@ -84,21 +123,27 @@ impl RawConn {
                 bulk: None,
                 generation: 0,
                 result: Results::new(opts.say_refusals),
+                reactor: None,
             })),
             opts: Rc::new(opts.clone()),
         }
     }
 
-    fn query(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
+    /// Where a call that would wait goes: the state's hand-off, or nowhere (it blocks).
+    fn yielder(&self) -> Option<Rc<Yielder>> {
+        self.link.borrow().yielder()
+    }
+
+    pub(super) async fn query(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
         let mut link = self.link.borrow_mut();
         if link.dry {
             link.dry_done();
             return Ok(reply(Value::Boolean(true)));
         }
-        let answer = bakeoff_driver::complete(link.conn()?.query_result(sql));
+        let answer = link.conn()?.query_result(sql).await;
         let answer = match answer {
             Ok(a) => a,
-            Err(e) => return refused(lua, &link.lost(e, &self.opts.ignore)?),
+            Err(e) => return refused(lua, &link.lost(e, &self.opts.ignore).await?),
         };
         count(&answer.outcome);
         let nrows = match &answer.outcome {
@@ -118,11 +163,11 @@ impl RawConn {
         Ok(reply(Value::Boolean(true)))
     }
 
-    fn prepare(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
+    pub(super) async fn prepare(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
         let mut link = self.link.borrow_mut();
         let prepared = match link.dry {
             true => Ok(DbStmt::none()),
-            false => bakeoff_driver::complete(link.conn()?.prepare(sql)),
+            false => link.conn()?.prepare(sql).await,
         };
         let stmt = match prepared {
             Ok(s) => s,
@@ -138,7 +183,7 @@ impl RawConn {
                 }
                 return Err(mlua::Error::runtime(link::API_ERROR));
             }
-            Err(e) => return refused(lua, &link.lost(e, &self.opts.ignore)?),
+            Err(e) => return refused(lua, &link.lost(e, &self.opts.ignore).await?),
         };
         let generation = link.generation;
         drop(link);
@@ -147,7 +192,7 @@ impl RawConn {
     }
 
     /// Add `value` to the bulk insert; send the statement first when it is full.
-    fn bulk_next(&self, lua: &Lua, value: &str) -> mlua::Result<Reply> {
+    pub(super) async fn bulk_next(&self, lua: &Lua, value: &str) -> mlua::Result<Reply> {
         let full = match &self.link.borrow().bulk {
             Some(b) => b.has_value && b.sql.len() + value.len() + 2 > BULK_PACKET_SIZE,
             None => {
@@ -157,7 +202,7 @@ impl RawConn {
             }
         };
         if full {
-            let sent = self.bulk_send(lua)?;
+            let sent = self.bulk_send(lua).await?;
             if sent != NOTHING {
                 return Ok(sent);
             }
@@ -174,7 +219,7 @@ impl RawConn {
 
     /// Send the bulk statement if it holds a value, keeping its head for the next values.
     /// Nothing back when it went well, the refusal otherwise.
-    fn bulk_send(&self, lua: &Lua) -> mlua::Result<Reply> {
+    async fn bulk_send(&self, lua: &Lua) -> mlua::Result<Reply> {
         let sql = match &mut self.link.borrow_mut().bulk {
             Some(b) if b.has_value => {
                 b.has_value = false;
@@ -182,21 +227,73 @@ impl RawConn {
             }
             _ => return Ok(NOTHING),
         };
-        let sent = self.query(lua, &sql)?;
+        let sent = self.query(lua, &sql).await?;
         match sent.0 {
             Value::Nil => Ok(sent),
             _ => Ok(NOTHING),
         }
     }
+
+    /// `bulk_insert_done`: what is left sent, the bulk insert over.
+    pub(super) async fn bulk_done(&self, lua: &Lua) -> mlua::Result<Reply> {
+        let sent = self.bulk_send(lua).await;
+        self.link.borrow_mut().bulk = None;
+        sent
+    }
+
+    /// PostgreSQL: after an ignorable error, roll back as sysbench's pgsql driver does.
+    pub(super) async fn recover(&self) {
+        let mut link = self.link.borrow_mut();
+        if let Some(c) = link.conn.as_mut() {
+            let _ = c.recover().await;
+        }
+    }
+
+    pub(super) async fn reconnect(&self) -> mlua::Result<()> {
+        self.link.borrow_mut().reconnect().await
+    }
+
+    pub(super) async fn disconnect(&self) -> mlua::Result<()> {
+        let mut link = self.link.borrow_mut();
+        if std::mem::take(&mut link.dry) {
+            return Ok(());
+        }
+        match link.conn.take() {
+            Some(c) => c.quit().await,
+            // sysbench only alerts: closing twice harms nothing.
+            None => say::log("ALERT: attempt to close an already closed connection".into()),
+        }
+        Ok(())
+    }
+}
+
+/// Run a call that may wait: hand it to the reactor where the state's calls yield (the
+/// pending mark back), else drive it here with the connection's blocking sockets.
+macro_rules! waits {
+    ($this:expr, $io:expr, $blocking:expr) => {
+        match $this.yielder() {
+            Some(y) => Ok(y.hand($io)),
+            None => bakeoff_driver::complete($blocking),
+        }
+    };
 }
 
 impl UserData for RawConn {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method("query", |lua, this, sql: mlua::LuaString| {
-            api(lua, this.query(lua, &sql.to_str()?))
+            let sql = sql.to_str()?;
+            waits!(
+                this,
+                Io::Query(this.clone(), sql.to_string()),
+                async { api(lua, this.query(lua, &sql).await) }
+            )
         });
         m.add_method("prepare", |lua, this, sql: String| {
-            api(lua, this.prepare(lua, &sql))
+            waits!(
+                this,
+                Io::Prepare(this.clone(), sql.clone()),
+                async { api(lua, this.prepare(lua, &sql).await) }
+            )
         });
         m.add_method("result", |_, this, ()| {
             Ok(this.link.borrow().result.handle())
@@ -211,18 +308,15 @@ impl UserData for RawConn {
                     position: 0,
                     pg: None,
                 };
-                let ignorable = this.opts.ignore.covers(&e);
-                if ignorable && code == 0 {
-                    // sysbench's pgsql driver rolls back after an ignorable error.
-                    let mut link = this.link.borrow_mut();
-                    if let Some(c) = link.conn.as_mut() {
-                        let _ = bakeoff_driver::complete(c.recover());
-                    }
-                }
-                Ok(ignorable)
+                Ok(this.opts.ignore.covers(&e))
             },
         );
-
+        m.add_method("recover", |_, this, ()| {
+            waits!(this, Io::Recover(this.clone()), async {
+                this.recover().await;
+                Ok(NOTHING)
+            })
+        });
         m.add_method("count_error", |_, _, code: u16| {
             counts::add(counts::ERROR, code);
             Ok(())
@@ -240,31 +334,25 @@ impl UserData for RawConn {
             Ok(None::<String>)
         });
         m.add_method("bulk_insert_next", |lua, this, v: String| {
-            api(lua, this.bulk_next(lua, &v))
+            waits!(
+                this,
+                Io::BulkNext(this.clone(), v.clone()),
+                async { api(lua, this.bulk_next(lua, &v).await) }
+            )
         });
         m.add_method("bulk_insert_done", |lua, this, ()| {
-            let sent = api(lua, this.bulk_send(lua));
-            this.link.borrow_mut().bulk = None;
-            sent
+            waits!(this, Io::BulkDone(this.clone()), async {
+                api(lua, this.bulk_done(lua).await)
+            })
         });
-        m.add_method("reconnect", |_, this, ()| {
-            api_unit(this.link.borrow_mut().reconnect())
+        m.add_method("reconnect", |lua, this, ()| {
+            waits!(this, Io::Reconnect(this.clone()), async {
+                unit_reply(lua, this.reconnect().await)
+            })
         });
-        m.add_method("disconnect", |_, this, ()| {
-            let mut link = this.link.borrow_mut();
-            if std::mem::take(&mut link.dry) {
-                return Ok(None);
-            }
-            Ok(match link.conn.take() {
-                Some(c) => {
-                    bakeoff_driver::complete(c.quit());
-                    None::<&str>
-                }
-                None => {
-                    // sysbench only alerts: closing twice harms nothing.
-                    say::log("ALERT: attempt to close an already closed connection".into());
-                    None
-                }
+        m.add_method("disconnect", |lua, this, ()| {
+            waits!(this, Io::Disconnect(this.clone()), async {
+                unit_reply(lua, this.disconnect().await)
             })
         });
     }

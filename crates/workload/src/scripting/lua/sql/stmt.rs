@@ -3,14 +3,15 @@
 
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use bakeoff_driver::{Outcome, Param, ServerError};
 
 use super::db::DbStmt;
 use mlua::{AnyUserData, Lua, UserData, UserDataMethods, Value, Variadic};
 
-use super::link::{count, refused, reply, say_refused, Reply, Shared, SqlOptions};
+use super::link::{count, refused, reply, say_refused, Reply, Shared, SqlOptions, NOTHING};
+use super::reactor::{Io, Yielder};
 use super::param::{Kind, LuaParam, ParamSlot};
 use super::result::ResultSet;
 use crate::scripting::lua::error::message;
@@ -21,7 +22,9 @@ const INLINE_PARAMS: usize = 8;
 /// A prepared statement's Rust half (`stmt.raw` in the prelude).
 pub(super) struct RawStmt(Rc<StmtInner>);
 
-pub(super) struct StmtInner {
+pub(crate) struct StmtInner {
+    /// Itself, for the I/O a call hands to the reactor to hold.
+    me: Weak<StmtInner>,
     link: Shared,
     opts: Rc<SqlOptions>,
     /// The statement's text, for sysbench's line when the server refuses it.
@@ -33,7 +36,7 @@ pub(super) struct StmtInner {
     failure: RefCell<Option<Failure>>,
 }
 
-enum Failure {
+pub(super) enum Failure {
     /// The server refused it: the Lua half judges the error.
     Refused(ServerError),
     /// The API was misused (closed statement or connection), or the link broke for good.
@@ -48,7 +51,8 @@ impl RawStmt {
         generation: u32,
         query: &str,
     ) -> RawStmt {
-        RawStmt(Rc::new(StmtInner {
+        RawStmt(Rc::new_cyclic(|me| StmtInner {
+            me: me.clone(),
             link,
             opts,
             query: query.to_string(),
@@ -61,10 +65,16 @@ impl RawStmt {
 }
 
 impl StmtInner {
+    /// The state's hand-off where its calls yield, with this statement for the I/O to hold.
+    fn on_reactor(&self) -> Option<(Rc<Yielder>, Rc<StmtInner>)> {
+        let y = self.link.borrow().yielder()?;
+        Some((y, self.me.upgrade()?))
+    }
+
     /// Execute with the parameters' current values; the connection's result set says how
     /// many rows. Rows of a prepared statement are not kept (sysbench's MySQL driver does not
     /// fetch them either).
-    fn run(&self) -> Result<(), Failure> {
+    pub(super) async fn run(&self) -> Result<(), Failure> {
         let stmt = self
             .stmt
             .get()
@@ -88,16 +98,16 @@ impl StmtInner {
                 std::array::from_fn(|i| params.get(i).map(|p| p.0.borrow()));
             let values: [Param; INLINE_PARAMS] =
                 std::array::from_fn(|i| slots[i].as_deref().map_or(Param::Null, ParamSlot::param));
-            bakeoff_driver::complete(conn.execute(&stmt, &values[..params.len()]))
+            conn.execute(&stmt, &values[..params.len()]).await
         } else {
             let slots: Vec<_> = params.iter().map(|p| p.0.borrow()).collect();
             let values: Vec<Param> = slots.iter().map(|s| s.param()).collect();
-            bakeoff_driver::complete(conn.execute(&stmt, &values))
+            conn.execute(&stmt, &values).await
         };
         let outcome = match done {
             Ok(o) => o,
             Err(e) => {
-                return Err(match link.lost(e, &self.opts.ignore) {
+                return Err(match link.lost(e, &self.opts.ignore).await {
                     Ok(refusal) => Failure::Refused(refusal),
                     Err(e) => Failure::Api(message(&e)),
                 })
@@ -126,7 +136,7 @@ impl StmtInner {
     /// sysbench's driver does at bind time: a script binds in thread_init, so each backend's
     /// parse happens while connecting, not in the run's first second. Whatever goes wrong is
     /// left for the first execute to meet and report.
-    fn declare(&self) {
+    pub(super) async fn declare(&self) {
         let Some(stmt) = self.stmt.get() else {
             return;
         };
@@ -141,13 +151,35 @@ impl StmtInner {
             .map(|p| p.0.borrow().sample())
             .collect();
         if let Some(conn) = link.conn.as_mut() {
-            let _ = bakeoff_driver::complete(conn.declare(&stmt, &sample));
+            let _ = conn.declare(&stmt, &sample).await;
         }
     }
 
-    /// Run, keeping why it failed for `failure()`: 0 done, 1 failed.
+    /// `close()`: the server forgets the statement (unless its session is gone).
+    pub(super) async fn close(&self) {
+        if let Some(stmt) = self.stmt.take() {
+            let mut link = self.link.borrow_mut();
+            if link.generation == self.generation {
+                if let Some(c) = link.conn.as_mut() {
+                    let _ = c.close_stmt(&stmt).await;
+                }
+            }
+        }
+    }
+
+    /// Run, keeping why it failed for `failure()`: 0 done, 1 failed, 2 handed to the
+    /// reactor (the state yields, and is resumed with 0 or 1).
     fn execute(&self) -> c_int {
-        match self.run() {
+        if let Some((y, me)) = self.on_reactor() {
+            y.hand(Io::Execute(me));
+            return 2;
+        }
+        self.keep(bakeoff_driver::complete(self.run()))
+    }
+
+    /// An execute's end: 0 done, 1 failed, why kept for `failure()`.
+    pub(super) fn keep(&self, done: Result<(), Failure>) -> c_int {
+        match done {
             Ok(()) => 0,
             Err(f) => {
                 *self.failure.borrow_mut() = Some(f);
@@ -205,30 +237,29 @@ impl UserData for RawStmt {
                 Ok((Value::UserData(p), Value::Nil))
             },
         );
+        // Nothing back, or the pending mark where the parse is handed to the reactor.
         m.add_method("bind_param", |_, this, ps: Variadic<AnyUserData>| {
             *this.0.params.borrow_mut() = ps
                 .iter()
                 .map(|u| u.borrow::<LuaParam>().map(|p| p.clone()))
                 .collect::<mlua::Result<_>>()?;
-            this.0.declare();
-            Ok(())
-        });
-        m.add_method("execute", |lua, this, ()| match this.0.execute() {
-            0 => Ok(reply(Value::Boolean(true))),
-            _ => this.0.failure(lua),
+            Ok(match this.0.on_reactor() {
+                Some((y, me)) => y.hand(Io::Declare(me)).0,
+                None => {
+                    bakeoff_driver::complete(this.0.declare());
+                    NOTHING.0
+                }
+            })
         });
         m.add_method("failure", |lua, this, ()| this.0.failure(lua));
         m.add_method("close", |_, this, ()| {
-            let s = &this.0;
-            if let Some(stmt) = s.stmt.take() {
-                let mut link = s.link.borrow_mut();
-                if link.generation == s.generation {
-                    if let Some(c) = link.conn.as_mut() {
-                        let _ = bakeoff_driver::complete(c.close_stmt(&stmt));
-                    }
+            Ok(match this.0.on_reactor() {
+                Some((y, me)) => y.hand(Io::Close(me)).0,
+                None => {
+                    bakeoff_driver::complete(this.0.close());
+                    NOTHING.0
                 }
-            }
-            Ok(())
+            })
         });
     }
 }
