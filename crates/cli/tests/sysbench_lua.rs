@@ -269,3 +269,52 @@ fn a_tpcc_like_script_prepares_runs_and_stays_consistent() {
     ok(bo(&["cleanup"]), "cleanup");
     assert_eq!(tables(&database), Vec::new());
 }
+
+/// Where a script's states run: sixteen connections share the client threads (one per CPU)
+/// as coroutines, so the process has far fewer threads than connections; a script that waits
+/// inside C (here `os.execute`, named in a comment: the check reads the text) keeps a thread
+/// per connection, as sysbench does. Each state reads the process's thread count itself.
+#[test]
+fn script_states_share_threads_unless_they_wait_in_c() {
+    let body = r#"
+most = 0
+local function count()
+  local f = io.open("/proc/self/status")
+  for line in f:lines() do
+    local n = line:match("^Threads:%s+(%d+)")
+    if n then most = math.max(most, tonumber(n)) end
+  end
+  f:close()
+end
+function thread_init()
+  con = sysbench.sql.driver():connect()
+  count()
+end
+function event()
+  con:query("SELECT 1")
+  count()
+end
+function thread_done()
+  print("threads " .. most)
+end
+"#;
+    let waits = format!("-- os.execute is what keeps this one off the reactor\n{body}");
+    let dir = scratch(
+        "threads",
+        false,
+        &[("shares.lua", body), ("waits.lua", &waits)],
+    );
+    let most = |script: &str| -> u32 {
+        let args = [script, "--threads=16", "--events=320", "run"];
+        let text = ok(on_db(&bakeoff(), &dir, &db("lua_threads"), &args), script);
+        text.lines()
+            .filter_map(|l| l.strip_prefix("threads "))
+            .map(|n| n.parse::<u32>().expect("a count"))
+            .max()
+            .unwrap_or_else(|| panic!("{script} said no thread count:\n{text}"))
+    };
+    let shared = most("shares.lua");
+    assert!(shared < 16, "16 connections on {shared} threads");
+    let own = most("waits.lua");
+    assert!(own >= 16, "16 connections waiting in C on {own} threads");
+}

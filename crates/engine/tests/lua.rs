@@ -231,3 +231,22 @@ function event() con:query("SELECT 1") end
     assert_eq!(r.status, RunStatus::Completed, "{:?}", r.status);
     assert_eq!(r.total.events, 60);
 }
+
+/// A call where Lua cannot yield (inside a `string.gsub` callback, a C frame) fails on the
+/// reactor with Lua's own message, and the run says so instead of hanging.
+#[test]
+fn a_call_where_lua_cannot_yield_fails_with_lua_s_message() {
+    let _ = server();
+    let text = r#"
+function thread_init() con = sysbench.sql.driver():connect() end
+function event()
+  string.gsub("a", "a", function() con:query("SELECT 1") end)
+end
+"#;
+    let s = Arc::new(script("cannot_yield", text));
+    let r = run(s, &shared(2, 10), &AtomicBool::new(false), &mut Quiet).expect("run starts");
+    match &r.status {
+        RunStatus::Failed(why) => assert!(why.contains("yield across"), "{why}"),
+        other => panic!("expected a failed run, got {other:?}"),
+    }
+}
