@@ -77,9 +77,16 @@ fn distribution_line(spec: &WorkloadSpec) -> String {
 fn script_line(s: &bakeoff_workload::scripting::user::UserScript) -> String {
     use bakeoff_workload::scripting::user::UserScript;
     match s {
-        UserScript::Lua { path, .. } => format!(
-            "Workload: your Lua script {path} (each connection a Lua state and a client thread of its own, as in sysbench)"
-        ),
+        UserScript::Lua { path, text, .. } => {
+            match bakeoff_workload::scripting::lua::waits_in_c(text) {
+                None => format!(
+                    "Workload: your Lua script {path} (each connection a Lua state of its own, as in sysbench; they share the client threads as coroutines)"
+                ),
+                Some(call) => format!(
+                    "Workload: your Lua script {path} (each connection a Lua state and a client thread of its own, as in sysbench: the script calls {call}, which waits outside the event loop)"
+                ),
+            }
+        }
         UserScript::Pgbench { scripts, scale, .. } => {
             let list: Vec<String> = scripts
                 .iter()

@@ -30,6 +30,6 @@ pub use api::SYSBENCH_VERSION;
 pub use counts::exported_symbols;
 pub use error::{message, ScriptError};
 pub use rand::RandOptions;
-pub use script::{Ran, Script};
+pub use script::{waits_in_c, Ran, Script};
 pub use session::{Main, Session, Stat};
 pub use sql::{sysbench_log, Ignore, SqlOptions};

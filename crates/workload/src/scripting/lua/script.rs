@@ -81,7 +81,7 @@ impl Script {
                 v.as_deref()
                     .is_none_or(|v| matches!(v, "on" | "true" | "1" | "yes"))
             });
-        let waits_in_c = super::blocking::waits_in_c(&text, &find_module);
+        let waits_in_c = self::waits_in_c(&text);
         Ok(Script {
             waits_in_c,
             path,
@@ -242,6 +242,12 @@ fn module_paths() -> (String, String) {
         Err(_) => default,
     };
     (from_env("LUA_PATH", path), from_env("LUA_CPATH", cpath))
+}
+
+/// The call that keeps a script's states off the reactor, a client thread each, if any (see
+/// `blocking.rs`): from its text and the modules it requires.
+pub fn waits_in_c(text: &str) -> Option<String> {
+    super::blocking::waits_in_c(text, &find_module)
 }
 
 /// What `require NAME` loads, looked up as Lua looks it up (`package.path`, then
