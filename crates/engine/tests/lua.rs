@@ -143,7 +143,11 @@ fn both_loops(connections: u32, events: u64) -> [RunSpec; 3] {
         rate: Some(2000.0),
         ..spec(connections, events)
     };
-    [spec(connections, events), open, shared(connections + 1, events)]
+    [
+        spec(connections, events),
+        open,
+        shared(connections + 1, events),
+    ]
 }
 
 /// An event() that returns a value ends its thread's events, as in sysbench; that event is
@@ -201,7 +205,13 @@ end
     for spec in both_loops(1, 1).into_iter().take(2) {
         let s = Arc::new(script("prepared", text));
         let r = run(s, &spec, &AtomicBool::new(false), &mut Quiet).expect("run");
-        assert_eq!(r.status, RunStatus::Completed, "rate {:?}: {:?}", spec.rate, r.status);
+        assert_eq!(
+            r.status,
+            RunStatus::Completed,
+            "rate {:?}: {:?}",
+            spec.rate,
+            r.status
+        );
     }
 }
 

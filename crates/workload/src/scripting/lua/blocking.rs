@@ -22,10 +22,7 @@ const FFI_ON_REACTOR: &[&str] = &["sb_counter_inc", "SB_CNT_"];
 /// The call that keeps `text`'s states off the reactor, if any: a waiting call, an ffi.C
 /// function other than the counters (`ffi.C.usleep`, or ffi.C taken whole), or a C module
 /// (`find` looks a module's name up: its Lua text, or None where it is C or not found).
-pub(super) fn waits_in_c(
-    text: &str,
-    find: &dyn Fn(&str) -> Option<Module>,
-) -> Option<String> {
+pub(super) fn waits_in_c(text: &str, find: &dyn Fn(&str) -> Option<Module>) -> Option<String> {
     let mut seen = Vec::new();
     waits_in(text, find, &mut seen)
 }

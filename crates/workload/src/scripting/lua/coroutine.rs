@@ -130,10 +130,7 @@ impl Script {
 impl Session {
     /// One event on the reactor: the events' coroutine resumed until the event ends. 0 done,
     /// 2 restart, anything else the script ended its thread.
-    pub(super) async fn event_on_reactor(
-        &mut self,
-        c: &mut StmtCounts,
-    ) -> Result<i64, EventError> {
+    pub(super) async fn event_on_reactor(&mut self, c: &mut StmtCounts) -> Result<i64, EventError> {
         let (lua, step, tid, stream, on) = self.parts();
         let Some(on) = on else {
             return Ok(1);

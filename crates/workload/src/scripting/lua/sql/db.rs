@@ -63,7 +63,10 @@ impl Db {
     }
 
     /// Connect as `reactor` says: on the thread's reactor, or with blocking sockets.
-    pub(crate) async fn connect_for(opts: &ConnectOptions, reactor: bool) -> Result<Db, DriverError> {
+    pub(crate) async fn connect_for(
+        opts: &ConnectOptions,
+        reactor: bool,
+    ) -> Result<Db, DriverError> {
         match reactor {
             true => Db::connect(opts).await,
             false => Db::connect_blocking(opts),

@@ -16,6 +16,11 @@
 //! (`fast_functions`): compiled traces call them directly, where a userdata method costs a
 //! metamethod lookup and mlua's callback machinery per call.
 
+// A connection's borrows are held across its I/O on purpose: only its own state's calls reach
+// a connection, and that state is suspended until the I/O ends (its coroutine yielded, or
+// its thread blocked in the call), so nothing else borrows it meanwhile.
+#![allow(clippy::await_holding_refcell_ref)]
+
 mod db;
 mod link;
 mod param;
@@ -36,8 +41,8 @@ use mlua::{Lua, UserData, UserDataMethods, Value};
 
 use super::counts;
 use link::{api, api_unit, count, refused, reply, Bulk, Link, Reply, Shared, NOTHING};
-use reactor::unit_reply;
 pub use link::{Ignore, SqlOptions};
+use reactor::unit_reply;
 pub(crate) use reactor::{Io, Yielder};
 use result::{ResultSet, Results};
 pub use say::log as sysbench_log;
@@ -60,7 +65,9 @@ pub(super) fn connect(lua: &Lua, opts: &SqlOptions) -> mlua::Result<Value> {
             return Ok(y.hand(Io::Connect(Rc::new(opts.clone()), y.clone())).0);
         }
     }
-    Ok(Value::UserData(lua.create_userdata(connect_blocking(opts)?)?))
+    Ok(Value::UserData(
+        lua.create_userdata(connect_blocking(opts)?)?,
+    ))
 }
 
 /// On the reactor: connect, then the connection for the prelude.
@@ -282,18 +289,14 @@ impl UserData for RawConn {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method("query", |lua, this, sql: mlua::LuaString| {
             let sql = sql.to_str()?;
-            waits!(
-                this,
-                Io::Query(this.clone(), sql.to_string()),
-                async { api(lua, this.query(lua, &sql).await) }
-            )
+            waits!(this, Io::Query(this.clone(), sql.to_string()), async {
+                api(lua, this.query(lua, &sql).await)
+            })
         });
         m.add_method("prepare", |lua, this, sql: String| {
-            waits!(
-                this,
-                Io::Prepare(this.clone(), sql.clone()),
-                async { api(lua, this.prepare(lua, &sql).await) }
-            )
+            waits!(this, Io::Prepare(this.clone(), sql.clone()), async {
+                api(lua, this.prepare(lua, &sql).await)
+            })
         });
         m.add_method("result", |_, this, ()| {
             Ok(this.link.borrow().result.handle())
@@ -334,11 +337,9 @@ impl UserData for RawConn {
             Ok(None::<String>)
         });
         m.add_method("bulk_insert_next", |lua, this, v: String| {
-            waits!(
-                this,
-                Io::BulkNext(this.clone(), v.clone()),
-                async { api(lua, this.bulk_next(lua, &v).await) }
-            )
+            waits!(this, Io::BulkNext(this.clone(), v.clone()), async {
+                api(lua, this.bulk_next(lua, &v).await)
+            })
         });
         m.add_method("bulk_insert_done", |lua, this, ()| {
             waits!(this, Io::BulkDone(this.clone()), async {

@@ -93,7 +93,9 @@ impl Io {
         match api(lua, done) {
             Ok(r) => r,
             Err(e) => {
-                let why = lua.create_string(message(&e)).map_or(Value::Nil, Value::String);
+                let why = lua
+                    .create_string(message(&e))
+                    .map_or(Value::Nil, Value::String);
                 (Value::Nil, Value::Nil, Value::Nil, why)
             }
         }

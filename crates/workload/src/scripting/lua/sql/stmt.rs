@@ -11,8 +11,8 @@ use super::db::DbStmt;
 use mlua::{AnyUserData, Lua, UserData, UserDataMethods, Value, Variadic};
 
 use super::link::{count, refused, reply, say_refused, Reply, Shared, SqlOptions, NOTHING};
-use super::reactor::{Io, Yielder};
 use super::param::{Kind, LuaParam, ParamSlot};
+use super::reactor::{Io, Yielder};
 use super::result::ResultSet;
 use crate::scripting::lua::error::message;
 
