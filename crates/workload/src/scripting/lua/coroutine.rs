@@ -10,29 +10,19 @@
 
 use std::rc::Rc;
 
-use mlua::{Function, IntoLuaMulti, Lua, Table, Thread};
+use mlua::{Function, IntoLuaMulti, Table, Thread};
 
 use super::counts;
 use super::error::{failed_in, message, ScriptError};
 use super::rand::Stream;
 use super::script::Script;
-use super::session::{Session, Step};
+use super::session::{OnReactor, Session, Step};
 use super::sql::Yielder;
 use crate::scripting::{EventError, StmtCounts};
-
-/// A session's part on the reactor.
-pub(super) struct OnReactor {
-    yielder: Rc<Yielder>,
-    /// The coroutine that runs the state's events (`sysbench.__events`), made at the first.
-    events: Option<Thread>,
-    /// What `thread_init` ran, counted with the first event, as on a thread of its own.
-    carried: StmtCounts,
-}
 
 /// Run `co` from `args` until it yields without handing I/O over (an event's end) or
 /// finishes; each I/O it hands over is awaited meanwhile. What it yielded or returned last.
 async fn drive(
-    lua: &Lua,
     yielder: &Yielder,
     co: &Thread,
     args: impl IntoLuaMulti,
@@ -53,7 +43,7 @@ async fn drive(
         let Some(io) = yielder.take() else {
             return Ok(out);
         };
-        let answer = io.run(lua).await;
+        let answer = io.await;
         c.add(&counts::take());
         stretch = run_stretch(stream, c, || co.resume::<Option<i64>>(answer));
     }
@@ -94,7 +84,7 @@ impl Script {
             let co = lua
                 .create_thread(f)
                 .map_err(|e| EventError::Script(message(&e)))?;
-            drive(&lua, &yielder, &co, tid, &mut stream, &mut carried)
+            drive(&yielder, &co, tid, &mut stream, &mut carried)
                 .await
                 .map_err(|e| EventError::Script(failed_in("thread_init", &e)))?;
         }
@@ -139,10 +129,10 @@ impl Session {
         let failed = |e: mlua::Error| EventError::Script(failed_in("thread_run", &e));
         let out = match step {
             Step::Event(f) => match &on.events {
-                Some(co) => drive(lua, &on.yielder, co, (), stream, c).await,
+                Some(co) => drive(&on.yielder, co, (), stream, c).await,
                 None => {
                     let co = lua.create_thread(f.clone()).map_err(failed)?;
-                    let out = drive(lua, &on.yielder, &co, tid, stream, c).await;
+                    let out = drive(&on.yielder, &co, tid, stream, c).await;
                     on.events = Some(co);
                     out
                 }
@@ -150,7 +140,7 @@ impl Session {
             // The script's own loop, run once to its end: its events have then ended.
             Step::ThreadRun(f) => {
                 let co = lua.create_thread(f.clone()).map_err(failed)?;
-                drive(lua, &on.yielder, &co, tid, stream, c)
+                drive(&on.yielder, &co, tid, stream, c)
                     .await
                     .map(|_| Some(1))
             }
@@ -175,7 +165,7 @@ impl Session {
             return Ok(());
         };
         let co = lua.create_thread(f).map_err(failed)?;
-        drive(lua, &on.yielder, &co, tid, stream, c)
+        drive(&on.yielder, &co, tid, stream, c)
             .await
             .map(|_| ())
             .map_err(failed)

@@ -4,18 +4,19 @@
 //! on its client thread calls them here, its calls blocking the thread; one that shares it
 //! runs them as coroutines on the thread's reactor (`coroutine.rs`).
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use bakeoff_driver::DriverError;
-use mlua::{Function, Lua, Table};
+use mlua::{Function, Lua, Table, Thread};
 
-use super::coroutine::OnReactor;
 use super::counts;
 use super::error::{failed_in, message, ScriptError};
 use super::event_loop::{counted, Paced};
 use super::options;
 use super::rand::Stream;
 use super::script::Script;
+use super::sql::Yielder;
 use crate::scripting::{EventError, Events, Pace, Source, StmtCounts};
 
 /// What a report hook is given (sysbench's sb_stat_t, as its Lua API hands it over).
@@ -228,6 +229,15 @@ impl Source for Script {
         let stream = Stream::take();
         Ok(Session::new(lua, step, tid, stream, None))
     }
+}
+
+/// A session's part on the reactor.
+pub(super) struct OnReactor {
+    pub(super) yielder: Rc<Yielder>,
+    /// The coroutine that runs the state's events (`sysbench.__events`), made at the first.
+    pub(super) events: Option<Thread>,
+    /// What `thread_init` ran, counted with the first event, as on a thread of its own.
+    pub(super) carried: StmtCounts,
 }
 
 /// What a session's events call.

@@ -7,7 +7,6 @@ use std::rc::Rc;
 use bakeoff_driver::{ConnectOptions, DriverError, Outcome, ServerError};
 
 use super::db::Db;
-use mlua::{Lua, Value};
 
 use super::reactor::Yielder;
 use super::result::Results;
@@ -120,18 +119,6 @@ pub(super) struct Link {
     pub(super) reactor: Option<Rc<Yielder>>,
 }
 
-/// What a method hands the Lua half: a value (`true`, or a statement; a result set is the
-/// connection's, `con.rs`), or `nil` and the server's error number, state and message, or
-/// `nil, nil, nil` and why the API refused.
-/// A tuple, not a `MultiValue`: mlua pushes it without allocating.
-pub(super) type Reply = (Value, Value, Value, Value);
-
-pub(super) const NOTHING: Reply = (Value::Nil, Value::Nil, Value::Nil, Value::Nil);
-
-pub(super) fn reply(v: Value) -> Reply {
-    (v, Value::Nil, Value::Nil, Value::Nil)
-}
-
 pub(super) type Shared = Rc<RefCell<Link>>;
 
 /// A bulk insert: the statement bulk_insert_init gave, and the one being filled with values.
@@ -139,39 +126,6 @@ pub(super) struct Bulk {
     pub(super) head: String,
     pub(super) sql: String,
     pub(super) has_value: bool,
-}
-
-/// A statement's failure as the Lua half reads it: `nil, errno, sqlstate, message`.
-pub(super) fn refused(lua: &Lua, e: &ServerError) -> mlua::Result<Reply> {
-    Ok((
-        Value::Nil,
-        Value::Integer(e.code.into()),
-        Value::String(lua.create_string(&e.sql_state)?),
-        Value::String(lua.create_string(&e.message)?),
-    ))
-}
-
-/// A misuse of the API (a closed connection, a bulk insert not begun) as the Lua half reads
-/// it: `nil, nil, nil, message`, raised from the script's line there.
-pub(super) fn api(lua: &Lua, r: mlua::Result<Reply>) -> mlua::Result<Reply> {
-    match r {
-        Err(mlua::Error::RuntimeError(m)) => Ok((
-            Value::Nil,
-            Value::Nil,
-            Value::Nil,
-            Value::String(lua.create_string(m)?),
-        )),
-        r => r,
-    }
-}
-
-/// The same for a method that answers nothing when it goes well: `nil` or the message.
-pub(super) fn api_unit(r: mlua::Result<()>) -> mlua::Result<Option<String>> {
-    match r {
-        Ok(()) => Ok(None),
-        Err(mlua::Error::RuntimeError(m)) => Ok(Some(m)),
-        Err(e) => Err(e),
-    }
 }
 
 impl Link {
@@ -207,7 +161,9 @@ impl Link {
         }
         let code = e.server_code().unwrap_or(SERVER_LOST);
         if ignore.contains(code) {
-            self.reconnect().await?;
+            // Boxed: a connect's future is kilobytes, and inline it would grow every
+            // statement's future by as much (built and copied per statement).
+            Box::pin(self.reconnect()).await?;
         }
         Ok(ServerError {
             code,

@@ -25,6 +25,7 @@ mod db;
 mod link;
 mod param;
 mod reactor;
+mod reply;
 mod result;
 mod say;
 mod stmt;
@@ -40,10 +41,10 @@ use db::{Db, DbStmt};
 use mlua::{Lua, UserData, UserDataMethods, Value};
 
 use super::counts;
-use link::{api, api_unit, count, refused, reply, Bulk, Link, Reply, Shared, NOTHING};
+use link::{count, Bulk, Link, Shared};
 pub use link::{Ignore, SqlOptions};
-use reactor::unit_reply;
-pub(crate) use reactor::{Io, Yielder};
+pub(crate) use reactor::Yielder;
+use reply::{answer, api, api_unit, refused, reply, unit_reply, Reply, NOTHING};
 use result::{ResultSet, Results};
 pub use say::log as sysbench_log;
 use stmt::RawStmt;
@@ -52,7 +53,7 @@ use stmt::RawStmt;
 const BULK_PACKET_SIZE: usize = 512 * 1024;
 /// A connection's Rust half (`con.raw` in the prelude); a clone is the same connection.
 #[derive(Clone)]
-pub(crate) struct RawConn {
+pub(super) struct RawConn {
     link: Shared,
     opts: Rc<SqlOptions>,
 }
@@ -62,7 +63,10 @@ pub(crate) struct RawConn {
 pub(super) fn connect(lua: &Lua, opts: &SqlOptions) -> mlua::Result<Value> {
     if let Some(y) = lua.app_data_ref::<Rc<Yielder>>() {
         if !opts.dry_run {
-            return Ok(y.hand(Io::Connect(Rc::new(opts.clone()), y.clone())).0);
+            let (lua, opts, y2) = (lua.clone(), opts.clone(), y.clone());
+            return Ok(y
+                .hand(async move { answer(&lua, connect_on_reactor(&lua, &opts, y2).await) })
+                .0);
         }
     }
     Ok(Value::UserData(
@@ -71,7 +75,7 @@ pub(super) fn connect(lua: &Lua, opts: &SqlOptions) -> mlua::Result<Value> {
 }
 
 /// On the reactor: connect, then the connection for the prelude.
-pub(super) async fn connect_on_reactor(
+async fn connect_on_reactor(
     lua: &Lua,
     opts: &SqlOptions,
     yielder: Rc<Yielder>,
@@ -136,12 +140,25 @@ impl RawConn {
         }
     }
 
-    /// Where a call that would wait goes: the state's hand-off, or nowhere (it blocks).
-    fn yielder(&self) -> Option<Rc<Yielder>> {
-        self.link.borrow().yielder()
+    /// Run a call that may wait (`call`, over this connection): hand it to the reactor
+    /// where the state's calls yield (the pending mark back), else drive it here with the
+    /// connection's blocking sockets.
+    fn waits<F>(&self, lua: &Lua, call: impl FnOnce(RawConn, Lua) -> F) -> mlua::Result<Reply>
+    where
+        F: std::future::Future<Output = mlua::Result<Reply>> + 'static,
+    {
+        let yielder = self.link.borrow().yielder();
+        let io = call(self.clone(), lua.clone());
+        match yielder {
+            Some(y) => {
+                let lua = lua.clone();
+                Ok(y.hand(async move { answer(&lua, io.await) }))
+            }
+            None => api(lua, bakeoff_driver::complete(io)),
+        }
     }
 
-    pub(super) async fn query(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
+    async fn query(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
         let mut link = self.link.borrow_mut();
         if link.dry {
             link.dry_done();
@@ -170,7 +187,7 @@ impl RawConn {
         Ok(reply(Value::Boolean(true)))
     }
 
-    pub(super) async fn prepare(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
+    async fn prepare(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
         let mut link = self.link.borrow_mut();
         let prepared = match link.dry {
             true => Ok(DbStmt::none()),
@@ -199,7 +216,7 @@ impl RawConn {
     }
 
     /// Add `value` to the bulk insert; send the statement first when it is full.
-    pub(super) async fn bulk_next(&self, lua: &Lua, value: &str) -> mlua::Result<Reply> {
+    async fn bulk_next(&self, lua: &Lua, value: &str) -> mlua::Result<Reply> {
         let full = match &self.link.borrow().bulk {
             Some(b) => b.has_value && b.sql.len() + value.len() + 2 > BULK_PACKET_SIZE,
             None => {
@@ -242,25 +259,25 @@ impl RawConn {
     }
 
     /// `bulk_insert_done`: what is left sent, the bulk insert over.
-    pub(super) async fn bulk_done(&self, lua: &Lua) -> mlua::Result<Reply> {
+    async fn bulk_done(&self, lua: &Lua) -> mlua::Result<Reply> {
         let sent = self.bulk_send(lua).await;
         self.link.borrow_mut().bulk = None;
         sent
     }
 
     /// PostgreSQL: after an ignorable error, roll back as sysbench's pgsql driver does.
-    pub(super) async fn recover(&self) {
+    async fn recover(&self) {
         let mut link = self.link.borrow_mut();
         if let Some(c) = link.conn.as_mut() {
             let _ = c.recover().await;
         }
     }
 
-    pub(super) async fn reconnect(&self) -> mlua::Result<()> {
+    async fn reconnect(&self) -> mlua::Result<()> {
         self.link.borrow_mut().reconnect().await
     }
 
-    pub(super) async fn disconnect(&self) -> mlua::Result<()> {
+    async fn disconnect(&self) -> mlua::Result<()> {
         let mut link = self.link.borrow_mut();
         if std::mem::take(&mut link.dry) {
             return Ok(());
@@ -274,29 +291,14 @@ impl RawConn {
     }
 }
 
-/// Run a call that may wait: hand it to the reactor where the state's calls yield (the
-/// pending mark back), else drive it here with the connection's blocking sockets.
-macro_rules! waits {
-    ($this:expr, $io:expr, $blocking:expr) => {
-        match $this.yielder() {
-            Some(y) => Ok(y.hand($io)),
-            None => bakeoff_driver::complete($blocking),
-        }
-    };
-}
-
 impl UserData for RawConn {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method("query", |lua, this, sql: mlua::LuaString| {
-            let sql = sql.to_str()?;
-            waits!(this, Io::Query(this.clone(), sql.to_string()), async {
-                api(lua, this.query(lua, &sql).await)
-            })
+            let sql = sql.to_str()?.to_string();
+            this.waits(lua, |c, lua| async move { c.query(&lua, &sql).await })
         });
         m.add_method("prepare", |lua, this, sql: String| {
-            waits!(this, Io::Prepare(this.clone(), sql.clone()), async {
-                api(lua, this.prepare(lua, &sql).await)
-            })
+            this.waits(lua, |c, lua| async move { c.prepare(&lua, &sql).await })
         });
         m.add_method("result", |_, this, ()| {
             Ok(this.link.borrow().result.handle())
@@ -314,9 +316,9 @@ impl UserData for RawConn {
                 Ok(this.opts.ignore.covers(&e))
             },
         );
-        m.add_method("recover", |_, this, ()| {
-            waits!(this, Io::Recover(this.clone()), async {
-                this.recover().await;
+        m.add_method("recover", |lua, this, ()| {
+            this.waits(lua, |c, _| async move {
+                c.recover().await;
                 Ok(NOTHING)
             })
         });
@@ -337,23 +339,19 @@ impl UserData for RawConn {
             Ok(None::<String>)
         });
         m.add_method("bulk_insert_next", |lua, this, v: String| {
-            waits!(this, Io::BulkNext(this.clone(), v.clone()), async {
-                api(lua, this.bulk_next(lua, &v).await)
-            })
+            this.waits(lua, |c, lua| async move { c.bulk_next(&lua, &v).await })
         });
         m.add_method("bulk_insert_done", |lua, this, ()| {
-            waits!(this, Io::BulkDone(this.clone()), async {
-                api(lua, this.bulk_done(lua).await)
-            })
+            this.waits(lua, |c, lua| async move { c.bulk_done(&lua).await })
         });
         m.add_method("reconnect", |lua, this, ()| {
-            waits!(this, Io::Reconnect(this.clone()), async {
-                unit_reply(lua, this.reconnect().await)
+            this.waits(lua, |c, lua| async move {
+                unit_reply(&lua, c.reconnect().await)
             })
         });
         m.add_method("disconnect", |lua, this, ()| {
-            waits!(this, Io::Disconnect(this.clone()), async {
-                unit_reply(lua, this.disconnect().await)
+            this.waits(lua, |c, lua| async move {
+                unit_reply(&lua, c.disconnect().await)
             })
         });
     }
