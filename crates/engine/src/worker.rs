@@ -152,6 +152,7 @@ impl<S: Source> Worker<S> {
     async fn open_all(&self) -> Result<Vec<S::Session>, EngineError> {
         let blocking = self.blocking_io();
         let every = self.ctx.opens_every_connection();
+        let side_by_side = self.ctx.opens_side_by_side();
         let opens: Vec<_> = self
             .tids
             .iter()
@@ -165,7 +166,12 @@ impl<S: Source> Worker<S> {
                     .wrapping_mul(0x9e37_79b9)
                     .wrapping_add(tid as u64);
                 tokio::task::spawn_local(async move {
-                    let _slot = gate.acquire().await;
+                    // A script's opens wait on no gate: its thread_init may wait for the
+                    // others', which a gate of a few slots would never let start.
+                    let _slot = match side_by_side {
+                        true => None,
+                        false => Some(gate.acquire().await),
+                    };
                     if shared.stop.load(Ordering::Relaxed) && !every {
                         return (tid, None);
                     }

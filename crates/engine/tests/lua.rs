@@ -217,29 +217,71 @@ end
 
 /// States that share a client thread run side by side: each one's thread_init waits until
 /// every connection has arrived, which states run one after another on one thread would
-/// never see (each would wait for the next to start).
+/// never see (each would wait for the next to start), nor states let in a few at a time
+/// (40 is more than a thread's connect slots). Their prepared statements, bound parameters
+/// and bulk inserts yield as their queries do; a thread_init may return what it likes.
 #[test]
 fn states_sharing_a_thread_run_side_by_side() {
     let _ = server();
     let text = r#"
 function thread_init()
   con = sysbench.sql.driver():connect()
-  con:query("INSERT INTO arrived VALUES (" .. sysbench.tid .. ")")
+  con:bulk_insert_init("INSERT INTO arrived VALUES")
+  con:bulk_insert_next("(" .. sysbench.tid .. ")")
+  con:bulk_insert_done()
   local tries = 0
-  while tonumber(con:query_row("SELECT COUNT(*) FROM arrived")) < 6 do
+  while tonumber(con:query_row("SELECT COUNT(*) FROM arrived")) < 40 do
     tries = tries + 1
     assert(tries < 100000, "the other states never arrived")
   end
+  stmt = con:prepare("SELECT tid FROM arrived WHERE tid = ?")
+  param = stmt:bind_create(sysbench.sql.type.INT)
+  stmt:bind_param(param)
+  return con
 end
-function event() con:query("SELECT 1") end
+function event()
+  param:set(sysbench.tid)
+  assert(stmt:execute().nrows == 1)
+end
+function thread_done() stmt:close() end
 "#;
     let s = Arc::new(script("together", text));
     let endpoint = s.sql.endpoint.as_ref().expect("the test's server");
     let mut setup = bakeoff_driver::Conn::connect_blocking(endpoint).expect("connect");
     bakeoff_driver::complete(setup.exec("CREATE TABLE arrived (tid INT)")).expect("table");
-    let r = run(s, &shared(6, 60), &AtomicBool::new(false), &mut Quiet).expect("run");
+    let r = run(s, &shared(40, 400), &AtomicBool::new(false), &mut Quiet).expect("run");
     assert_eq!(r.status, RunStatus::Completed, "{:?}", r.status);
-    assert_eq!(r.total.events, 60);
+    assert_eq!(r.total.events, 400);
+    // One read a prepared execute, one a COUNT(*) per thread_init pass at least.
+    assert!(r.total.reads >= 400 + 40, "{}", r.total.reads);
+}
+
+/// Events that never wait (a dry run's: no server answers) still take turns: every state on
+/// the shared thread runs some, not the first one polled all of them.
+#[test]
+fn states_whose_events_never_wait_still_take_turns() {
+    let _ = server();
+    let text = "function thread_init() con = sysbench.sql.driver():connect() end\n\
+                function event() con:query('SELECT 1') end\n";
+    let dir = bakeoff_testkit::scratch::dir("lua-dry");
+    let path = dir.join("dry.lua");
+    std::fs::write(&path, text).unwrap();
+    let dry = vec![("mysql-dry-run".to_string(), None)];
+    let s = Script::new(path, text.into(), dry, Some("run".into()), Vec::new()).unwrap();
+    let r = run(
+        Arc::new(s),
+        &shared(8, 8000),
+        &AtomicBool::new(false),
+        &mut Quiet,
+    )
+    .expect("run");
+    assert_eq!(r.status, RunStatus::Completed, "{:?}", r.status);
+    assert_eq!(r.total.events, 8000);
+    assert!(
+        r.connections.iter().all(|c| c.events >= 100),
+        "{:?}",
+        r.connections.iter().map(|c| c.events).collect::<Vec<_>>()
+    );
 }
 
 /// A call where Lua cannot yield (inside a `string.gsub` callback, a C frame) fails on the

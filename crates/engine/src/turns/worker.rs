@@ -63,13 +63,18 @@ impl<S: Source> TurnWorker<S> {
         for (server, source) in self.sources.iter().enumerate() {
             for &tid in &self.tids {
                 let (source, gate) = (source.clone(), gate.clone());
+                // A script's opens wait on no gate (see `Worker::open_all`).
+                let side_by_side = source.opens_side_by_side();
                 let seed = self
                     .run
                     .seed
                     .wrapping_mul(0x9e37_79b9)
                     .wrapping_add(u64::from(tid));
                 opens.push(tokio::task::spawn_local(async move {
-                    let _slot = gate.acquire().await;
+                    let _slot = match side_by_side {
+                        true => None,
+                        false => Some(gate.acquire().await),
+                    };
                     (server, tid, source.open(tid, seed, false).await)
                 }));
             }

@@ -44,8 +44,15 @@ pub trait Source: Send + Sync + 'static {
         false
     }
 
-    /// Whether a session's events block its thread on each statement (a Lua script's calls
-    /// cannot yield): the engine then gives each connection a client thread of its own.
+    /// Whether every connection's open runs at once rather than a few at a time: its open
+    /// runs the user's own code (a script's `thread_init`), which may wait for the other
+    /// connections' (sysbench starts every thread's at once).
+    fn opens_side_by_side(&self) -> bool {
+        false
+    }
+
+    /// Whether a session's events block its thread on each statement (a Lua script that
+    /// waits inside C): the engine then gives each connection a client thread of its own.
     fn blocks(&self) -> bool {
         false
     }

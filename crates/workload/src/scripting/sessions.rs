@@ -65,6 +65,10 @@ impl Source for SessionContext {
         self.spec.script.as_ref().is_some_and(|s| s.blocks())
     }
 
+    fn opens_side_by_side(&self) -> bool {
+        matches!(self.spec.script, Some(super::user::UserScript::Lua { .. }))
+    }
+
     fn terminals(&self, first_tid: u32, connections: u32) -> std::ops::Range<u32> {
         let total = match (self.paced(), self.tpcc.run()) {
             (true, Some(run)) => crate::tpcc::paced::terminals(&self.spec.tpcc, run.warehouses),

@@ -169,10 +169,13 @@ impl UserScript {
         }
     }
 
-    /// Whether its sessions block their thread on every statement (a Lua script's calls
-    /// cannot yield), so each connection needs a client thread of its own.
+    /// Whether its sessions block their thread on every statement (a Lua script that waits
+    /// inside C: `lua::waits_in_c`), so each connection needs a client thread of its own.
     pub fn blocks(&self) -> bool {
-        matches!(self, UserScript::Lua { .. })
+        match self {
+            UserScript::Lua { text, .. } => super::lua::waits_in_c(text).is_some(),
+            UserScript::Pgbench { .. } => false,
+        }
     }
 
     /// What it can run on: pgbench's scripts are PostgreSQL's.

@@ -4,8 +4,9 @@
 //! thread of its own. Its text says so before any state loads, and so does the text of each
 //! module it `require`s (found on the module path, as Lua would find it).
 
-/// Calls that wait inside C, or that run coroutines of the script's own (whose yields would
-/// meet the reactor's).
+/// Calls that wait inside C, that run coroutines of the script's own (whose yields would
+/// meet the reactor's), or that load code this check cannot read first (`dofile` of a
+/// computed path, as sysbench 0.5's scripts load their common file).
 const WAITING_CALLS: &[&str] = &[
     "os.execute",
     "io.popen",
@@ -14,6 +15,9 @@ const WAITING_CALLS: &[&str] = &[
     "io.stdin",
     "ffi.load",
     "coroutine.",
+    "dofile",
+    "loadfile",
+    "loadlib",
 ];
 
 /// The ffi.C names a script may call on the reactor: bakeoff's counters, which return at once.
@@ -41,18 +45,22 @@ fn waits_in(
     if let Some(call) = WAITING_CALLS.iter().find(|c| text.contains(*c)) {
         return Some(call.trim_end_matches('.').to_string());
     }
-    for (at, _) in text.match_indices("ffi.C") {
-        let rest = &text[at + "ffi.C".len()..];
+    // `ffi.C`, or the ffi module under another name (`local f = require "ffi"; f.C`): any
+    // `NAME.C` is read as ffi's C namespace.
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    for (at, _) in text.match_indices(".C") {
+        let owner: String = text[..at].chars().rev().take_while(|c| word(*c)).collect();
+        let rest = &text[at + ".C".len()..];
+        if owner.is_empty() || rest.starts_with(word) {
+            continue;
+        }
+        let owner: String = owner.chars().rev().collect();
         let name: String = match rest.strip_prefix('.') {
-            Some(r) => r
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect(),
-            None if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') => continue,
-            None => return Some("ffi.C".into()),
+            Some(r) => r.chars().take_while(|c| word(*c)).collect(),
+            None => return Some(format!("{owner}.C")),
         };
         if !FFI_ON_REACTOR.iter().any(|ok| name.starts_with(ok)) {
-            return Some(format!("ffi.C.{name}"));
+            return Some(format!("{owner}.C.{name}"));
         }
     }
     for name in required(text) {
@@ -117,6 +125,12 @@ mod tests {
         assert_eq!(
             waits_in_c("local co = coroutine.wrap(f)", &none).as_deref(),
             Some("coroutine")
+        );
+        let renamed = "local f = require('ffi')\nf.C.usleep(5)";
+        assert_eq!(waits_in_c(renamed, &none).as_deref(), Some("f.C.usleep"));
+        assert_eq!(
+            waits_in_c("dofile(pathtest .. 'common.lua')", &none).as_deref(),
+            Some("dofile")
         );
     }
 

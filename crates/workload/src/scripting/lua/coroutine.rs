@@ -10,7 +10,7 @@
 
 use std::rc::Rc;
 
-use mlua::{Function, IntoLuaMulti, Table, Thread};
+use mlua::{Function, IntoLuaMulti, Table, Thread, Value};
 
 use super::counts;
 use super::error::{failed_in, message, ScriptError};
@@ -20,32 +20,57 @@ use super::session::{OnReactor, Session, Step};
 use super::sql::Yielder;
 use crate::scripting::{EventError, StmtCounts};
 
-/// Run `co` from `args` until it yields without handing I/O over (an event's end) or
-/// finishes; each I/O it hands over is awaited meanwhile. What it yielded or returned last.
+/// How a drive ended: what the coroutine yielded or returned first (an event's outcome), and
+/// whether it waited on the reactor on the way.
+struct Driven {
+    value: Value,
+    waited: bool,
+}
+
+/// Run `co` from `args` until it yields for another reason than I/O (an event's end) or
+/// finishes; each I/O it hands over is awaited meanwhile. The prelude yields `false` for
+/// I/O, after its call handed the I/O over; anything else is not I/O, and an I/O handed by a
+/// call that could not yield (a C frame between it and the coroutine, its error caught by
+/// the script) is dropped unrun.
 async fn drive(
     yielder: &Yielder,
     co: &Thread,
     args: impl IntoLuaMulti,
     stream: &mut Stream,
     c: &mut StmtCounts,
-) -> mlua::Result<Option<i64>> {
-    let mut stretch = run_stretch(stream, c, || co.resume::<Option<i64>>(args));
+) -> mlua::Result<Driven> {
+    let mut stretch = run_stretch(stream, c, || co.resume::<Value>(args));
+    let mut waited = false;
     loop {
-        let out = match stretch {
-            Ok(out) => out,
+        let value = match stretch {
+            Ok(v) => v,
             Err(e) => {
-                // A call that handed I/O over and could not yield (a C frame between it
-                // and the coroutine): nothing waits for that I/O.
                 yielder.take();
                 return Err(e);
             }
         };
-        let Some(io) = yielder.take() else {
-            return Ok(out);
+        let io = match (&value, co.is_resumable()) {
+            (Value::Boolean(false), true) => yielder.take(),
+            _ => None,
+        };
+        let Some(io) = io else {
+            yielder.take();
+            return Ok(Driven { value, waited });
         };
         let answer = io.await;
+        waited = true;
         c.add(&counts::take());
-        stretch = run_stretch(stream, c, || co.resume::<Option<i64>>(answer));
+        stretch = run_stretch(stream, c, || co.resume::<Value>(answer));
+    }
+}
+
+/// An event's outcome as `__event` yields it: 0 done, 2 restart, 1 (or anything else) the
+/// script ended its thread.
+fn outcome(v: &Value) -> i64 {
+    match v {
+        Value::Integer(n) => *n,
+        Value::Number(n) => *n as i64,
+        _ => 1,
     }
 }
 
@@ -127,7 +152,7 @@ impl Session {
         };
         c.add(&std::mem::take(&mut on.carried));
         let failed = |e: mlua::Error| EventError::Script(failed_in("thread_run", &e));
-        let out = match step {
+        let driven = match step {
             Step::Event(f) => match &on.events {
                 Some(co) => drive(&on.yielder, co, (), stream, c).await,
                 None => {
@@ -137,16 +162,28 @@ impl Session {
                     out
                 }
             },
-            // The script's own loop, run once to its end: its events have then ended.
+            // The script's own loop, run once to its end: its events have then ended,
+            // whatever it returned.
             Step::ThreadRun(f) => {
                 let co = lua.create_thread(f.clone()).map_err(failed)?;
-                drive(&on.yielder, &co, tid, stream, c)
-                    .await
-                    .map(|_| Some(1))
+                let mut driven = drive(&on.yielder, &co, tid, stream, c).await;
+                if let Ok(d) = &mut driven {
+                    d.value = Value::Integer(1);
+                }
+                driven
             }
-            Step::None => Ok(Some(1)),
-        };
-        Ok(out.map_err(failed)?.unwrap_or(1))
+            Step::None => Ok(Driven {
+                value: Value::Integer(1),
+                waited: false,
+            }),
+        }
+        .map_err(failed)?;
+        if !driven.waited {
+            // An event that never waited (a dry run's, or one that only computes) gave the
+            // thread's other states no turn: give them one now, or they would never run.
+            tokio::task::yield_now().await;
+        }
+        Ok(outcome(&driven.value))
     }
 
     /// `thread_done(tid)` on the reactor, if the script has one.

@@ -24,12 +24,12 @@ sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 
 -- A state that shares its client thread with others runs as a coroutine on the thread's
 -- reactor: a call that would wait on the server hands its I/O to the session and returns
--- false (an ffi execute, 2); the state yields here, and is resumed with what the call would
--- have returned (sql/reactor.rs). Alone on its thread, a state's calls block and never
--- return the mark.
+-- false (an ffi execute, 2); the state yields false here (the session's sign of I/O), and is
+-- resumed with what the call would have returned (sql/reactor.rs). Alone on its thread, a
+-- state's calls block and never return the mark.
 local yield = coroutine.yield
 local function waited(first, ...)
-  if first == false then return yield() end
+  if first == false then return yield(false) end
   return first, ...
 end
 sysbench.hooks = {}
@@ -117,7 +117,7 @@ function Driver:connect()
   local con = raw.connect()
   if con == false then
     local _, why
-    con, _, _, why = yield()
+    con, _, _, why = yield(false)
     if con == nil then error(why, 0) end
   end
   return setmetatable({ raw = con, rs = setmetatable({ raw = con:result() }, Result) },
@@ -126,7 +126,7 @@ end
 
 function Connection:query(query)
   local ok, errno, state, msg = self.raw:query(query)
-  if ok == false then ok, errno, state, msg = yield() end
+  if ok == false then ok, errno, state, msg = yield(false) end
   if ok == nil then return refused(self, query, errno, state, msg) end
   return self.rs
 end
@@ -139,7 +139,7 @@ end
 
 function Connection:prepare(query)
   local stmt, errno, state, msg = self.raw:prepare(query)
-  if stmt == false then stmt, errno, state, msg = yield() end
+  if stmt == false then stmt, errno, state, msg = yield(false) end
   -- Not a tail call, as sysbench's prepare calls check_error: its levels count this frame.
   if stmt == nil then refused(self, query, errno, state, msg) end
   return setmetatable({ raw = stmt, ptr = ffi.cast("void *", stmt:ptr()), con = self,
@@ -184,7 +184,7 @@ end
 
 function Statement:execute()
   local done = C.stmt_execute(self.ptr)
-  if done == 2 then done = yield() end
+  if done == 2 then done = yield(false) end
   if done == 0 then return self.con.rs end
   local _, errno, state, msg = self.raw:failure()
   return refused(self.con, self.query, errno, state, msg)

@@ -178,6 +178,11 @@ impl Source for Script {
         true
     }
 
+    /// Every state's `thread_init` runs at once, as sysbench's threads start together.
+    fn opens_side_by_side(&self) -> bool {
+        true
+    }
+
     /// A script whose calls wait inside C blocks its thread (`blocking.rs`); any other runs
     /// its states as coroutines, many on each client thread.
     fn blocks(&self) -> bool {
@@ -384,23 +389,26 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let open = || rt.block_on(script.clone().open(0, 0, false)).unwrap();
         let event = |s: &mut Session| {
             rt.block_on(s.event(&mut StmtCounts::default())).unwrap();
         };
         let drawn = |s: &Session| s.lua.globals().get::<Vec<i64>>("seq").unwrap();
-        let mut alone = open();
-        for _ in 0..4 {
-            event(&mut alone);
+        // Both ways a state runs: blocking calls on a thread, or coroutines on the reactor.
+        for blocking in [true, false] {
+            let open = || rt.block_on(script.clone().open(0, 0, blocking)).unwrap();
+            let mut alone = open();
+            for _ in 0..4 {
+                event(&mut alone);
+            }
+            let (mut a, mut b) = (open(), open());
+            for _ in 0..4 {
+                event(&mut a);
+                event(&mut b);
+            }
+            let alone = drawn(&alone);
+            assert_eq!(alone.len(), 4, "blocking {blocking}");
+            assert_eq!(drawn(&a), alone, "blocking {blocking}");
+            assert_eq!(drawn(&b), alone, "blocking {blocking}");
         }
-        let (mut a, mut b) = (open(), open());
-        for _ in 0..4 {
-            event(&mut a);
-            event(&mut b);
-        }
-        let alone = drawn(&alone);
-        assert_eq!(alone.len(), 4);
-        assert_eq!(drawn(&a), alone);
-        assert_eq!(drawn(&b), alone);
     }
 }

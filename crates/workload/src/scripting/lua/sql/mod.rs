@@ -217,20 +217,27 @@ impl RawConn {
 
     /// Add `value` to the bulk insert; send the statement first when it is full.
     async fn bulk_next(&self, lua: &Lua, value: &str) -> mlua::Result<Reply> {
-        let full = match &self.link.borrow().bulk {
-            Some(b) => b.has_value && b.sql.len() + value.len() + 2 > BULK_PACKET_SIZE,
-            None => {
-                return Err(mlua::Error::runtime(
-                    "attempt to call bulk_insert_next() before bulk_insert_init()",
-                ))
-            }
-        };
-        if full {
+        if self.bulk_full(value)? {
             let sent = self.bulk_send(lua).await?;
             if sent != NOTHING {
                 return Ok(sent);
             }
         }
+        self.bulk_append(value);
+        Ok(NOTHING)
+    }
+
+    /// Whether `value` must wait for the statement so far to be sent.
+    fn bulk_full(&self, value: &str) -> mlua::Result<bool> {
+        match &self.link.borrow().bulk {
+            Some(b) => Ok(b.has_value && b.sql.len() + value.len() + 2 > BULK_PACKET_SIZE),
+            None => Err(mlua::Error::runtime(
+                "attempt to call bulk_insert_next() before bulk_insert_init()",
+            )),
+        }
+    }
+
+    fn bulk_append(&self, value: &str) {
         if let Some(b) = &mut self.link.borrow_mut().bulk {
             if b.has_value {
                 b.sql.push(',');
@@ -238,7 +245,6 @@ impl RawConn {
             b.sql.push_str(value);
             b.has_value = true;
         }
-        Ok(NOTHING)
     }
 
     /// Send the bulk statement if it holds a value, keeping its head for the next values.
@@ -339,6 +345,11 @@ impl UserData for RawConn {
             Ok(None::<String>)
         });
         m.add_method("bulk_insert_next", |lua, this, v: String| {
+            // Most values only join the statement: nothing to wait for, nothing handed over.
+            if let Ok(false) = this.bulk_full(&v) {
+                this.bulk_append(&v);
+                return Ok(NOTHING);
+            }
             this.waits(lua, |c, lua| async move { c.bulk_next(&lua, &v).await })
         });
         m.add_method("bulk_insert_done", |lua, this, ()| {

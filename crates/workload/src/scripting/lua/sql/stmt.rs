@@ -261,7 +261,8 @@ fn lost(r: mlua::Result<ServerError>) -> Failure {
 /// `stmt:execute()` for the prelude's ffi: 0 done, 1 failed (`raw:failure()` says why).
 extern "C" fn bk_stmt_execute(s: *const StmtInner) -> c_int {
     // SAFETY: the prelude passes only addresses from `ptr`, of statements its objects keep
-    // alive; all on this thread (one Lua state per thread).
+    // alive while the call runs; each state runs on one thread, and I/O handed to the
+    // reactor holds the statement by its own `Rc` (`on_reactor`).
     match unsafe { s.as_ref() } {
         Some(s) => s.execute(),
         None => 1,
