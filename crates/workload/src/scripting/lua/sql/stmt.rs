@@ -211,6 +211,32 @@ impl StmtInner {
         }
     }
 
+    /// A call that waits and answers nothing (`call`, over this statement): handed to the
+    /// reactor where the state's calls yield (the pending mark back), else driven here.
+    fn waits<F>(&self, call: impl FnOnce(Rc<StmtInner>) -> F) -> Value
+    where
+        F: std::future::Future<Output = ()> + 'static,
+    {
+        let Some(me) = self.me.upgrade() else {
+            return NOTHING.0;
+        };
+        let yielder = self.link.borrow().yielder();
+        let io = call(me);
+        match yielder {
+            Some(y) => {
+                y.hand(async move {
+                    io.await;
+                    NOTHING
+                })
+                .0
+            }
+            None => {
+                bakeoff_driver::complete(io);
+                NOTHING.0
+            }
+        }
+    }
+
     /// Run, keeping why it failed for `failure()`: 0 done, 1 failed, 2 handed to the
     /// reactor (the state yields, and is resumed with 0 or 1).
     fn execute(&self) -> c_int {
@@ -300,35 +326,11 @@ impl UserData for RawStmt {
                 .iter()
                 .map(|u| u.borrow::<LuaParam>().map(|p| p.clone()))
                 .collect::<mlua::Result<_>>()?;
-            Ok(match this.0.on_reactor() {
-                Some((y, me)) => {
-                    y.hand(async move {
-                        me.declare().await;
-                        NOTHING
-                    })
-                    .0
-                }
-                None => {
-                    bakeoff_driver::complete(this.0.declare());
-                    NOTHING.0
-                }
-            })
+            Ok(this.0.waits(|me| async move { me.declare().await }))
         });
         m.add_method("failure", |lua, this, ()| this.0.failure(lua));
         m.add_method("close", |_, this, ()| {
-            Ok(match this.0.on_reactor() {
-                Some((y, me)) => {
-                    y.hand(async move {
-                        me.close().await;
-                        NOTHING
-                    })
-                    .0
-                }
-                None => {
-                    bakeoff_driver::complete(this.0.close());
-                    NOTHING.0
-                }
-            })
+            Ok(this.0.waits(|me| async move { me.close().await }))
         });
     }
 }
