@@ -10,7 +10,7 @@
 
 use std::rc::Rc;
 
-use mlua::{Function, IntoLuaMulti, Table, Thread, Value};
+use mlua::{Function, IntoLuaMulti, Thread, Value};
 
 use super::counts;
 use super::error::{failed_in, message, ScriptError};
@@ -99,13 +99,11 @@ impl Script {
         let yielder = Rc::new(Yielder::default());
         lua.set_app_data(yielder.clone());
         let mut carried = counts::take();
-        let globals = lua.globals();
-        let lookup = |name: &str| {
-            globals
-                .get::<Option<Function>>(name)
-                .map_err(|e| EventError::Script(message(&e)))
-        };
-        if let Some(f) = lookup("thread_init")? {
+        let thread_init = lua
+            .globals()
+            .get::<Option<Function>>("thread_init")
+            .map_err(|e| EventError::Script(message(&e)))?;
+        if let Some(f) = thread_init {
             let co = lua
                 .create_thread(f)
                 .map_err(|e| EventError::Script(message(&e)))?;
@@ -113,26 +111,7 @@ impl Script {
                 .await
                 .map_err(|e| EventError::Script(failed_in("thread_init", &e)))?;
         }
-        let step = match lookup("thread_run")? {
-            Some(f) => Step::ThreadRun(f),
-            None if lookup("event")?.is_none() => {
-                return Err(EventError::Script(format!(
-                    "cannot find the event() function in {}",
-                    self.name()
-                )))
-            }
-            None => {
-                let sysbench: Table = globals
-                    .get("sysbench")
-                    .map_err(|e| EventError::Script(message(&e)))?;
-                Step::Event(
-                    sysbench
-                        .get::<Function>("__events")
-                        .map_err(|e| EventError::Script(message(&e)))?,
-                )
-            }
-        };
-        drop(globals);
+        let step = self.step(&lua, "__events")?;
         let reactor = OnReactor {
             yielder,
             events: None,
@@ -172,10 +151,6 @@ impl Session {
                 }
                 driven
             }
-            Step::None => Ok(Driven {
-                value: Value::Integer(1),
-                waited: false,
-            }),
         }
         .map_err(failed)?;
         if !driven.waited {

@@ -204,35 +204,43 @@ impl Source for Script {
         }
         let failed = |e: ScriptError| EventError::Script(e.to_string());
         let lua = self.state(tid).map_err(failed)?;
-        let init = || -> Result<Step, String> {
-            let globals = lua.globals();
-            let lookup = |name: &str| globals.get::<Option<Function>>(name);
-            let lua_failed = |e: mlua::Error| message(&e);
-            if let Some(f) = lookup("thread_init").map_err(lua_failed)? {
-                f.call::<()>(tid)
-                    .map_err(|e| failed_in("thread_init", &e))?;
-            }
-            if let Some(f) = lookup("thread_run").map_err(lua_failed)? {
-                return Ok(Step::ThreadRun(f));
-            }
-            if lookup("event").map_err(lua_failed)?.is_none() {
-                return Ok(Step::None);
-            }
-            let sysbench: Table = globals.get("sysbench").map_err(lua_failed)?;
-            Ok(Step::Event(
-                sysbench.get::<Function>("__event").map_err(lua_failed)?,
-            ))
-        };
-        let step = init().map_err(EventError::Script)?;
-        if matches!(step, Step::None) {
+        let thread_init = lua
+            .globals()
+            .get::<Option<Function>>("thread_init")
+            .map_err(|e| EventError::Script(message(&e)))?;
+        if let Some(f) = thread_init {
+            f.call::<()>(tid)
+                .map_err(|e| EventError::Script(failed_in("thread_init", &e)))?;
+        }
+        let step = self.step(&lua, "__event")?;
+        // Seeded for this tid by `state`, drawn from by thread_init: the state's from now on.
+        let stream = Stream::take();
+        Ok(Session::new(lua, step, tid, stream, None))
+    }
+}
+
+impl Script {
+    /// What a state's events call once its `thread_init` has run: the script's own
+    /// `thread_run`, else the prelude's `entry` around its `event` (`__event`, called for
+    /// each event; `__events`, a coroutine yielding each one's outcome). A script with
+    /// neither fails as sysbench's does.
+    pub(super) fn step(&self, lua: &Lua, entry: &str) -> Result<Step, EventError> {
+        let failed = |e: mlua::Error| EventError::Script(message(&e));
+        let globals = lua.globals();
+        let lookup = |name: &str| globals.get::<Option<Function>>(name).map_err(failed);
+        if let Some(f) = lookup("thread_run")? {
+            return Ok(Step::ThreadRun(f));
+        }
+        if lookup("event")?.is_none() {
             return Err(EventError::Script(format!(
                 "cannot find the event() function in {}",
                 self.name()
             )));
         }
-        // Seeded for this tid by `state`, drawn from by thread_init: the state's from now on.
-        let stream = Stream::take();
-        Ok(Session::new(lua, step, tid, stream, None))
+        let sysbench: Table = globals.get("sysbench").map_err(failed)?;
+        Ok(Step::Event(
+            sysbench.get::<Function>(entry).map_err(failed)?,
+        ))
     }
 }
 
@@ -251,7 +259,6 @@ pub(super) enum Step {
     Event(Function),
     /// The script runs its thread itself: called once, then its events have ended.
     ThreadRun(Function),
-    None,
 }
 
 /// One connection's Lua state.
@@ -315,7 +322,6 @@ impl Events for Session {
                 let r = self.running(|s| match &s.step {
                     Step::Event(f) => f.call::<i64>(s.tid),
                     Step::ThreadRun(f) => f.call::<()>(s.tid).map(|()| 1),
-                    Step::None => Ok(1),
                 });
                 take_counts(c);
                 r.map_err(|e| EventError::Script(failed_in("thread_run", &e)))?
