@@ -80,7 +80,7 @@ fn script_line(s: &bakeoff_workload::scripting::user::UserScript) -> String {
         UserScript::Lua { path, text, .. } => {
             match bakeoff_workload::scripting::lua::waits_in_c(text) {
                 None => format!(
-                    "Workload: your Lua script {path} (each connection a Lua state of its own, as in sysbench; they share the client threads as coroutines)"
+                    "Workload: your Lua script {path} (each connection a Lua state of its own, as in sysbench; they share the client threads, each on a fiber of its own)"
                 ),
                 Some(call) => format!(
                     "Workload: your Lua script {path} (each connection a Lua state and a client thread of its own, as in sysbench: the script calls {call}, which waits outside the event loop)"

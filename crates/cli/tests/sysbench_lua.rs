@@ -270,8 +270,8 @@ fn a_tpcc_like_script_prepares_runs_and_stays_consistent() {
     assert_eq!(tables(&database), Vec::new());
 }
 
-/// Where a script's states run: connections share the client threads (one per CPU) as
-/// coroutines, so the process has far fewer threads than connections (four a CPU, at least
+/// Where a script's states run: connections share the client threads (one per CPU), each on
+/// a fiber, so the process has far fewer threads than connections (four a CPU, at least
 /// sixteen); a script that waits inside C (here `os.execute`, named in a comment: the check
 /// reads the text) keeps a thread per connection, as sysbench does. Each state reads the
 /// process's thread count itself.

@@ -305,8 +305,8 @@ async fn next_start<S: Source>(w: &Worker<S>, queue: &Queue, open: bool) -> Opti
 
 /// One connection's loop. Latency runs from the intended start to the end of the event,
 /// restarts after ignorable errors and reconnects included (sysbench keeps the timer running
-/// across restarts too). A session with a loop of its own (a script's) runs it in closed loop
-/// on a thread of its own, with the same bookkeeping.
+/// across restarts too). A session with a loop of its own (a script's) runs it in closed loop,
+/// with the same bookkeeping.
 async fn connection<S: Source>(
     w: Rc<Worker<S>>,
     queue: Rc<Queue>,
@@ -316,9 +316,11 @@ async fn connection<S: Source>(
 ) {
     w.shared.running.fetch_add(1, Ordering::Relaxed);
     let mut books = Books::new(&w, i);
-    let own_loop = match w.blocking_io() {
-        true => s.run_events(&mut books),
-        false => None,
+    // In closed loop a session may run its events itself (a script's loop, compiled with
+    // its event); the engine's loop below serves arrivals and terminals.
+    let own_loop = match w.open_loop() {
+        false => s.run_events(&mut books).await,
+        true => None,
     };
     match own_loop {
         Some(Err(e)) => w.shared.fail(format!("FATAL: {e}")),

@@ -126,7 +126,7 @@ pub(super) fn run(line: &Line, script: Script, main: Main) -> Result<ExitCode, S
 }
 
 /// The client threads for a script's connections: each has a Lua state of its own, as in
-/// sysbench, and they share client threads as coroutines on each thread's reactor, one
+/// sysbench, and they share client threads, each on a fiber on the thread's reactor, one
 /// thread per CPU this process may use (beside a PostgreSQL, at least one per 64 connections
 /// to keep the client's share among its backends; see `threads_beside_processes`). A script
 /// whose calls wait inside C gets a thread per connection (the engine's `as_source_runs`).

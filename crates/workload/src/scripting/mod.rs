@@ -103,13 +103,16 @@ pub trait Events {
     fn finish(self, c: &mut StmtCounts) -> impl Future<Output = Result<(), EventError>>;
 
     /// Run the events in a loop of the session's own, calling `pace` around each, until
-    /// `pace` ends it: for a closed loop on a thread of its own. `None`: the session has no
-    /// loop of its own, and the engine calls [`event`](Events::event) for each event.
-    /// A script's loop is Lua code, so LuaJIT compiles it with the event into one trace, as
-    /// sysbench's `thread_run` loop is compiled; an event entered from Rust each time runs
-    /// partly interpreted.
-    fn run_events(&mut self, _pace: &mut dyn Pace) -> Option<Result<(), EventError>> {
-        None
+    /// `pace` ends it: for a closed loop. `None`: the session has no loop of its own, and
+    /// the engine calls [`event`](Events::event) for each event. A script's loop is Lua
+    /// code, so LuaJIT compiles it with the event into one trace, as sysbench's
+    /// `thread_run` loop is compiled; an event entered from Rust each time runs partly
+    /// interpreted.
+    fn run_events(
+        &mut self,
+        _pace: &mut dyn Pace,
+    ) -> impl Future<Output = Option<Result<(), EventError>>> {
+        async { None }
     }
 }
 

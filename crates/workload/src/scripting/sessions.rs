@@ -139,9 +139,9 @@ impl Events for AnySession {
         }
     }
 
-    fn run_events(&mut self, pace: &mut dyn super::Pace) -> Option<Result<(), EventError>> {
+    async fn run_events(&mut self, pace: &mut dyn super::Pace) -> Option<Result<(), EventError>> {
         match self {
-            AnySession::Lua(s) => s.run_events(pace),
+            AnySession::Lua(s) => s.run_events(pace).await,
             _ => None,
         }
     }

@@ -3,22 +3,34 @@
 //! Entered from Rust once per event instead, the event ran partly interpreted (its loops
 //! aborted as "leaving loop in root trace"). The engine's bookkeeping around each event
 //! ([`Pace`]) is reached through ffi, with the address of a [`Paced`] on the calling Rust
-//! frame, valid for the whole call.
+//! frame, valid for the whole call. A state on a fiber (`fiber.rs`) runs the same loop, its
+//! calls suspending the fiber as they wait.
 
 use std::ffi::{c_int, c_void};
 
 use super::counts;
+use super::sql::Yielder;
 use crate::scripting::{Pace, StmtCounts};
 
-/// What the loop's ffi calls reach: the engine's bookkeeping.
+/// What the loop's ffi calls reach: the engine's bookkeeping, and the state's fiber where it
+/// runs on one.
 pub(super) struct Paced<'a> {
     pub pace: &'a mut dyn Pace,
+    pub on: Option<&'a Yielder>,
 }
 
 impl Paced<'_> {
     /// The address the prelude's loop passes back to the functions below.
     pub fn address(&mut self) -> usize {
         self as *mut Paced as usize
+    }
+
+    /// What the state counted since the last event ended.
+    fn counted(&self) -> StmtCounts {
+        match self.on {
+            Some(y) => y.counted(),
+            None => counted(),
+        }
     }
 }
 
@@ -42,7 +54,16 @@ extern "C" fn bk_event_begin(p: *mut c_void) -> c_int {
 
 extern "C" fn bk_event_end(p: *mut c_void) {
     // SAFETY: see `paced`.
-    unsafe { paced(p) }.pace.end(&counted());
+    let paced = unsafe { paced(p) };
+    let c = paced.counted();
+    paced.pace.end(&c);
+    if let Some(y) = paced.on {
+        // An event that never waited (a dry run's, or one that only computes) gave the
+        // thread's other states no turn: give them one now, or they would never run.
+        if !y.waited() {
+            y.give_turn();
+        }
+    }
 }
 
 extern "C" fn bk_event_restart(p: *mut c_void) -> c_int {

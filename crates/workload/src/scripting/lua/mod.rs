@@ -6,9 +6,9 @@
 //! - For `run`, [`Script::main`] is sysbench's main state (`init`, `done`, the report hooks)
 //!   and [`Script`] is a [`Source`](super::Source): each connection gets a Lua state of its
 //!   own, as sysbench gives each thread one. A state alone on its client thread uses
-//!   blocking sockets, as sysbench's do. States that share a client thread run as coroutines
-//!   on its reactor (`coroutine`, `sql/reactor.rs`): a call that would wait yields, and the
-//!   state resumes with the answer. A script whose calls wait inside C (`blocking`) keeps a
+//!   blocking sockets, as sysbench's do. States that share a client thread run as fibers on
+//!   its reactor (`fiber`, `sql/reactor.rs`): a call that would wait suspends the state's
+//!   stack until the answer is in. A script whose calls wait inside C (`blocking`) keeps a
 //!   client thread per connection.
 //!
 //! The API's Rust halves are in `api` (the tables), `options`, `rand`, `sql` and `counts`
@@ -16,10 +16,10 @@
 
 mod api;
 mod blocking;
-mod coroutine;
 mod counts;
 mod error;
 mod event_loop;
+mod fiber;
 mod options;
 mod rand;
 mod script;

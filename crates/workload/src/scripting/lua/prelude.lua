@@ -21,17 +21,6 @@ typedef enum {
 ]]
 
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
-
--- A state that shares its client thread with others runs as a coroutine on the thread's
--- reactor: a call that would wait on the server hands its I/O to the session and returns
--- false (an ffi execute, 2); the state yields false here (the session's sign of I/O), and is
--- resumed with what the call would have returned (sql/reactor.rs). Alone on its thread, a
--- state's calls block and never return the mark.
-local yield = coroutine.yield
-local function waited(first, ...)
-  if first == false then return yield(false) end
-  return first, ...
-end
 sysbench.hooks = {}
 
 -- ---------------------------------------------------------------------------------------
@@ -70,7 +59,7 @@ local function refused(con, query, errno, state, msg)
   local hook = sysbench.hooks.sql_error_ignorable
   local ignorable = con.raw:ignorable(errno, state)
   -- sysbench's pgsql driver rolls back after an ignorable error (errno 0: PostgreSQL's).
-  if ignorable and errno == 0 then waited(con.raw:recover()) end
+  if ignorable and errno == 0 then con.raw:recover() end
   if ignorable or (type(hook) == "function" and hook(e)) then
     con.raw:count_error(errno)
     e.errcode = sysbench.error.RESTART_EVENT
@@ -115,18 +104,12 @@ end
 
 function Driver:connect()
   local con = raw.connect()
-  if con == false then
-    local _, why
-    con, _, _, why = yield(false)
-    if con == nil then error(why, 0) end
-  end
   return setmetatable({ raw = con, rs = setmetatable({ raw = con:result() }, Result) },
     Connection)
 end
 
 function Connection:query(query)
   local ok, errno, state, msg = self.raw:query(query)
-  if ok == false then ok, errno, state, msg = yield(false) end
   if ok == nil then return refused(self, query, errno, state, msg) end
   return self.rs
 end
@@ -139,7 +122,6 @@ end
 
 function Connection:prepare(query)
   local stmt, errno, state, msg = self.raw:prepare(query)
-  if stmt == false then stmt, errno, state, msg = yield(false) end
   -- Not a tail call, as sysbench's prepare calls check_error: its levels count this frame.
   if stmt == nil then refused(self, query, errno, state, msg) end
   return setmetatable({ raw = stmt, ptr = ffi.cast("void *", stmt:ptr()), con = self,
@@ -154,17 +136,17 @@ end
 function Connection:bulk_insert_init(query) checked(self.raw:bulk_insert_init(query)) end
 
 function Connection:bulk_insert_next(value)
-  local failed, errno, state, msg = waited(self.raw:bulk_insert_next(value))
+  local failed, errno, state, msg = self.raw:bulk_insert_next(value)
   if msg then return refused(self, value, errno, state, msg) end
 end
 
 function Connection:bulk_insert_done()
-  local failed, errno, state, msg = waited(self.raw:bulk_insert_done())
+  local failed, errno, state, msg = self.raw:bulk_insert_done()
   if msg then return refused(self, "bulk insert", errno, state, msg) end
 end
 
-function Connection:reconnect() checked(waited(self.raw:reconnect())) end
-function Connection:disconnect() checked(waited(self.raw:disconnect())) end
+function Connection:reconnect() checked(self.raw:reconnect()) end
+function Connection:disconnect() checked(self.raw:disconnect()) end
 Connection.close = Connection.disconnect
 -- Every result is read whole when its statement runs: there is never a next one to fetch.
 function Connection:next_result() return nil end
@@ -178,14 +160,12 @@ end
 function Statement:bind_param(...)
   local n, raws = select("#", ...), {}
   for i = 1, n do raws[i] = (select(i, ...)).raw end
-  waited(self.raw:bind_param(unpack(raws, 1, n)))
+  self.raw:bind_param(unpack(raws, 1, n))
   return nil
 end
 
 function Statement:execute()
-  local done = C.stmt_execute(self.ptr)
-  if done == 2 then done = yield(false) end
-  if done == 0 then return self.con.rs end
+  if C.stmt_execute(self.ptr) == 0 then return self.con.rs end
   local _, errno, state, msg = self.raw:failure()
   return refused(self.con, self.query, errno, state, msg)
 end
@@ -211,7 +191,7 @@ function Param:set_rand_str(fmt)
   C.param_text(self.ptr, s, #s)
 end
 
-function Statement:close() waited(self.raw:close()) end
+function Statement:close() self.raw:close() end
 function Statement:next_result() return nil end
 
 -- ---------------------------------------------------------------------------------------
@@ -314,12 +294,6 @@ function sysbench.__loop(tid, pace)
     done(pace)
   end
   return 0
-end
-
--- Events on the reactor: one coroutine per state runs them, yielding each one's outcome
--- (`__event`'s) to the session between its own yields for I/O.
-function sysbench.__events(tid)
-  while true do yield(sysbench.__event(tid)) end
 end
 
 function sysbench.__event(tid)

@@ -33,7 +33,7 @@ pub struct Script {
     /// `sysbench.rand.unique`'s sequence, shared by every state of the run.
     pub unique: Arc<Unique>,
     /// The call that keeps the script's states off the reactor, a client thread each (see
-    /// `blocking.rs`); none: they run as coroutines, many on each client thread.
+    /// `blocking.rs`); none: they run on fibers, many on each client thread.
     pub waits_in_c: Option<String>,
 }
 

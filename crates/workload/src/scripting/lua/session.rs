@@ -2,17 +2,20 @@
 //! thread that runs the run) and one [`Session`] per connection (`thread_init`, `event`,
 //! `thread_done`, or the script's own `thread_run`), as sysbench calls them. A session alone
 //! on its client thread calls them here, its calls blocking the thread; one that shares it
-//! runs them as coroutines on the thread's reactor (`coroutine.rs`).
+//! calls them on a fiber of its own on the thread's reactor (`fiber.rs`), its calls
+//! suspending the fiber while they wait.
 
+use std::ffi::c_void;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use bakeoff_driver::DriverError;
-use mlua::{Function, Lua, Table, Thread};
+use mlua::{Function, Lua, Table};
 
 use super::counts;
 use super::error::{failed_in, message, ScriptError};
 use super::event_loop::{counted, Paced};
+use super::fiber::{Command, Fiber};
 use super::options;
 use super::rand::Stream;
 use super::script::Script;
@@ -184,7 +187,7 @@ impl Source for Script {
     }
 
     /// A script whose calls wait inside C blocks its thread (`blocking.rs`); any other runs
-    /// its states as coroutines, many on each client thread.
+    /// its states on fibers, many on each client thread.
     fn blocks(&self) -> bool {
         self.waits_in_c.is_some()
     }
@@ -222,8 +225,7 @@ impl Source for Script {
 impl Script {
     /// What a state's events call once its `thread_init` has run: the script's own
     /// `thread_run`, else the prelude's `entry` around its `event` (`__event`, called for
-    /// each event; `__events`, a coroutine yielding each one's outcome). A script with
-    /// neither fails as sysbench's does.
+    /// each event). A script with neither fails as sysbench's does.
     pub(super) fn step(&self, lua: &Lua, entry: &str) -> Result<Step, EventError> {
         let failed = |e: mlua::Error| EventError::Script(message(&e));
         let globals = lua.globals();
@@ -244,13 +246,123 @@ impl Script {
     }
 }
 
-/// A session's part on the reactor.
+/// A session's part on the reactor: the fiber its calls run on.
 pub(super) struct OnReactor {
-    pub(super) yielder: Rc<Yielder>,
-    /// The coroutine that runs the state's events (`sysbench.__events`), made at the first.
-    pub(super) events: Option<Thread>,
-    /// What `thread_init` ran, counted with the first event, as on a thread of its own.
-    pub(super) carried: StmtCounts,
+    yielder: Rc<Yielder>,
+    fiber: Fiber,
+    /// What the body and `thread_init` ran, counted with the first event, as on a thread of
+    /// its own.
+    carried: StmtCounts,
+}
+
+impl Script {
+    /// A state for connection `tid` on the reactor: the body, then `thread_init(tid)` on the
+    /// state's fiber.
+    async fn open_on_reactor(&self, tid: u32) -> Result<Session, EventError> {
+        let lua = self
+            .state(tid)
+            .map_err(|e| EventError::Script(e.to_string()))?;
+        // Seeded for this tid by `state`: the state's from now on, before another state
+        // runs on this thread.
+        let mut stream = Stream::take();
+        let yielder = Rc::new(Yielder::default());
+        lua.set_app_data(yielder.clone());
+        let mut fiber = Fiber::new(yielder.clone(), tid)
+            .map_err(|e| EventError::Script(format!("cannot make a stack for a state: {e}")))?;
+        let mut carried = counts::take();
+        let thread_init = lua
+            .globals()
+            .get::<Option<Function>>("thread_init")
+            .map_err(|e| EventError::Script(message(&e)))?;
+        if let Some(f) = thread_init {
+            let init = fiber.run(Command::Run(f), &mut stream).await;
+            carried.add(&init.counts);
+            init.code
+                .map_err(|e| EventError::Script(failed_in("thread_init", &e)))?;
+        }
+        let step = self.step(&lua, "__event")?;
+        let reactor = OnReactor {
+            yielder,
+            fiber,
+            carried,
+        };
+        Ok(Session::new(lua, step, tid, stream, Some(reactor)))
+    }
+}
+
+impl Session {
+    /// One event on the state's fiber. 0 done, 2 restart, anything else the script ended
+    /// its thread.
+    async fn event_on_reactor(&mut self, c: &mut StmtCounts) -> Result<i64, EventError> {
+        let Some(on) = self.reactor.as_mut() else {
+            return Ok(1);
+        };
+        c.add(&std::mem::take(&mut on.carried));
+        let command = match &self.step {
+            Step::Event(f) => Command::Code(f.clone()),
+            Step::ThreadRun(f) => Command::Run(f.clone()),
+        };
+        let done = on.fiber.run(command, &mut self.stream).await;
+        c.add(&done.counts);
+        let code = done
+            .code
+            .map_err(|e| EventError::Script(failed_in("thread_run", &e)))?;
+        if !on.yielder.waited() {
+            // An event that never waited (a dry run's, or one that only computes) gave the
+            // thread's other states no turn: give them one now, or they would never run.
+            tokio::task::yield_now().await;
+        }
+        Ok(match self.step {
+            // The script's own loop, run once to its end: its events have then ended,
+            // whatever it returned.
+            Step::ThreadRun(_) => 1,
+            Step::Event(_) => code,
+        })
+    }
+
+    /// sysbench's loop on the state's fiber.
+    async fn run_events_on_reactor(
+        &mut self,
+        run: Function,
+        pace: &mut dyn Pace,
+    ) -> Result<i64, mlua::Error> {
+        let on = self.reactor.as_mut().expect("on the reactor");
+        on.yielder.carry(&std::mem::take(&mut on.carried));
+        let mut paced = Paced {
+            pace,
+            on: Some(&on.yielder),
+        };
+        let address = paced.address() as *mut c_void;
+        let done = on
+            .fiber
+            .run(Command::Loop(run, address), &mut self.stream)
+            .await;
+        // 1, or a failure: an event began and was not done; what it ran still counts.
+        if !matches!(done.code, Ok(0)) {
+            paced.pace.abandon(&done.counts);
+        }
+        done.code
+    }
+
+    /// `thread_done(tid)` on the state's fiber, if the script has one.
+    async fn finish_on_reactor(&mut self, c: &mut StmtCounts) -> Result<(), EventError> {
+        let Some(on) = self.reactor.as_mut() else {
+            return Ok(());
+        };
+        c.add(&std::mem::take(&mut on.carried));
+        let failed = |e: mlua::Error| EventError::Script(failed_in("thread_done", &e));
+        let Some(f) = self
+            .lua
+            .globals()
+            .get::<Option<Function>>("thread_done")
+            .map_err(failed)?
+        else {
+            return Ok(());
+        };
+        let done = on.fiber.run(Command::Run(f), &mut self.stream).await;
+        c.add(&done.counts);
+        done.code.map(|_| ()).map_err(failed)
+    }
 }
 
 /// What a session's events call.
@@ -263,13 +375,13 @@ pub(super) enum Step {
 
 /// One connection's Lua state.
 pub struct Session {
+    /// On the reactor: its fiber. None: alone on its thread. Dropped before the state.
+    reactor: Option<OnReactor>,
     lua: Lua,
     step: Step,
     tid: u32,
     /// Its random stream, swapped in while it runs (see `rand::Stream`).
     stream: Stream,
-    /// On the reactor: its hand-off and its events' coroutine. None: alone on its thread.
-    reactor: Option<OnReactor>,
 }
 
 impl Session {
@@ -281,23 +393,12 @@ impl Session {
         reactor: Option<OnReactor>,
     ) -> Session {
         Session {
+            reactor,
             lua,
             step,
             tid,
             stream,
-            reactor,
         }
-    }
-
-    /// Its parts, borrowed apart.
-    pub(super) fn parts(&mut self) -> (&Lua, &Step, u32, &mut Stream, Option<&mut OnReactor>) {
-        (
-            &self.lua,
-            &self.step,
-            self.tid,
-            &mut self.stream,
-            self.reactor.as_mut(),
-        )
     }
 
     /// Run `f` with this state's random stream on the thread.
@@ -335,8 +436,8 @@ impl Events for Session {
     }
 
     /// sysbench's loop (`sysbench.__loop`), for a script with an `event` function.
-    fn run_events(&mut self, pace: &mut dyn Pace) -> Option<Result<(), EventError>> {
-        let (Step::Event(_), None) = (&self.step, &self.reactor) else {
+    async fn run_events(&mut self, pace: &mut dyn Pace) -> Option<Result<(), EventError>> {
+        let Step::Event(_) = &self.step else {
             return None;
         };
         let run = self
@@ -344,14 +445,21 @@ impl Events for Session {
             .globals()
             .get::<Table>("sysbench")
             .and_then(|s| s.get::<Function>("__loop"));
-        let mut paced = Paced { pace };
-        let tid = self.tid;
-        let r = self.running(|_| run.and_then(|f| f.call::<i64>((tid, paced.address() as f64))));
-        // 1, or a failure: an event began and was not done; what it ran still counts.
-        let left = counted();
-        if !matches!(r, Ok(0)) {
-            paced.pace.abandon(&left);
-        }
+        let r = match (run, self.reactor.is_some()) {
+            (Err(e), _) => Err(e),
+            (Ok(run), true) => self.run_events_on_reactor(run, pace).await,
+            (Ok(run), false) => {
+                let mut paced = Paced { pace, on: None };
+                let tid = self.tid;
+                let r = self.running(|_| run.call::<i64>((tid, paced.address() as f64)));
+                // 1, or a failure: an event began and was not done; what it ran still counts.
+                let left = counted();
+                if !matches!(r, Ok(0)) {
+                    paced.pace.abandon(&left);
+                }
+                r
+            }
+        };
         Some(
             r.map(|_| ())
                 .map_err(|e| EventError::Script(failed_in("thread_run", &e))),
@@ -399,7 +507,7 @@ mod tests {
             rt.block_on(s.event(&mut StmtCounts::default())).unwrap();
         };
         let drawn = |s: &Session| s.lua.globals().get::<Vec<i64>>("seq").unwrap();
-        // Both ways a state runs: blocking calls on a thread, or coroutines on the reactor.
+        // Both ways a state runs: blocking calls on a thread, or on a fiber on the reactor.
         for blocking in [true, false] {
             let open = || rt.block_on(script.clone().open(0, 0, blocking)).unwrap();
             let mut alone = open();

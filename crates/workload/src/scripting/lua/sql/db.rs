@@ -3,7 +3,8 @@
 //! connection (one branch per call).
 
 use bakeoff_driver::{
-    Answer, Conn, ConnectOptions, DriverError, Outcome, Param, PgConn, PgStmt, Protocol, Stmt,
+    Answer, Conn, ConnectOptions, Connection, DriverError, Outcome, Param, PgConn, PgStmt,
+    Protocol, Stmt,
 };
 
 pub(crate) enum Db {
@@ -54,11 +55,13 @@ impl Db {
         })
     }
 
-    /// Connect on the thread's reactor: for a state whose calls yield (`reactor.rs`).
+    /// Connect on the thread's reactor: for a state on a fiber (`reactor.rs`). Its reads are
+    /// bounded as a blocking connection's are: by the run's stall limit only, where the user
+    /// set one (a read timer per statement, else, and its allocation).
     pub(crate) async fn connect(opts: &ConnectOptions) -> Result<Db, DriverError> {
         Ok(match opts.protocol {
-            Protocol::MySql => Db::My(Conn::connect(opts).await?),
-            Protocol::Postgres => Db::Pg(PgConn::connect(opts).await?),
+            Protocol::MySql => Db::My(<Conn as Connection>::open(opts, false).await?),
+            Protocol::Postgres => Db::Pg(<PgConn as Connection>::open(opts, false).await?),
         })
     }
 

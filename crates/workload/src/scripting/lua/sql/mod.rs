@@ -7,9 +7,8 @@
 //! A connection's calls are written once, as async functions over the connection. A state
 //! that runs alone on its thread uses blocking sockets and drives them without a runtime
 //! (`driver::complete`), as sysbench blocks its thread. A state that shares its thread with
-//! others runs as a coroutine: its connections are on the thread's reactor, and a call that
-//! would wait hands its I/O to the session and returns a pending mark, on which the prelude
-//! yields (`reactor.rs`).
+//! others runs on a fiber: its connections are on the thread's reactor, and a call that would
+//! wait suspends the fiber until its I/O is done (`reactor.rs`).
 //!
 //! What an event calls most (a statement's execute, a parameter's set) is also reachable
 //! through LuaJIT's ffi, as plain C functions the prelude is handed the addresses of
@@ -17,8 +16,8 @@
 //! metamethod lookup and mlua's callback machinery per call.
 
 // A connection's borrows are held across its I/O on purpose: only its own state's calls reach
-// a connection, and that state is suspended until the I/O ends (its coroutine yielded, or
-// its thread blocked in the call), so nothing else borrows it meanwhile.
+// a connection, and that state is suspended until the I/O ends (its fiber suspended, or its
+// thread blocked in the call), so nothing else borrows it meanwhile.
 #![allow(clippy::await_holding_refcell_ref)]
 
 mod db;
@@ -43,8 +42,8 @@ use mlua::{Lua, UserData, UserDataMethods, Value};
 use super::counts;
 use link::{count, Bulk, Link, Shared};
 pub use link::{Ignore, SqlOptions};
-pub(crate) use reactor::Yielder;
-use reply::{answer, api, api_unit, refused, reply, unit_reply, Reply, NOTHING};
+pub(crate) use reactor::{Cx, Suspender, Yielder};
+use reply::{api, api_unit, refused, reply, unit_reply, Reply, NOTHING};
 use result::{ResultSet, Results};
 pub use say::log as sysbench_log;
 use stmt::RawStmt;
@@ -58,35 +57,23 @@ pub(super) struct RawConn {
     opts: Rc<SqlOptions>,
 }
 
-/// `raw.connect()`: a connection to the run's server, made now, or in a state whose calls
-/// yield, handed to the reactor (`false` for the prelude to yield on).
+/// `raw.connect()`: a connection to the run's server, on the state's fiber where it has one
+/// (the connection then on the thread's reactor), else with blocking sockets.
 pub(super) fn connect(lua: &Lua, opts: &SqlOptions) -> mlua::Result<Value> {
-    if let Some(y) = lua.app_data_ref::<Rc<Yielder>>() {
-        if !opts.dry_run {
-            let (lua, opts, y2) = (lua.clone(), opts.clone(), y.clone());
-            return Ok(y
-                .hand(async move { answer(&lua, connect_on_reactor(&lua, &opts, y2).await) })
-                .0);
+    let yielder = lua.app_data_ref::<Rc<Yielder>>().map(|y| y.clone());
+    let raw = match yielder {
+        Some(y) if !opts.dry_run => {
+            let endpoint = endpoint(opts)?;
+            let conn = y
+                .wait(Db::connect(&endpoint))
+                .map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
+            let raw = RawConn::new(Some(conn), endpoint, opts);
+            raw.link.borrow_mut().reactor = Some(y);
+            raw
         }
-    }
-    Ok(Value::UserData(
-        lua.create_userdata(connect_blocking(opts)?)?,
-    ))
-}
-
-/// On the reactor: connect, then the connection for the prelude.
-async fn connect_on_reactor(
-    lua: &Lua,
-    opts: &SqlOptions,
-    yielder: Rc<Yielder>,
-) -> mlua::Result<Reply> {
-    let endpoint = endpoint(opts)?;
-    let conn = Db::connect(&endpoint)
-        .await
-        .map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
-    let raw = RawConn::new(Some(conn), endpoint, opts);
-    raw.link.borrow_mut().reactor = Some(yielder);
-    Ok(reply(Value::UserData(lua.create_userdata(raw)?)))
+        _ => connect_blocking(opts)?,
+    };
+    Ok(Value::UserData(lua.create_userdata(raw)?))
 }
 
 /// The endpoint a script's connections reach: sysbench's, several statements in one query
@@ -140,22 +127,14 @@ impl RawConn {
         }
     }
 
-    /// Run a call that may wait (`call`, over this connection): hand it to the reactor
-    /// where the state's calls yield (the pending mark back), else drive it here with the
-    /// connection's blocking sockets.
-    fn waits<F>(&self, lua: &Lua, call: impl FnOnce(RawConn, Lua) -> F) -> mlua::Result<Reply>
+    /// Run a call that may wait (`io`, over this connection): on the state's fiber where it
+    /// has one, else with the connection's blocking sockets.
+    fn waits<F>(&self, lua: &Lua, io: F) -> mlua::Result<Reply>
     where
-        F: std::future::Future<Output = mlua::Result<Reply>> + 'static,
+        F: std::future::Future<Output = mlua::Result<Reply>>,
     {
-        let yielder = self.link.borrow().yielder();
-        let io = call(self.clone(), lua.clone());
-        match yielder {
-            Some(y) => {
-                let lua = lua.clone();
-                Ok(y.hand(async move { answer(&lua, io.await) }))
-            }
-            None => api(lua, bakeoff_driver::complete(io)),
-        }
+        let on = self.link.borrow().yielder();
+        api(lua, reactor::drive(on.as_deref(), io))
     }
 
     async fn query(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {
@@ -300,11 +279,11 @@ impl RawConn {
 impl UserData for RawConn {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method("query", |lua, this, sql: mlua::LuaString| {
-            let sql = sql.to_str()?.to_string();
-            this.waits(lua, |c, lua| async move { c.query(&lua, &sql).await })
+            let sql = sql.to_str()?;
+            this.waits(lua, this.query(lua, &sql))
         });
         m.add_method("prepare", |lua, this, sql: String| {
-            this.waits(lua, |c, lua| async move { c.prepare(&lua, &sql).await })
+            this.waits(lua, this.prepare(lua, &sql))
         });
         m.add_method("result", |_, this, ()| {
             Ok(this.link.borrow().result.handle())
@@ -323,8 +302,8 @@ impl UserData for RawConn {
             },
         );
         m.add_method("recover", |lua, this, ()| {
-            this.waits(lua, |c, _| async move {
-                c.recover().await;
+            this.waits(lua, async {
+                this.recover().await;
                 Ok(NOTHING)
             })
         });
@@ -345,25 +324,21 @@ impl UserData for RawConn {
             Ok(None::<String>)
         });
         m.add_method("bulk_insert_next", |lua, this, v: String| {
-            // Most values only join the statement: nothing to wait for, nothing handed over.
+            // Most values only join the statement: nothing to wait for.
             if let Ok(false) = this.bulk_full(&v) {
                 this.bulk_append(&v);
                 return Ok(NOTHING);
             }
-            this.waits(lua, |c, lua| async move { c.bulk_next(&lua, &v).await })
+            this.waits(lua, this.bulk_next(lua, &v))
         });
         m.add_method("bulk_insert_done", |lua, this, ()| {
-            this.waits(lua, |c, lua| async move { c.bulk_done(&lua).await })
+            this.waits(lua, this.bulk_done(lua))
         });
         m.add_method("reconnect", |lua, this, ()| {
-            this.waits(lua, |c, lua| async move {
-                unit_reply(&lua, c.reconnect().await)
-            })
+            this.waits(lua, async { unit_reply(lua, this.reconnect().await) })
         });
         m.add_method("disconnect", |lua, this, ()| {
-            this.waits(lua, |c, lua| async move {
-                unit_reply(&lua, c.disconnect().await)
-            })
+            this.waits(lua, async { unit_reply(lua, this.disconnect().await) })
         });
     }
 }

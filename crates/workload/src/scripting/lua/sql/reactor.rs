@@ -1,48 +1,127 @@
-//! The hand-off between a state's calls and the reactor, for a state that shares its client
-//! thread with others (issue 75). LuaJIT can yield from Lua frames, not from inside a C call
-//! (a Rust callback, an ffi function), so a call that would wait on the server does not wait:
-//! it puts its I/O here ([`Yielder::hand`]) and returns a pending mark, `false` (an ffi
-//! execute returns 2). The prelude then yields; the session takes the I/O, awaits it on the
-//! thread's reactor while the thread's other states run, and resumes the state with what the
-//! call would have returned. The I/O is the call's own async code, the same the blocking
-//! calls drive to their end: the post-processing (counts, the result set, sysbench's lines,
-//! the reconnect on a lost server) is not written twice.
+//! Where a state's calls wait when it shares its client thread with others (issue 75). Each
+//! such state runs on a fiber of its own (`lua/fiber.rs`): a stack of its own, on the thread's
+//! reactor. A call that would wait polls its I/O with the reactor's context and, while the
+//! I/O is pending, suspends the fiber ([`Yielder::wait`]); the thread's other states run
+//! meanwhile, and the reactor resumes the fiber when the I/O is ready. To the Lua state the
+//! call is a plain C call that returned later: nothing yields in Lua, so LuaJIT keeps the
+//! script's loop and its calls in one compiled trace, and a call made where Lua cannot yield
+//! (a `string.gsub` callback, a script's own coroutine) waits as any other.
 //!
-//! The I/O is boxed: one allocation a statement, beside the round trip it waits for. An enum
-//! of the calls would save it, at the price of this file naming every call's types (and
-//! those files naming this one back).
+//! The I/O is the call's own async code, the same that a state alone on its thread drives to
+//! its end with blocking sockets (`driver::complete`): no call is written twice.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::future::Future;
-use std::pin::Pin;
+use std::pin::pin;
+use std::task::{Context, Poll};
 
-use mlua::Value;
+use crate::scripting::lua::counts;
+use crate::scripting::StmtCounts;
 
-use super::reply::Reply;
+/// The context of the reactor's poll that resumed a fiber: valid until the fiber suspends.
+pub(crate) type Cx = *mut Context<'static>;
 
-/// A call's I/O and what it answers, as the prelude reads the call's values.
-pub(crate) type Io = Pin<Box<dyn Future<Output = Reply>>>;
-
-/// A state's hand-off: the I/O its last call left for the session, if any. One per state,
-/// in its app data (`raw.connect` finds it there) and in each of its connections.
+/// A state's way to wait: the fiber it runs on, while it runs.
 #[derive(Default)]
 pub(crate) struct Yielder {
-    pending: RefCell<Option<Io>>,
+    /// The fiber's own suspend point (corosensei's yielder, on the fiber's stack for the
+    /// fiber's whole life), set when the fiber starts; null before.
+    suspend: Cell<Option<*const dyn Suspender>>,
+    /// The context of the poll that last resumed the fiber.
+    cx: Cell<Option<Cx>>,
+    /// What the state counted in its stretches since the last take: the thread's counters
+    /// are shared by every state on it, so each stretch's are moved here as it suspends.
+    counted: Cell<StmtCounts>,
+    /// Whether the fiber suspended for I/O since this was last cleared (`waited`).
+    suspended: Cell<bool>,
 }
 
-/// What a call returns when it handed its I/O over: the prelude yields on it.
-const PENDING: Reply = (Value::Boolean(false), Value::Nil, Value::Nil, Value::Nil);
+/// A fiber's suspend, whatever it answers (`fiber.rs`).
+pub(crate) trait Suspender {
+    /// Suspend as pending; the context of the poll that resumes it.
+    fn pending(&self) -> Cx;
+}
 
 impl Yielder {
-    /// Leave `io` for the session; the pending mark for the prelude.
-    pub(crate) fn hand(&self, io: impl Future<Output = Reply> + 'static) -> Reply {
-        *self.pending.borrow_mut() = Some(Box::pin(io));
-        PENDING
+    /// Set by the fiber as it starts and at each resume.
+    pub(crate) fn running(&self, suspend: *const dyn Suspender, cx: Cx) {
+        self.suspend.set(Some(suspend));
+        self.cx.set(Some(cx));
     }
 
-    /// The I/O the state yielded for; none when it yielded for another reason (an event's
-    /// end) or finished.
-    pub(crate) fn take(&self) -> Option<Io> {
-        self.pending.borrow_mut().take()
+    /// Drive `io` to its end, the fiber suspended while it is pending. Inlined, as
+    /// `driver::complete`: the future is built in the caller's frame, not copied here.
+    #[inline(always)]
+    pub(crate) fn wait<F: Future>(&self, io: F) -> F::Output {
+        let mut io = pin!(io);
+        loop {
+            let (Some(suspend), Some(cx)) = (self.suspend.get(), self.cx.get()) else {
+                // Not on its fiber (a state's body, before any command): block instead.
+                return bakeoff_driver::complete(io);
+            };
+            // SAFETY: `cx` is the context of the poll now resuming this fiber (set at each
+            // resume, before the fiber's code runs); it outlives this call's use of it.
+            if let Poll::Ready(out) = io.as_mut().poll(unsafe { &mut *cx }) {
+                return out;
+            }
+            let mut c = self.counted.take();
+            c.add(&counts::take());
+            self.counted.set(c);
+            self.suspended.set(true);
+            // SAFETY: the suspender lives on the fiber's stack while the fiber runs, and
+            // this is the fiber's code.
+            let cx = unsafe { &*suspend }.pending();
+            self.cx.set(Some(cx));
+        }
     }
+
+    /// Whether the fiber suspended for I/O since the last ask.
+    pub(crate) fn waited(&self) -> bool {
+        self.suspended.replace(false)
+    }
+
+    /// Give the thread's other states a turn, for one that ran a while without waiting.
+    pub(crate) fn give_turn(&self) {
+        self.wait(turn());
+        self.suspended.set(false);
+    }
+
+    /// Counts from before the state's first event (its `thread_init`'s), for the first
+    /// event's tally, as alone on a thread.
+    pub(crate) fn carry(&self, c: &StmtCounts) {
+        let mut mine = self.counted.take();
+        mine.add(c);
+        self.counted.set(mine);
+    }
+
+    /// What the state counted since the last take: its earlier stretches, and this one.
+    pub(crate) fn counted(&self) -> StmtCounts {
+        let mut c = self.counted.take();
+        c.add(&counts::take());
+        c
+    }
+}
+
+/// Drive `io` as the state's connection says: on its fiber, or to its end here with blocking
+/// sockets.
+#[inline(always)]
+pub(crate) fn drive<F: Future>(on: Option<&Yielder>, io: F) -> F::Output {
+    match on {
+        Some(y) => y.wait(io),
+        None => bakeoff_driver::complete(io),
+    }
+}
+
+/// A poll that is pending once, its task woken at once: the thread's other tasks run first.
+async fn turn() {
+    let mut once = false;
+    std::future::poll_fn(|cx| {
+        if once {
+            return Poll::Ready(());
+        }
+        once = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await
 }

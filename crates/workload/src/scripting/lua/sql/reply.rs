@@ -4,8 +4,6 @@
 use bakeoff_driver::ServerError;
 use mlua::{Lua, Value};
 
-use crate::scripting::lua::error::message;
-
 /// What a method hands the Lua half: a value (`true`, or a statement; a result set is the
 /// connection's, `con.rs`), or `nil` and the server's error number, state and message, or
 /// `nil, nil, nil` and why the API refused.
@@ -58,20 +56,5 @@ pub(super) fn unit_reply(lua: &Lua, r: mlua::Result<()>) -> mlua::Result<Reply> 
         Ok(()) => Ok(NOTHING),
         Err(mlua::Error::RuntimeError(m)) => Ok(reply(Value::String(lua.create_string(m)?))),
         Err(e) => Err(e),
-    }
-}
-
-/// What a call handed to the reactor answers: its values, or any error as the API's message
-/// (`nil, nil, nil, why`), which the prelude raises from the script's line; a coroutine
-/// cannot be resumed with an error.
-pub(super) fn answer(lua: &Lua, r: mlua::Result<Reply>) -> Reply {
-    match api(lua, r) {
-        Ok(r) => r,
-        Err(e) => {
-            let why = lua
-                .create_string(message(&e))
-                .map_or(Value::Nil, Value::String);
-            (Value::Nil, Value::Nil, Value::Nil, why)
-        }
     }
 }

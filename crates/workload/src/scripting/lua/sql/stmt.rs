@@ -3,7 +3,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use bakeoff_driver::{Outcome, Param, ServerError};
 
@@ -12,8 +12,8 @@ use mlua::{AnyUserData, Lua, UserData, UserDataMethods, Value, Variadic};
 
 use super::link::{count, say_refused, Link, Shared, SqlOptions};
 use super::param::{Kind, LuaParam, ParamSlot};
-use super::reactor::Yielder;
-use super::reply::{refused, reply, Reply, NOTHING};
+use super::reactor::drive;
+use super::reply::{refused, reply, Reply};
 use super::result::ResultSet;
 use crate::scripting::lua::error::message;
 
@@ -24,8 +24,6 @@ const INLINE_PARAMS: usize = 8;
 pub(super) struct RawStmt(Rc<StmtInner>);
 
 pub(super) struct StmtInner {
-    /// Itself, for the I/O a call hands to the reactor to hold.
-    me: Weak<StmtInner>,
     link: Shared,
     opts: Rc<SqlOptions>,
     /// The statement's text, for sysbench's line when the server refuses it.
@@ -52,8 +50,7 @@ impl RawStmt {
         generation: u32,
         query: &str,
     ) -> RawStmt {
-        RawStmt(Rc::new_cyclic(|me| StmtInner {
-            me: me.clone(),
+        RawStmt(Rc::new(StmtInner {
             link,
             opts,
             query: query.to_string(),
@@ -66,20 +63,17 @@ impl RawStmt {
 }
 
 impl StmtInner {
-    /// The state's hand-off where its calls yield, with this statement for the I/O to hold.
-    fn on_reactor(&self) -> Option<(Rc<Yielder>, Rc<StmtInner>)> {
-        let y = self.link.borrow().yielder()?;
-        Some((y, self.me.upgrade()?))
-    }
-
-    /// Execute with the parameters' current values, blocking; the connection's result set
-    /// says how many rows. Rows of a prepared statement are not kept (sysbench's MySQL
-    /// driver does not fetch them either). The hot path of a script alone on its thread.
-    fn run_blocking(&self) -> Result<(), Failure> {
+    /// Execute with the parameters' current values; the connection's result set says how
+    /// many rows. Rows of a prepared statement are not kept (sysbench's MySQL driver does not
+    /// fetch them either). The hot path of a script's event: its I/O waits on the state's
+    /// fiber where it has one (`reactor.rs`), else blocks.
+    fn run(&self) -> Result<(), Failure> {
         let mut link = self.link.borrow_mut();
         let Some(stmt) = self.ready(&mut link)? else {
             return Ok(());
         };
+        let on = link.yielder();
+        let on = on.as_deref();
         let conn = link.conn().map_err(|e| Failure::Api(message(&e)))?;
         let params = self.params.borrow();
         // Each execute's future built where it is driven (see `driver::complete`).
@@ -94,35 +88,15 @@ impl StmtInner {
             for (v, slot) in values.iter_mut().zip(slots.iter().flatten()) {
                 *v = slot.param();
             }
-            bakeoff_driver::complete(conn.execute(&stmt, &values[..params.len()]))
+            drive(on, conn.execute(&stmt, &values[..params.len()]))
         } else {
             let slots: Vec<_> = params.iter().map(|p| p.0.borrow()).collect();
             let values: Vec<Param> = slots.iter().map(|s| s.param()).collect();
-            bakeoff_driver::complete(conn.execute(&stmt, &values))
+            drive(on, conn.execute(&stmt, &values))
         };
         drop(params);
         let ignore = &self.opts.ignore;
-        let done = done.map_err(|e| lost(bakeoff_driver::complete(link.lost(e, ignore))));
-        self.finish(&mut link, stmt, done)
-    }
-
-    /// The same on the reactor (a state's I/O handed over, `reactor.rs`).
-    async fn run(&self) -> Result<(), Failure> {
-        let mut link = self.link.borrow_mut();
-        let Some(stmt) = self.ready(&mut link)? else {
-            return Ok(());
-        };
-        let conn = link.conn().map_err(|e| Failure::Api(message(&e)))?;
-        let done = {
-            let params = self.params.borrow();
-            let slots: Vec<_> = params.iter().map(|p| p.0.borrow()).collect();
-            let values: Vec<Param> = slots.iter().map(|s| s.param()).collect();
-            conn.execute(&stmt, &values).await
-        };
-        let done = match done {
-            Ok(o) => Ok(o),
-            Err(e) => Err(lost(link.lost(e, &self.opts.ignore).await)),
-        };
+        let done = done.map_err(|e| lost(drive(on, link.lost(e, ignore))));
         self.finish(&mut link, stmt, done)
     }
 
@@ -211,43 +185,15 @@ impl StmtInner {
         }
     }
 
-    /// A call that waits and answers nothing (`call`, over this statement): handed to the
-    /// reactor where the state's calls yield (the pending mark back), else driven here.
-    fn waits<F>(&self, call: impl FnOnce(Rc<StmtInner>) -> F) -> Value
-    where
-        F: std::future::Future<Output = ()> + 'static,
-    {
-        let Some(me) = self.me.upgrade() else {
-            return NOTHING.0;
-        };
-        let yielder = self.link.borrow().yielder();
-        let io = call(me);
-        match yielder {
-            Some(y) => {
-                y.hand(async move {
-                    io.await;
-                    NOTHING
-                })
-                .0
-            }
-            None => {
-                bakeoff_driver::complete(io);
-                NOTHING.0
-            }
-        }
+    /// A call that waits and answers nothing: on the state's fiber, or blocking.
+    fn waits(&self, io: impl std::future::Future<Output = ()>) {
+        let on = self.link.borrow().yielder();
+        drive(on.as_deref(), io);
     }
 
-    /// Run, keeping why it failed for `failure()`: 0 done, 1 failed, 2 handed to the
-    /// reactor (the state yields, and is resumed with 0 or 1).
+    /// Run, keeping why it failed for `failure()`: 0 done, 1 failed.
     fn execute(&self) -> c_int {
-        if let Some((y, me)) = self.on_reactor() {
-            y.hand(async move {
-                let code = me.keep(me.run().await);
-                reply(Value::Integer(code.into()))
-            });
-            return 2;
-        }
-        self.keep(self.run_blocking())
+        self.keep(self.run())
     }
 
     /// An execute's end: 0 done, 1 failed, why kept for `failure()`.
@@ -287,8 +233,8 @@ fn lost(r: mlua::Result<ServerError>) -> Failure {
 /// `stmt:execute()` for the prelude's ffi: 0 done, 1 failed (`raw:failure()` says why).
 extern "C" fn bk_stmt_execute(s: *const StmtInner) -> c_int {
     // SAFETY: the prelude passes only addresses from `ptr`, of statements its objects keep
-    // alive while the call runs; each state runs on one thread, and I/O handed to the
-    // reactor holds the statement by its own `Rc` (`on_reactor`).
+    // alive while the call runs (on the state's fiber too: the call's frame holds them
+    // while it is suspended); each state runs on one thread.
     match unsafe { s.as_ref() } {
         Some(s) => s.execute(),
         None => 1,
@@ -320,17 +266,18 @@ impl UserData for RawStmt {
                 Ok((Value::UserData(p), Value::Nil))
             },
         );
-        // Nothing back, or the pending mark where the parse is handed to the reactor.
         m.add_method("bind_param", |_, this, ps: Variadic<AnyUserData>| {
             *this.0.params.borrow_mut() = ps
                 .iter()
                 .map(|u| u.borrow::<LuaParam>().map(|p| p.clone()))
                 .collect::<mlua::Result<_>>()?;
-            Ok(this.0.waits(|me| async move { me.declare().await }))
+            this.0.waits(this.0.declare());
+            Ok(())
         });
         m.add_method("failure", |lua, this, ()| this.0.failure(lua));
         m.add_method("close", |_, this, ()| {
-            Ok(this.0.waits(|me| async move { me.close().await }))
+            this.0.waits(this.0.close());
+            Ok(())
         });
     }
 }
