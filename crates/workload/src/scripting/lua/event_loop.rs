@@ -58,9 +58,9 @@ extern "C" fn bk_event_end(p: *mut c_void) {
     let c = paced.counted();
     paced.pace.end(&c);
     if let Some(y) = paced.on {
-        // An event that never waited (a dry run's, or one that only computes) gave the
+        // An event that did no I/O (a dry run's, or one that only computes) gave the
         // thread's other states no turn: give them one now, or they would never run.
-        if !y.waited() {
+        if !y.did_io() {
             y.give_turn();
         }
     }

@@ -90,6 +90,7 @@ impl Fiber {
                     Command::Loop(f, pace) => f.call::<i64>((tid, pace as usize as f64)),
                 };
                 let counts = yielder.counted();
+                yielder.idle();
                 let (cx, command) = co.suspend(Some(Answer { code, counts }));
                 yielder.running(me, cx);
                 next = command;

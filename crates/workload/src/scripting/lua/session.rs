@@ -307,8 +307,8 @@ impl Session {
         let code = done
             .code
             .map_err(|e| EventError::Script(failed_in("thread_run", &e)))?;
-        if !on.yielder.waited() {
-            // An event that never waited (a dry run's, or one that only computes) gave the
+        if !on.yielder.did_io() {
+            // An event that did no I/O (a dry run's, or one that only computes) gave the
             // thread's other states no turn: give them one now, or they would never run.
             tokio::task::yield_now().await;
         }

@@ -32,8 +32,8 @@ pub(crate) struct Yielder {
     /// What the state counted in its stretches since the last take: the thread's counters
     /// are shared by every state on it, so each stretch's are moved here as it suspends.
     counted: Cell<StmtCounts>,
-    /// Whether the fiber suspended for I/O since this was last cleared (`waited`).
-    suspended: Cell<bool>,
+    /// Whether the state did I/O since this was last cleared (`did_io`).
+    io: Cell<bool>,
 }
 
 /// A fiber's suspend, whatever it answers (`fiber.rs`).
@@ -43,20 +43,29 @@ pub(crate) trait Suspender {
 }
 
 impl Yielder {
-    /// Set by the fiber as it starts and at each resume.
+    /// Set by the fiber as a command starts.
     pub(crate) fn running(&self, suspend: *const dyn Suspender, cx: Cx) {
         self.suspend.set(Some(suspend));
         self.cx.set(Some(cx));
+    }
+
+    /// Cleared as a command ends: the context was the poll's, gone once it returns. A call
+    /// made between commands (a finalizer that runs SQL as the state is collected) finds no
+    /// fiber, and blocks.
+    pub(crate) fn idle(&self) {
+        self.suspend.set(None);
+        self.cx.set(None);
     }
 
     /// Drive `io` to its end, the fiber suspended while it is pending. Inlined, as
     /// `driver::complete`: the future is built in the caller's frame, not copied here.
     #[inline(always)]
     pub(crate) fn wait<F: Future>(&self, io: F) -> F::Output {
+        self.io.set(true);
         let mut io = pin!(io);
         loop {
             let (Some(suspend), Some(cx)) = (self.suspend.get(), self.cx.get()) else {
-                // Not on its fiber (a state's body, before any command): block instead.
+                // Not on its fiber (between commands): block instead.
                 return bakeoff_driver::complete(io);
             };
             // SAFETY: `cx` is the context of the poll now resuming this fiber (set at each
@@ -67,7 +76,6 @@ impl Yielder {
             let mut c = self.counted.take();
             c.add(&counts::take());
             self.counted.set(c);
-            self.suspended.set(true);
             // SAFETY: the suspender lives on the fiber's stack while the fiber runs, and
             // this is the fiber's code.
             let cx = unsafe { &*suspend }.pending();
@@ -75,15 +83,17 @@ impl Yielder {
         }
     }
 
-    /// Whether the fiber suspended for I/O since the last ask.
-    pub(crate) fn waited(&self) -> bool {
-        self.suspended.replace(false)
+    /// Whether the state did I/O since the last ask. One that did gave the thread's other
+    /// states their turns, or used up a share of the reactor's budget (tokio's: past it,
+    /// even ready I/O is pending once, and the fiber suspends).
+    pub(crate) fn did_io(&self) -> bool {
+        self.io.replace(false)
     }
 
     /// Give the thread's other states a turn, for one that ran a while without waiting.
     pub(crate) fn give_turn(&self) {
         self.wait(turn());
-        self.suspended.set(false);
+        self.io.set(false);
     }
 
     /// Counts from before the state's first event (its `thread_init`'s), for the first
