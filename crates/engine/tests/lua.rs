@@ -311,3 +311,31 @@ end
         assert_eq!((r.total.events, r.total.reads), (40, 80), "{at}");
     }
 }
+
+/// A call that waits deep in C frames (150 nested `string.gsub` callbacks, each a C call
+/// into Lua with an 8 KiB buffer on the C stack) runs on a state's fiber as on a thread of
+/// its own: a fiber's stack is a client thread's size. With 1 MiB stacks this crashed.
+#[test]
+fn a_call_deep_in_nested_c_frames_waits_on_a_fiber() {
+    let _ = server();
+    let text = r#"
+function thread_init() con = sysbench.sql.driver():connect() end
+local function nest(n)
+  if n == 0 then return con:query_row("SELECT 7") end
+  local got
+  string.gsub("a", "a", function() got = nest(n - 1) end)
+  return got
+end
+function event() assert(tonumber(nest(150)) == 7) end
+"#;
+    let s = Arc::new(script("deep_c", text));
+    for spec in [spec(2, 20), shared(4, 20)] {
+        let r = run(s.clone(), &spec, &AtomicBool::new(false), &mut Quiet).expect("run starts");
+        let at = format!(
+            "{} connections on {} threads",
+            spec.connections, spec.client_threads
+        );
+        assert_eq!(r.status, RunStatus::Completed, "{at}");
+        assert_eq!((r.total.events, r.total.reads), (20, 20), "{at}");
+    }
+}

@@ -28,10 +28,12 @@ use super::rand::Stream;
 use super::sql::{Cx, Suspender, Yielder};
 use crate::scripting::StmtCounts;
 
-/// Each state's stack: room for LuaJIT's C frames (200 nested C calls at most), the trace
-/// compiler's, and the driver's futures polled on it. Address space only: the pages a state
-/// touches are what it costs (mmap'd on demand).
-const STACK: usize = 1 << 20;
+/// Each state's stack: a client thread's (Rust's default), so a script has the room on a
+/// fiber that it has on a thread of its own. A C call into Lua can take 8 KiB of it a level
+/// (`string.gsub`'s buffer): 1 MiB ran out at 130 nested callbacks. Address space only: the
+/// pages a state touches are what it costs. Running out is a crash (the guard page), as on a
+/// thread.
+const STACK: usize = 2 << 20;
 
 /// What a state's fiber is asked to run: a function of the state, given its `tid`.
 pub(super) enum Command {
