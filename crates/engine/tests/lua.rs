@@ -339,3 +339,30 @@ function event() assert(tonumber(nest(150)) == 7) end
         assert_eq!((r.total.events, r.total.reads), (20, 20), "{at}");
     }
 }
+
+/// A finalizer that runs SQL neither crashes nor hangs the run. Inside the script's
+/// functions it waits as any call; outside them (the collections as a state is dropped),
+/// where states share a thread its call fails with a message, here caught by `pcall`.
+#[test]
+fn sql_in_a_finalizer_neither_crashes_nor_hangs() {
+    let _ = server();
+    let text = r#"
+function thread_init() con = sysbench.sql.driver():connect() end
+function event()
+  local g = newproxy(true)
+  getmetatable(g).__gc = function() pcall(function() con:query("SELECT 1") end) end
+  con:query("SELECT 2")
+end
+"#;
+    let s = Arc::new(script("finalizer", text));
+    for spec in [spec(2, 200), shared(6, 200)] {
+        let r = run(s.clone(), &spec, &AtomicBool::new(false), &mut Quiet).expect("run starts");
+        let at = format!(
+            "{} connections on {} threads",
+            spec.connections, spec.client_threads
+        );
+        assert_eq!(r.status, RunStatus::Completed, "{at}");
+        assert_eq!(r.total.events, 200, "{at}");
+        assert!(r.total.reads >= 200, "{at}: {}", r.total.reads);
+    }
+}

@@ -78,14 +78,16 @@ impl Fiber {
     pub(super) fn new(yielder: Rc<Yielder>, tid: u32) -> std::io::Result<Fiber> {
         let stack = DefaultStack::new(STACK)?;
         let co = Coroutine::with_stack(stack, move |co: &Co, (cx, first): Input| {
+            // None: asked to leave (the state is being dropped) before any command.
+            let Some(mut command) = first else {
+                return;
+            };
             let me: *const dyn Suspender = co;
+            // However the fiber ends (returning, or a panic carried out of it), the state's
+            // calls no longer find it.
+            let _idle = Idle(&yielder);
             yielder.running(me, cx);
-            let mut next = first;
             loop {
-                // None: asked to leave (the state is being dropped).
-                let Some(command) = next.take() else {
-                    return;
-                };
                 let code = match command {
                     Command::Run(f) => f.call::<()>(tid).map(|()| 0),
                     Command::Code(f) => f.call::<i64>(tid),
@@ -93,15 +95,25 @@ impl Fiber {
                 };
                 let counts = yielder.counted();
                 yielder.idle();
-                let (cx, command) = co.suspend(Some(Answer { code, counts }));
+                let (cx, next) = co.suspend(Some(Answer { code, counts }));
+                // None: asked to leave.
+                let Some(next) = next else {
+                    return;
+                };
                 yielder.running(me, cx);
-                next = command;
+                command = next;
             }
         });
         Ok(Fiber {
             co: Some(co),
             busy: false,
         })
+    }
+
+    /// Whether a command was left under way (its poll dropped while pending): the state is
+    /// frozen in mid-call, and must not be run or collected again.
+    pub(super) fn abandoned(&self) -> bool {
+        self.busy && self.co.as_ref().is_some_and(|co| !co.done())
     }
 
     /// Run `command` to its end, the fiber resumed by the reactor whenever its I/O is ready;
@@ -135,6 +147,15 @@ impl Fiber {
             }
         })
         .await
+    }
+}
+
+/// Clears the state's fiber from its yielder when dropped.
+struct Idle<'a>(&'a Yielder);
+
+impl Drop for Idle<'_> {
+    fn drop(&mut self) {
+        self.0.idle();
     }
 }
 

@@ -6,6 +6,7 @@
 //! suspending the fiber while they wait.
 
 use std::ffi::c_void;
+use std::mem::ManuallyDrop;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -377,7 +378,8 @@ pub(super) enum Step {
 pub struct Session {
     /// On the reactor: its fiber. None: alone on its thread. Dropped before the state.
     reactor: Option<OnReactor>,
-    lua: Lua,
+    /// Dropped by hand (`Drop`): not at all where its fiber was abandoned mid-call.
+    lua: ManuallyDrop<Lua>,
     step: Step,
     tid: u32,
     /// Its random stream, swapped in while it runs (see `rand::Stream`).
@@ -394,7 +396,7 @@ impl Session {
     ) -> Session {
         Session {
             reactor,
-            lua,
+            lua: ManuallyDrop::new(lua),
             step,
             tid,
             stream,
@@ -407,6 +409,23 @@ impl Session {
         let out = f(self);
         self.stream.swap();
         out
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let abandoned = self.reactor.as_ref().is_some_and(|on| on.fiber.abandoned());
+        // The fiber first: between commands it leaves, dropping what it holds.
+        drop(self.reactor.take());
+        if abandoned {
+            // Frozen in mid-call (its future dropped while its I/O was pending, as at a
+            // runtime's teardown): collecting it would run its finalizers on a stack that
+            // will never resume, and LuaJIT's collector does not finish on a state stopped
+            // inside a compiled trace's C call. Its memory is left, as the fiber's is.
+            return;
+        }
+        // SAFETY: dropped once, here, and not used after.
+        unsafe { ManuallyDrop::drop(&mut self.lua) }
     }
 }
 

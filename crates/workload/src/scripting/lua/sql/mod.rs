@@ -66,6 +66,7 @@ pub(super) fn connect(lua: &Lua, opts: &SqlOptions) -> mlua::Result<Value> {
             let endpoint = endpoint(opts)?;
             let conn = y
                 .wait(Db::connect(&endpoint))
+                .ok_or_else(reactor::outside)?
                 .map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
             let raw = RawConn::new(Some(conn), endpoint, opts);
             raw.link.borrow_mut().reactor = Some(y);
@@ -134,7 +135,7 @@ impl RawConn {
         F: std::future::Future<Output = mlua::Result<Reply>>,
     {
         let on = self.link.borrow().yielder();
-        api(lua, reactor::drive(on.as_deref(), io))
+        api(lua, reactor::drive(on.as_deref(), io).and_then(|r| r))
     }
 
     async fn query(&self, lua: &Lua, sql: &str) -> mlua::Result<Reply> {

@@ -46,32 +46,44 @@ impl Yielder {
     /// Set by the fiber as a command starts.
     pub(crate) fn running(&self, suspend: *const dyn Suspender, cx: Cx) {
         self.suspend.set(Some(suspend));
-        self.cx.set(Some(cx));
+        self.cx.set((!cx.is_null()).then_some(cx));
     }
 
-    /// Cleared as a command ends: the context was the poll's, gone once it returns. A call
-    /// made between commands (a finalizer that runs SQL as the state is collected) finds no
-    /// fiber, and blocks.
+    /// Cleared as a command ends, and on every way out of the fiber: the context was the
+    /// poll's, gone once it returns, and the suspender is on the fiber's stack. A call made
+    /// between commands (a finalizer that runs SQL as the state is collected) finds no
+    /// fiber, and fails (`outside`): its connection's sockets are the reactor's, which no one
+    /// polls while it would wait.
     pub(crate) fn idle(&self) {
         self.suspend.set(None);
         self.cx.set(None);
     }
 
-    /// Drive `io` to its end, the fiber suspended while it is pending. Inlined, as
-    /// `driver::complete`: the future is built in the caller's frame, not copied here.
+    /// Drive `io` to its end, the fiber suspended while it is pending; None when not on the
+    /// fiber (between commands). Inlined, as `driver::complete`: the future is built in the
+    /// caller's frame, not copied here.
+    ///
+    /// Each poll spends a unit of the task's tokio budget, as tokio's own I/O does: the
+    /// driver's reads do not, and a state whose replies were all ready when it read (the
+    /// server answering on the send's wake-up) would otherwise run event after event while
+    /// the thread's other states wait. Past the budget, the fiber suspends once.
     #[inline(always)]
-    pub(crate) fn wait<F: Future>(&self, io: F) -> F::Output {
+    pub(crate) fn wait<F: Future>(&self, io: F) -> Option<F::Output> {
         self.io.set(true);
         let mut io = pin!(io);
         loop {
             let (Some(suspend), Some(cx)) = (self.suspend.get(), self.cx.get()) else {
-                // Not on its fiber (between commands): block instead.
-                return bakeoff_driver::complete(io);
+                return None;
             };
             // SAFETY: `cx` is the context of the poll now resuming this fiber (set at each
-            // resume, before the fiber's code runs); it outlives this call's use of it.
-            if let Poll::Ready(out) = io.as_mut().poll(unsafe { &mut *cx }) {
-                return out;
+            // resume, before the fiber's code runs, cleared as its command ends); it outlives
+            // this call's use of it.
+            let cx = unsafe { &mut *cx };
+            if let Poll::Ready(coop) = tokio::task::coop::poll_proceed(cx) {
+                if let Poll::Ready(out) = io.as_mut().poll(cx) {
+                    coop.made_progress();
+                    return Some(out);
+                }
             }
             let mut c = self.counted.take();
             c.add(&counts::take());
@@ -83,16 +95,15 @@ impl Yielder {
         }
     }
 
-    /// Whether the state did I/O since the last ask. One that did gave the thread's other
-    /// states their turns, or used up a share of the reactor's budget (tokio's: past it,
-    /// even ready I/O is pending once, and the fiber suspends).
+    /// Whether the state did I/O since the last ask. One that did spent the task's budget
+    /// (`wait`), so it gives the thread's other states their turns when that runs out.
     pub(crate) fn did_io(&self) -> bool {
         self.io.replace(false)
     }
 
     /// Give the thread's other states a turn, for one that ran a while without waiting.
     pub(crate) fn give_turn(&self) {
-        self.wait(turn());
+        let _ = self.wait(turn());
         self.io.set(false);
     }
 
@@ -115,11 +126,21 @@ impl Yielder {
 /// Drive `io` as the state's connection says: on its fiber, or to its end here with blocking
 /// sockets.
 #[inline(always)]
-pub(crate) fn drive<F: Future>(on: Option<&Yielder>, io: F) -> F::Output {
+pub(crate) fn drive<F: Future>(on: Option<&Yielder>, io: F) -> mlua::Result<F::Output> {
     match on {
-        Some(y) => y.wait(io),
-        None => bakeoff_driver::complete(io),
+        Some(y) => y.wait(io).ok_or_else(outside),
+        None => Ok(bakeoff_driver::complete(io)),
     }
+}
+
+/// Why a call could not wait: its state shares a client thread and the call ran outside the
+/// state's events.
+pub(crate) fn outside() -> mlua::Error {
+    mlua::Error::runtime(
+        "a call that waits on the server ran outside the script's functions (in a finalizer?): \
+         where states share a client thread, it can only wait inside thread_init, event, \
+         thread_run or thread_done",
+    )
 }
 
 /// A poll that is pending once, its task woken at once: the thread's other tasks run first.

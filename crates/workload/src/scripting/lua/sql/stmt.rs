@@ -96,7 +96,11 @@ impl StmtInner {
         };
         drop(params);
         let ignore = &self.opts.ignore;
-        let done = done.map_err(|e| lost(drive(on, link.lost(e, ignore))));
+        let done = match done {
+            Ok(Ok(outcome)) => Ok(outcome),
+            Ok(Err(e)) => Err(lost(drive(on, link.lost(e, ignore)).and_then(|r| r))),
+            Err(outside) => Err(Failure::Api(message(&outside))),
+        };
         self.finish(&mut link, stmt, done)
     }
 
@@ -188,7 +192,9 @@ impl StmtInner {
     /// A call that waits and answers nothing: on the state's fiber, or blocking.
     fn waits(&self, io: impl std::future::Future<Output = ()>) {
         let on = self.link.borrow().yielder();
-        drive(on.as_deref(), io);
+        // Outside the state's events (a finalizer) it cannot wait: the statement's parse or
+        // close is left undone, as for a connection already gone.
+        let _ = drive(on.as_deref(), io);
     }
 
     /// Run, keeping why it failed for `failure()`: 0 done, 1 failed.
