@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bakeoff_engine::{run, Quiet, RunSpec, RunStatus};
+use bakeoff_engine::{run, Quiet, RunResult, RunSpec, RunStatus};
 use bakeoff_testkit::{schema, server};
 use bakeoff_workload::scripting::lua::Script;
 
@@ -57,6 +57,23 @@ fn shared(connections: u32, events: u64) -> RunSpec {
         client_threads: 1,
         ..spec(connections, events)
     }
+}
+
+/// `s` run to its end both ways a state runs, `events` events each: two connections alone on
+/// their threads, and `shared` connections on one thread; each result with where it ran.
+fn completed_both_ways(s: &Arc<Script>, events: u64, shared: u32) -> Vec<(String, RunResult)> {
+    [spec(2, events), self::shared(shared, events)]
+        .into_iter()
+        .map(|spec| {
+            let r = run(s.clone(), &spec, &AtomicBool::new(false), &mut Quiet).expect("run");
+            let at = format!(
+                "{} connections on {} threads",
+                spec.connections, spec.client_threads
+            );
+            assert_eq!(r.status, RunStatus::Completed, "{at}");
+            (at, r)
+        })
+        .collect()
 }
 
 #[test]
@@ -301,13 +318,7 @@ function event()
 end
 "#;
     let s = Arc::new(script("c_frames", text));
-    for spec in [spec(2, 40), shared(6, 40)] {
-        let r = run(s.clone(), &spec, &AtomicBool::new(false), &mut Quiet).expect("run starts");
-        let at = format!(
-            "{} connections on {} threads",
-            spec.connections, spec.client_threads
-        );
-        assert_eq!(r.status, RunStatus::Completed, "{at}");
+    for (at, r) in completed_both_ways(&s, 40, 6) {
         assert_eq!((r.total.events, r.total.reads), (40, 80), "{at}");
     }
 }
@@ -329,13 +340,7 @@ end
 function event() assert(tonumber(nest(150)) == 7) end
 "#;
     let s = Arc::new(script("deep_c", text));
-    for spec in [spec(2, 20), shared(4, 20)] {
-        let r = run(s.clone(), &spec, &AtomicBool::new(false), &mut Quiet).expect("run starts");
-        let at = format!(
-            "{} connections on {} threads",
-            spec.connections, spec.client_threads
-        );
-        assert_eq!(r.status, RunStatus::Completed, "{at}");
+    for (at, r) in completed_both_ways(&s, 20, 4) {
         assert_eq!((r.total.events, r.total.reads), (20, 20), "{at}");
     }
 }
@@ -355,13 +360,7 @@ function event()
 end
 "#;
     let s = Arc::new(script("finalizer", text));
-    for spec in [spec(2, 200), shared(6, 200)] {
-        let r = run(s.clone(), &spec, &AtomicBool::new(false), &mut Quiet).expect("run starts");
-        let at = format!(
-            "{} connections on {} threads",
-            spec.connections, spec.client_threads
-        );
-        assert_eq!(r.status, RunStatus::Completed, "{at}");
+    for (at, r) in completed_both_ways(&s, 200, 6) {
         assert_eq!(r.total.events, 200, "{at}");
         assert!(r.total.reads >= 200, "{at}: {}", r.total.reads);
     }

@@ -216,7 +216,7 @@ impl Source for Script {
             f.call::<()>(tid)
                 .map_err(|e| EventError::Script(failed_in("thread_init", &e)))?;
         }
-        let step = self.step(&lua, "__event")?;
+        let step = self.step(&lua)?;
         // Seeded for this tid by `state`, drawn from by thread_init: the state's from now on.
         let stream = Stream::take();
         Ok(Session::new(lua, step, tid, stream, None))
@@ -225,9 +225,9 @@ impl Source for Script {
 
 impl Script {
     /// What a state's events call once its `thread_init` has run: the script's own
-    /// `thread_run`, else the prelude's `entry` around its `event` (`__event`, called for
-    /// each event). A script with neither fails as sysbench's does.
-    pub(super) fn step(&self, lua: &Lua, entry: &str) -> Result<Step, EventError> {
+    /// `thread_run`, else the prelude's `__event` around its `event`. A script with neither
+    /// fails as sysbench's does.
+    fn step(&self, lua: &Lua) -> Result<Step, EventError> {
         let failed = |e: mlua::Error| EventError::Script(message(&e));
         let globals = lua.globals();
         let lookup = |name: &str| globals.get::<Option<Function>>(name).map_err(failed);
@@ -242,7 +242,7 @@ impl Script {
         }
         let sysbench: Table = globals.get("sysbench").map_err(failed)?;
         Ok(Step::Event(
-            sysbench.get::<Function>(entry).map_err(failed)?,
+            sysbench.get::<Function>("__event").map_err(failed)?,
         ))
     }
 }
@@ -281,7 +281,7 @@ impl Script {
             init.code
                 .map_err(|e| EventError::Script(failed_in("thread_init", &e)))?;
         }
-        let step = self.step(&lua, "__event")?;
+        let step = self.step(&lua)?;
         let reactor = OnReactor {
             yielder,
             fiber,

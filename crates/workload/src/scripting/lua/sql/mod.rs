@@ -325,11 +325,6 @@ impl UserData for RawConn {
             Ok(None::<String>)
         });
         m.add_method("bulk_insert_next", |lua, this, v: String| {
-            // Most values only join the statement: nothing to wait for.
-            if let Ok(false) = this.bulk_full(&v) {
-                this.bulk_append(&v);
-                return Ok(NOTHING);
-            }
             this.waits(lua, this.bulk_next(lua, &v))
         });
         m.add_method("bulk_insert_done", |lua, this, ()| {

@@ -103,7 +103,7 @@ impl Yielder {
 
     /// Give the thread's other states a turn, for one that ran a while without waiting.
     pub(crate) fn give_turn(&self) {
-        let _ = self.wait(turn());
+        let _ = self.wait(tokio::task::yield_now());
         self.io.set(false);
     }
 
@@ -141,18 +141,4 @@ pub(crate) fn outside() -> mlua::Error {
          where states share a client thread, it can only wait inside thread_init, event, \
          thread_run or thread_done",
     )
-}
-
-/// A poll that is pending once, its task woken at once: the thread's other tasks run first.
-async fn turn() {
-    let mut once = false;
-    std::future::poll_fn(|cx| {
-        if once {
-            return Poll::Ready(());
-        }
-        once = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    })
-    .await
 }
